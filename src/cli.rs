@@ -1,0 +1,138 @@
+//! The command line (SPEC §2), shared by `mcp-agents` and `modelcontextprotocol agents`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::check;
+use crate::discovery::{Catalog, DefaultModel, LoadOptions, Workspace, load_catalog};
+
+/// Exit status for a usage or workspace error (clap uses the same for bad arguments).
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status of `check` when a definition was rejected.
+pub const EXIT_REJECTED: u8 = 1;
+
+const ABOUT: &str = "An MCP server that lets any MCP client delegate focused tasks to \
+subagents defined in the workspace's .agents/agents, .claude/agents, .codex/agents and \
+.opencode/agents files.";
+
+/// `mcp-agents [DIR] [OPTIONS]` or `mcp-agents check [DIR] [--json]`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-agents",
+    version,
+    about = ABOUT,
+    args_conflicts_with_subcommands = true,
+    after_help = "Run `mcp-agents check` to see which agents a workspace defines. Logs and \
+                  warnings go to stderr; RUST_LOG sets their level (default: warn)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Workspace to serve (default: the current directory)
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub common: CommonOptions,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct CommonOptions {
+    /// Model for definitions that use their parent's model (Claude `model: inherit` or no
+    /// model, Codex and OpenCode files without a model); PROVIDER is openai or anthropic
+    #[arg(
+        long,
+        global = true,
+        env = "MCP_AGENTS_DEFAULT_MODEL",
+        value_name = "PROVIDER/MODEL"
+    )]
+    pub default_model: Option<DefaultModel>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load the catalog exactly as the server would; print each agent and every warning.
+    /// Exits with 1 when any definition was rejected.
+    Check {
+        /// Workspace to check (default: the current directory)
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Print one JSON object {"workspace", "agents", "skills", "warnings"} instead
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `modelcontextprotocol agents …`: the same program under the name the original
+/// reference uses.
+#[derive(Debug, Parser)]
+#[command(name = "modelcontextprotocol", version, about = "The mcp-agents server, as `modelcontextprotocol agents`")]
+pub struct ModelContextProtocolCli {
+    #[command(subcommand)]
+    pub command: ModelContextProtocolCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelContextProtocolCommand {
+    /// Exactly `mcp-agents`, with the same arguments and options
+    Agents(Cli),
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> ExitCode {
+    crate::logging::init();
+    let options = LoadOptions::from_process_env(cli.common.default_model);
+    match cli.command {
+        Some(Command::Check { dir, json }) => {
+            let Some(catalog) = open_and_load(dir, &options) else {
+                return ExitCode::from(EXIT_USAGE);
+            };
+            run_check(&catalog, json)
+        }
+        None => {
+            let Some(catalog) = open_and_load(cli.dir, &options) else {
+                return ExitCode::from(EXIT_USAGE);
+            };
+            for warning in catalog.warnings() {
+                tracing::warn!("{warning}");
+            }
+            eprintln!(
+                "error: serving MCP is not implemented in this build yet; use `mcp-agents \
+                 check {}` to inspect the catalog",
+                catalog.workspace().display()
+            );
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn open_and_load(dir: Option<PathBuf>, options: &LoadOptions) -> Option<Catalog> {
+    let dir = dir.unwrap_or_else(|| PathBuf::from("."));
+    match Workspace::open(&dir) {
+        Ok(workspace) => Some(load_catalog(&workspace, options)),
+        Err(message) => {
+            eprintln!("error: {message}");
+            None
+        }
+    }
+}
+
+fn run_check(catalog: &Catalog, json: bool) -> ExitCode {
+    for warning in catalog.warnings() {
+        eprintln!("warning: {warning}");
+    }
+    if json {
+        println!("{:#}", check::render_json(catalog));
+    } else {
+        print!("{}", check::render_table(catalog));
+    }
+    if catalog.has_rejections() {
+        ExitCode::from(EXIT_REJECTED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

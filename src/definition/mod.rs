@@ -1,0 +1,422 @@
+//! The canonical agent definition (SPEC §3.1) that every file format is parsed into, and the
+//! rules shared by all formats.
+//!
+//! | module | what it holds |
+//! | --- | --- |
+//! | [`name`] | the name rule for agents and skills |
+//! | [`endpoint`] | the https/loopback rule for provider and child-server URLs |
+//! | [`template`] | `${VAR}` placeholders in child env and header values |
+//! | [`tool_filter`] | allow and deny lists over child tools |
+//!
+//! A definition is immutable once loaded: sessions take a frozen copy at spawn.
+
+pub mod endpoint;
+pub mod name;
+pub mod template;
+pub mod tool_filter;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use url::Url;
+
+pub use template::Template;
+pub use tool_filter::{ToolFilter, ToolNaming, ToolPattern};
+
+/// Model requests a run may make when the definition does not say (SPEC §12).
+pub const DEFAULT_MAX_TURNS: u32 = 32;
+/// The range `max_turns` must fall in.
+pub const MAX_TURNS_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
+/// Child server startup bound (connect, discover, list tools).
+pub const CHILD_STARTUP_TIMEOUT: Duration = Duration::from_secs(15);
+/// Child tool call bound.
+pub const CHILD_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One subagent, as the catalog holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentDefinition {
+    pub name: String,
+    pub description: String,
+    pub instructions: String,
+    pub model: Model,
+    pub provider: ProviderConfig,
+    pub max_turns: u32,
+    /// Child MCP servers by name (sorted, so every listing is deterministic).
+    pub mcp_servers: BTreeMap<String, ChildServerConfig>,
+    /// Skills to preload, in the order listed.
+    pub skills: Vec<String>,
+    pub sandbox: Sandbox,
+    pub tools: ToolFilter,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    pub temperature: Option<f64>,
+    pub source: SourceFile,
+}
+
+impl AgentDefinition {
+    /// Whether the model may be offered `server`'s `tool`, given the tool's annotations
+    /// (SPEC §8.5): the agent's lists, the server's own lists, then read-only mode.
+    /// Deny lists always win.
+    pub fn offers_tool(&self, server: &str, tool: &str, hints: ToolHints) -> bool {
+        let Some(config) = self.mcp_servers.get(server) else {
+            return false;
+        };
+        if !self.tools.permits(server, tool) || !config.permits(tool) {
+            return false;
+        }
+        match self.sandbox {
+            Sandbox::Default => true,
+            Sandbox::ReadOnly => hints.read_only == Some(true) && hints.destructive != Some(true),
+        }
+    }
+}
+
+/// The annotations of a child tool that filtering reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+}
+
+/// Where a definition came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    /// Canonical path relative to the workspace.
+    pub path: PathBuf,
+    pub format: Format,
+}
+
+/// The file formats of SPEC §3 / FORMATS.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// `.agents/agents/**/*.md`
+    CanonicalMarkdown,
+    /// `.agents/agents/**/*.toml`
+    CanonicalToml,
+    /// `.claude/agents/**/*.md`
+    Claude,
+    /// `.codex/agents/**/*.toml`
+    Codex,
+    /// `.opencode/agents/**/*.md` and `.opencode/agent/**/*.md`
+    OpenCode,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::CanonicalMarkdown => "canonical-md",
+            Format::CanonicalToml => "canonical-toml",
+            Format::Claude => "claude",
+            Format::Codex => "codex",
+            Format::OpenCode => "opencode",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The model a definition will really use, and how that was decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    pub id: String,
+    pub origin: ModelOrigin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelOrigin {
+    /// The file names the model id.
+    Explicit,
+    /// A Claude alias (`sonnet`, …), resolved through `env` when that variable was set, else
+    /// through the built-in table.
+    ClaudeAlias {
+        alias: String,
+        env: Option<String>,
+    },
+    /// The file defers to its parent's model; the server's default model is used.
+    ServerDefault,
+}
+
+/// The three provider kinds of SPEC §3.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    OpenAi,
+    Anthropic,
+    Custom,
+}
+
+impl ProviderKind {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "openai" => Some(ProviderKind::OpenAi),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            "custom" => Some(ProviderKind::Custom),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Custom => "custom",
+        }
+    }
+
+    /// Built-in `(base_url, env_key, wire_api)` defaults; `custom` has none.
+    pub fn defaults(self) -> Option<(&'static str, &'static str, WireApi)> {
+        match self {
+            ProviderKind::OpenAi => Some((
+                "https://api.openai.com/v1",
+                "OPENAI_API_KEY",
+                WireApi::Responses,
+            )),
+            ProviderKind::Anthropic => Some((
+                "https://api.anthropic.com",
+                "ANTHROPIC_API_KEY",
+                WireApi::AnthropicMessages,
+            )),
+            ProviderKind::Custom => None,
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The wire protocols this runtime speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WireApi {
+    Responses,
+    AnthropicMessages,
+}
+
+impl WireApi {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "responses" => Some(WireApi::Responses),
+            "anthropic-messages" => Some(WireApi::AnthropicMessages),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireApi::Responses => "responses",
+            WireApi::AnthropicMessages => "anthropic-messages",
+        }
+    }
+}
+
+/// Where and how to reach the model. The key itself is never stored: `env_key` names the
+/// variable read when a run starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub base_url: Url,
+    pub env_key: String,
+    pub wire_api: WireApi,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sandbox {
+    #[default]
+    Default,
+    ReadOnly,
+}
+
+impl Sandbox {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sandbox::Default => "default",
+            Sandbox::ReadOnly => "read-only",
+        }
+    }
+}
+
+/// Reasoning effort, as the union of what the two wire APIs accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningEffort {
+    None,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    XHigh,
+    Max,
+}
+
+impl ReasoningEffort {
+    pub const ALL: [(&'static str, ReasoningEffort); 7] = [
+        ("none", ReasoningEffort::None),
+        ("minimal", ReasoningEffort::Minimal),
+        ("low", ReasoningEffort::Low),
+        ("medium", ReasoningEffort::Medium),
+        ("high", ReasoningEffort::High),
+        ("xhigh", ReasoningEffort::XHigh),
+        ("max", ReasoningEffort::Max),
+    ];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, e)| *e)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, e)| *e == self)
+            .map_or("medium", |(n, _)| n)
+    }
+}
+
+/// One child MCP server of a definition (SPEC §8.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildServerConfig {
+    pub transport: ChildTransport,
+    /// At most [`CHILD_STARTUP_TIMEOUT`]; a definition may only lower it.
+    pub startup_timeout: Duration,
+    /// At most [`CHILD_CALL_TIMEOUT`]; a definition may only lower it.
+    pub call_timeout: Duration,
+    /// This server's own allow list of tool names (Codex `enabled_tools`); `*` globs allowed.
+    pub enabled_tools: Option<Vec<String>>,
+    /// This server's own deny list (Codex `disabled_tools`).
+    pub disabled_tools: Vec<String>,
+}
+
+impl ChildServerConfig {
+    pub fn new(transport: ChildTransport) -> Self {
+        ChildServerConfig {
+            transport,
+            startup_timeout: CHILD_STARTUP_TIMEOUT,
+            call_timeout: CHILD_CALL_TIMEOUT,
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
+        }
+    }
+
+    /// Whether this server's own lists let `tool` through.
+    pub fn permits(&self, tool: &str) -> bool {
+        let matches = |glob: &String| tool_filter::glob_matches(glob, tool);
+        self.enabled_tools
+            .as_ref()
+            .is_none_or(|allow| allow.iter().any(matches))
+            && !self.disabled_tools.iter().any(matches)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChildTransport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, ValueSource>,
+        /// Relative paths are relative to the workspace.
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: Url,
+        headers: BTreeMap<String, ValueSource>,
+    },
+}
+
+/// Where a child's env or header value comes from when a run starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueSource {
+    /// Literal text with `${VAR}` placeholders; an unset variable fails startup.
+    Template(Template),
+    /// Codex `env_vars` / `env_http_headers`: the value of this variable of ours, left out
+    /// when it is unset or empty.
+    EnvIfSet(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def_with(sandbox: Sandbox, tools: ToolFilter, server: ChildServerConfig) -> AgentDefinition {
+        AgentDefinition {
+            name: "a".into(),
+            description: "d".into(),
+            instructions: "i".into(),
+            model: Model {
+                id: "m".into(),
+                origin: ModelOrigin::Explicit,
+            },
+            provider: ProviderConfig {
+                kind: ProviderKind::OpenAi,
+                base_url: Url::parse("https://api.openai.com/v1").unwrap(),
+                env_key: "OPENAI_API_KEY".into(),
+                wire_api: WireApi::Responses,
+            },
+            max_turns: DEFAULT_MAX_TURNS,
+            mcp_servers: BTreeMap::from([("docs".to_owned(), server)]),
+            skills: vec![],
+            sandbox,
+            tools,
+            reasoning_effort: None,
+            temperature: None,
+            source: SourceFile {
+                path: "x.md".into(),
+                format: Format::CanonicalMarkdown,
+            },
+        }
+    }
+
+    fn stdio() -> ChildServerConfig {
+        ChildServerConfig::new(ChildTransport::Stdio {
+            command: "docs-mcp".into(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+        })
+    }
+
+    const RO: ToolHints = ToolHints {
+        read_only: Some(true),
+        destructive: None,
+    };
+
+    #[test]
+    fn read_only_needs_the_read_only_hint_and_no_destructive_hint() {
+        let d = def_with(Sandbox::ReadOnly, ToolFilter::default(), stdio());
+        assert!(d.offers_tool("docs", "read", RO));
+        assert!(!d.offers_tool("docs", "read", ToolHints::default()));
+        assert!(!d.offers_tool(
+            "docs",
+            "read",
+            ToolHints {
+                read_only: Some(true),
+                destructive: Some(true)
+            }
+        ));
+        assert!(!d.offers_tool("other", "read", RO), "unknown server");
+        let d = def_with(Sandbox::Default, ToolFilter::default(), stdio());
+        assert!(d.offers_tool("docs", "write", ToolHints::default()));
+    }
+
+    #[test]
+    fn deny_wins_over_read_only_and_server_lists() {
+        let mut server = stdio();
+        server.enabled_tools = Some(vec!["read".into(), "list_*".into()]);
+        server.disabled_tools = vec!["list_secrets".into()];
+        let d = def_with(Sandbox::Default, ToolFilter::default(), server);
+        assert!(d.offers_tool("docs", "read", RO));
+        assert!(d.offers_tool("docs", "list_pages", RO));
+        assert!(!d.offers_tool("docs", "list_secrets", RO));
+        assert!(!d.offers_tool("docs", "write", RO));
+
+        let tools = ToolFilter {
+            allow: None,
+            deny: vec![ToolPattern::new("docs__read", ToolNaming::Qualified)],
+        };
+        let d = def_with(Sandbox::ReadOnly, tools, stdio());
+        assert!(!d.offers_tool("docs", "read", RO));
+    }
+}

@@ -1,0 +1,63 @@
+//! The project's own format (FORMATS.md §1): `.agents/agents/**/*.md` (YAML frontmatter and
+//! instructions in the body) and `.agents/agents/**/*.toml` (the same fields as top-level
+//! keys, instructions in `instructions` or `developer_instructions`).
+
+use super::build::{
+    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, finalize, read_common,
+    read_qualified_tool_lists,
+};
+use super::fields::Doc;
+use super::source::{parse_frontmatter, parse_toml, split_frontmatter};
+use crate::definition::{Format, Model, ModelOrigin, ProviderKind, SourceFile};
+
+const ALLOW: &[&str] = &["tools"];
+const DENY: &[&str] = &["disallowed_tools", "disallowedTools"];
+
+pub fn parse_markdown(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+    let split = split_frontmatter(text)?;
+    let frontmatter = parse_frontmatter(split.yaml)?;
+    ctx.caveats.extend(frontmatter.lenient_note);
+    let doc = Doc::new(&frontmatter.fields);
+    let mut draft = Draft {
+        instructions: Some(split.body.to_owned()),
+        instructions_hint: "the instructions are empty: write them after the frontmatter",
+        default_provider: None,
+        ..Draft::default()
+    };
+    read_shared(doc, &mut draft, Format::CanonicalMarkdown, ctx)?;
+    finalize(draft, source, ctx)
+}
+
+pub fn parse_toml_file(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+    let fields = parse_toml(text)?;
+    let doc = Doc::new(&fields);
+    let mut draft = Draft {
+        instructions: doc.string(&["instructions", "developer_instructions"])?,
+        instructions_hint: "`instructions` (or `developer_instructions`) is required and must \
+                            not be empty",
+        default_provider: Some(ProviderKind::OpenAi),
+        ..Draft::default()
+    };
+    read_shared(doc, &mut draft, Format::CanonicalToml, ctx)?;
+    finalize(draft, source, ctx)
+}
+
+fn read_shared(
+    doc: Doc<'_>,
+    draft: &mut Draft,
+    format: Format,
+    ctx: &mut Ctx<'_>,
+) -> Result<(), String> {
+    draft.name = doc.string(&["name"])?;
+    draft.description = doc.string(&["description"])?;
+    draft.model = match doc.string(&["model"])? {
+        Some(id) if !id.trim().is_empty() => ModelChoice::Named(Model {
+            id: id.trim().to_owned(),
+            origin: ModelOrigin::Explicit,
+        }),
+        Some(_) => return Err("`model` is empty".to_owned()),
+        None => ModelChoice::Missing,
+    };
+    read_common(doc, draft, &CANONICAL_SPELLINGS, format, ctx)?;
+    read_qualified_tool_lists(doc, draft, ALLOW, DENY, format == Format::CanonicalMarkdown, ctx)
+}

@@ -1,0 +1,159 @@
+//! Codex custom agents (FORMATS.md §3): `.codex/agents/**/*.toml`. A role file is a Codex
+//! config layer, so most keys belong to Codex and are ignored; the ones that change what
+//! the agent does are honoured or refused.
+
+use serde_json::Value;
+
+use super::build::{
+    Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, read_common, read_qualified_tool_lists,
+};
+use super::fields::Doc;
+use super::secrets::reject_secret_fields;
+use super::source::parse_toml;
+use crate::definition::{Format, Model, ModelOrigin, ProviderKind, SourceFile};
+
+const SPELLINGS: Spellings = Spellings {
+    max_turns: &["max_turns", "maxTurns"],
+    reasoning_effort: &["reasoning_effort", "model_reasoning_effort"],
+    sandbox: &["sandbox", "sandbox_mode"],
+};
+
+/// Parses a role file. `canonical` is its absolute canonical path, used to find a
+/// declaration in `.codex/config.toml` that names it.
+pub fn parse(
+    text: &str,
+    canonical: &std::path::Path,
+    source: SourceFile,
+    ctx: &mut Ctx<'_>,
+) -> Result<Parsed, String> {
+    let fields = parse_toml(text)?;
+    let doc = Doc::new(&fields);
+
+    if doc.has("model_instructions_file") {
+        return Err("`model_instructions_file` is not supported: put the instructions in \
+                    `developer_instructions`"
+            .to_owned());
+    }
+    let mut draft = Draft {
+        name: doc.string(&["name"])?.map(|n| n.trim().to_owned()),
+        description: doc.string(&["description"])?,
+        instructions: doc.string(&["developer_instructions", "instructions"])?,
+        instructions_hint: "`developer_instructions` is required and must not be empty",
+        default_provider: Some(ProviderKind::OpenAi),
+        model: match doc.string(&["model"])? {
+            Some(id) if !id.trim().is_empty() => ModelChoice::Named(Model {
+                id: id.trim().to_owned(),
+                origin: ModelOrigin::Explicit,
+            }),
+            _ => ModelChoice::Parent,
+        },
+        ..Draft::default()
+    };
+    if draft.name.is_none() || draft.description.is_none() {
+        fill_from_declaration(&mut draft, canonical, ctx)?;
+    }
+
+    read_common(doc, &mut draft, &SPELLINGS, Format::Codex, ctx)?;
+    resolve_provider(doc, &mut draft)?;
+    // Codex's own `[tools]` table switches Codex features; only a list is our allow list.
+    if !matches!(doc.map().get("tools"), Some(Value::Object(_))) {
+        read_qualified_tool_lists(doc, &mut draft, &["tools"], &["disallowed_tools"], false, ctx)?;
+    }
+    finalize(draft, source, ctx)
+}
+
+/// Codex names a role file that lacks `name` after its `[agents.NAME]` declaration.
+fn fill_from_declaration(
+    draft: &mut Draft,
+    canonical: &std::path::Path,
+    ctx: &Ctx<'_>,
+) -> Result<(), String> {
+    match ctx.shared.codex_role(canonical) {
+        Ok(Some(role)) => {
+            draft.name.get_or_insert_with(|| role.name.clone());
+            if draft.description.is_none() {
+                draft.description = role.description.clone();
+            }
+            Ok(())
+        }
+        Ok(None) if draft.name.is_none() => Err("`name` is required (no `[agents.NAME]` \
+             declaration in .codex/config.toml points at this file either)"
+            .to_owned()),
+        Ok(None) => Ok(()),
+        Err(e) if draft.name.is_none() => Err(format!(
+            "`name` is required, and .codex/config.toml, which could name this file, \
+             cannot be used: {e}"
+        )),
+        Err(_) => Ok(()),
+    }
+}
+
+/// A provider id other than the built-ins must be defined in the same file, either as a
+/// `[model_providers.ID]` table or as the top-level canonical fields.
+fn resolve_provider(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
+    let Some(id) = draft.provider.clone() else {
+        return Ok(());
+    };
+    if ProviderKind::parse(&id).is_some() {
+        return Ok(());
+    }
+    let table = doc
+        .table(&["model_providers"])?
+        .and_then(|(_, providers)| providers.map().get(&id));
+    match table {
+        Some(Value::Object(provider)) => {
+            let provider = Doc::new(provider);
+            let place = format!("model_providers.{id}: ");
+            reject_secret_fields(
+                provider,
+                &place,
+                "put the key in an environment variable and name it with `env_key`",
+            )?;
+            for key in [
+                "auth",
+                "aws",
+                "http_headers",
+                "env_http_headers",
+                "query_params",
+            ] {
+                if provider.has(key) {
+                    return Err(format!("{place}`{key}` is not supported by this runtime"));
+                }
+            }
+            if provider.bool(&["requires_openai_auth"])? == Some(true) {
+                return Err(format!(
+                    "{place}`requires_openai_auth` needs a ChatGPT sign-in, which this \
+                     runtime does not do; use `env_key`"
+                ));
+            }
+            let err = |e: String| format!("{place}{e}");
+            // Top-level canonical fields win over the table's.
+            if draft.base_url.is_none() {
+                draft.base_url = provider.string(&["base_url"]).map_err(err)?;
+            }
+            if draft.env_key.is_none() {
+                draft.env_key = provider.string(&["env_key"]).map_err(err)?;
+            }
+            if draft.wire_api.is_none() {
+                draft.wire_api = Some(
+                    provider
+                        .string(&["wire_api"])
+                        .map_err(err)?
+                        .unwrap_or_else(|| "responses".to_owned()),
+                );
+            }
+        }
+        Some(_) => return Err(format!("`model_providers.{id}` must be a table")),
+        None if draft.base_url.is_some() || draft.env_key.is_some() || draft.wire_api.is_some() => {
+        }
+        None => {
+            return Err(format!(
+                "`model_provider` is {id:?}, which is not built in (openai, anthropic) and \
+                 not defined here: add [model_providers.{id}] with base_url, env_key and \
+                 wire_api"
+            ));
+        }
+    }
+    draft.provider = Some("custom".to_owned());
+    Ok(())
+}

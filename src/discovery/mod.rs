@@ -1,0 +1,360 @@
+//! Discovery: turning a workspace's definition files into the immutable [`Catalog`]
+//! (SPEC §3 and §9, FORMATS.md).
+//!
+//! | module | job |
+//! | --- | --- |
+//! | `walk` | the roots, depth limit, canonical-path confinement, precedence order |
+//! | `source` | reading a file (size, UTF-8) and parsing YAML frontmatter or TOML |
+//! | `fields` | typed field reads with aliases |
+//! | `build` | the draft every format fills, shared fields, final validation |
+//! | `canonical`, `claude`, `codex`, `opencode` | one module per format |
+//! | `servers` | child MCP server configurations in every spelling |
+//! | `secrets` | refusing literal credentials |
+//! | `shared` | `.mcp.json` and `.codex/config.toml`, read once when needed |
+//! | `skills` | the skills registry |
+//!
+//! Discovery reads definition files and nothing else: no process is started, no variable
+//! named in a definition is read. Bad files become [`Warning`]s; loading never fails.
+
+mod build;
+mod canonical;
+mod claude;
+mod codex;
+mod fields;
+mod opencode;
+mod secrets;
+mod servers;
+mod shared;
+pub mod skills;
+pub mod source;
+mod walk;
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use claude::CLAUDE_ALIASES;
+pub use skills::{Skill, SkillRegistry};
+pub use walk::MAX_DEPTH;
+
+use crate::definition::{AgentDefinition, Format, ProviderKind, SourceFile};
+use build::{Ctx, Parsed};
+use shared::SharedFiles;
+use walk::{Candidate, walk};
+
+/// The agent roots in precedence order (SPEC §3). OpenCode reads both `agents` and `agent`.
+pub const AGENT_ROOTS: &[(usize, &str)] = &[
+    (0, ".agents/agents"),
+    (1, ".claude/agents"),
+    (2, ".codex/agents"),
+    (3, ".opencode/agents"),
+    (3, ".opencode/agent"),
+];
+
+/// The skill roots in precedence order (SPEC §9).
+pub const SKILL_ROOTS: &[(usize, &str)] = &[
+    (0, ".agents/skills"),
+    (1, ".claude/skills"),
+    (2, ".codex/skills"),
+    (3, ".opencode/skills"),
+];
+
+/// A canonical, existing workspace directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// Canonicalizes `path` and checks that it is a directory. The error is one line that
+    /// names the path.
+    pub fn open(path: &Path) -> Result<Workspace, String> {
+        let shown = path.display();
+        let root = path.canonicalize().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!("workspace {shown} does not exist"),
+            _ => format!("workspace {shown} cannot be opened: {e}"),
+        })?;
+        if !root.is_dir() {
+            return Err(format!("workspace {shown} is not a directory"));
+        }
+        Ok(Workspace { root })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// `--default-model PROVIDER/MODEL`: the model for definitions that defer to their parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultModel {
+    pub provider: ProviderKind,
+    pub model: String,
+}
+
+impl std::str::FromStr for DefaultModel {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let usage = "expected PROVIDER/MODEL with PROVIDER openai or anthropic, \
+                     for example anthropic/claude-sonnet-5-5";
+        let (provider, model) = s
+            .split_once('/')
+            .filter(|(_, m)| !m.trim().is_empty())
+            .ok_or_else(|| format!("{s:?}: {usage}"))?;
+        match ProviderKind::parse(provider) {
+            Some(kind @ (ProviderKind::OpenAi | ProviderKind::Anthropic)) => Ok(DefaultModel {
+                provider: kind,
+                model: model.trim().to_owned(),
+            }),
+            _ => Err(format!("{s:?}: {usage}")),
+        }
+    }
+}
+
+/// What loading takes besides the workspace.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub default_model: Option<DefaultModel>,
+    /// Variables that discovery itself reads (Claude's alias overrides), captured once so
+    /// loading is repeatable and tests need not touch the process environment.
+    pub env: HashMap<String, String>,
+}
+
+impl LoadOptions {
+    /// Options with the variables discovery reads taken from this process's environment.
+    pub fn from_process_env(default_model: Option<DefaultModel>) -> Self {
+        let env = CLAUDE_ALIASES
+            .iter()
+            .filter_map(|(_, var, _)| std::env::var(var).ok().map(|v| ((*var).to_owned(), v)))
+            .collect();
+        LoadOptions { default_model, env }
+    }
+}
+
+/// What happened to the file a warning is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// The file is not used: it is invalid, unreadable, too large or not UTF-8.
+    Rejected,
+    /// The file is valid but another definition already has its name.
+    Shadowed,
+    /// A path was not searched or followed (a link out of its root, too deep).
+    Skipped,
+    /// The file is used, with a caveat.
+    Loaded,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Rejected => "rejected",
+            Effect::Shadowed => "shadowed",
+            Effect::Skipped => "skipped",
+            Effect::Loaded => "loaded",
+        }
+    }
+}
+
+/// One problem with one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// Relative to the workspace.
+    pub file: PathBuf,
+    pub reason: String,
+    pub effect: Effect,
+}
+
+impl fmt::Display for Warning {
+    /// `<relative path>: <reason>`; callers prefix `warning: `.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.reason)
+    }
+}
+
+/// The agents and skills of a workspace, as loaded at startup.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    workspace: PathBuf,
+    agents: Vec<Arc<AgentDefinition>>,
+    by_name: HashMap<String, usize>,
+    skills: SkillRegistry,
+    warnings: Vec<Warning>,
+}
+
+impl Catalog {
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// Agents in discovery order.
+    pub fn agents(&self) -> &[Arc<AgentDefinition>] {
+        &self.agents
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<AgentDefinition>> {
+        self.by_name.get(name).map(|&i| &self.agents[i])
+    }
+
+    pub fn skills(&self) -> &SkillRegistry {
+        &self.skills
+    }
+
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Whether any definition or skill file was rejected.
+    pub fn has_rejections(&self) -> bool {
+        self.warnings.iter().any(|w| w.effect == Effect::Rejected)
+    }
+
+    /// The roots agents are looked for in, for messages about an empty catalog.
+    pub fn agent_roots() -> impl Iterator<Item = &'static str> {
+        AGENT_ROOTS.iter().map(|(_, root)| *root)
+    }
+}
+
+/// Loads the catalog of `workspace`. Never fails: every problem is a warning.
+pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
+    let root = workspace.path();
+    let mut warnings = Vec::new();
+    let skills = load_skills(root, &mut warnings);
+    let shared = SharedFiles::new(root);
+
+    let is_definition = |name: &OsStr| {
+        let name = Path::new(name);
+        matches!(
+            name.extension().and_then(OsStr::to_str),
+            Some("md" | "toml")
+        )
+    };
+    let candidates = walk(root, AGENT_ROOTS, &is_definition, &mut warnings);
+
+    let mut agents: Vec<Arc<AgentDefinition>> = Vec::new();
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    for candidate in candidates {
+        let Some(format) = format_of(&candidate) else {
+            continue; // an extension that root does not read (`.toml` under .claude/agents)
+        };
+        let rel = relative(root, &candidate.canonical);
+        let mut ctx = Ctx {
+            options,
+            shared: &shared,
+            skills: &skills,
+            caveats: Vec::new(),
+        };
+        let warn = |reason: String, effect: Effect| Warning {
+            file: rel.clone(),
+            reason,
+            effect,
+        };
+        match parse_candidate(&candidate, format, rel.clone(), &mut ctx) {
+            Ok(Parsed::Agent(definition)) => {
+                if let Some(&holder) = by_name.get(&definition.name) {
+                    let holder = &agents[holder];
+                    warnings.push(warn(
+                        format!(
+                            "defines the agent `{}`, which {} already defines and which comes \
+                             first; this file is ignored",
+                            definition.name,
+                            holder.source.path.display()
+                        ),
+                        Effect::Shadowed,
+                    ));
+                    continue;
+                }
+                warnings.extend(ctx.caveats.drain(..).map(|c| warn(c, Effect::Loaded)));
+                by_name.insert(definition.name.clone(), agents.len());
+                agents.push(Arc::from(definition));
+            }
+            Ok(Parsed::NotASubagent(why)) => {
+                tracing::info!("{}: not loaded: {why}", rel.display());
+            }
+            Err(reason) => warnings.push(warn(reason, Effect::Rejected)),
+        }
+    }
+    Catalog {
+        workspace: root.to_owned(),
+        agents,
+        by_name,
+        skills,
+        warnings,
+    }
+}
+
+fn format_of(candidate: &Candidate) -> Option<Format> {
+    let ext = candidate.canonical.extension().and_then(OsStr::to_str)?;
+    Some(match (candidate.precedence, ext) {
+        (0, "md") => Format::CanonicalMarkdown,
+        (0, "toml") => Format::CanonicalToml,
+        (1, "md") => Format::Claude,
+        (2, "toml") => Format::Codex,
+        (3, "md") => Format::OpenCode,
+        _ => return None,
+    })
+}
+
+fn parse_candidate(
+    candidate: &Candidate,
+    format: Format,
+    rel: PathBuf,
+    ctx: &mut Ctx<'_>,
+) -> Result<Parsed, String> {
+    let text = source::read_text(&candidate.canonical)?;
+    let source = SourceFile { path: rel, format };
+    match format {
+        Format::CanonicalMarkdown => canonical::parse_markdown(&text, source, ctx),
+        Format::CanonicalToml => canonical::parse_toml_file(&text, source, ctx),
+        Format::Claude => claude::parse(&text, source, ctx),
+        Format::Codex => codex::parse(&text, &candidate.canonical, source, ctx),
+        Format::OpenCode => opencode::parse(&text, &candidate.rel_in_root, source, ctx),
+    }
+}
+
+fn load_skills(root: &Path, warnings: &mut Vec<Warning>) -> SkillRegistry {
+    let is_skill = |name: &OsStr| name == "SKILL.md";
+    let mut registry = SkillRegistry::default();
+    for candidate in walk(root, SKILL_ROOTS, &is_skill, warnings) {
+        let rel = relative(root, &candidate.canonical);
+        let folder = candidate
+            .canonical
+            .parent()
+            .and_then(Path::file_name)
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut caveats = Vec::new();
+        let parsed = source::read_text(&candidate.canonical).and_then(|text| {
+            skills::parse_skill(&text, &folder, rel.clone(), &mut caveats)
+        });
+        let warn = |reason: String, effect: Effect| Warning {
+            file: rel.clone(),
+            reason,
+            effect,
+        };
+        match parsed {
+            Ok(skill) => {
+                let name = skill.name.clone();
+                match registry.insert(skill) {
+                    Ok(()) => warnings.extend(caveats.into_iter().map(|c| warn(c, Effect::Loaded))),
+                    Err(holder) => warnings.push(warn(
+                        format!(
+                            "defines the skill `{name}`, which {} already defines and which \
+                             comes first; this file is ignored",
+                            holder.display()
+                        ),
+                        Effect::Shadowed,
+                    )),
+                }
+            }
+            Err(reason) => warnings.push(warn(reason, Effect::Rejected)),
+        }
+    }
+    registry
+}
+
+fn relative(root: &Path, canonical: &Path) -> PathBuf {
+    canonical.strip_prefix(root).unwrap_or(canonical).to_owned()
+}

@@ -1,0 +1,327 @@
+//! OpenCode agents (FORMATS.md §4): `.opencode/agents/**/*.md` and `.opencode/agent/**/*.md`.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::build::{
+    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, read_common,
+};
+use super::fields::Doc;
+use super::source::{parse_frontmatter, split_frontmatter};
+use crate::definition::{
+    Format, Model, ModelOrigin, ProviderKind, SourceFile, ToolFilter, ToolNaming, ToolPattern,
+};
+
+const SPELLINGS: Spellings = Spellings {
+    max_turns: &["max_turns", "maxTurns", "steps", "maxSteps"],
+    ..CANONICAL_SPELLINGS
+};
+
+/// OpenCode's own permission keys: they govern OpenCode built-ins, which do not exist here.
+const BUILTIN_PERMISSIONS: &[&str] = &[
+    "read",
+    "edit",
+    "write",
+    "patch",
+    "glob",
+    "grep",
+    "list",
+    "bash",
+    "task",
+    "external_directory",
+    "lsp",
+    "skill",
+    "repo_clone",
+    "repo_overview",
+    "model_override",
+    "todowrite",
+    "todoread",
+    "question",
+    "webfetch",
+    "websearch",
+    "codesearch",
+    "doom_loop",
+];
+
+/// Parses one file; `rel_in_root` (its path below the agents folder) gives the default name.
+pub fn parse(
+    text: &str,
+    rel_in_root: &Path,
+    source: SourceFile,
+    ctx: &mut Ctx<'_>,
+) -> Result<Parsed, String> {
+    let split = split_frontmatter(text)?;
+    let frontmatter = parse_frontmatter(split.yaml)?;
+    ctx.caveats.extend(frontmatter.lenient_note);
+    let doc = Doc::new(&frontmatter.fields);
+
+    match doc.str(&["mode"])? {
+        Some((_, "primary")) => {
+            return Ok(Parsed::NotASubagent(
+                "`mode: primary` makes it a primary agent, not a subagent".to_owned(),
+            ));
+        }
+        Some((_, "subagent" | "all")) | None => {}
+        Some((field, other)) => {
+            return Err(format!(
+                "`{field}` is {other:?}; use subagent, all or primary"
+            ));
+        }
+    }
+    if doc.bool(&["disable"])? == Some(true) || doc.bool(&["disabled"])? == Some(true) {
+        return Ok(Parsed::NotASubagent("it is disabled".to_owned()));
+    }
+
+    let body = split.body.trim();
+    let mut draft = Draft {
+        name: Some(match doc.string(&["name"])? {
+            Some(name) => name.trim().to_owned(),
+            None => name_from_path(rel_in_root),
+        }),
+        description: doc.string(&["description"])?,
+        instructions: if body.is_empty() {
+            doc.string(&["prompt"])?
+        } else {
+            Some(body.to_owned())
+        },
+        instructions_hint: "the instructions are empty: write the prompt after the frontmatter",
+        ..Draft::default()
+    };
+    read_common(doc, &mut draft, &SPELLINGS, Format::OpenCode, ctx)?;
+    draft.model = model_choice(doc, &mut draft)?;
+
+    let mut rules = Vec::new();
+    if let Some((field, tools)) = doc.table(&["tools"])? {
+        rules.extend(tool_rules(field, tools.map())?);
+    }
+    if let Some((field, permission)) = doc.find(&["permission"])? {
+        rules.extend(permission_rules(field, permission, ctx)?);
+    }
+    draft.tools = ordered_rules_to_filter(&rules);
+    finalize(draft, source, ctx)
+}
+
+/// OpenCode names an agent after its path below the agents folder: `team/reviewer.md` is
+/// `team-reviewer` here (`/` cannot be in a name).
+fn name_from_path(rel_in_root: &Path) -> String {
+    let stem = rel_in_root.with_extension("");
+    stem.components()
+        .map(|c| c.as_os_str().to_string_lossy().to_lowercase())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// `provider/model-id`, split at the first `/`. A provider other than openai or anthropic
+/// needs the canonical endpoint fields in the same file.
+fn model_choice(doc: Doc<'_>, draft: &mut Draft) -> Result<ModelChoice, String> {
+    let Some((field, model)) = doc.str(&["model"])? else {
+        return Ok(ModelChoice::Parent);
+    };
+    let model = model.trim();
+    if model.contains('#') {
+        return Err(format!(
+            "`{field}` has a `#variant` suffix, which this runtime does not support"
+        ));
+    }
+    let named = |id: &str| {
+        ModelChoice::Named(Model {
+            id: id.to_owned(),
+            origin: ModelOrigin::Explicit,
+        })
+    };
+    if draft.provider.is_some() {
+        // An explicit `model_provider` says where to send it; the model id is used whole.
+        return Ok(named(model));
+    }
+    let Some((provider, id)) = model.split_once('/').filter(|(p, id)| !p.is_empty() && !id.is_empty())
+    else {
+        return Err(format!(
+            "`{field}` must be `provider/model-id` (for example openai/gpt-5)"
+        ));
+    };
+    match ProviderKind::parse(provider) {
+        Some(ProviderKind::OpenAi | ProviderKind::Anthropic) => {
+            draft.provider = Some(provider.to_owned())
+        }
+        _ if draft.base_url.is_some() || draft.env_key.is_some() || draft.wire_api.is_some() => {
+            draft.provider = Some("custom".to_owned())
+        }
+        _ => {
+            return Err(format!(
+                "`{field}` uses the provider `{provider}`, which is not built in (openai, \
+                 anthropic); add base_url, env_key and wire_api to this file to use it"
+            ));
+        }
+    }
+    Ok(named(id))
+}
+
+/// One `pattern: allow|deny` rule, in the order written (OpenCode: the last match wins).
+#[derive(Debug, Clone, PartialEq)]
+struct Rule {
+    pattern: String,
+    allow: bool,
+}
+
+fn tool_rules(field: &str, tools: &Map<String, Value>) -> Result<Vec<Rule>, String> {
+    tools
+        .iter()
+        .map(|(pattern, flag)| match flag {
+            Value::Bool(allow) => Ok(Rule {
+                pattern: pattern.clone(),
+                allow: *allow,
+            }),
+            _ => Err(format!("`{field}.{pattern}` must be true or false")),
+        })
+        .collect()
+}
+
+/// `permission`: a bare action means `{"*": action}`. Keys for OpenCode built-ins are
+/// ignored (one caveat); other keys are child-tool patterns. `ask` cannot be honoured
+/// (nobody is asked), so it denies.
+fn permission_rules(field: &str, value: &Value, ctx: &mut Ctx<'_>) -> Result<Vec<Rule>, String> {
+    let single;
+    let map = match value {
+        Value::String(_) => {
+            single = Map::from_iter([("*".to_owned(), value.clone())]);
+            &single
+        }
+        Value::Object(map) => map,
+        other => return Err(super::fields::wrong_type(field, "an action or a mapping", other)),
+    };
+    let mut rules = Vec::new();
+    let mut ignored = Vec::new();
+    for (key, action) in map {
+        if BUILTIN_PERMISSIONS.contains(&key.as_str()) {
+            ignored.push(key.as_str());
+            continue;
+        }
+        let action = match action {
+            Value::String(a) => a.as_str(),
+            Value::Object(_) => {
+                ctx.caveats.push(format!(
+                    "`{field}.{key}` has per-argument rules, which this runtime cannot apply \
+                     to child tools; they are ignored"
+                ));
+                continue;
+            }
+            other => {
+                return Err(super::fields::wrong_type(
+                    &format!("{field}.{key}"),
+                    "allow, ask or deny",
+                    other,
+                ));
+            }
+        };
+        let allow = match action {
+            "allow" => true,
+            "deny" => false,
+            "ask" => {
+                ctx.caveats.push(format!(
+                    "`{field}.{key}: ask` denies the matching child tools: this runtime \
+                     never asks anyone"
+                ));
+                false
+            }
+            other => {
+                return Err(format!(
+                    "`{field}.{key}` is {other:?}; use allow, ask or deny"
+                ));
+            }
+        };
+        rules.push(Rule {
+            pattern: key.clone(),
+            allow,
+        });
+    }
+    if !ignored.is_empty() {
+        ctx.caveats.push(format!(
+            "`{field}` rules for OpenCode built-in tools are ignored (they do not exist \
+             here): {}",
+            ignored.join(", ")
+        ));
+    }
+    Ok(rules)
+}
+
+/// Maps OpenCode's ordered, last-match-wins rules onto allow and deny lists: `"*": false`
+/// starts an allow list (nothing is offered unless a later rule allows it), `"*": true`
+/// resets to everything, other `false` rules deny (and deny always wins here, so a later
+/// `true` only undoes an identical earlier pattern).
+fn ordered_rules_to_filter(rules: &[Rule]) -> ToolFilter {
+    let mut allow: Option<Vec<String>> = None;
+    let mut deny: Vec<String> = Vec::new();
+    for rule in rules {
+        match (rule.pattern.as_str(), rule.allow) {
+            ("*", false) => {
+                allow = Some(Vec::new());
+                deny.clear();
+            }
+            ("*", true) => {
+                allow = None;
+                deny.clear();
+            }
+            (pattern, true) => {
+                deny.retain(|d| d != pattern);
+                if let Some(allow) = allow.as_mut() {
+                    allow.push(pattern.to_owned());
+                }
+            }
+            (pattern, false) => {
+                if let Some(allow) = allow.as_mut() {
+                    allow.retain(|a| a != pattern);
+                }
+                deny.push(pattern.to_owned());
+            }
+        }
+    }
+    let pattern = |glob: String| ToolPattern::new(glob, ToolNaming::OpenCode);
+    ToolFilter {
+        allow: allow.map(|a| a.into_iter().map(pattern).collect()),
+        deny: deny.into_iter().map(pattern).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(pairs: &[(&str, bool)]) -> Vec<Rule> {
+        pairs
+            .iter()
+            .map(|(p, a)| Rule {
+                pattern: (*p).to_owned(),
+                allow: *a,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn star_false_then_allows_is_an_allow_list() {
+        let f = ordered_rules_to_filter(&rules(&[("*", false), ("github_*", true)]));
+        assert!(f.permits("github", "search"));
+        assert!(!f.permits("docs", "read"));
+    }
+
+    #[test]
+    fn later_rules_override_earlier_identical_ones() {
+        let f = ordered_rules_to_filter(&rules(&[("docs_read", false), ("docs_read", true)]));
+        assert!(f.permits("docs", "read"));
+        let f = ordered_rules_to_filter(&rules(&[("docs_read", true), ("*", false)]));
+        assert!(!f.permits("docs", "read"));
+    }
+
+    #[test]
+    fn builtin_switches_select_nothing() {
+        let f = ordered_rules_to_filter(&rules(&[("write", false), ("bash", false)]));
+        assert!(f.permits("docs", "write"), "`write` is not `docs_write`");
+        assert!(f.allow.is_none());
+    }
+
+    #[test]
+    fn names_come_from_the_path() {
+        assert_eq!(name_from_path(Path::new("team/Reviewer.md")), "team-reviewer");
+        assert_eq!(name_from_path(Path::new("docs.md")), "docs");
+    }
+}

@@ -1,0 +1,437 @@
+//! Child MCP server configurations (SPEC §8.1) in every spelling the formats use: the
+//! canonical map, Claude's list of `{name: config}` maps and `.mcp.json` names, and Codex's
+//! `[mcp_servers.NAME]` tables with their extra keys (FORMATS.md §3).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::fields::{Doc, wrong_type};
+use super::secrets::{reject_literal_secret_header, reject_secret_fields};
+use super::shared::SharedFiles;
+use crate::definition::endpoint::{EndpointUse, check_endpoint};
+use crate::definition::template::is_env_var_name;
+use crate::definition::{
+    CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT, ChildServerConfig, ChildTransport, Template,
+    ValueSource,
+};
+
+const SERVER_SECRET_ADVICE: &str = "put the credential in an environment variable and pass it \
+    with a ${VAR} placeholder in `env` or `headers` (or `bearer_token_env_var`)";
+
+/// Parses a definition's server list or map. Disabled servers are dropped; `caveats`
+/// collects accepted-with-a-warning notes.
+pub fn parse_servers(
+    field: &str,
+    value: &Value,
+    shared: &SharedFiles,
+    caveats: &mut Vec<String>,
+) -> Result<BTreeMap<String, ChildServerConfig>, String> {
+    let mut entries: Vec<(String, String, &Value)> = Vec::new();
+    let mut referenced: Vec<String> = Vec::new();
+    match value {
+        Value::Object(map) => {
+            for (name, config) in map {
+                entries.push((name.clone(), format!("{field}.{name}: "), config));
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                match item {
+                    Value::String(name) => referenced.push(name.clone()),
+                    Value::Object(map) if map.len() == 1 => {
+                        for (name, config) in map {
+                            entries.push((name.clone(), format!("{field}.{name}: "), config));
+                        }
+                    }
+                    other => {
+                        return Err(format!(
+                            "`{field}` entries must be a server name or a one-key mapping \
+                             `{{name: config}}`, not {}",
+                            super::source::describe_type(other)
+                        ));
+                    }
+                }
+            }
+        }
+        other => return Err(wrong_type(field, "a mapping or a list of servers", other)),
+    }
+
+    let mut servers = BTreeMap::new();
+    let mut add = |name: String, config: Option<ChildServerConfig>| -> Result<(), String> {
+        check_server_name(field, &name)?;
+        if servers.contains_key(&name) {
+            return Err(format!("`{field}` defines the server `{name}` twice"));
+        }
+        if let Some(config) = config {
+            servers.insert(name, config);
+        }
+        Ok(())
+    };
+    for (name, place, config) in entries {
+        let parsed = parse_server(&place, config, caveats)?;
+        add(name, parsed)?;
+    }
+    for name in referenced {
+        let mcp_json = shared.mcp_json().map_err(|e| {
+            format!("`{field}` names the server `{name}`, but the workspace's .mcp.json {e}")
+        })?;
+        let config = mcp_json.get(&name).ok_or_else(|| {
+            format!(
+                "`{field}` names the server `{name}`, which the workspace's .mcp.json \
+                 does not define"
+            )
+        })?;
+        let parsed = parse_server(&format!(".mcp.json server `{name}`: "), config, caveats)?;
+        add(name, parsed)?;
+    }
+    Ok(servers)
+}
+
+/// Server names become tool-name prefixes, so they keep to letters, digits, `-` and `_`.
+fn check_server_name(field: &str, name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{field}` has the server name {name:?}; use 1 to 64 letters, digits, `-` or `_`"
+        ))
+    }
+}
+
+const STDIO_KEYS: &[&str] = &["command", "args", "env", "env_vars", "cwd"];
+const HTTP_KEYS: &[&str] = &[
+    "url",
+    "headers",
+    "http_headers",
+    "env_http_headers",
+    "bearer_token_env_var",
+];
+
+/// Parses one server. `None` means the server is disabled (`enabled: false`).
+pub fn parse_server(
+    place: &str,
+    value: &Value,
+    caveats: &mut Vec<String>,
+) -> Result<Option<ChildServerConfig>, String> {
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "{place}a server must be a mapping, not {}",
+            super::source::describe_type(value)
+        ));
+    };
+    let doc = Doc::new(map);
+    let err = |e: String| format!("{place}{e}");
+
+    if doc.bool(&["enabled"]).map_err(err)? == Some(false)
+        || doc.bool(&["disabled"]).map_err(err)? == Some(true)
+    {
+        return Ok(None);
+    }
+    reject_secret_fields(doc, place, SERVER_SECRET_ADVICE)?;
+    reject_unsupported(place, doc, caveats)?;
+
+    let kind = doc.string(&["type"]).map_err(err)?;
+    let command = doc.find(&["command"]).map_err(err)?;
+    let url = doc.str(&["url"]).map_err(err)?;
+    let transport = match (kind.as_deref(), command, url) {
+        (_, Some(_), Some(_)) => {
+            return Err(err("has both `command` and `url`; pick one".into()));
+        }
+        (Some("sse" | "ws"), _, _) => {
+            return Err(err(format!(
+                "`type: {}` is not supported; this runtime speaks stdio and streamable HTTP \
+                 (`type: http`)",
+                kind.unwrap_or_default()
+            )));
+        }
+        (Some("stdio") | None, Some((_, command)), None) => parse_stdio(place, doc, command)?,
+        (Some("http" | "streamable-http" | "streamable_http") | None, None, Some((_, url))) => {
+            parse_http(place, doc, url)?
+        }
+        (Some("stdio"), None, _) => return Err(err("`type: stdio` needs a `command`".into())),
+        (Some("http" | "streamable-http" | "streamable_http"), _, None) => {
+            return Err(err("an HTTP server needs a `url`".into()));
+        }
+        (None, None, None) => {
+            return Err(err("needs a `command` (stdio) or a `url` (HTTP)".into()));
+        }
+        (Some(other), _, _) => {
+            return Err(err(format!(
+                "has the unknown `type` {other:?}; use `stdio` or `http`"
+            )));
+        }
+    };
+
+    let mut config = ChildServerConfig::new(transport);
+    config.startup_timeout = timeout(
+        place,
+        doc,
+        &["startup_timeout_sec", "startup_timeout_ms"],
+        CHILD_STARTUP_TIMEOUT,
+        caveats,
+    )?;
+    config.call_timeout = timeout(place, doc, &["tool_timeout_sec"], CHILD_CALL_TIMEOUT, caveats)?;
+    config.enabled_tools = doc
+        .string_list(&["enabled_tools", "enabledTools"], false)
+        .map_err(err)?
+        .map(|(_, l)| l);
+    config.disabled_tools = doc
+        .string_list(&["disabled_tools", "disabledTools"], false)
+        .map_err(err)?
+        .map(|(_, l)| l)
+        .unwrap_or_default();
+    Ok(Some(config))
+}
+
+/// Keys whose meaning this runtime cannot honour.
+fn reject_unsupported(place: &str, doc: Doc<'_>, caveats: &mut Vec<String>) -> Result<(), String> {
+    if doc.has("headersHelper") || doc.has("headers_helper") {
+        return Err(format!(
+            "{place}`headersHelper` is not supported (it runs a command to make headers); \
+             use `headers` with ${{VAR}} placeholders"
+        ));
+    }
+    if let Some((key, value)) = doc.find(&["oauth"])?
+        && value != &Value::Bool(false)
+    {
+        return Err(format!(
+            "{place}`{key}` is not supported: this runtime does not run OAuth flows; pass a \
+             token in `headers` with a ${{VAR}} placeholder"
+        ));
+    }
+    for key in ["scopes", "oauth_resource"] {
+        if doc.has(key) {
+            caveats.push(format!(
+                "{place}`{key}` is ignored: this runtime does not run OAuth flows"
+            ));
+        }
+    }
+    if doc.bool(&["required"])? == Some(false) {
+        caveats.push(format!(
+            "{place}`required = false` is not supported: every child server must start, \
+             or the run fails"
+        ));
+    }
+    Ok(())
+}
+
+fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransport, String> {
+    let err = |e: String| format!("{place}{e}");
+    reject_keys_of_other_transport(place, doc, HTTP_KEYS, "stdio")?;
+    let command = match command {
+        Value::String(c) if !c.trim().is_empty() => c.clone(),
+        Value::Array(_) => {
+            return Err(err(
+                "`command` must be one string; put the arguments in `args`".into()
+            ));
+        }
+        other => return Err(err(wrong_type("command", "a nonempty string", other))),
+    };
+    no_placeholders(place, "command", &command)?;
+    let args = doc
+        .string_list(&["args"], false)
+        .map_err(err)?
+        .map(|(_, l)| l)
+        .unwrap_or_default();
+    for arg in &args {
+        no_placeholders(place, "args", arg)?;
+    }
+    let mut env = BTreeMap::new();
+    if let Some((field, table)) = doc.table(&["env"]).map_err(err)? {
+        for (key, value) in table.map() {
+            check_env_name(place, field, key)?;
+            let Value::String(text) = value else {
+                return Err(err(format!(
+                    "`{field}.{key}` must be a string (quote numbers and booleans)"
+                )));
+            };
+            let template = Template::parse(text)
+                .map_err(|e| err(format!("the value of `{field}.{key}` {e}")))?;
+            env.insert(key.clone(), ValueSource::Template(template));
+        }
+    }
+    if let Some((field, names)) = doc.string_list(&["env_vars"], false).map_err(err)? {
+        for name in names {
+            if !is_env_var_name(&name) {
+                return Err(err(format!(
+                    "`{field}` lists {name:?}, which is not an environment variable name"
+                )));
+            }
+            env.entry(name.clone()).or_insert(ValueSource::EnvIfSet(name));
+        }
+    }
+    let cwd = doc.string(&["cwd"]).map_err(err)?.map(|cwd| {
+        no_placeholders(place, "cwd", &cwd)?;
+        Ok::<_, String>(PathBuf::from(cwd))
+    });
+    Ok(ChildTransport::Stdio {
+        command,
+        args,
+        env,
+        cwd: cwd.transpose()?,
+    })
+}
+
+fn parse_http(place: &str, doc: Doc<'_>, raw_url: &str) -> Result<ChildTransport, String> {
+    let err = |e: String| format!("{place}{e}");
+    reject_keys_of_other_transport(place, doc, STDIO_KEYS, "HTTP")?;
+    no_placeholders(place, "url", raw_url)?;
+    let url = check_endpoint(raw_url, EndpointUse::ChildServer)
+        .map_err(|e| err(format!("`url` {e}")))?;
+
+    let mut headers = BTreeMap::new();
+    let mut insert = |name: &str, value: ValueSource| -> Result<(), String> {
+        check_header_name(place, name)?;
+        if headers
+            .keys()
+            .any(|k: &String| k.eq_ignore_ascii_case(name))
+        {
+            return Err(err(format!("sets the header `{name}` twice")));
+        }
+        headers.insert(name.to_owned(), value);
+        Ok(())
+    };
+    for field in ["headers", "http_headers"] {
+        if let Some((field, table)) = doc.table(&[field]).map_err(err)? {
+            for (name, value) in table.map() {
+                let Value::String(text) = value else {
+                    return Err(err(format!("`{field}.{name}` must be a string")));
+                };
+                let template = Template::parse(text)
+                    .map_err(|e| err(format!("the value of `{field}.{name}` {e}")))?;
+                reject_literal_secret_header(place, name, &template)?;
+                insert(name, ValueSource::Template(template))?;
+            }
+        }
+    }
+    if let Some((field, table)) = doc.table(&["env_http_headers"]).map_err(err)? {
+        for (name, var) in table.map() {
+            match var {
+                Value::String(var) if is_env_var_name(var) => {
+                    insert(name, ValueSource::EnvIfSet(var.clone()))?
+                }
+                _ => {
+                    return Err(err(format!(
+                        "`{field}.{name}` must name an environment variable"
+                    )));
+                }
+            }
+        }
+    }
+    if let Some((field, var)) = doc.str(&["bearer_token_env_var"]).map_err(err)? {
+        if !is_env_var_name(var) {
+            return Err(err(format!(
+                "`{field}` must name an environment variable (letters, digits, `_`)"
+            )));
+        }
+        let template = Template::parse(&format!("Bearer ${{{var}}}"))
+            .map_err(|e| err(format!("`{field}` {e}")))?;
+        insert("Authorization", ValueSource::Template(template))?;
+    }
+    Ok(ChildTransport::Http { url, headers })
+}
+
+fn reject_keys_of_other_transport(
+    place: &str,
+    doc: Doc<'_>,
+    keys: &[&str],
+    transport: &str,
+) -> Result<(), String> {
+    match keys.iter().find(|k| doc.has(k)) {
+        Some(key) => Err(format!(
+            "{place}`{key}` does not apply to a {transport} server"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Commands, arguments, URLs and `cwd` are used as written (SPEC §8.1); a placeholder there
+/// would silently stay literal, so it is refused.
+fn no_placeholders(place: &str, field: &str, text: &str) -> Result<(), String> {
+    if text.contains("${") {
+        Err(format!(
+            "{place}`{field}` contains a ${{…}} placeholder, but placeholders are replaced \
+             only in `env` and `headers` values; pass the value through `env` instead"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_env_name(place: &str, field: &str, key: &str) -> Result<(), String> {
+    if key.is_empty() || key.contains('=') || key.contains('\0') {
+        Err(format!(
+            "{place}`{field}` has the variable name {key:?}, which cannot be set"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn check_header_name(place: &str, name: &str) -> Result<(), String> {
+    // RFC 9110 token characters.
+    let ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{place}{name:?} is not a valid HTTP header name"))
+    }
+}
+
+/// Reads a timeout in seconds (or `_ms`), which may lower but never raise `bound`.
+fn timeout(
+    place: &str,
+    doc: Doc<'_>,
+    names: &[&'static str],
+    bound: Duration,
+    caveats: &mut Vec<String>,
+) -> Result<Duration, String> {
+    let Some((name, value)) = doc
+        .number(names)
+        .map_err(|e| format!("{place}{e}"))?
+    else {
+        return Ok(bound);
+    };
+    let seconds = if name.ends_with("_ms") {
+        value / 1000.0
+    } else {
+        value
+    };
+    if seconds <= 0.0 {
+        return Err(format!("{place}`{name}` must be more than zero"));
+    }
+    let asked = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX);
+    if asked > bound {
+        caveats.push(format!(
+            "{place}`{name}` asks for {seconds} s, above this runtime's bound of {} s; \
+             {} s is used",
+            bound.as_secs(),
+            bound.as_secs()
+        ));
+        return Ok(bound);
+    }
+    Ok(asked)
+}
+
+/// The `mcpServers` object of a parsed `.mcp.json`.
+pub fn mcp_json_servers(document: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+    match document.get("mcpServers") {
+        Some(Value::Object(servers)) => Ok(servers.clone()),
+        Some(other) => Err(format!(
+            "has `mcpServers` as {}, not a mapping",
+            super::source::describe_type(other)
+        )),
+        None => Ok(Map::new()),
+    }
+}

@@ -1,0 +1,131 @@
+//! The skills registry (SPEC §9): `SKILL.md` files in the four skill roots, each with YAML
+//! frontmatter (`name`, `description`) and a body that is preloaded into the system context
+//! of the agents that list the skill.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::fields::Doc;
+use super::source::{parse_frontmatter, split_frontmatter};
+use crate::definition::name::check_name;
+
+/// One skill, loaded at startup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    /// The instructions after the frontmatter, trimmed.
+    pub body: String,
+    /// Canonical path relative to the workspace.
+    pub path: std::path::PathBuf,
+}
+
+impl Skill {
+    /// The text preloading adds to a system context (FORMATS.md §5): a heading with the
+    /// skill's name and description, then its body.
+    pub fn preload_text(&self) -> String {
+        format!("## Skill: {}\n\n{}\n\n{}", self.name, self.description, self.body)
+    }
+}
+
+/// Skills by name; the first definition of a name wins.
+#[derive(Debug, Default, Clone)]
+pub struct SkillRegistry {
+    skills: Vec<Arc<Skill>>,
+    by_name: HashMap<String, usize>,
+}
+
+impl SkillRegistry {
+    pub fn get(&self, name: &str) -> Option<&Arc<Skill>> {
+        self.by_name.get(name).map(|&i| &self.skills[i])
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Skill>> {
+        self.skills.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.skills.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+
+    /// Adds a skill unless its name is taken; returns the holder's path when it is.
+    pub(crate) fn insert(&mut self, skill: Skill) -> Result<(), std::path::PathBuf> {
+        if let Some(&i) = self.by_name.get(&skill.name) {
+            return Err(self.skills[i].path.clone());
+        }
+        self.by_name.insert(skill.name.clone(), self.skills.len());
+        self.skills.push(Arc::new(skill));
+        Ok(())
+    }
+}
+
+/// Parses one `SKILL.md`. `folder` is the name of the folder that holds it; a different
+/// `name` is accepted with a caveat.
+pub fn parse_skill(
+    text: &str,
+    folder: &str,
+    path: std::path::PathBuf,
+    caveats: &mut Vec<String>,
+) -> Result<Skill, String> {
+    let split = split_frontmatter(text)?;
+    let frontmatter = parse_frontmatter(split.yaml)?;
+    caveats.extend(frontmatter.lenient_note);
+    let doc = Doc::new(&frontmatter.fields);
+    let name = doc
+        .string(&["name"])?
+        .map(|n| n.trim().to_owned())
+        .ok_or("`name` is required")?;
+    check_name(&name).map_err(|e| format!("`name`: {e}"))?;
+    let description = doc
+        .string(&["description"])?
+        .map(|d| d.trim().to_owned())
+        .filter(|d| !d.is_empty())
+        .ok_or("`description` is required and must not be empty")?;
+    if name != folder {
+        caveats.push(format!(
+            "the skill is named `{name}` but its folder is `{folder}`; it is available as `{name}`"
+        ));
+    }
+    Ok(Skill {
+        name,
+        description,
+        body: split.body.trim().to_owned(),
+        path,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_name_description_and_body() {
+        let mut caveats = vec![];
+        let skill = parse_skill(
+            "---\nname: cite\ndescription: Cite sources.\n---\n\nAlways cite.\n",
+            "cite",
+            "x".into(),
+            &mut caveats,
+        )
+        .unwrap();
+        assert_eq!(skill.name, "cite");
+        assert_eq!(skill.body, "Always cite.");
+        assert!(caveats.is_empty());
+        assert_eq!(skill.preload_text(), "## Skill: cite\n\nCite sources.\n\nAlways cite.");
+    }
+
+    #[test]
+    fn folder_mismatch_is_a_caveat_and_missing_fields_are_errors() {
+        let mut caveats = vec![];
+        parse_skill("---\nname: a\ndescription: d\n---\n", "b", "x".into(), &mut caveats)
+            .unwrap();
+        assert_eq!(caveats.len(), 1);
+        assert!(parse_skill("---\nname: a\n---\n", "a", "x".into(), &mut vec![]).is_err());
+        assert!(parse_skill("---\ndescription: d\n---\n", "a", "x".into(), &mut vec![]).is_err());
+        assert!(parse_skill("no frontmatter", "a", "x".into(), &mut vec![]).is_err());
+    }
+}

@@ -1,0 +1,201 @@
+//! Finding candidate files below the roots (SPEC §3): recursive to depth 8, every path
+//! canonicalized and confined to its root and the workspace, each canonical file and
+//! directory visited once, and the result ordered by root precedence then canonical path.
+//!
+//! Entries whose name starts with `.` (editor lock files, `.git`) are skipped silently.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::{Effect, Warning};
+
+/// Deepest level searched: a file directly in a root is at depth 1.
+pub const MAX_DEPTH: usize = 8;
+
+/// A file worth parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Index of the root in precedence order (0 first).
+    pub precedence: usize,
+    pub canonical: PathBuf,
+    /// The canonical path below the (canonical) root that found it.
+    pub rel_in_root: PathBuf,
+}
+
+/// Walks `roots` (pairs of precedence and workspace-relative directory) and returns the
+/// candidates whose file name satisfies `wanted`, sorted and with each canonical file once.
+pub fn walk(
+    workspace: &Path,
+    roots: &[(usize, &str)],
+    wanted: &dyn Fn(&OsStr) -> bool,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Candidate> {
+    let mut walker = Walker {
+        workspace,
+        wanted,
+        warnings,
+        visited_dirs: HashSet::new(),
+        found: Vec::new(),
+    };
+    for &(precedence, root) in roots {
+        walker.walk_root(precedence, root);
+    }
+    let mut found = walker.found;
+    found.sort_by(|a, b| {
+        (a.precedence, a.canonical.as_os_str().as_encoded_bytes())
+            .cmp(&(b.precedence, b.canonical.as_os_str().as_encoded_bytes()))
+    });
+    let mut seen = HashSet::new();
+    found.retain(|c| seen.insert(c.canonical.clone()));
+    found
+}
+
+struct Walker<'a> {
+    workspace: &'a Path,
+    wanted: &'a dyn Fn(&OsStr) -> bool,
+    warnings: &'a mut Vec<Warning>,
+    visited_dirs: HashSet<PathBuf>,
+    found: Vec<Candidate>,
+}
+
+impl Walker<'_> {
+    fn walk_root(&mut self, precedence: usize, root: &str) {
+        let path = self.workspace.join(root);
+        let canonical_root = match path.canonicalize() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+            Err(e) => {
+                self.warn(root, format!("cannot be searched: {e}"), Effect::Skipped);
+                return;
+            }
+        };
+        if !canonical_root.starts_with(self.workspace) {
+            self.warn(
+                root,
+                "is a link to a directory outside the workspace; not searched".to_owned(),
+                Effect::Skipped,
+            );
+            return;
+        }
+        if !canonical_root.is_dir() {
+            self.warn(root, "is not a directory; not searched".to_owned(), Effect::Skipped);
+            return;
+        }
+        let mut stack = vec![(canonical_root.clone(), path, 1usize)];
+        while let Some((dir, shown, depth)) = stack.pop() {
+            if !self.visited_dirs.insert(dir.clone()) {
+                continue;
+            }
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) => {
+                    self.warn_path(&shown, format!("cannot be read: {e}"), Effect::Skipped);
+                    continue;
+                }
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if name.as_encoded_bytes().starts_with(b".") {
+                    continue;
+                }
+                let shown = shown.join(&name);
+                let Ok(file_type) = entry.file_type() else {
+                    continue;
+                };
+                let (canonical, is_dir) = if file_type.is_symlink() {
+                    match self.follow_link(&entry.path(), &shown, &name, &canonical_root) {
+                        Some(target) => target,
+                        None => continue,
+                    }
+                } else {
+                    (dir.join(&name), file_type.is_dir())
+                };
+                if is_dir {
+                    if depth < MAX_DEPTH {
+                        stack.push((canonical, shown, depth + 1));
+                    } else {
+                        self.warn_path(
+                            &shown,
+                            format!(
+                                "is deeper than the {MAX_DEPTH} levels searched below {root}; \
+                                 not searched"
+                            ),
+                            Effect::Skipped,
+                        );
+                    }
+                } else if (self.wanted)(&name) {
+                    let rel_in_root = canonical
+                        .strip_prefix(&canonical_root)
+                        .unwrap_or(&canonical)
+                        .to_owned();
+                    self.found.push(Candidate {
+                        precedence,
+                        canonical,
+                        rel_in_root,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Resolves a symbolic link; `None` (with a warning where it matters) when it is broken
+    /// or leads outside its root.
+    fn follow_link(
+        &mut self,
+        link: &Path,
+        shown: &Path,
+        name: &OsStr,
+        canonical_root: &Path,
+    ) -> Option<(PathBuf, bool)> {
+        let target = match link.canonicalize() {
+            Ok(t) => t,
+            Err(e) => {
+                if (self.wanted)(name) {
+                    self.warn_path(
+                        shown,
+                        format!("is a broken or looping symbolic link ({e})"),
+                        Effect::Rejected,
+                    );
+                }
+                return None;
+            }
+        };
+        let is_dir = target.is_dir();
+        if !target.starts_with(canonical_root) {
+            if is_dir || (self.wanted)(name) {
+                let where_to = if target.starts_with(self.workspace) {
+                    "outside its root"
+                } else {
+                    "outside the workspace"
+                };
+                self.warn_path(
+                    shown,
+                    format!("is a symbolic link to a path {where_to}; skipped"),
+                    Effect::Skipped,
+                );
+            }
+            return None;
+        }
+        Some((target, is_dir))
+    }
+
+    fn warn(&mut self, rel: &str, reason: String, effect: Effect) {
+        self.warnings.push(Warning {
+            file: PathBuf::from(rel),
+            reason,
+            effect,
+        });
+    }
+
+    fn warn_path(&mut self, shown: &Path, reason: String, effect: Effect) {
+        let rel = shown.strip_prefix(self.workspace).unwrap_or(shown);
+        self.warnings.push(Warning {
+            file: rel.to_owned(),
+            reason,
+            effect,
+        });
+    }
+}
