@@ -104,16 +104,17 @@ fn summary(catalog: &Catalog) -> String {
             Catalog::agent_roots().collect::<Vec<_>>().join(", ")
         )
     } else {
-        format!(
-            "{agents} agent{}",
-            if agents == 1 { "" } else { "s" }
-        )
+        format!("{agents} agent{}", if agents == 1 { "" } else { "s" })
     };
     text.push_str(&format!(
         ", {skills} skill{}, {} warning{}",
         if skills == 1 { "" } else { "s" },
         catalog.warnings().len(),
-        if catalog.warnings().len() == 1 { "" } else { "s" }
+        if catalog.warnings().len() == 1 {
+            ""
+        } else {
+            "s"
+        }
     ));
     if rejected > 0 {
         text.push_str(&format!(

@@ -70,7 +70,11 @@ pub enum Command {
 /// `modelcontextprotocol agents …`: the same program under the name the original
 /// reference uses.
 #[derive(Debug, Parser)]
-#[command(name = "modelcontextprotocol", version, about = "The mcp-agents server, as `modelcontextprotocol agents`")]
+#[command(
+    name = "modelcontextprotocol",
+    version,
+    about = "The mcp-agents server, as `modelcontextprotocol agents`"
+)]
 pub struct ModelContextProtocolCli {
     #[command(subcommand)]
     pub command: ModelContextProtocolCommand,

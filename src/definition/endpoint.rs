@@ -56,7 +56,10 @@ pub fn is_loopback(host: &Host<&str>) -> bool {
         }
         Host::Ipv4(ip) => ip.is_loopback(),
         Host::Ipv6(ip) => {
-            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| IpAddr::V4(v4).is_loopback())
+            ip.is_loopback()
+                || ip
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| IpAddr::V4(v4).is_loopback())
         }
     }
 }

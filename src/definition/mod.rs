@@ -133,10 +133,7 @@ pub enum ModelOrigin {
     Explicit,
     /// A Claude alias (`sonnet`, …), resolved through `env` when that variable was set, else
     /// through the built-in table.
-    ClaudeAlias {
-        alias: String,
-        env: Option<String>,
-    },
+    ClaudeAlias { alias: String, env: Option<String> },
     /// The file defers to its parent's model; the server's default model is used.
     ServerDefault,
 }

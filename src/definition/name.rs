@@ -38,7 +38,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
         .windows(2)
         .any(|w| is_sep(w[0] as char) && is_sep(w[1] as char))
     {
-        return Err(format!("the name {name:?} has two separators in a row; {rule}"));
+        return Err(format!(
+            "the name {name:?} has two separators in a row; {rule}"
+        ));
     }
     Ok(())
 }
@@ -49,7 +51,15 @@ mod tests {
 
     #[test]
     fn accepts_the_rule() {
-        for ok in ["a", "research", "docs_researcher", "a-b_c", "x1", "0", &"a".repeat(64)] {
+        for ok in [
+            "a",
+            "research",
+            "docs_researcher",
+            "a-b_c",
+            "x1",
+            "0",
+            &"a".repeat(64),
+        ] {
             assert!(check_name(ok).is_ok(), "{ok} should pass");
         }
     }
@@ -78,7 +88,11 @@ mod tests {
     #[test]
     fn messages_name_the_problem() {
         assert!(check_name("Abc").unwrap_err().contains("uppercase"));
-        assert!(check_name(&"a".repeat(65)).unwrap_err().contains("65 characters"));
+        assert!(
+            check_name(&"a".repeat(65))
+                .unwrap_err()
+                .contains("65 characters")
+        );
         assert!(check_name("a--b").unwrap_err().contains("two separators"));
         assert!(check_name("-a").unwrap_err().contains("starts or ends"));
     }

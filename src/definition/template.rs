@@ -163,8 +163,14 @@ mod tests {
         assert_eq!(Template::parse("${"), Err(TemplateError::Unclosed));
         assert_eq!(Template::parse("a ${B"), Err(TemplateError::Unclosed));
         assert_eq!(Template::parse("${}"), Err(TemplateError::Empty));
-        assert_eq!(Template::parse("${1X}"), Err(TemplateError::BadName("1X".into())));
-        assert_eq!(Template::parse("${A-B}"), Err(TemplateError::BadName("A-B".into())));
+        assert_eq!(
+            Template::parse("${1X}"),
+            Err(TemplateError::BadName("1X".into()))
+        );
+        assert_eq!(
+            Template::parse("${A-B}"),
+            Err(TemplateError::BadName("A-B".into()))
+        );
         assert_eq!(
             Template::parse("${HOME:-/tmp}"),
             Err(TemplateError::DefaultValue("HOME".into()))
@@ -175,7 +181,10 @@ mod tests {
     fn renders_and_names_unset_variables() {
         let t = Template::parse("Bearer ${TOKEN}").unwrap();
         assert_eq!(t.render(|_| Some("abc".into())).unwrap(), "Bearer abc");
-        assert_eq!(t.render(|_| None), Err(TemplateError::Unset("TOKEN".into())));
+        assert_eq!(
+            t.render(|_| None),
+            Err(TemplateError::Unset("TOKEN".into()))
+        );
     }
 
     #[test]

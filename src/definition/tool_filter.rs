@@ -132,13 +132,20 @@ mod tests {
         assert!(f.permits("a", "b"), "no lists: everything");
         f.allow(ToolPattern::new("docs__*", ToolNaming::Qualified));
         assert!(f.permits("docs", "read"));
-        assert!(!f.permits("tracker", "read"), "allow list excludes the rest");
-        f.deny.push(ToolPattern::new("docs__read", ToolNaming::Qualified));
+        assert!(
+            !f.permits("tracker", "read"),
+            "allow list excludes the rest"
+        );
+        f.deny
+            .push(ToolPattern::new("docs__read", ToolNaming::Qualified));
         assert!(!f.permits("docs", "read"), "deny wins");
         let empty_allow = ToolFilter {
             allow: Some(vec![]),
             deny: vec![],
         };
-        assert!(!empty_allow.permits("docs", "read"), "an empty allow list offers nothing");
+        assert!(
+            !empty_allow.permits("docs", "read"),
+            "an empty allow list offers nothing"
+        );
     }
 }

@@ -118,18 +118,22 @@ pub fn read_common(
                 .to_owned(),
         ),
         Some((field, value)) => {
-            let names = super::fields::string_list(field, value, true)?;
-            for name in names {
+            let mut unknown = Vec::new();
+            for name in super::fields::string_list(field, value, true)? {
                 if draft.skills.contains(&name) {
                     continue;
                 }
                 if ctx.skills.get(&name).is_none() {
-                    ctx.caveats.push(format!(
-                        "`{field}` names the skill `{name}`, which no skill root defines; \
-                         spawn_agent will fail with skill_not_found until it exists"
-                    ));
+                    unknown.push(name.clone());
                 }
                 draft.skills.push(name);
+            }
+            if !unknown.is_empty() {
+                ctx.caveats.push(format!(
+                    "`{field}` names skills that no skill root defines ({}); spawn_agent will \
+                     fail with skill_not_found until they exist",
+                    unknown.join(", ")
+                ));
             }
         }
         None => {}
@@ -143,9 +147,7 @@ pub fn read_common(
     }
     if let Some((field, value)) = doc.str(spellings.reasoning_effort)? {
         draft.reasoning_effort = Some(ReasoningEffort::parse(value).ok_or_else(|| {
-            format!(
-                "`{field}` is {value:?}; use none, minimal, low, medium, high, xhigh or max"
-            )
+            format!("`{field}` is {value:?}; use none, minimal, low, medium, high, xhigh or max")
         })?);
     }
     draft.temperature = doc.number(&["temperature"])?.map(|(_, t)| t);
@@ -283,8 +285,11 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
             (model, kind)
         }
         ModelChoice::Parent => {
-            let DefaultModel { provider, model } =
-                ctx.options.default_model.as_ref().ok_or(PARENT_MODEL_HELP)?;
+            let DefaultModel { provider, model } = ctx
+                .options
+                .default_model
+                .as_ref()
+                .ok_or(PARENT_MODEL_HELP)?;
             let model = Model {
                 id: model.clone(),
                 origin: ModelOrigin::ServerDefault,
@@ -387,10 +392,12 @@ fn provider_config(
         .to_owned();
     if !is_env_var_name(&env_key) {
         // Never echo it: people paste the key itself here.
-        return Err("`env_key` must be the name of an environment variable (letters, digits \
+        return Err(
+            "`env_key` must be the name of an environment variable (letters, digits \
                     and `_`, not starting with a digit), not the key itself; the value is not \
                     shown"
-            .to_owned());
+                .to_owned(),
+        );
     }
     let wire_api = match wire_api.as_deref() {
         None => default_wire.unwrap_or(WireApi::Responses),

@@ -28,7 +28,11 @@ pub fn parse_markdown(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Resu
     finalize(draft, source, ctx)
 }
 
-pub fn parse_toml_file(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+pub fn parse_toml_file(
+    text: &str,
+    source: SourceFile,
+    ctx: &mut Ctx<'_>,
+) -> Result<Parsed, String> {
     let fields = parse_toml(text)?;
     let doc = Doc::new(&fields);
     let mut draft = Draft {
@@ -59,5 +63,12 @@ fn read_shared(
         None => ModelChoice::Missing,
     };
     read_common(doc, draft, &CANONICAL_SPELLINGS, format, ctx)?;
-    read_qualified_tool_lists(doc, draft, ALLOW, DENY, format == Format::CanonicalMarkdown, ctx)
+    read_qualified_tool_lists(
+        doc,
+        draft,
+        ALLOW,
+        DENY,
+        format == Format::CanonicalMarkdown,
+        ctx,
+    )
 }

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize,
-    note_ignored_tools, qualified_patterns, read_common,
+    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, note_ignored_tools,
+    qualified_patterns, read_common,
 };
 use super::fields::{Doc, string_list};
 use super::source::{parse_frontmatter, split_frontmatter};
@@ -14,7 +14,11 @@ use crate::definition::{Format, Model, ModelOrigin, ProviderKind, Sandbox, Sourc
 /// resolve to on the Anthropic API (Claude Code's documented mapping as of 2026-11; see
 /// docs/agents.md).
 pub const CLAUDE_ALIASES: &[(&str, &str, &str)] = &[
-    ("sonnet", "ANTHROPIC_DEFAULT_SONNET_MODEL", "claude-sonnet-5-5"),
+    (
+        "sonnet",
+        "ANTHROPIC_DEFAULT_SONNET_MODEL",
+        "claude-sonnet-5-5",
+    ),
     ("opus", "ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-5-5"),
     ("haiku", "ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-5-5"),
     ("fable", "ANTHROPIC_DEFAULT_FABLE_MODEL", "claude-fable-5-2"),
@@ -32,9 +36,11 @@ pub fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed
     let doc = Doc::new(&frontmatter.fields);
 
     if doc.has("hooks") {
-        return Err("`hooks` is not supported: hooks enforce policy that this runtime does \
+        return Err(
+            "`hooks` is not supported: hooks enforce policy that this runtime does \
                     not run, so the agent would act without it"
-            .to_owned());
+                .to_owned(),
+        );
     }
     let mut draft = Draft {
         name: doc.string(&["name"])?,

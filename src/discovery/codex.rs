@@ -30,9 +30,11 @@ pub fn parse(
     let doc = Doc::new(&fields);
 
     if doc.has("model_instructions_file") {
-        return Err("`model_instructions_file` is not supported: put the instructions in \
+        return Err(
+            "`model_instructions_file` is not supported: put the instructions in \
                     `developer_instructions`"
-            .to_owned());
+                .to_owned(),
+        );
     }
     let mut draft = Draft {
         name: doc.string(&["name"])?.map(|n| n.trim().to_owned()),
@@ -57,7 +59,14 @@ pub fn parse(
     resolve_provider(doc, &mut draft)?;
     // Codex's own `[tools]` table switches Codex features; only a list is our allow list.
     if !matches!(doc.map().get("tools"), Some(Value::Object(_))) {
-        read_qualified_tool_lists(doc, &mut draft, &["tools"], &["disallowed_tools"], false, ctx)?;
+        read_qualified_tool_lists(
+            doc,
+            &mut draft,
+            &["tools"],
+            &["disallowed_tools"],
+            false,
+            ctx,
+        )?;
     }
     finalize(draft, source, ctx)
 }

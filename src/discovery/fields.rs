@@ -21,7 +21,10 @@ impl<'a> Doc<'a> {
     }
 
     /// The first of `names` the document sets; setting two of them is an error.
-    pub fn find(&self, names: &[&'static str]) -> Result<Option<(&'static str, &'a Value)>, String> {
+    pub fn find(
+        &self,
+        names: &[&'static str],
+    ) -> Result<Option<(&'static str, &'a Value)>, String> {
         let mut found: Option<(&'static str, &'a Value)> = None;
         for &name in names {
             if let Some(value) = self.map.get(name).filter(|v| !v.is_null()) {
@@ -196,9 +199,19 @@ mod tests {
     #[test]
     fn aliases_conflict() {
         let v = json!({"max_turns": 3, "maxTurns": 4});
-        assert!(doc(&v).find(&["max_turns", "maxTurns"]).unwrap_err().contains("both"));
+        assert!(
+            doc(&v)
+                .find(&["max_turns", "maxTurns"])
+                .unwrap_err()
+                .contains("both")
+        );
         let v = json!({"maxTurns": 4, "max_turns": null});
-        assert_eq!(doc(&v).integer(&["max_turns", "maxTurns"], 1..=1000).unwrap(), Some(4));
+        assert_eq!(
+            doc(&v)
+                .integer(&["max_turns", "maxTurns"], 1..=1000)
+                .unwrap(),
+            Some(4)
+        );
     }
 
     #[test]
@@ -225,7 +238,10 @@ mod tests {
             ["Read", "Bash(git diff:*, ls)", "mcp__gh"]
         );
         let d = json!({"tools": "A, B", "l": ["x", 1]});
-        assert_eq!(doc(&d).string_list(&["tools"], true).unwrap().unwrap().1, ["A", "B"]);
+        assert_eq!(
+            doc(&d).string_list(&["tools"], true).unwrap().unwrap().1,
+            ["A", "B"]
+        );
         assert!(doc(&d).string_list(&["tools"], false).is_err());
         assert!(doc(&d).string_list(&["l"], false).is_err());
     }

@@ -326,9 +326,8 @@ fn load_skills(root: &Path, warnings: &mut Vec<Warning>) -> SkillRegistry {
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut caveats = Vec::new();
-        let parsed = source::read_text(&candidate.canonical).and_then(|text| {
-            skills::parse_skill(&text, &folder, rel.clone(), &mut caveats)
-        });
+        let parsed = source::read_text(&candidate.canonical)
+            .and_then(|text| skills::parse_skill(&text, &folder, rel.clone(), &mut caveats));
         let warn = |reason: String, effect: Effect| Warning {
             file: rel.clone(),
             reason,

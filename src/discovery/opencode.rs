@@ -134,7 +134,9 @@ fn model_choice(doc: Doc<'_>, draft: &mut Draft) -> Result<ModelChoice, String> 
         // An explicit `model_provider` says where to send it; the model id is used whole.
         return Ok(named(model));
     }
-    let Some((provider, id)) = model.split_once('/').filter(|(p, id)| !p.is_empty() && !id.is_empty())
+    let Some((provider, id)) = model
+        .split_once('/')
+        .filter(|(p, id)| !p.is_empty() && !id.is_empty())
     else {
         return Err(format!(
             "`{field}` must be `provider/model-id` (for example openai/gpt-5)"
@@ -188,7 +190,13 @@ fn permission_rules(field: &str, value: &Value, ctx: &mut Ctx<'_>) -> Result<Vec
             &single
         }
         Value::Object(map) => map,
-        other => return Err(super::fields::wrong_type(field, "an action or a mapping", other)),
+        other => {
+            return Err(super::fields::wrong_type(
+                field,
+                "an action or a mapping",
+                other,
+            ));
+        }
     };
     let mut rules = Vec::new();
     let mut ignored = Vec::new();
@@ -321,7 +329,10 @@ mod tests {
 
     #[test]
     fn names_come_from_the_path() {
-        assert_eq!(name_from_path(Path::new("team/Reviewer.md")), "team-reviewer");
+        assert_eq!(
+            name_from_path(Path::new("team/Reviewer.md")),
+            "team-reviewer"
+        );
         assert_eq!(name_from_path(Path::new("docs.md")), "docs");
     }
 }

@@ -96,7 +96,13 @@ mod tests {
         ] {
             assert!(is_secret_field(key), "{key}");
         }
-        for key in ["env_key", "max_tokens", "bearer_token_env_var", "tokens", "name"] {
+        for key in [
+            "env_key",
+            "max_tokens",
+            "bearer_token_env_var",
+            "tokens",
+            "name",
+        ] {
             assert!(!is_secret_field(key), "{key}");
         }
     }
@@ -104,8 +110,8 @@ mod tests {
     #[test]
     fn rejection_never_echoes_the_value() {
         let v = json!({"name": "a", "api_key": "sk-live-123"});
-        let err = reject_secret_fields(Doc::new(v.as_object().unwrap()), "", "use env_key")
-            .unwrap_err();
+        let err =
+            reject_secret_fields(Doc::new(v.as_object().unwrap()), "", "use env_key").unwrap_err();
         assert!(err.contains("`api_key`") && err.contains("env_key"));
         assert!(!err.contains("sk-live-123"));
     }

@@ -178,7 +178,13 @@ pub fn parse_server(
         CHILD_STARTUP_TIMEOUT,
         caveats,
     )?;
-    config.call_timeout = timeout(place, doc, &["tool_timeout_sec"], CHILD_CALL_TIMEOUT, caveats)?;
+    config.call_timeout = timeout(
+        place,
+        doc,
+        &["tool_timeout_sec"],
+        CHILD_CALL_TIMEOUT,
+        caveats,
+    )?;
     config.enabled_tools = doc
         .string_list(&["enabled_tools", "enabledTools"], false)
         .map_err(err)?
@@ -230,7 +236,7 @@ fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransp
         Value::String(c) if !c.trim().is_empty() => c.clone(),
         Value::Array(_) => {
             return Err(err(
-                "`command` must be one string; put the arguments in `args`".into()
+                "`command` must be one string; put the arguments in `args`".into(),
             ));
         }
         other => return Err(err(wrong_type("command", "a nonempty string", other))),
@@ -265,7 +271,8 @@ fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransp
                     "`{field}` lists {name:?}, which is not an environment variable name"
                 )));
             }
-            env.entry(name.clone()).or_insert(ValueSource::EnvIfSet(name));
+            env.entry(name.clone())
+                .or_insert(ValueSource::EnvIfSet(name));
         }
     }
     let cwd = doc.string(&["cwd"]).map_err(err)?.map(|cwd| {
@@ -284,8 +291,8 @@ fn parse_http(place: &str, doc: Doc<'_>, raw_url: &str) -> Result<ChildTransport
     let err = |e: String| format!("{place}{e}");
     reject_keys_of_other_transport(place, doc, STDIO_KEYS, "HTTP")?;
     no_placeholders(place, "url", raw_url)?;
-    let url = check_endpoint(raw_url, EndpointUse::ChildServer)
-        .map_err(|e| err(format!("`url` {e}")))?;
+    let url =
+        check_endpoint(raw_url, EndpointUse::ChildServer).map_err(|e| err(format!("`url` {e}")))?;
 
     let mut headers = BTreeMap::new();
     let mut insert = |name: &str, value: ValueSource| -> Result<(), String> {
@@ -397,10 +404,7 @@ fn timeout(
     bound: Duration,
     caveats: &mut Vec<String>,
 ) -> Result<Duration, String> {
-    let Some((name, value)) = doc
-        .number(names)
-        .map_err(|e| format!("{place}{e}"))?
-    else {
+    let Some((name, value)) = doc.number(names).map_err(|e| format!("{place}{e}"))? else {
         return Ok(bound);
     };
     let seconds = if name.ends_with("_ms") {

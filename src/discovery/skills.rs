@@ -24,7 +24,10 @@ impl Skill {
     /// The text preloading adds to a system context (FORMATS.md §5): a heading with the
     /// skill's name and description, then its body.
     pub fn preload_text(&self) -> String {
-        format!("## Skill: {}\n\n{}\n\n{}", self.name, self.description, self.body)
+        format!(
+            "## Skill: {}\n\n{}\n\n{}",
+            self.name, self.description, self.body
+        )
     }
 }
 
@@ -115,14 +118,22 @@ mod tests {
         assert_eq!(skill.name, "cite");
         assert_eq!(skill.body, "Always cite.");
         assert!(caveats.is_empty());
-        assert_eq!(skill.preload_text(), "## Skill: cite\n\nCite sources.\n\nAlways cite.");
+        assert_eq!(
+            skill.preload_text(),
+            "## Skill: cite\n\nCite sources.\n\nAlways cite."
+        );
     }
 
     #[test]
     fn folder_mismatch_is_a_caveat_and_missing_fields_are_errors() {
         let mut caveats = vec![];
-        parse_skill("---\nname: a\ndescription: d\n---\n", "b", "x".into(), &mut caveats)
-            .unwrap();
+        parse_skill(
+            "---\nname: a\ndescription: d\n---\n",
+            "b",
+            "x".into(),
+            &mut caveats,
+        )
+        .unwrap();
         assert_eq!(caveats.len(), 1);
         assert!(parse_skill("---\nname: a\n---\n", "a", "x".into(), &mut vec![]).is_err());
         assert!(parse_skill("---\ndescription: d\n---\n", "a", "x".into(), &mut vec![]).is_err());

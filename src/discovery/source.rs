@@ -358,7 +358,11 @@ mod tests {
 
     #[test]
     fn frontmatter_must_open_and_close() {
-        assert!(split_frontmatter("name: a\n").unwrap_err().contains("no YAML frontmatter"));
+        assert!(
+            split_frontmatter("name: a\n")
+                .unwrap_err()
+                .contains("no YAML frontmatter")
+        );
         assert!(split_frontmatter("\n---\nname: a\n---\n").is_err());
         assert!(
             split_frontmatter("---\nname: a\n# Missing closing ---\n")
@@ -389,7 +393,11 @@ mod tests {
     fn lenient_retry_does_not_hide_other_errors() {
         let err = parse_frontmatter("---\nname: [a\n").unwrap_err();
         assert!(err.contains("line"), "{err}");
-        assert!(parse_frontmatter("---\n- a\n- b\n").unwrap_err().contains("mapping"));
+        assert!(
+            parse_frontmatter("---\n- a\n- b\n")
+                .unwrap_err()
+                .contains("mapping")
+        );
     }
 
     #[test]

@@ -81,7 +81,11 @@ impl Walker<'_> {
             return;
         }
         if !canonical_root.is_dir() {
-            self.warn(root, "is not a directory; not searched".to_owned(), Effect::Skipped);
+            self.warn(
+                root,
+                "is not a directory; not searched".to_owned(),
+                Effect::Skipped,
+            );
             return;
         }
         let mut stack = vec![(canonical_root.clone(), path, 1usize)];

@@ -1,0 +1,43 @@
+//! Fields other than providers: sandbox and isolation, Claude's permission modes and
+//! ignored fields, Codex config keys, OpenCode modes (SPEC §3.1, FORMATS.md).
+
+mod support;
+
+use mcp_agents::definition::{ModelOrigin, ProviderKind, Sandbox, WireApi};
+
+#[test]
+fn field_rules_hold_for_every_format() {
+    let catalog = support::check_fixture("fields");
+    let sandbox = |name: &str| catalog.get(name).unwrap().sandbox;
+    assert_eq!(sandbox("read-only"), Sandbox::ReadOnly);
+    assert_eq!(sandbox("claude-plan"), Sandbox::ReadOnly);
+    assert_eq!(sandbox("codex-read-only"), Sandbox::ReadOnly);
+    assert_eq!(sandbox("claude-accept-edits"), Sandbox::Default);
+    assert_eq!(catalog.get("claude-accept-edits").unwrap().max_turns, 7);
+    let mode_all = catalog.get("mode-all").unwrap();
+    assert_eq!((mode_all.max_turns, mode_all.temperature), (12, Some(0.2)));
+    assert_eq!(
+        catalog.get("prompt-field").unwrap().instructions,
+        "Use the prompt field."
+    );
+}
+
+#[test]
+fn the_server_default_model_fills_in_for_the_parents() {
+    let catalog = support::check_fixture("default-model");
+    for name in [
+        "claude-inherit",
+        "claude-missing",
+        "codex-inherit",
+        "opencode-inherit",
+    ] {
+        let d = catalog.get(name).unwrap();
+        assert_eq!(d.model.id, "claude-sonnet-5-5", "{name}");
+        assert_eq!(d.model.origin, ModelOrigin::ServerDefault, "{name}");
+        assert_eq!(d.provider.kind, ProviderKind::Anthropic, "{name}");
+    }
+    let custom = catalog.get("claude-inherit-custom").unwrap();
+    assert_eq!(custom.provider.kind, ProviderKind::Custom);
+    assert_eq!(custom.provider.wire_api, WireApi::AnthropicMessages);
+    assert_eq!(custom.model.id, "claude-sonnet-5-5");
+}

@@ -1,0 +1,50 @@
+//! Reading files: size limit, UTF-8, frontmatter shape, YAML and TOML errors with their
+//! line and column, the lenient retry for unquoted colons (SPEC §3, FORMATS.md).
+
+mod support;
+
+use mcp_agents::discovery::{Effect, LoadOptions};
+
+#[test]
+fn every_malformed_file_is_one_warning_and_the_rest_loads() {
+    let catalog = support::check_fixture("files");
+    assert_eq!(
+        catalog.get("bom-crlf").unwrap().instructions,
+        "Body with CRLF.",
+        "the body keeps no fence and no trailing whitespace"
+    );
+}
+
+const DEFINITION_HEAD: &str =
+    "---\nname: big\ndescription: Size limit.\nmodel: gpt-5.4\nmodel_provider: openai\n---\n";
+
+fn definition_of_size(size: usize) -> Vec<u8> {
+    let mut text = DEFINITION_HEAD.as_bytes().to_vec();
+    text.resize(size, b'x');
+    text
+}
+
+#[test]
+fn a_file_of_exactly_one_mebibyte_loads() {
+    let ws = support::TempWorkspace::new();
+    ws.write(".agents/agents/big.md", definition_of_size(1024 * 1024));
+    let catalog = ws.load(&LoadOptions::default());
+    assert!(catalog.get("big").is_some(), "{:?}", catalog.warnings());
+    assert!(catalog.warnings().is_empty());
+}
+
+#[test]
+fn one_byte_more_is_rejected_with_its_size() {
+    let ws = support::TempWorkspace::new();
+    ws.write(".agents/agents/big.md", definition_of_size(1024 * 1024 + 1));
+    let catalog = ws.load(&LoadOptions::default());
+    assert!(catalog.get("big").is_none());
+    let warning = &catalog.warnings()[0];
+    assert_eq!(warning.effect, Effect::Rejected);
+    assert_eq!(warning.file, std::path::Path::new(".agents/agents/big.md"));
+    assert!(
+        warning.reason.contains("larger than 1 MiB (1048577 bytes"),
+        "{}",
+        warning.reason
+    );
+}
