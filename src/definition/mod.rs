@@ -308,7 +308,7 @@ impl ChildServerConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum ChildTransport {
     Stdio {
         command: String,
@@ -321,6 +321,40 @@ pub enum ChildTransport {
         url: Url,
         headers: BTreeMap<String, ValueSource>,
     },
+}
+
+impl fmt::Debug for ChildTransport {
+    /// Shows the command, URL host and the names of variables and headers; never argument,
+    /// env or header text, which may carry credentials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChildTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", &format_args!("<{} args>", args.len()))
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .finish(),
+            ChildTransport::Http { url, headers } => f
+                .debug_struct("Http")
+                .field(
+                    "url",
+                    &format_args!(
+                        "{}://{}{}",
+                        url.scheme(),
+                        url.host_str().unwrap_or(""),
+                        url.path()
+                    ),
+                )
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
 }
 
 /// Where a child's env or header value comes from when a run starts.
