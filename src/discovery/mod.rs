@@ -285,6 +285,49 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
     }
 }
 
+/// What one definition's text turned out to be (see [`parse_definition`]).
+#[derive(Debug)]
+pub enum ParseOutcome {
+    /// A valid definition, with the caveats loading would report as warnings.
+    Agent(Box<AgentDefinition>, Vec<String>),
+    /// Valid, but not a subagent (OpenCode `mode: primary` or `disable: true`).
+    NotASubagent(String),
+}
+
+/// Parses one definition's `text` as `format`, exactly as loading does, without reading it
+/// from disk. `rel_path` is where it would live (OpenCode derives names from it); shared
+/// files (`.mcp.json`, `.codex/config.toml`) are looked up in `workspace` when referenced,
+/// and `skills` answers skill lookups. For fuzzing and for tools built on the library.
+pub fn parse_definition(
+    text: &str,
+    format: Format,
+    rel_path: &Path,
+    workspace: &Path,
+    skills: &SkillRegistry,
+    options: &LoadOptions,
+) -> Result<ParseOutcome, String> {
+    let shared = SharedFiles::new(workspace);
+    let mut ctx = Ctx {
+        options,
+        shared: &shared,
+        skills,
+        caveats: Vec::new(),
+    };
+    let source = SourceFile {
+        path: rel_path.to_owned(),
+        format,
+    };
+    let rel_in_root = rel_path
+        .components()
+        .skip(2)
+        .collect::<PathBuf>();
+    let canonical = workspace.join(rel_path);
+    match parse_text(text, format, &canonical, &rel_in_root, source, &mut ctx)? {
+        Parsed::Agent(definition) => Ok(ParseOutcome::Agent(definition, ctx.caveats)),
+        Parsed::NotASubagent(why) => Ok(ParseOutcome::NotASubagent(why)),
+    }
+}
+
 fn format_of(candidate: &Candidate) -> Option<Format> {
     let ext = candidate.canonical.extension().and_then(OsStr::to_str)?;
     Some(match (candidate.precedence, ext) {
@@ -305,12 +348,31 @@ fn parse_candidate(
 ) -> Result<Parsed, String> {
     let text = source::read_text(&candidate.canonical)?;
     let source = SourceFile { path: rel, format };
+    parse_text(
+        &text,
+        format,
+        &candidate.canonical,
+        &candidate.rel_in_root,
+        source,
+        ctx,
+    )
+}
+
+/// Dispatches to the format's parser.
+fn parse_text(
+    text: &str,
+    format: Format,
+    canonical_path: &Path,
+    rel_in_root: &Path,
+    source: SourceFile,
+    ctx: &mut Ctx<'_>,
+) -> Result<Parsed, String> {
     match format {
-        Format::CanonicalMarkdown => canonical::parse_markdown(&text, source, ctx),
-        Format::CanonicalToml => canonical::parse_toml_file(&text, source, ctx),
-        Format::Claude => claude::parse(&text, source, ctx),
-        Format::Codex => codex::parse(&text, &candidate.canonical, source, ctx),
-        Format::OpenCode => opencode::parse(&text, &candidate.rel_in_root, source, ctx),
+        Format::CanonicalMarkdown => canonical::parse_markdown(text, source, ctx),
+        Format::CanonicalToml => canonical::parse_toml_file(text, source, ctx),
+        Format::Claude => claude::parse(text, source, ctx),
+        Format::Codex => codex::parse(text, canonical_path, source, ctx),
+        Format::OpenCode => opencode::parse(text, rel_in_root, source, ctx),
     }
 }
 

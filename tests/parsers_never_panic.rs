@@ -1,0 +1,174 @@
+//! No input makes a parser panic (issue: "no panics on any input"). Random bytes and random
+//! frontmatter built from the fields and values the formats know go through every format's
+//! parser, the skill parser, the frontmatter splitter and the `${VAR}` parser; whatever
+//! they accept must still satisfy the rules.
+
+use std::path::Path;
+
+use mcp_agents::definition::endpoint::is_loopback;
+use mcp_agents::definition::name::check_name;
+use mcp_agents::definition::{Format, MAX_TURNS_RANGE, Template};
+use mcp_agents::discovery::skills::parse_skill;
+use mcp_agents::discovery::source::{parse_frontmatter, parse_toml, split_frontmatter};
+use mcp_agents::discovery::{
+    DefaultModel, LoadOptions, ParseOutcome, SkillRegistry, parse_definition,
+};
+use proptest::prelude::*;
+
+const FORMATS: [(Format, &str); 5] = [
+    (Format::CanonicalMarkdown, ".agents/agents/a.md"),
+    (Format::CanonicalToml, ".agents/agents/a.toml"),
+    (Format::Claude, ".claude/agents/a.md"),
+    (Format::Codex, ".codex/agents/a.toml"),
+    (Format::OpenCode, ".opencode/agents/team/a.md"),
+];
+
+/// Parses `text` in every format and checks what was accepted.
+fn parse_everywhere(text: &str) {
+    let workspace = Path::new("/nonexistent-mcp-agents-fuzz-workspace");
+    let options = LoadOptions {
+        default_model: Some("anthropic/claude-sonnet-5-5".parse::<DefaultModel>().unwrap()),
+        env: Default::default(),
+    };
+    let skills = SkillRegistry::default();
+    for (format, path) in FORMATS {
+        if let Ok(ParseOutcome::Agent(d, _)) =
+            parse_definition(text, format, Path::new(path), workspace, &skills, &options)
+        {
+            assert!(check_name(&d.name).is_ok(), "{format}: accepted name {:?}", d.name);
+            assert!(!d.description.trim().is_empty());
+            assert!(!d.instructions.trim().is_empty());
+            assert!(!d.model.id.is_empty());
+            assert!(MAX_TURNS_RANGE.contains(&d.max_turns));
+            let url = &d.provider.base_url;
+            assert!(
+                url.scheme() == "https"
+                    || (url.scheme() == "http" && url.host().is_some_and(|h| is_loopback(&h))),
+                "{format}: accepted endpoint {url}"
+            );
+        }
+    }
+    let _ = parse_skill(text, "a", "a/SKILL.md".into(), &mut Vec::new());
+    if let Ok(split) = split_frontmatter(text) {
+        let _ = parse_frontmatter(split.yaml);
+    }
+    let _ = parse_toml(text);
+}
+
+const KEYS: &[&str] = &[
+    "name", "description", "model", "model_provider", "modelProvider", "base_url", "env_key",
+    "wire_api", "max_turns", "maxTurns", "steps", "maxSteps", "mcp_servers", "mcpServers",
+    "tools", "disallowedTools", "disallowed_tools", "permission", "permissionMode", "mode",
+    "disable", "skills", "sandbox", "sandbox_mode", "isolation", "hooks", "effort",
+    "reasoning_effort", "temperature", "api_key", "prompt", "instructions",
+    "developer_instructions", "model_providers", "memory", "color",
+];
+
+const YAML_VALUES: &[&str] = &[
+    "a", "research", "\"\"", "Use when: asked", "inherit", "sonnet", "opus", "openai/gpt-5",
+    "kilo/x/y", "anthropic/claude#high", "custom", "openai", "anthropic", "responses", "chat",
+    "https://x.example/v1", "http://localhost:1", "http://10.0.0.1", "OPENAI_API_KEY",
+    "sk-abc", "0", "1", "1000", "1001", "-5", "2.5", "1e308", ".nan", "true", "false", "null",
+    "~", "[]", "{}", "[a, b]", "[Read, mcp__x__y]", "{docs: {command: x}}",
+    "{docs: {url: \"https://d.example/mcp\", headers: {Authorization: \"Bearer ${T}\"}}}",
+    "{docs: {command: x, env: {A: \"${\"}}}", "[github, {x: {type: sse, url: u}}]",
+    "{\"*\": false, x_y: true}", "deny", "{x: ask, bash: {\"*\": deny}}", "primary", "plan",
+    "read-only", "worktree", "&a [*a]", "!!binary aGk=", "|\n  block\n  text", ">\n  folded",
+    "'quoted: colon'", "\"\\u0000\"", "é ü 日本", "\u{202e}rtl", "[[[[x]]]]",
+];
+
+const TOML_VALUES: &[&str] = &[
+    "\"a\"", "\"research\"", "\"\"", "1", "0", "1001", "2.5", "true", "[]", "[\"a\", 1]",
+    "{ command = \"x\" }", "{ url = \"http://10.0.0.1\" }", "\"\"\"multi\nline\"\"\"",
+    "'literal'", "1979-05-27T07:32:00Z", "inf", "nan", "\"sk-abc\"", "\"chat\"",
+];
+
+fn yaml_document() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(
+            (prop::sample::select(KEYS), prop::sample::select(YAML_VALUES)),
+            0..12,
+        ),
+        prop::sample::select(&["", "Body.", "  \n", "---", "# heading\ntext"][..]),
+        any::<bool>(),
+    )
+        .prop_map(|(fields, body, closed)| {
+            let mut doc = String::from("---\n");
+            for (k, v) in fields {
+                doc.push_str(&format!("{k}: {v}\n"));
+            }
+            if closed {
+                doc.push_str("---\n");
+            }
+            doc.push_str(body);
+            doc
+        })
+}
+
+fn toml_document() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        (prop::sample::select(KEYS), prop::sample::select(TOML_VALUES)),
+        0..12,
+    )
+    .prop_map(|fields| {
+        fields
+            .into_iter()
+            .map(|(k, v)| format!("{k} = {v}\n"))
+            .collect::<String>()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        parse_everywhere(&String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn random_text_after_a_fence_never_panics(text in "\\PC{0,256}") {
+        parse_everywhere(&format!("---\n{text}"));
+        parse_everywhere(&format!("---\n{text}\n---\nBody."));
+    }
+
+    #[test]
+    fn random_frontmatter_never_panics(doc in yaml_document()) {
+        parse_everywhere(&doc);
+    }
+
+    #[test]
+    fn random_toml_never_panics(doc in toml_document()) {
+        parse_everywhere(&doc);
+    }
+
+    #[test]
+    fn templates_parse_or_refuse_and_render_what_they_parse(text in "[a-z${}:_1 -]{0,40}") {
+        if let Ok(template) = Template::parse(&text) {
+            // Rendering with every variable set to its own name gives the text back minus
+            // the `${}` wrappers; with none set it names the first variable.
+            let rendered = template.render(|name| Some(name.to_owned())).unwrap();
+            prop_assert!(rendered.len() <= text.len());
+            if let Some(first) = template.vars().next() {
+                let err = template.render(|_| None).unwrap_err();
+                prop_assert!(err.to_string().contains(first));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_generated_valid_definition_is_accepted_so_the_generators_reach_the_checks() {
+    // Guards the property tests above against a generator that can only produce rejects.
+    let doc = "---\nname: a\ndescription: research\nmodel: openai/gpt-5\n---\nBody.";
+    let options = LoadOptions::default();
+    let outcome = parse_definition(
+        doc,
+        Format::OpenCode,
+        Path::new(".opencode/agents/a.md"),
+        Path::new("/nonexistent"),
+        &SkillRegistry::default(),
+        &options,
+    );
+    assert!(matches!(outcome, Ok(ParseOutcome::Agent(..))), "{outcome:?}");
+}
