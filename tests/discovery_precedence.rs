@@ -20,3 +20,30 @@ fn agents_are_listed_in_discovery_order() {
         ["order", "dup", "shared", "toml-agent", "second", "singular"]
     );
 }
+
+#[test]
+fn order_holds_across_many_files() {
+    // Enough files that loading parses them on several threads; the outcome must be the
+    // same as reading them one by one in order.
+    let ws = support::TempWorkspace::new();
+    for i in 0..300 {
+        ws.write(
+            &format!(".agents/agents/f{i:03}.md"),
+            format!(
+                "---\nname: pair-{}\ndescription: d\nmodel: m\nmodel_provider: openai\n---\nfile {i}\n",
+                i / 2
+            ),
+        );
+    }
+    let catalog = ws.load(&mcp_agents::discovery::LoadOptions::default());
+    assert_eq!(catalog.agents().len(), 150);
+    for (n, agent) in catalog.agents().iter().enumerate() {
+        assert_eq!(agent.name, format!("pair-{n}"));
+        assert_eq!(agent.instructions, format!("file {}", n * 2), "the first of each pair wins");
+    }
+    assert_eq!(catalog.warnings().len(), 150);
+    for (n, warning) in catalog.warnings().iter().enumerate() {
+        assert_eq!(warning.file.to_str().unwrap(), format!(".agents/agents/f{:03}.md", n * 2 + 1));
+        assert!(warning.reason.contains(&format!(".agents/agents/f{:03}.md", n * 2)));
+    }
+}

@@ -233,40 +233,36 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
     };
     let candidates = walk(root, AGENT_ROOTS, &is_definition, &mut warnings);
 
+    let parsed = parse_all(root, &candidates, options, &shared, &skills);
+
     let mut agents: Vec<Arc<AgentDefinition>> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
-    for candidate in candidates {
-        let Some(format) = format_of(&candidate) else {
-            continue; // an extension that root does not read (`.toml` under .claude/agents)
-        };
-        let rel = relative(root, &candidate.canonical);
-        let mut ctx = Ctx {
-            options,
-            shared: &shared,
-            skills: &skills,
-            caveats: Vec::new(),
-        };
+    for FileResult {
+        rel,
+        outcome,
+        caveats,
+    } in parsed
+    {
         let warn = |reason: String, effect: Effect| Warning {
             file: rel.clone(),
             reason,
             effect,
         };
-        match parse_candidate(&candidate, format, rel.clone(), &mut ctx) {
+        match outcome {
             Ok(Parsed::Agent(definition)) => {
                 if let Some(&holder) = by_name.get(&definition.name) {
-                    let holder = &agents[holder];
                     warnings.push(warn(
                         format!(
                             "defines the agent `{}`, which {} already defines and which comes \
                              first; this file is ignored",
                             definition.name,
-                            holder.source.path.display()
+                            agents[holder].source.path.display()
                         ),
                         Effect::Shadowed,
                     ));
                     continue;
                 }
-                warnings.extend(ctx.caveats.drain(..).map(|c| warn(c, Effect::Loaded)));
+                warnings.extend(caveats.into_iter().map(|c| warn(c, Effect::Loaded)));
                 by_name.insert(definition.name.clone(), agents.len());
                 agents.push(Arc::from(definition));
             }
@@ -326,6 +322,62 @@ pub fn parse_definition(
         Parsed::Agent(definition) => Ok(ParseOutcome::Agent(definition, ctx.caveats)),
         Parsed::NotASubagent(why) => Ok(ParseOutcome::NotASubagent(why)),
     }
+}
+
+/// One candidate's parse, in discovery order.
+struct FileResult {
+    rel: PathBuf,
+    outcome: Result<Parsed, String>,
+    caveats: Vec<String>,
+}
+
+/// Reads and parses every candidate, on up to four threads (files are independent; only
+/// the name check that follows depends on order). Results keep the candidates' order.
+fn parse_all(
+    root: &Path,
+    candidates: &[Candidate],
+    options: &LoadOptions,
+    shared: &SharedFiles,
+    skills: &SkillRegistry,
+) -> Vec<FileResult> {
+    let parse_chunk = |chunk: &[Candidate]| -> Vec<FileResult> {
+        chunk
+            .iter()
+            .filter_map(|candidate| {
+                // An extension that root does not read (`.toml` under .claude/agents).
+                let format = format_of(candidate)?;
+                let rel = relative(root, &candidate.canonical);
+                let mut ctx = Ctx {
+                    options,
+                    shared,
+                    skills,
+                    caveats: Vec::new(),
+                };
+                let outcome = parse_candidate(candidate, format, rel.clone(), &mut ctx);
+                Some(FileResult {
+                    rel,
+                    outcome,
+                    caveats: ctx.caveats,
+                })
+            })
+            .collect()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if threads == 1 || candidates.len() < 64 {
+        return parse_chunk(candidates);
+    }
+    let chunk_len = candidates.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = candidates
+            .chunks(chunk_len)
+            .map(|chunk| scope.spawn(move || parse_chunk(chunk)))
+            .collect();
+        handles
+            .into_iter()
+            // A parser panic is a bug; re-raise it on this thread rather than hide it.
+            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    })
 }
 
 fn format_of(candidate: &Candidate) -> Option<Format> {
