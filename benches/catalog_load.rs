@@ -84,7 +84,12 @@ fn bench(c: &mut Criterion) {
     let options = LoadOptions::default();
     let catalog = load_catalog(&workspace, &options);
     // 1,000 agents; the Claude files' `: ` descriptions load through the lenient retry.
-    assert_eq!(catalog.agents().len(), 1000, "{:?}", &catalog.warnings()[..3]);
+    assert_eq!(
+        catalog.agents().len(),
+        1000,
+        "{:?}",
+        &catalog.warnings()[..3]
+    );
     assert_eq!(catalog.skills().len(), 20);
     c.bench_function("load_catalog/1000_definitions", |b| {
         b.iter(|| load_catalog(&workspace, &options))

@@ -29,7 +29,10 @@ fn the_example_workspace_has_four_agents_and_no_warnings() {
     assert_eq!(text(&out.stderr), "", "no warnings");
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert!(lines[0].starts_with("NAME") && lines[0].contains("SOURCE"), "{stdout}");
+    assert!(
+        lines[0].starts_with("NAME") && lines[0].contains("SOURCE"),
+        "{stdout}"
+    );
     for (line, (name, file, format)) in lines[1..5].iter().zip([
         ("researcher", ".agents/agents/researcher.md", "canonical-md"),
         ("code-reviewer", ".claude/agents/code-reviewer.md", "claude"),
@@ -39,14 +42,25 @@ fn the_example_workspace_has_four_agents_and_no_warnings() {
         let cells: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(&cells[..3], &[name, file, format], "{line}");
     }
-    assert!(lines[2].contains("claude-sonnet-5-5 (sonnet)"), "the model really used");
+    assert!(
+        lines[2].contains("claude-sonnet-5-5 (sonnet)"),
+        "the model really used"
+    );
     assert_eq!(lines[5], "4 agents, 1 skill, 0 warnings");
 }
 
 #[test]
 fn json_output_is_one_object_with_agents_and_warnings() {
-    let out = mcp_agents(&["check", &support::fixture_path("precedence").display().to_string(), "--json"]);
-    assert_eq!(out.status.code(), Some(0), "shadowed files are not rejections");
+    let out = mcp_agents(&[
+        "check",
+        &support::fixture_path("precedence").display().to_string(),
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "shadowed files are not rejections"
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
     let agents = report["agents"].as_array().unwrap();
     assert_eq!(agents.len(), 6);
@@ -55,7 +69,10 @@ fn json_output_is_one_object_with_agents_and_warnings() {
     let warnings = report["warnings"].as_array().unwrap();
     assert!(!warnings.is_empty());
     for w in warnings {
-        assert!(w["file"].as_str().unwrap().starts_with('.'), "workspace-relative: {w}");
+        assert!(
+            w["file"].as_str().unwrap().starts_with('.'),
+            "workspace-relative: {w}"
+        );
         assert!(w["reason"].is_string());
         assert_eq!(w["effect"], "shadowed");
     }
@@ -72,7 +89,9 @@ fn rejected_definitions_exit_1_with_one_stderr_line_each() {
     for line in stderr.lines() {
         assert!(line.starts_with("warning: ."), "{line}");
     }
-    assert!(stderr.contains("warning: .agents/agents/n65.md: `name`: the name is 65 characters long"));
+    assert!(
+        stderr.contains("warning: .agents/agents/n65.md: `name`: the name is 65 characters long")
+    );
     assert!(text(&out.stdout).contains("files rejected"));
 }
 
@@ -80,7 +99,11 @@ fn rejected_definitions_exit_1_with_one_stderr_line_each() {
 fn default_model_comes_from_the_flag_or_the_environment() {
     let dir = support::fixture_path("default-model").display().to_string();
     let out = mcp_agents(&["check", &dir, "--json"]);
-    assert_eq!(out.status.code(), Some(1), "inherit without a default is rejected");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "inherit without a default is rejected"
+    );
 
     let out = mcp_agents(&["check", &dir, "--json", "--default-model", "openai/gpt-5.4"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -126,7 +149,10 @@ fn a_missing_workspace_is_a_one_line_error_naming_it() {
         let out = mcp_agents(&args);
         assert_eq!(out.status.code(), Some(2));
         let stderr = text(&out.stderr);
-        assert_eq!(stderr, "error: workspace /no/such/workspace does not exist\n");
+        assert_eq!(
+            stderr,
+            "error: workspace /no/such/workspace does not exist\n"
+        );
         assert!(out.stdout.is_empty());
     }
 }
@@ -136,7 +162,10 @@ fn a_file_is_not_a_workspace() {
     let file = format!("{}/Cargo.toml", env!("CARGO_MANIFEST_DIR"));
     let out = mcp_agents(&["check", &file]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(text(&out.stderr), format!("error: workspace {file} is not a directory\n"));
+    assert_eq!(
+        text(&out.stderr),
+        format!("error: workspace {file} is not a directory\n")
+    );
 }
 
 #[test]

@@ -31,7 +31,11 @@ fn a_root_that_links_outside_the_workspace_is_not_searched() {
     assert!(catalog.agents().is_empty());
     let warning = &catalog.warnings()[0];
     assert_eq!(warning.file, std::path::Path::new(".claude/agents"));
-    assert!(warning.reason.contains("outside the workspace"), "{}", warning.reason);
+    assert!(
+        warning.reason.contains("outside the workspace"),
+        "{}",
+        warning.reason
+    );
     assert_eq!(warning.effect, mcp_agents::discovery::Effect::Skipped);
 }
 

@@ -39,11 +39,22 @@ fn order_holds_across_many_files() {
     assert_eq!(catalog.agents().len(), 150);
     for (n, agent) in catalog.agents().iter().enumerate() {
         assert_eq!(agent.name, format!("pair-{n}"));
-        assert_eq!(agent.instructions, format!("file {}", n * 2), "the first of each pair wins");
+        assert_eq!(
+            agent.instructions,
+            format!("file {}", n * 2),
+            "the first of each pair wins"
+        );
     }
     assert_eq!(catalog.warnings().len(), 150);
     for (n, warning) in catalog.warnings().iter().enumerate() {
-        assert_eq!(warning.file.to_str().unwrap(), format!(".agents/agents/f{:03}.md", n * 2 + 1));
-        assert!(warning.reason.contains(&format!(".agents/agents/f{:03}.md", n * 2)));
+        assert_eq!(
+            warning.file.to_str().unwrap(),
+            format!(".agents/agents/f{:03}.md", n * 2 + 1)
+        );
+        assert!(
+            warning
+                .reason
+                .contains(&format!(".agents/agents/f{:03}.md", n * 2))
+        );
     }
 }

@@ -27,7 +27,11 @@ const FORMATS: [(Format, &str); 5] = [
 fn parse_everywhere(text: &str) {
     let workspace = Path::new("/nonexistent-mcp-agents-fuzz-workspace");
     let options = LoadOptions {
-        default_model: Some("anthropic/claude-sonnet-5-5".parse::<DefaultModel>().unwrap()),
+        default_model: Some(
+            "anthropic/claude-sonnet-5-5"
+                .parse::<DefaultModel>()
+                .unwrap(),
+        ),
         env: Default::default(),
     };
     let skills = SkillRegistry::default();
@@ -35,7 +39,11 @@ fn parse_everywhere(text: &str) {
         if let Ok(ParseOutcome::Agent(d, _)) =
             parse_definition(text, format, Path::new(path), workspace, &skills, &options)
         {
-            assert!(check_name(&d.name).is_ok(), "{format}: accepted name {:?}", d.name);
+            assert!(
+                check_name(&d.name).is_ok(),
+                "{format}: accepted name {:?}",
+                d.name
+            );
             assert!(!d.description.trim().is_empty());
             assert!(!d.instructions.trim().is_empty());
             assert!(!d.model.id.is_empty());
@@ -56,37 +64,132 @@ fn parse_everywhere(text: &str) {
 }
 
 const KEYS: &[&str] = &[
-    "name", "description", "model", "model_provider", "modelProvider", "base_url", "env_key",
-    "wire_api", "max_turns", "maxTurns", "steps", "maxSteps", "mcp_servers", "mcpServers",
-    "tools", "disallowedTools", "disallowed_tools", "permission", "permissionMode", "mode",
-    "disable", "skills", "sandbox", "sandbox_mode", "isolation", "hooks", "effort",
-    "reasoning_effort", "temperature", "api_key", "prompt", "instructions",
-    "developer_instructions", "model_providers", "memory", "color",
+    "name",
+    "description",
+    "model",
+    "model_provider",
+    "modelProvider",
+    "base_url",
+    "env_key",
+    "wire_api",
+    "max_turns",
+    "maxTurns",
+    "steps",
+    "maxSteps",
+    "mcp_servers",
+    "mcpServers",
+    "tools",
+    "disallowedTools",
+    "disallowed_tools",
+    "permission",
+    "permissionMode",
+    "mode",
+    "disable",
+    "skills",
+    "sandbox",
+    "sandbox_mode",
+    "isolation",
+    "hooks",
+    "effort",
+    "reasoning_effort",
+    "temperature",
+    "api_key",
+    "prompt",
+    "instructions",
+    "developer_instructions",
+    "model_providers",
+    "memory",
+    "color",
 ];
 
 const YAML_VALUES: &[&str] = &[
-    "a", "research", "\"\"", "Use when: asked", "inherit", "sonnet", "opus", "openai/gpt-5",
-    "kilo/x/y", "anthropic/claude#high", "custom", "openai", "anthropic", "responses", "chat",
-    "https://x.example/v1", "http://localhost:1", "http://10.0.0.1", "OPENAI_API_KEY",
-    "sk-abc", "0", "1", "1000", "1001", "-5", "2.5", "1e308", ".nan", "true", "false", "null",
-    "~", "[]", "{}", "[a, b]", "[Read, mcp__x__y]", "{docs: {command: x}}",
+    "a",
+    "research",
+    "\"\"",
+    "Use when: asked",
+    "inherit",
+    "sonnet",
+    "opus",
+    "openai/gpt-5",
+    "kilo/x/y",
+    "anthropic/claude#high",
+    "custom",
+    "openai",
+    "anthropic",
+    "responses",
+    "chat",
+    "https://x.example/v1",
+    "http://localhost:1",
+    "http://10.0.0.1",
+    "OPENAI_API_KEY",
+    "sk-abc",
+    "0",
+    "1",
+    "1000",
+    "1001",
+    "-5",
+    "2.5",
+    "1e308",
+    ".nan",
+    "true",
+    "false",
+    "null",
+    "~",
+    "[]",
+    "{}",
+    "[a, b]",
+    "[Read, mcp__x__y]",
+    "{docs: {command: x}}",
     "{docs: {url: \"https://d.example/mcp\", headers: {Authorization: \"Bearer ${T}\"}}}",
-    "{docs: {command: x, env: {A: \"${\"}}}", "[github, {x: {type: sse, url: u}}]",
-    "{\"*\": false, x_y: true}", "deny", "{x: ask, bash: {\"*\": deny}}", "primary", "plan",
-    "read-only", "worktree", "&a [*a]", "!!binary aGk=", "|\n  block\n  text", ">\n  folded",
-    "'quoted: colon'", "\"\\u0000\"", "é ü 日本", "\u{202e}rtl", "[[[[x]]]]",
+    "{docs: {command: x, env: {A: \"${\"}}}",
+    "[github, {x: {type: sse, url: u}}]",
+    "{\"*\": false, x_y: true}",
+    "deny",
+    "{x: ask, bash: {\"*\": deny}}",
+    "primary",
+    "plan",
+    "read-only",
+    "worktree",
+    "&a [*a]",
+    "!!binary aGk=",
+    "|\n  block\n  text",
+    ">\n  folded",
+    "'quoted: colon'",
+    "\"\\u0000\"",
+    "é ü 日本",
+    "\u{202e}rtl",
+    "[[[[x]]]]",
 ];
 
 const TOML_VALUES: &[&str] = &[
-    "\"a\"", "\"research\"", "\"\"", "1", "0", "1001", "2.5", "true", "[]", "[\"a\", 1]",
-    "{ command = \"x\" }", "{ url = \"http://10.0.0.1\" }", "\"\"\"multi\nline\"\"\"",
-    "'literal'", "1979-05-27T07:32:00Z", "inf", "nan", "\"sk-abc\"", "\"chat\"",
+    "\"a\"",
+    "\"research\"",
+    "\"\"",
+    "1",
+    "0",
+    "1001",
+    "2.5",
+    "true",
+    "[]",
+    "[\"a\", 1]",
+    "{ command = \"x\" }",
+    "{ url = \"http://10.0.0.1\" }",
+    "\"\"\"multi\nline\"\"\"",
+    "'literal'",
+    "1979-05-27T07:32:00Z",
+    "inf",
+    "nan",
+    "\"sk-abc\"",
+    "\"chat\"",
 ];
 
 fn yaml_document() -> impl Strategy<Value = String> {
     (
         prop::collection::vec(
-            (prop::sample::select(KEYS), prop::sample::select(YAML_VALUES)),
+            (
+                prop::sample::select(KEYS),
+                prop::sample::select(YAML_VALUES),
+            ),
             0..12,
         ),
         prop::sample::select(&["", "Body.", "  \n", "---", "# heading\ntext"][..]),
@@ -107,7 +210,10 @@ fn yaml_document() -> impl Strategy<Value = String> {
 
 fn toml_document() -> impl Strategy<Value = String> {
     prop::collection::vec(
-        (prop::sample::select(KEYS), prop::sample::select(TOML_VALUES)),
+        (
+            prop::sample::select(KEYS),
+            prop::sample::select(TOML_VALUES),
+        ),
         0..12,
     )
     .prop_map(|fields| {
@@ -170,5 +276,8 @@ fn a_generated_valid_definition_is_accepted_so_the_generators_reach_the_checks()
         &SkillRegistry::default(),
         &options,
     );
-    assert!(matches!(outcome, Ok(ParseOutcome::Agent(..))), "{outcome:?}");
+    assert!(
+        matches!(outcome, Ok(ParseOutcome::Agent(..))),
+        "{outcome:?}"
+    );
 }

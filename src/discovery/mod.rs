@@ -313,10 +313,7 @@ pub fn parse_definition(
         path: rel_path.to_owned(),
         format,
     };
-    let rel_in_root = rel_path
-        .components()
-        .skip(2)
-        .collect::<PathBuf>();
+    let rel_in_root = rel_path.components().skip(2).collect::<PathBuf>();
     let canonical = workspace.join(rel_path);
     match parse_text(text, format, &canonical, &rel_in_root, source, &mut ctx)? {
         Parsed::Agent(definition) => Ok(ParseOutcome::Agent(definition, ctx.caveats)),
@@ -375,7 +372,10 @@ fn parse_all(
         handles
             .into_iter()
             // A parser panic is a bug; re-raise it on this thread rather than hide it.
-            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     })
 }
