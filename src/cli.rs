@@ -104,6 +104,13 @@ pub fn run(cli: Cli) -> ExitCode {
             for warning in catalog.warnings() {
                 tracing::warn!("{warning}");
             }
+            if catalog.agents().is_empty() {
+                tracing::warn!(
+                    "no agent definitions found in {} (looked in {}); no tools are offered",
+                    catalog.workspace().display(),
+                    Catalog::agent_roots().collect::<Vec<_>>().join(", ")
+                );
+            }
             eprintln!(
                 "error: serving MCP is not implemented in this build yet; use `mcp-agents \
                  check {}` to inspect the catalog",

@@ -216,3 +216,26 @@ fn version_prints_the_crate_version() {
         format!("mcp-agents {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[test]
+fn the_server_command_logs_each_warning_in_the_same_form() {
+    let dir = support::fixture_path("precedence").display().to_string();
+    let out = mcp_agents(&[&dir]);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "warning: .claude/agents/shared.md: defines the agent `shared`, which \
+             .agents/agents/shared.md already defines"
+        ),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "stdout belongs to the MCP transport");
+
+    let empty = support::TempWorkspace::new();
+    let out = mcp_agents(&[&empty.path().display().to_string()]);
+    assert!(
+        text(&out.stderr).contains("warning: no agent definitions found in"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -96,4 +96,13 @@ fn opencode_rules_keep_their_order_and_ask_denies() {
         ]
     );
     assert!(offered("deny-all", WRITE).is_empty());
+    assert_eq!(
+        offered("canonical-lists", WRITE),
+        [
+            "docs__search",
+            "docs__read",
+            "docs__write",
+            "tracker__search"
+        ]
+    );
 }

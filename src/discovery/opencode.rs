@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::build::{
     CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, read_common,
+    read_qualified_tool_lists,
 };
 use super::fields::Doc;
 use super::source::{parse_frontmatter, split_frontmatter};
@@ -92,13 +93,33 @@ pub fn parse(
     draft.model = model_choice(doc, &mut draft)?;
 
     let mut rules = Vec::new();
-    if let Some((field, tools)) = doc.table(&["tools"])? {
-        rules.extend(tool_rules(field, tools.map())?);
+    let mut tools_list = false;
+    match doc.find(&["tools"])? {
+        Some((field, Value::Object(tools))) => rules.extend(tool_rules(field, tools)?),
+        // A list is the canonical allow list (an extension every format accepts).
+        Some((_, Value::Array(_))) => tools_list = true,
+        Some((field, other)) => {
+            return Err(super::fields::wrong_type(
+                field,
+                "a mapping of switches",
+                other,
+            ));
+        }
+        None => {}
     }
     if let Some((field, permission)) = doc.find(&["permission"])? {
         rules.extend(permission_rules(field, permission, ctx)?);
     }
     draft.tools = ordered_rules_to_filter(&rules);
+    let allow: &[&str] = if tools_list { &["tools"] } else { &[] };
+    read_qualified_tool_lists(
+        doc,
+        &mut draft,
+        allow,
+        &["disallowed_tools", "disallowedTools"],
+        false,
+        ctx,
+    )?;
     finalize(draft, source, ctx)
 }
 
