@@ -48,3 +48,54 @@ fn one_byte_more_is_rejected_with_its_size() {
         warning.reason
     );
 }
+
+#[test]
+fn deeply_nested_documents_are_refused_without_a_crash() {
+    let ws = support::TempWorkspace::new();
+    let deep = 100_000;
+    ws.write(
+        ".codex/agents/arrays.toml",
+        format!("a = {}{}\n", "[".repeat(deep), "]".repeat(deep)),
+    );
+    ws.write(
+        ".codex/agents/tables.toml",
+        format!("a = {}1{}\n", "{b = ".repeat(deep), "}".repeat(deep)),
+    );
+    ws.write(
+        ".claude/agents/flow.md",
+        format!(
+            "---\na: {}1{}\n---\nBody.\n",
+            "{b: ".repeat(deep),
+            "}".repeat(deep)
+        ),
+    );
+    ws.write(
+        ".mcp.json",
+        format!(
+            "{{\"mcpServers\": {}{}}}",
+            "[".repeat(deep),
+            "]".repeat(deep)
+        ),
+    );
+    ws.write(
+        ".claude/agents/uses-mcp-json.md",
+        "---\nname: uses\ndescription: d\nmodel: sonnet\nmcpServers: [x]\n---\nBody.\n",
+    );
+    let catalog = ws.load(&LoadOptions::default());
+    assert!(catalog.agents().is_empty());
+    let reasons: Vec<&str> = catalog
+        .warnings()
+        .iter()
+        .map(|w| w.reason.as_str())
+        .collect();
+    assert_eq!(reasons.len(), 4, "{reasons:?}");
+    assert!(reasons.iter().all(|r| r.contains("recursion")
+        || r.contains("brackets nest more than 256")
+        || r.contains(".mcp.json")));
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains(".mcp.json is invalid JSON")),
+        "{reasons:?}"
+    );
+}

@@ -381,7 +381,10 @@ fn provider_config(
             ));
         }
     }
-    let (default_url, default_key, default_wire) = defaults.unzip3();
+    let (default_url, default_key, default_wire) = match defaults {
+        Some((url, key, wire)) => (Some(url), Some(key), Some(wire)),
+        None => (None, None, None),
+    };
     let base_url = base_url.as_deref().or(default_url).unwrap_or_default();
     let base_url = check_endpoint(base_url, EndpointUse::ProviderBaseUrl)
         .map_err(|e| format!("`base_url` {e}"))?;
@@ -416,18 +419,4 @@ fn provider_config(
         env_key,
         wire_api,
     })
-}
-
-/// `Option<(A, B, C)>` → `(Option<A>, Option<B>, Option<C>)`.
-trait Unzip3<A, B, C> {
-    fn unzip3(self) -> (Option<A>, Option<B>, Option<C>);
-}
-
-impl<A, B, C> Unzip3<A, B, C> for Option<(A, B, C)> {
-    fn unzip3(self) -> (Option<A>, Option<B>, Option<C>) {
-        match self {
-            Some((a, b, c)) => (Some(a), Some(b), Some(c)),
-            None => (None, None, None),
-        }
-    }
 }

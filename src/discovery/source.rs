@@ -127,9 +127,22 @@ pub struct Frontmatter {
     pub lenient_note: Option<String>,
 }
 
+/// Deepest bracket nesting handed to the YAML parser. The parser refuses more than 128
+/// levels, but only after scanning the whole document, in time quadratic in the depth
+/// (40,000 levels take six seconds); counting brackets first bounds that. Brackets inside
+/// quoted text count too, so the limit sits well above the parser's own.
+pub const MAX_BRACKET_DEPTH: usize = 256;
+
 /// Parses frontmatter YAML (as returned in [`Split::yaml`]) into an object. An empty
 /// frontmatter is an empty object.
 pub fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, String> {
+    if let Some(offset) = bracket_depth_exceeded(yaml, MAX_BRACKET_DEPTH) {
+        let (line, column) = line_column(yaml, offset);
+        return Err(format!(
+            "invalid YAML at line {line}, column {column}: brackets nest more than \
+             {MAX_BRACKET_DEPTH} levels deep"
+        ));
+    }
     match parse_yaml_object(yaml) {
         Ok(fields) => Ok(Frontmatter {
             fields,
@@ -152,6 +165,24 @@ pub fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, String> {
         }
         Err(YamlFailure::Shape(message)) => Err(message),
     }
+}
+
+/// The byte offset where `[`/`{` nesting first exceeds `limit`, if it does.
+fn bracket_depth_exceeded(text: &str, limit: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (offset, byte) in text.bytes().enumerate() {
+        match byte {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(offset);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 enum YamlFailure {
@@ -417,6 +448,24 @@ mod tests {
         // 9^10 nodes if expanded: the parser's repetition limit must refuse it instead.
         let err = parse_frontmatter(&yaml).unwrap_err();
         assert!(err.contains("invalid YAML"), "{err}");
+    }
+
+    #[test]
+    fn deep_brackets_are_refused_before_the_parser_scans_them() {
+        let deep = format!(
+            "---\na: {}1{}\n",
+            "{b: ".repeat(100_000),
+            "}".repeat(100_000)
+        );
+        let err = parse_frontmatter(&deep).unwrap_err();
+        assert!(
+            err.contains("line 2, column 1028: brackets nest more than 256"),
+            "{err}"
+        );
+        let fine = format!("---\na: {}1{}\n", "[".repeat(100), "]".repeat(100));
+        assert!(parse_frontmatter(&fine).is_ok());
+        let balanced_many = format!("---\na: \"{}\"\n", "[]".repeat(10_000));
+        assert!(parse_frontmatter(&balanced_many).is_ok());
     }
 
     #[test]
