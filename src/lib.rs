@@ -8,9 +8,17 @@
 //! | [`cli`] | the command line, shared by the `mcp-agents` and `modelcontextprotocol` binaries |
 //! | [`check`] | the `check` command's table and JSON report |
 //! | [`logging`] | stderr logging in the `warning: <file>: <reason>` style |
+//! | [`error`] | the error codes of SPEC §11 |
+//! | [`providers`] | the OpenAI Responses and Anthropic Messages wire clients |
+//! | [`mock`] | loopback model endpoints for tests and the offline demo |
+//! | [`sessions`] | the model loop of one run, and activity |
 
 pub mod check;
 pub mod cli;
 pub mod definition;
 pub mod discovery;
+pub mod error;
 pub mod logging;
+pub mod mock;
+pub mod providers;
+pub mod sessions;

@@ -19,6 +19,8 @@
 
 #![allow(dead_code)]
 
+pub mod run_kit;
+
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,468 @@
+//! Loopback model endpoints for tests and the offline demo: one HTTP server that speaks
+//! the OpenAI Responses (`POST …/responses`) and Anthropic Messages (`POST /v1/messages`)
+//! wire formats, checks every request the way the real APIs do, and answers from a script.
+//!
+//! A [`MockProvider`] holds a queue of [`Step`]s. A valid request takes the next step: a
+//! scripted reply rendered in the request's wire format, a raw answer (any status, headers
+//! and body), a delay, a hang, or a connection dropped mid-body. An invalid request is
+//! answered with the error the real API gives, in its shape, and takes no step. Every request
+//! is recorded for assertions.
+//!
+//! What is checked (see `responses.rs` and `messages.rs`): the key header, required fields,
+//! `store: false` and no server item ids (Responses), tool call / result pairing in both
+//! directions, reasoning and thinking items echoed exactly as issued, tool definitions, and
+//! an optional context-window size.
+
+mod messages;
+mod responses;
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use serde_json::Value;
+
+/// Which wire format a request used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MockWire {
+    Responses,
+    Messages,
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// A successful reply, rendered in the request's wire format.
+    Reply(ScriptedReply),
+    /// Exactly this status, headers and body.
+    Raw {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// Waits, then takes the inner step.
+    Delay(Duration, Box<Step>),
+    /// Never answers.
+    Hang,
+    /// Sends the status line and part of a body, then drops the connection.
+    Drop,
+}
+
+/// A reply's content; ids, signatures and encrypted reasoning are made up by the mock.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedReply {
+    pub text: Option<String>,
+    pub tool_calls: Vec<(String, Value)>,
+    /// Adds a reasoning item (Responses, with `encrypted_content`) or a thinking block
+    /// (Messages, with a `signature`) that later requests must echo unchanged.
+    pub reasoning: bool,
+    /// Messages `stop_reason` to report instead of the natural one (`pause_turn`,
+    /// `max_tokens`, `model_context_window_exceeded`, `refusal`).
+    pub stop_reason: Option<String>,
+    pub usage: (u64, u64),
+}
+
+impl Step {
+    /// A final text answer.
+    pub fn text(text: &str) -> Step {
+        Step::Reply(ScriptedReply {
+            text: Some(text.to_owned()),
+            usage: (100, 20),
+            ..ScriptedReply::default()
+        })
+    }
+
+    /// One tool call.
+    pub fn tool_call(name: &str, arguments: Value) -> Step {
+        Step::tool_calls(vec![(name, arguments)])
+    }
+
+    /// Several tool calls in one reply (parallel calls).
+    pub fn tool_calls(calls: Vec<(&str, Value)>) -> Step {
+        Step::Reply(ScriptedReply {
+            tool_calls: calls.into_iter().map(|(n, a)| (n.to_owned(), a)).collect(),
+            usage: (100, 20),
+            ..ScriptedReply::default()
+        })
+    }
+
+    /// Adds reasoning (or thinking) to a reply.
+    pub fn with_reasoning(self) -> Step {
+        match self {
+            Step::Reply(mut r) => {
+                r.reasoning = true;
+                Step::Reply(r)
+            }
+            other => other,
+        }
+    }
+
+    /// Overrides the Messages stop reason of a reply.
+    pub fn with_stop_reason(self, stop: &str) -> Step {
+        match self {
+            Step::Reply(mut r) => {
+                r.stop_reason = Some(stop.to_owned());
+                Step::Reply(r)
+            }
+            other => other,
+        }
+    }
+
+    /// Any JSON answer.
+    pub fn json(status: u16, body: Value) -> Step {
+        Step::Raw {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.to_string(),
+        }
+    }
+
+    /// An OpenAI-shaped error: `{"error": {"message", "type", "param", "code"}}`.
+    pub fn openai_error(status: u16, kind: &str, code: Option<&str>, message: &str) -> Step {
+        Step::json(
+            status,
+            serde_json::json!({"error": {"message": message, "type": kind, "param": null,
+                                         "code": code}}),
+        )
+    }
+
+    /// An Anthropic-shaped error: `{"type": "error", "error": {"type", "message"}}`.
+    pub fn anthropic_error(status: u16, kind: &str, message: &str) -> Step {
+        Step::json(
+            status,
+            serde_json::json!({"type": "error", "error": {"type": kind, "message": message},
+                               "request_id": "req_mock"}),
+        )
+    }
+
+    /// Adds a response header to a raw step.
+    pub fn with_header(self, name: &str, value: &str) -> Step {
+        match self {
+            Step::Raw {
+                status,
+                mut headers,
+                body,
+            } => {
+                headers.push((name.to_owned(), value.to_owned()));
+                Step::Raw {
+                    status,
+                    headers,
+                    body,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Waits `delay` before answering.
+    pub fn delayed(self, delay: Duration) -> Step {
+        Step::Delay(delay, Box::new(self))
+    }
+}
+
+/// A request the mock received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub wire: MockWire,
+    pub headers: HeaderMap,
+    pub body: Value,
+    /// The status the mock answered with (after validation; before the script's delay).
+    pub outcome: RecordedOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordedOutcome {
+    /// The request was valid and took a step from the script.
+    Scripted,
+    /// The request was refused with this status and message.
+    Refused(u16, String),
+}
+
+/// What the mock issued and expects to see again, exactly.
+#[derive(Debug, Default)]
+struct Issued {
+    /// Responses reasoning items (without id), by `encrypted_content`.
+    reasoning: HashMap<String, Value>,
+    /// The `encrypted_content` of the reasoning issued with each function call.
+    call_reasoning: HashMap<String, String>,
+    /// Messages thinking text, by signature.
+    thinking: HashMap<String, String>,
+}
+
+#[derive(Debug, Default)]
+struct MockState {
+    script: VecDeque<Step>,
+    requests: Vec<Recorded>,
+    key: String,
+    issued: Issued,
+    /// Serialized input larger than this is a context-window overflow.
+    context_limit: Option<usize>,
+    counter: u64,
+}
+
+impl MockState {
+    fn next_id(&mut self) -> u64 {
+        self.counter += 1;
+        self.counter
+    }
+}
+
+/// A running mock endpoint on `127.0.0.1`. Dropping it stops the server.
+pub struct MockProvider {
+    addr: SocketAddr,
+    state: Arc<Mutex<MockState>>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl MockProvider {
+    /// Starts a mock that accepts only `key`.
+    pub async fn start(key: &str) -> std::io::Result<MockProvider> {
+        let state = Arc::new(Mutex::new(MockState {
+            key: key.to_owned(),
+            ..MockState::default()
+        }));
+        let app = Router::new()
+            .route("/v1/responses", post(responses_route))
+            .route("/responses", post(responses_route))
+            .route("/v1/messages", post(messages_route))
+            .with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(MockProvider {
+            addr,
+            state,
+            server,
+        })
+    }
+
+    /// The `base_url` for a Responses definition (`…/v1`).
+    pub fn responses_base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The `base_url` for a Messages definition.
+    pub fn messages_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Appends steps to the script.
+    pub fn push(&self, steps: impl IntoIterator<Item = Step>) {
+        self.lock().script.extend(steps);
+    }
+
+    /// Steps not yet taken.
+    pub fn remaining(&self) -> usize {
+        self.lock().script.len()
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.lock().requests.clone()
+    }
+
+    /// Requests larger than `chars` (serialized input) overflow the context window.
+    pub fn set_context_limit(&self, chars: usize) {
+        self.lock().context_limit = Some(chars);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, MockState> {
+        lock(&self.state)
+    }
+}
+
+impl Drop for MockProvider {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// The state lock; a panic while holding it (a bug in the mock) must not hide later
+/// requests, so poisoning is ignored.
+fn lock(state: &Mutex<MockState>) -> MutexGuard<'_, MockState> {
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+type Shared = Arc<Mutex<MockState>>;
+
+async fn responses_route(State(state): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(state, MockWire::Responses, headers, body).await
+}
+
+async fn messages_route(State(state): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(state, MockWire::Messages, headers, body).await
+}
+
+/// A refusal in the wire's error shape.
+struct Refusal {
+    status: u16,
+    body: Value,
+}
+
+async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) -> Response {
+    let step = {
+        let mut guard = lock(&state);
+        let st = &mut *guard;
+        let parsed: Result<Value, Refusal> = serde_json::from_slice(&body).map_err(|e| {
+            refusal(
+                wire,
+                400,
+                "invalid_request_error",
+                None,
+                &format!("invalid JSON body: {e}"),
+            )
+        });
+        let checked = parsed.and_then(|body| {
+            let result = match wire {
+                MockWire::Responses => responses::validate(st, &headers, &body),
+                MockWire::Messages => messages::validate(st, &headers, &body),
+            };
+            result.map(|()| body)
+        });
+        match checked {
+            Ok(body) => {
+                let next = st.script.pop_front().unwrap_or(Step::Raw {
+                    status: 500,
+                    headers: vec![],
+                    body: r#"{"error": {"message": "mock: script exhausted", "type": "server_error", "param": null, "code": null}}"#.to_owned(),
+                });
+                let rendered = render_step(st, wire, &body, next);
+                st.requests.push(Recorded {
+                    wire,
+                    headers,
+                    body,
+                    outcome: RecordedOutcome::Scripted,
+                });
+                rendered
+            }
+            Err(refusal) => {
+                let message = refusal
+                    .body
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                st.requests.push(Recorded {
+                    wire,
+                    headers,
+                    body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+                    outcome: RecordedOutcome::Refused(refusal.status, message),
+                });
+                Rendered::Now(json_response(refusal.status, &[], refusal.body.to_string()))
+            }
+        }
+    };
+    step.run().await
+}
+
+/// A step turned into something to send, once the lock is released.
+enum Rendered {
+    Now(Response),
+    Later(Duration, Box<Rendered>),
+    Hang,
+    Drop,
+}
+
+impl Rendered {
+    async fn run(self) -> Response {
+        let mut next = self;
+        loop {
+            match next {
+                Rendered::Now(response) => return response,
+                Rendered::Later(delay, inner) => {
+                    tokio::time::sleep(delay).await;
+                    next = *inner;
+                }
+                Rendered::Hang => std::future::pending::<()>().await,
+                Rendered::Drop => {
+                    let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+                        Ok(Bytes::from_static(
+                            b"{\"id\": \"resp_partial\", \"output\": [",
+                        )),
+                        Err(std::io::Error::new(
+                            std::io::ErrorKind::ConnectionReset,
+                            "mock: dropped",
+                        )),
+                    ];
+                    let mut response =
+                        Response::new(Body::from_stream(futures_util::stream::iter(chunks)));
+                    response.headers_mut().insert(
+                        "content-type",
+                        "application/json".parse().expect("static header"),
+                    );
+                    return response;
+                }
+            }
+        }
+    }
+}
+
+fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) -> Rendered {
+    match step {
+        Step::Reply(reply) => {
+            let body = match wire {
+                MockWire::Responses => responses::render(st, request, &reply),
+                MockWire::Messages => messages::render(st, request, &reply),
+            };
+            Rendered::Now(json_response(200, &[], body.to_string()))
+        }
+        Step::Raw {
+            status,
+            headers,
+            body,
+        } => Rendered::Now(json_response(status, &headers, body)),
+        Step::Delay(delay, inner) => {
+            Rendered::Later(delay, Box::new(render_step(st, wire, request, *inner)))
+        }
+        Step::Hang => Rendered::Hang,
+        Step::Drop => Rendered::Drop,
+    }
+}
+
+fn json_response(status: u16, headers: &[(String, String)], body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let map = response.headers_mut();
+    map.insert(
+        "content-type",
+        "application/json".parse().expect("static header"),
+    );
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (
+            axum::http::HeaderName::from_bytes(name.as_bytes()),
+            axum::http::HeaderValue::from_str(value),
+        ) {
+            map.insert(name, value);
+        }
+    }
+    response
+}
+
+/// An error body in the wire's shape.
+fn refusal(wire: MockWire, status: u16, kind: &str, param: Option<&str>, message: &str) -> Refusal {
+    let body = match wire {
+        MockWire::Responses => serde_json::json!({
+            "error": {"message": message, "type": kind, "param": param, "code": null}
+        }),
+        MockWire::Messages => serde_json::json!({
+            "type": "error", "error": {"type": kind, "message": message}, "request_id": "req_mock"
+        }),
+    };
+    Refusal { status, body }
+}

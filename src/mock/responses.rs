@@ -1,0 +1,270 @@
+//! The Responses side of the mock: validation as the real API does it, and rendering.
+
+use std::collections::HashSet;
+
+use axum::http::HeaderMap;
+use serde_json::{Value, json};
+
+use super::{MockState, MockWire, Refusal, ScriptedReply, refusal};
+
+fn bad(message: &str) -> Refusal {
+    refusal(
+        MockWire::Responses,
+        400,
+        "invalid_request_error",
+        Some("input"),
+        message,
+    )
+}
+
+pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Result<(), Refusal> {
+    let auth = headers.get("authorization").and_then(|v| v.to_str().ok());
+    if auth != Some(format!("Bearer {}", st.key).as_str()) {
+        let mut r = refusal(
+            MockWire::Responses,
+            401,
+            "invalid_request_error",
+            None,
+            "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
+        );
+        r.body["error"]["code"] = json!("invalid_api_key");
+        return Err(r);
+    }
+    if body["model"].as_str().is_none_or(str::is_empty) {
+        return Err(bad("Missing required parameter: 'model'."));
+    }
+    if body["store"] != json!(false) {
+        return Err(bad(
+            "mock: this endpoint serves stateless clients only; send store: false",
+        ));
+    }
+    let includes_reasoning = body["include"]
+        .as_array()
+        .is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
+    if !includes_reasoning {
+        return Err(bad(
+            "mock: reasoning items cannot round-trip without include: [\"reasoning.encrypted_content\"] when store is false",
+        ));
+    }
+    if let Some(max) = body.get("max_output_tokens").filter(|v| !v.is_null())
+        && max.as_u64().is_none_or(|m| m < 16)
+    {
+        return Err(bad(
+            "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16.",
+        ));
+    }
+    validate_tools(body)?;
+    let input = match &body["input"] {
+        Value::String(_) => return Ok(()),
+        Value::Array(items) => items,
+        _ => return Err(bad("Missing required parameter: 'input'.")),
+    };
+    validate_items(st, input)?;
+    if let Some(limit) = st.context_limit {
+        let size = body["input"].to_string().len() + body["instructions"].to_string().len();
+        if size > limit {
+            let mut r = bad(
+                "Your input exceeds the context window of this model. Please adjust your input and try again.",
+            );
+            r.body["error"]["code"] = json!("context_length_exceeded");
+            return Err(r);
+        }
+    }
+    Ok(())
+}
+
+fn validate_tools(body: &Value) -> Result<(), Refusal> {
+    let Some(tools) = body.get("tools").filter(|t| !t.is_null()) else {
+        return Ok(());
+    };
+    let Some(tools) = tools.as_array() else {
+        return Err(bad("Invalid type for 'tools': expected an array."));
+    };
+    for (i, tool) in tools.iter().enumerate() {
+        if tool["type"] != "function" {
+            return Err(bad(&format!("Invalid value for 'tools[{i}].type'.")));
+        }
+        let name = tool["name"].as_str().unwrap_or("");
+        let name_ok = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !name_ok {
+            return Err(bad(&format!(
+                "Invalid 'tools[{i}].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+            )));
+        }
+        if !tool["parameters"].is_object() {
+            return Err(bad(&format!(
+                "Missing required parameter: 'tools[{i}].parameters'."
+            )));
+        }
+        match tool["strict"] {
+            Value::Bool(true) => {
+                let params = &tool["parameters"];
+                let properties: Vec<&String> = params["properties"]
+                    .as_object()
+                    .map(|p| p.keys().collect())
+                    .unwrap_or_default();
+                let required: Vec<&str> = params["required"]
+                    .as_array()
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                if params["additionalProperties"] != json!(false)
+                    || properties.iter().any(|p| !required.contains(&p.as_str()))
+                {
+                    return Err(bad(&format!(
+                        "Invalid schema for function '{name}': In context=(), 'additionalProperties' is required to be supplied and to be false, and 'required' must include every property."
+                    )));
+                }
+            }
+            Value::Bool(false) => {}
+            _ => {
+                return Err(bad(&format!(
+                    "Missing required parameter: 'tools[{i}].strict'."
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
+    let mut calls_seen: HashSet<&str> = HashSet::new();
+    let mut reasoning_seen: HashSet<&str> = HashSet::new();
+    for (i, item) in input.iter().enumerate() {
+        if let Some(id) = item.get("id").and_then(Value::as_str) {
+            return Err(refusal(
+                MockWire::Responses,
+                404,
+                "invalid_request_error",
+                Some("input"),
+                &format!(
+                    "Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
+                ),
+            ));
+        }
+        match item["type"].as_str() {
+            Some("message") | None if item.get("role").is_some() => {
+                let role = item["role"].as_str().unwrap_or("");
+                if !["user", "assistant", "system", "developer"].contains(&role) {
+                    return Err(bad(&format!(
+                        "Invalid value: '{role}'. Supported values are: 'assistant', 'system', 'developer', and 'user'."
+                    )));
+                }
+                if !(item["content"].is_string() || item["content"].is_array()) {
+                    return Err(bad(&format!(
+                        "Missing required parameter: 'input[{i}].content'."
+                    )));
+                }
+            }
+            Some("function_call") => {
+                let (Some(call_id), Some(_), Some(_)) = (
+                    item["call_id"].as_str(),
+                    item["name"].as_str(),
+                    item["arguments"].as_str(),
+                ) else {
+                    return Err(bad(&format!(
+                        "Missing required parameter: 'input[{i}].call_id', 'name' or 'arguments'."
+                    )));
+                };
+                if let Some(enc) = st.issued.call_reasoning.get(call_id)
+                    && !reasoning_seen.contains(enc.as_str())
+                {
+                    return Err(bad(&format!(
+                        "Item 'fc_{call_id}' of type 'function_call' was provided without its required 'reasoning' item."
+                    )));
+                }
+                let has_output = input[i + 1..].iter().any(|later| {
+                    later["type"] == "function_call_output" && later["call_id"] == call_id
+                });
+                if !has_output {
+                    return Err(bad(&format!(
+                        "No tool output found for function call {call_id}."
+                    )));
+                }
+                calls_seen.insert(call_id);
+            }
+            Some("function_call_output") => {
+                let call_id = item["call_id"].as_str().unwrap_or("");
+                if !calls_seen.contains(call_id) {
+                    return Err(bad(&format!(
+                        "No tool call found for function call output with call_id {call_id}."
+                    )));
+                }
+                if !(item["output"].is_string() || item["output"].is_array()) {
+                    return Err(bad(&format!(
+                        "Missing required parameter: 'input[{i}].output'."
+                    )));
+                }
+            }
+            Some("reasoning") => {
+                let enc = item["encrypted_content"].as_str().unwrap_or("");
+                match st.issued.reasoning.get(enc) {
+                    Some(issued) if issued == item => {}
+                    _ => {
+                        return Err(bad(
+                            "The encrypted content for a reasoning item could not be verified: it must be sent back exactly as received.",
+                        ));
+                    }
+                }
+                if i + 1 >= input.len() {
+                    return Err(bad(
+                        "Item of type 'reasoning' was provided without its required following item.",
+                    ));
+                }
+                reasoning_seen.insert(enc);
+            }
+            other => {
+                return Err(bad(&format!(
+                    "Invalid value: '{}'. Unknown input item type.",
+                    other.unwrap_or("(none)")
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply) -> Value {
+    let n = st.next_id();
+    let mut output = Vec::new();
+    let mut reasoning_enc = None;
+    if reply.reasoning {
+        let enc = format!("enc-{n}");
+        let item = json!({"type": "reasoning", "summary": [], "encrypted_content": enc});
+        st.issued.reasoning.insert(enc.clone(), item.clone());
+        let mut with_id = item;
+        with_id["id"] = json!(format!("rs_{n}"));
+        output.push(with_id);
+        reasoning_enc = Some(enc);
+    }
+    for (k, (name, arguments)) in reply.tool_calls.iter().enumerate() {
+        let call_id = format!("call_{n}_{k}");
+        if let Some(enc) = &reasoning_enc {
+            st.issued
+                .call_reasoning
+                .insert(call_id.clone(), enc.clone());
+        }
+        output.push(json!({
+            "type": "function_call", "id": format!("fc_{n}_{k}"), "call_id": call_id,
+            "name": name, "arguments": arguments.to_string(), "status": "completed"
+        }));
+    }
+    if let Some(text) = &reply.text {
+        output.push(json!({
+            "type": "message", "id": format!("msg_{n}"), "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]
+        }));
+    }
+    let (input_tokens, output_tokens) = reply.usage;
+    json!({
+        "id": format!("resp_{n}"), "object": "response", "created_at": 1_760_000_000 + n,
+        "status": "completed", "error": null, "incomplete_details": null,
+        "model": request["model"], "output": output, "store": false,
+        "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
+                  "total_tokens": input_tokens + output_tokens}
+    })
+}

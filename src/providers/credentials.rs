@@ -1,0 +1,77 @@
+//! Reading a provider key from the environment variable a definition names (SPEC §3.2).
+//! The key lives only in an [`ApiKey`], which neither `Debug` nor any error ever shows.
+
+use std::fmt;
+
+use crate::error::{AgentError, ErrorCode};
+
+/// A provider credential. Deliberately not `Display`; `Debug` prints a placeholder.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Reads `var` from this process's environment.
+    pub fn from_env(var: &str) -> Result<ApiKey, AgentError> {
+        Self::lookup(var, |name| std::env::var(name).ok())
+    }
+
+    /// Reads `var` through `lookup`; unset or empty (after trimming) is `missing_credential`,
+    /// naming the variable and never a value.
+    pub fn lookup(
+        var: &str,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<ApiKey, AgentError> {
+        match lookup(var) {
+            Some(value) if !value.trim().is_empty() => Ok(ApiKey(value.trim().to_owned())),
+            Some(_) => Err(missing(var, "is empty")),
+            None => Err(missing(var, "is not set")),
+        }
+    }
+
+    /// The key, for building request headers only.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// For tests and the offline demo, which run against loopback mocks.
+    pub fn for_tests(value: &str) -> ApiKey {
+        ApiKey(value.to_owned())
+    }
+}
+
+fn missing(var: &str, what: &str) -> AgentError {
+    AgentError::new(
+        ErrorCode::MissingCredential,
+        format!(
+            "the environment variable {var} (this agent's env_key) {what}; set it in the \
+             environment mcp-agents runs in, then spawn or resume the agent again"
+        ),
+    )
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_or_empty_names_the_variable_only() {
+        let err = ApiKey::lookup("OPENROUTER_API_KEY", |_| None).unwrap_err();
+        assert_eq!(err.code, ErrorCode::MissingCredential);
+        assert!(err.message.contains("OPENROUTER_API_KEY") && err.message.contains("not set"));
+        let err = ApiKey::lookup("K", |_| Some("  ".into())).unwrap_err();
+        assert!(err.message.contains("is empty"));
+    }
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let key = ApiKey::lookup("K", |_| Some("sk-live-123".into())).unwrap();
+        assert_eq!(format!("{key:?}"), "ApiKey(<redacted>)");
+        assert_eq!(key.expose(), "sk-live-123");
+    }
+}

@@ -1,0 +1,95 @@
+//! A running session's coarse activity (SPEC §7): which phase it is in, a short phrase for
+//! people, and the operation's own time limit. Never prompts, model text or tool arguments.
+
+use std::time::Duration;
+
+use crate::definition::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
+use crate::providers::REQUEST_TIMEOUT;
+
+/// Child connection shutdown bound (SPEC §12).
+pub const CHILD_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Starting,
+    ChildMcpStartup,
+    ProviderRequest,
+    ToolCall,
+    ChildMcpShutdown,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Starting => "starting",
+            Phase::ChildMcpStartup => "child_mcp_startup",
+            Phase::ProviderRequest => "provider_request",
+            Phase::ToolCall => "tool_call",
+            Phase::ChildMcpShutdown => "child_mcp_shutdown",
+        }
+    }
+}
+
+/// One activity transition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    pub phase: Phase,
+    /// A short human phrase: "Waiting for gpt-5 (turn 3 of 32)", "Calling github.search".
+    pub summary: String,
+    pub tool: Option<String>,
+    pub target: Option<String>,
+    /// The current operation's time limit, if it has one.
+    pub timeout: Option<Duration>,
+}
+
+impl Activity {
+    pub fn starting() -> Self {
+        Activity {
+            phase: Phase::Starting,
+            summary: "Starting".to_owned(),
+            tool: None,
+            target: None,
+            timeout: None,
+        }
+    }
+
+    pub fn child_startup(server: &str) -> Self {
+        Activity {
+            phase: Phase::ChildMcpStartup,
+            summary: format!("Starting MCP server {server}"),
+            tool: None,
+            target: Some(server.to_owned()),
+            timeout: Some(CHILD_STARTUP_TIMEOUT),
+        }
+    }
+
+    pub fn provider_request(provider: &str, model: &str, turn: u32, max_turns: u32) -> Self {
+        Activity {
+            phase: Phase::ProviderRequest,
+            summary: format!("Waiting for {model} (turn {turn} of {max_turns})"),
+            tool: None,
+            target: Some(provider.to_owned()),
+            timeout: Some(REQUEST_TIMEOUT),
+        }
+    }
+
+    pub fn tool_call(server: &str, tool: &str, timeout: Duration) -> Self {
+        Activity {
+            phase: Phase::ToolCall,
+            summary: format!("Calling {server}.{tool}"),
+            tool: Some(tool.to_owned()),
+            target: Some(server.to_owned()),
+            timeout: Some(timeout.min(CHILD_CALL_TIMEOUT)),
+        }
+    }
+
+    pub fn child_shutdown() -> Self {
+        Activity {
+            phase: Phase::ChildMcpShutdown,
+            summary: "Closing MCP servers".to_owned(),
+            tool: None,
+            target: None,
+            timeout: Some(CHILD_SHUTDOWN_TIMEOUT),
+        }
+    }
+}

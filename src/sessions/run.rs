@@ -1,0 +1,314 @@
+//! The model loop of one run (SPEC §6), independent of MCP: it asks the provider for a
+//! reply, runs the tools the reply asks for, and repeats until a reply asks for none.
+//!
+//! What the loop is given ([`RunContext`]):
+//! - the provider client (with the key read for this run) and the system context;
+//! - the tools, behind [`ToolBox`], so tests can pass in-process tools and the child MCP
+//!   layer can plug in its own;
+//! - an [`Inbox`] of queued user input, delivered in order at each request boundary (after
+//!   any pending tool results);
+//! - an interrupt signal: a change of its value abandons the request or tool call in flight,
+//!   answers every unanswered tool call with an "interrupted" result so the history stays
+//!   valid, and carries on with the queued input;
+//! - a cancellation token that ends the run the same way, without carrying on;
+//! - a [`RunObserver`] for activity transitions and usage.
+//!
+//! Tool calls of one reply run one after another, in the order the model gave them, each
+//! bounded by its server's call timeout.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::activity::Activity;
+use crate::error::{AgentError, ErrorCode};
+use crate::providers::{
+    Conversation, ProviderClient, RetryNotice, StopReason, ToolCall, ToolOutput, ToolSpec,
+};
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool the model may call, and where it comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDescriptor {
+    /// What the model sees (its name is the one the model calls).
+    pub spec: ToolSpec,
+    /// The child server's name, for activity.
+    pub server: String,
+    /// The tool's name on that server, for activity.
+    pub tool: String,
+    /// The call bound.
+    pub timeout: Duration,
+}
+
+/// A tool's answer. A failure is an answer too: the model decides what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// The tools of one run.
+pub trait ToolBox: Send + Sync {
+    fn tools(&self) -> &[ToolDescriptor];
+    /// Calls the tool the model knows as `name` (one of [`ToolBox::tools`]).
+    fn call<'a>(&'a self, name: &'a str, arguments: Value) -> BoxFuture<'a, ToolResult>;
+}
+
+/// A run without tools.
+pub struct NoTools;
+
+impl ToolBox for NoTools {
+    fn tools(&self) -> &[ToolDescriptor] {
+        &[]
+    }
+
+    fn call<'a>(&'a self, name: &'a str, _arguments: Value) -> BoxFuture<'a, ToolResult> {
+        let content = format!("there is no tool named `{name}`");
+        Box::pin(async move {
+            ToolResult {
+                content,
+                is_error: true,
+            }
+        })
+    }
+}
+
+/// Queued user input.
+pub trait Inbox: Send + Sync {
+    /// Everything queued, oldest first; the inbox is empty afterwards.
+    fn take_all(&self) -> Vec<String>;
+}
+
+/// What a run adds to its session's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageDelta {
+    pub turns: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub tool_calls: u32,
+}
+
+/// Where a run reports what it is doing.
+pub trait RunObserver: Send + Sync {
+    fn activity(&self, activity: Activity);
+    fn usage(&self, delta: UsageDelta);
+}
+
+/// Everything one run needs besides the conversation.
+pub struct RunContext<'a> {
+    pub provider: &'a ProviderClient,
+    pub system: &'a str,
+    pub tools: &'a dyn ToolBox,
+    pub inbox: &'a dyn Inbox,
+    pub observer: &'a dyn RunObserver,
+    /// Bumped by the session on `send_input` with `interrupt: true`.
+    pub interrupts: watch::Receiver<u64>,
+    pub cancel: CancellationToken,
+    pub max_turns: u32,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// The final reply's text.
+    Completed(String),
+    Failed(AgentError),
+    /// Cancelled through the token; the conversation is valid and can be resumed.
+    Cancelled,
+}
+
+/// What a tool call that never finished tells the model.
+pub const INTERRUPTED_RESULT: &str =
+    "interrupted: new input arrived before this tool call finished, so it was cancelled";
+
+/// Runs the loop until a final reply, a failure, or cancellation. `conversation` keeps
+/// everything that happened, whatever the outcome.
+pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>) -> RunOutcome {
+    let RunContext {
+        provider,
+        system,
+        tools,
+        inbox,
+        observer,
+        mut interrupts,
+        cancel,
+        max_turns,
+    } = ctx;
+    let specs: Vec<ToolSpec> = tools.tools().iter().map(|t| t.spec.clone()).collect();
+    let mut turns = 0u32;
+    // The text of the replies since the last tool round: one reply, or several when the
+    // provider paused mid-answer and continued.
+    let mut answer = String::new();
+    loop {
+        // Input queued so far goes out now, so interrupts that came with it are answered.
+        interrupts.borrow_and_update();
+        let queued = inbox.take_all();
+        if !queued.is_empty() {
+            conversation.push_user_texts(&queued);
+            answer.clear();
+        }
+        if turns == max_turns {
+            return RunOutcome::Failed(AgentError::new(
+                ErrorCode::TurnLimit,
+                format!(
+                    "the run needed more than {max_turns} model requests (max_turns); raise \
+                     max_turns in the definition or give the agent a smaller task"
+                ),
+            ));
+        }
+        turns += 1;
+        observer.usage(UsageDelta {
+            turns: 1,
+            ..UsageDelta::default()
+        });
+        let waiting =
+            Activity::provider_request(provider.label(), provider.model(), turns, max_turns);
+        observer.activity(waiting.clone());
+        let on_retry = |notice: &RetryNotice| {
+            let mut retrying = waiting.clone();
+            retrying.summary = format!(
+                "{} (retry {} of {} after {}, in {} ms)",
+                waiting.summary,
+                notice.retry,
+                notice.max_retries,
+                notice.reason,
+                notice.delay.as_millis()
+            );
+            observer.activity(retrying);
+        };
+        let reply = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return RunOutcome::Cancelled,
+            () = interrupted(&mut interrupts) => continue,
+            reply = provider.complete(system, conversation, &specs, &on_retry) => reply,
+        };
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(e) => return RunOutcome::Failed(e.into()),
+        };
+        observer.usage(UsageDelta {
+            input_tokens: reply.usage.input_tokens,
+            output_tokens: reply.usage.output_tokens,
+            ..UsageDelta::default()
+        });
+        conversation.push_reply(&reply);
+        answer.push_str(&reply.text);
+        match reply.stop {
+            StopReason::Continue => continue,
+            StopReason::EndTurn => {
+                let queued = inbox.take_all();
+                if queued.is_empty() {
+                    return RunOutcome::Completed(answer);
+                }
+                // Input that arrived during the last request continues the run.
+                conversation.push_user_texts(&queued);
+                answer.clear();
+            }
+            StopReason::ToolUse => {
+                answer.clear();
+                let mut outputs = Vec::with_capacity(reply.tool_calls.len());
+                let mut stopped = None;
+                for call in &reply.tool_calls {
+                    if stopped.is_some() {
+                        outputs.push(interrupted_output(call));
+                        continue;
+                    }
+                    tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => stopped = Some(Stop::Cancelled),
+                        () = interrupted(&mut interrupts) => stopped = Some(Stop::Interrupted),
+                        output = call_tool(tools, call, observer) => {
+                            outputs.push(output);
+                            continue;
+                        }
+                    }
+                    outputs.push(interrupted_output(call));
+                }
+                // Every call gets its result, so the history stays valid whatever happened.
+                conversation.push_tool_outputs(&outputs);
+                if stopped == Some(Stop::Cancelled) {
+                    return RunOutcome::Cancelled;
+                }
+            }
+        }
+    }
+}
+
+/// Why a round of tool calls stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Cancelled,
+    Interrupted,
+}
+
+/// Resolves when the interrupt value changes; never, once nobody can interrupt.
+async fn interrupted(interrupts: &mut watch::Receiver<u64>) {
+    if interrupts.changed().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+fn interrupted_output(call: &ToolCall) -> ToolOutput {
+    ToolOutput {
+        call_id: call.call_id.clone(),
+        content: INTERRUPTED_RESULT.to_owned(),
+        is_error: true,
+    }
+}
+
+/// Runs one call: unknown tools and unreadable arguments are answered without calling
+/// anything; a call that outlives its bound is cancelled and reported.
+async fn call_tool(tools: &dyn ToolBox, call: &ToolCall, observer: &dyn RunObserver) -> ToolOutput {
+    let answer = |content: String, is_error: bool| ToolOutput {
+        call_id: call.call_id.clone(),
+        content,
+        is_error,
+    };
+    let Some(descriptor) = tools.tools().iter().find(|t| t.spec.name == call.name) else {
+        let names: Vec<&str> = tools.tools().iter().map(|t| t.spec.name.as_str()).collect();
+        let available = if names.is_empty() {
+            "you have no tools".to_owned()
+        } else {
+            format!("the tools you have are: {}", names.join(", "))
+        };
+        return answer(
+            format!("there is no tool named `{}`; {available}", call.name),
+            true,
+        );
+    };
+    let arguments = match &call.arguments {
+        Ok(arguments) => arguments.clone(),
+        Err(why) => {
+            return answer(
+                format!("could not read the arguments for `{}`: {why}", call.name),
+                true,
+            );
+        }
+    };
+    observer.activity(Activity::tool_call(
+        &descriptor.server,
+        &descriptor.tool,
+        descriptor.timeout,
+    ));
+    observer.usage(UsageDelta {
+        tool_calls: 1,
+        ..UsageDelta::default()
+    });
+    match tokio::time::timeout(descriptor.timeout, tools.call(&call.name, arguments)).await {
+        Ok(result) => answer(result.content, result.is_error),
+        Err(_) => answer(
+            format!(
+                "the call to {}.{} did not finish within {} s and was cancelled",
+                descriptor.server,
+                descriptor.tool,
+                descriptor.timeout.as_secs()
+            ),
+            true,
+        ),
+    }
+}

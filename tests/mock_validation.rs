@@ -1,0 +1,223 @@
+//! The mock endpoints refuse what the real APIs refuse, in the real APIs' words, so a client
+//! bug shows up as a failing test rather than a passing one.
+
+mod support;
+
+use mcp_agents::mock::{MockProvider, RecordedOutcome, Step};
+use serde_json::{Value, json};
+use support::run_kit::KEY;
+
+async fn post(url: String, headers: &[(&str, &str)], body: Value) -> (u16, Value) {
+    let client = mcp_agents::providers::http::shared_client();
+    let mut request = client.post(url).json(&body);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn responses_body(input: Value) -> Value {
+    json!({"model": "m", "store": false, "include": ["reasoning.encrypted_content"], "input": input})
+}
+
+async fn responses(mock: &MockProvider, input: Value) -> (u16, String) {
+    let (status, body) = post(
+        format!("{}/responses", mock.responses_base_url()),
+        &[("authorization", &format!("Bearer {KEY}"))],
+        responses_body(input),
+    )
+    .await;
+    (
+        status,
+        body["error"]["message"].as_str().unwrap_or("").to_owned(),
+    )
+}
+
+fn user(text: &str) -> Value {
+    json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+}
+
+#[tokio::test]
+async fn responses_mock_refuses_what_the_api_refuses() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (status, body) = post(
+        format!("{}/responses", mock.responses_base_url()),
+        &[("authorization", "Bearer wrong")],
+        responses_body(json!([user("hi")])),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (401, Some("invalid_api_key"))
+    );
+
+    let call =
+        json!({"type": "function_call", "call_id": "call_x", "name": "f", "arguments": "{}"});
+    let output = json!({"type": "function_call_output", "call_id": "call_x", "output": "ok"});
+    assert_eq!(
+        responses(&mock, json!([user("hi"), call])).await,
+        (400, "No tool output found for function call call_x.".into())
+    );
+    assert_eq!(
+        responses(&mock, json!([user("hi"), output])).await,
+        (
+            400,
+            "No tool call found for function call output with call_id call_x.".into()
+        )
+    );
+    let (status, message) = responses(
+        &mock,
+        json!([{"type": "message", "id": "msg_9", "role": "user", "content": "x"}]),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(message.starts_with(
+        "Item with id 'msg_9' not found. Items are not persisted when `store` is set to false."
+    ));
+    let forged = json!({"type": "reasoning", "summary": [], "encrypted_content": "forged"});
+    let (status, message) = responses(&mock, json!([user("hi"), forged, user("x")])).await;
+    assert_eq!(status, 400);
+    assert!(
+        message.contains("sent back exactly as received"),
+        "{message}"
+    );
+
+    // A reasoning item issued with a call must precede that call when it is sent back.
+    mock.push([Step::tool_call("f", json!({})).with_reasoning()]);
+    let (status, body) = post(
+        format!("{}/responses", mock.responses_base_url()),
+        &[("authorization", &format!("Bearer {KEY}"))],
+        responses_body(json!([user("hi")])),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let call_id = body["output"][1]["call_id"].as_str().unwrap().to_owned();
+    let call = json!({"type": "function_call", "call_id": call_id, "name": "f", "arguments": "{}"});
+    let output = json!({"type": "function_call_output", "call_id": call_id, "output": "ok"});
+    let (status, message) = responses(&mock, json!([user("hi"), call, output])).await;
+    assert_eq!(status, 400);
+    assert!(
+        message.contains("without its required 'reasoning' item"),
+        "{message}"
+    );
+
+    let strict_tool = json!({"model": "m", "store": false, "include": ["reasoning.encrypted_content"],
+        "input": [user("hi")], "tools": [{"type": "function", "name": "f", "strict": true,
+        "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}]});
+    let (status, _) = post(
+        format!("{}/responses", mock.responses_base_url()),
+        &[("authorization", &format!("Bearer {KEY}"))],
+        strict_tool,
+    )
+    .await;
+    assert_eq!(
+        status, 400,
+        "strict tools need additionalProperties false and all required"
+    );
+
+    let stored =
+        json!({"model": "m", "input": [user("hi")], "include": ["reasoning.encrypted_content"]});
+    let (status, _) = post(
+        format!("{}/responses", mock.responses_base_url()),
+        &[("authorization", &format!("Bearer {KEY}"))],
+        stored,
+    )
+    .await;
+    assert_eq!(status, 400, "store must be false");
+    assert!(
+        mock.requests()
+            .iter()
+            .filter(|r| r.outcome == RecordedOutcome::Scripted)
+            .count()
+            == 1
+    );
+}
+
+async fn messages(mock: &MockProvider, messages: Value) -> (u16, String) {
+    let (status, body) = post(
+        format!("{}/v1/messages", mock.messages_base_url()),
+        &[("x-api-key", KEY), ("anthropic-version", "2023-06-01")],
+        json!({"model": "m", "max_tokens": 100, "messages": messages}),
+    )
+    .await;
+    (
+        status,
+        body["error"]["message"].as_str().unwrap_or("").to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn messages_mock_refuses_what_the_api_refuses() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (status, body) = post(
+        format!("{}/v1/messages", mock.messages_base_url()),
+        &[("x-api-key", "nope"), ("anthropic-version", "2023-06-01")],
+        json!({"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["type"].as_str()),
+        (401, Some("authentication_error"))
+    );
+    let (status, _) = post(
+        format!("{}/v1/messages", mock.messages_base_url()),
+        &[("x-api-key", KEY)],
+        json!({"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await;
+    assert_eq!(status, 400, "anthropic-version is required");
+
+    let use_block = json!({"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}});
+    let (status, message) = messages(
+        &mock,
+        json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": [use_block]},
+               {"role": "user", "content": [{"type": "text", "text": "no result"}]}]),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        message,
+        "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1. Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+    );
+    let (status, message) = messages(
+        &mock,
+        json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "x"}]}]),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(message.contains("unexpected `tool_use_id` found in `tool_result` blocks: toolu_9"));
+    let (status, message) = messages(
+        &mock,
+        json!([{"role": "user", "content": "hi"},
+               {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "x"}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]}]),
+    )
+    .await;
+    assert_eq!(
+        (status, message.as_str()),
+        (
+            400,
+            "messages.1.content.0.tool_use.input: Input should be an object"
+        )
+    );
+    let (status, message) = messages(
+        &mock,
+        json!([{"role": "user", "content": "hi"},
+               {"role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "sig-forged"}]},
+               {"role": "user", "content": "more"}]),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(message.contains("Invalid `signature` in `thinking` block"));
+    let (status, _) = messages(&mock, json!([{"role": "assistant", "content": "first"}])).await;
+    assert_eq!(status, 400, "the first message must be the user's");
+}
+
+#[tokio::test]
+async fn an_exhausted_script_is_a_server_error() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (status, message) = responses(&mock, json!([user("hi")])).await;
+    assert_eq!((status, message.as_str()), (500, "mock: script exhausted"));
+}

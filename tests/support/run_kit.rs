@@ -1,0 +1,199 @@
+//! Helpers for driving providers and the model loop against the mock endpoints.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use mcp_agents::definition::{
+    AgentDefinition, DEFAULT_MAX_TURNS, Format, Model, ModelOrigin, ProviderConfig, ProviderKind,
+    Sandbox, SourceFile, ToolFilter, WireApi,
+};
+use mcp_agents::providers::{ApiKey, ProviderClient, RetryPolicy, ToolSpec};
+use mcp_agents::sessions::activity::Activity;
+use mcp_agents::sessions::run::{
+    BoxFuture, Inbox, RunObserver, ToolBox, ToolDescriptor, ToolResult, UsageDelta,
+};
+use serde_json::{Value, json};
+
+/// The key the mocks accept.
+pub const KEY: &str = "sk-test-SECRET-0123456789";
+
+/// A custom-provider definition pointing at a mock.
+pub fn definition(wire: WireApi, base_url: &str) -> AgentDefinition {
+    AgentDefinition {
+        name: "tester".into(),
+        description: "d".into(),
+        instructions: "You test things.".into(),
+        model: Model {
+            id: "mock-model".into(),
+            origin: ModelOrigin::Explicit,
+        },
+        provider: ProviderConfig {
+            kind: ProviderKind::Custom,
+            base_url: url::Url::parse(base_url).unwrap(),
+            env_key: "MOCK_PROVIDER_KEY".into(),
+            wire_api: wire,
+        },
+        max_turns: DEFAULT_MAX_TURNS,
+        mcp_servers: BTreeMap::new(),
+        skills: vec![],
+        sandbox: Sandbox::Default,
+        tools: ToolFilter::default(),
+        reasoning_effort: None,
+        temperature: None,
+        source: SourceFile {
+            path: "x.md".into(),
+            format: Format::CanonicalMarkdown,
+        },
+    }
+}
+
+/// A client for `wire` at the mock, with quick retries.
+pub fn client(wire: WireApi, mock: &mcp_agents::mock::MockProvider) -> ProviderClient {
+    let base = match wire {
+        WireApi::Responses => mock.responses_base_url(),
+        WireApi::AnthropicMessages => mock.messages_base_url(),
+    };
+    ProviderClient::new(&definition(wire, &base), ApiKey::for_tests(KEY)).with_retry_policy(
+        RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(1),
+            max_requested_delay: Duration::from_secs(60),
+        },
+    )
+}
+
+/// Records every activity and sums usage.
+#[derive(Default)]
+pub struct Recorder {
+    pub activities: Mutex<Vec<Activity>>,
+    pub usage: Mutex<UsageDelta>,
+}
+
+impl Recorder {
+    pub fn summaries(&self) -> Vec<String> {
+        self.activities
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|a| a.summary.clone())
+            .collect()
+    }
+
+    pub fn total(&self) -> UsageDelta {
+        *self.usage.lock().unwrap()
+    }
+}
+
+impl RunObserver for Recorder {
+    fn activity(&self, activity: Activity) {
+        self.activities.lock().unwrap().push(activity);
+    }
+
+    fn usage(&self, d: UsageDelta) {
+        let mut u = self.usage.lock().unwrap();
+        u.turns += d.turns;
+        u.input_tokens += d.input_tokens;
+        u.output_tokens += d.output_tokens;
+        u.tool_calls += d.tool_calls;
+    }
+}
+
+/// A simple queue of user input.
+#[derive(Default)]
+pub struct Queue(pub Mutex<VecDeque<String>>);
+
+impl Queue {
+    pub fn with(items: &[&str]) -> Self {
+        Queue(Mutex::new(items.iter().map(|s| s.to_string()).collect()))
+    }
+
+    pub fn push(&self, item: &str) {
+        self.0.lock().unwrap().push_back(item.to_owned());
+    }
+}
+
+impl Inbox for Queue {
+    fn take_all(&self) -> Vec<String> {
+        self.0.lock().unwrap().drain(..).collect()
+    }
+}
+
+/// In-process tools: `echo` returns its arguments, `fail` reports an error, `slow` sleeps
+/// for `slow_for`, `sleep_forever` never returns. Every call is logged.
+pub struct TestTools {
+    descriptors: Vec<ToolDescriptor>,
+    pub calls: Mutex<Vec<(String, Value)>>,
+    pub slow_for: Duration,
+}
+
+impl TestTools {
+    pub fn new() -> Self {
+        let tool = |name: &str, timeout: u64| ToolDescriptor {
+            spec: ToolSpec {
+                name: format!("test__{name}"),
+                description: format!("The {name} tool."),
+                input_schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            },
+            server: "test".into(),
+            tool: name.into(),
+            timeout: Duration::from_secs(timeout),
+        };
+        TestTools {
+            descriptors: vec![
+                tool("echo", 60),
+                tool("fail", 60),
+                tool("slow", 60),
+                tool("sleep_forever", 60),
+            ],
+            calls: Mutex::new(Vec::new()),
+            slow_for: Duration::from_secs(5),
+        }
+    }
+
+    pub fn called(&self) -> Vec<String> {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+}
+
+impl ToolBox for TestTools {
+    fn tools(&self) -> &[ToolDescriptor] {
+        &self.descriptors
+    }
+
+    fn call<'a>(&'a self, name: &'a str, arguments: Value) -> BoxFuture<'a, ToolResult> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((name.to_owned(), arguments.clone()));
+        Box::pin(async move {
+            match name {
+                "test__echo" => ToolResult {
+                    content: format!("echo: {arguments}"),
+                    is_error: false,
+                },
+                "test__fail" => ToolResult {
+                    content: "the tool failed on purpose".into(),
+                    is_error: true,
+                },
+                "test__slow" => {
+                    tokio::time::sleep(self.slow_for).await;
+                    ToolResult {
+                        content: "slow done".into(),
+                        is_error: false,
+                    }
+                }
+                _ => {
+                    std::future::pending::<()>().await;
+                    unreachable!()
+                }
+            }
+        })
+    }
+}
