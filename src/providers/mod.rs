@@ -232,6 +232,17 @@ impl ProviderClient {
         }
     }
 
+    /// A client with the key read now from the definition's `env_key` through `lookup`
+    /// (`std::env::var` in the server). Called at the start of every run, so a refreshed
+    /// key is picked up; a missing or empty variable is `missing_credential`.
+    pub fn for_run(
+        definition: &AgentDefinition,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, AgentError> {
+        let key = ApiKey::lookup(&definition.provider.env_key, lookup)?;
+        Ok(Self::new(definition, key))
+    }
+
     /// Replaces the retry policy (tests use short or no retries).
     pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;

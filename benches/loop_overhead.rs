@@ -1,0 +1,238 @@
+//! The model loop's own cost per turn.
+//!
+//! - `loop_100_turns/*`: a whole run of 100 model requests (99 tool calls, then the final
+//!   text) against the mock endpoint on loopback: loop, HTTP, JSON and the mock together.
+//! - `client_side_turn/*`: what the loop itself does per turn, without network or mock:
+//!   build the request body for a 50-turn history, serialize it, parse a reply, append the
+//!   reply and the tool result to the history.
+//!
+//! Run: `cargo bench --bench loop_overhead`. Results go to docs/performance.md.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use mcp_agents::definition::{
+    AgentDefinition, Format, Model, ModelOrigin, ProviderConfig, ProviderKind, Sandbox, SourceFile,
+    ToolFilter, WireApi,
+};
+use mcp_agents::mock::{MockProvider, Step};
+use mcp_agents::providers::{
+    ApiKey, Conversation, ProviderClient, ToolOutput, ToolSpec, messages, responses,
+};
+use mcp_agents::sessions::activity::Activity;
+use mcp_agents::sessions::run::{
+    BoxFuture, Inbox, RunContext, RunObserver, RunOutcome, ToolBox, ToolDescriptor, ToolResult,
+    UsageDelta, run_model_loop,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+const KEY: &str = "bench-key";
+
+fn definition(wire: WireApi, base_url: &str) -> AgentDefinition {
+    AgentDefinition {
+        name: "bench".into(),
+        description: "d".into(),
+        instructions: "i".into(),
+        model: Model {
+            id: "mock-model".into(),
+            origin: ModelOrigin::Explicit,
+        },
+        provider: ProviderConfig {
+            kind: ProviderKind::Custom,
+            base_url: url::Url::parse(base_url).unwrap(),
+            env_key: "K".into(),
+            wire_api: wire,
+        },
+        max_turns: 1000,
+        mcp_servers: BTreeMap::new(),
+        skills: vec![],
+        sandbox: Sandbox::Default,
+        tools: ToolFilter::default(),
+        reasoning_effort: None,
+        temperature: None,
+        source: SourceFile {
+            path: "b.md".into(),
+            format: Format::CanonicalMarkdown,
+        },
+    }
+}
+
+struct Echo(Vec<ToolDescriptor>);
+
+impl ToolBox for Echo {
+    fn tools(&self) -> &[ToolDescriptor] {
+        &self.0
+    }
+    fn call<'a>(&'a self, _name: &'a str, arguments: Value) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            ToolResult {
+                content: arguments.to_string(),
+                is_error: false,
+            }
+        })
+    }
+}
+
+fn echo_tools() -> Echo {
+    Echo(vec![ToolDescriptor {
+        spec: ToolSpec {
+            name: "t__echo".into(),
+            description: "Echo.".into(),
+            input_schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        },
+        server: "t".into(),
+        tool: "echo".into(),
+        timeout: Duration::from_secs(60),
+    }])
+}
+
+struct Quiet;
+impl RunObserver for Quiet {
+    fn activity(&self, _: Activity) {}
+    fn usage(&self, _: UsageDelta) {}
+}
+
+struct Once(std::sync::Mutex<Option<String>>);
+impl Inbox for Once {
+    fn take_all(&self) -> Vec<String> {
+        self.0.lock().unwrap().take().into_iter().collect()
+    }
+}
+
+fn whole_runs(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt.block_on(MockProvider::start(KEY)).unwrap();
+    let tools = echo_tools();
+    let mut group = c.benchmark_group("loop_100_turns");
+    group.sample_size(10);
+    for wire in [WireApi::Responses, WireApi::AnthropicMessages] {
+        let base = match wire {
+            WireApi::Responses => mock.responses_base_url(),
+            WireApi::AnthropicMessages => mock.messages_base_url(),
+        };
+        let provider = ProviderClient::new(&definition(wire, &base), ApiKey::for_tests(KEY));
+        group.bench_function(wire.as_str(), |b| {
+            b.iter(|| {
+                let mut steps = vec![Step::tool_call("t__echo", json!({"text": "x"})); 99];
+                steps.push(Step::text("done"));
+                mock.push(steps);
+                let mut conversation = Conversation::new(wire);
+                let inbox = Once(std::sync::Mutex::new(Some("Go.".into())));
+                let (_tx, rx) = tokio::sync::watch::channel(0);
+                let outcome = rt.block_on(run_model_loop(
+                    &mut conversation,
+                    RunContext {
+                        provider: &provider,
+                        system: "You are a benchmark.",
+                        tools: &tools,
+                        inbox: &inbox,
+                        observer: &Quiet,
+                        interrupts: rx,
+                        cancel: CancellationToken::new(),
+                        max_turns: 1000,
+                    },
+                ));
+                assert_eq!(outcome, RunOutcome::Completed("done".into()));
+            })
+        });
+    }
+    group.finish();
+}
+
+/// A 50-turn history: each turn a tool call and its result.
+fn history(wire: WireApi) -> Conversation {
+    let mut conversation = Conversation::new(wire);
+    conversation.push_user_texts(&["Go.".into()]);
+    for i in 0..50 {
+        let reply = reply(wire, i);
+        conversation.push_reply(&reply);
+        conversation.push_tool_outputs(&[ToolOutput {
+            call_id: reply.tool_calls[0].call_id.clone(),
+            content: format!("result {i}: {}", "lorem ipsum ".repeat(20)),
+            is_error: false,
+        }]);
+    }
+    conversation
+}
+
+fn reply(wire: WireApi, i: usize) -> mcp_agents::providers::Reply {
+    match wire {
+        WireApi::Responses => responses::parse_reply(json!({
+            "id": "resp", "object": "response", "status": "completed",
+            "output": [
+                {"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": "gAAAA".repeat(40)},
+                {"type": "function_call", "id": "fc", "call_id": format!("call_{i}"), "name": "t__echo",
+                 "arguments": "{\"text\": \"x\"}", "status": "completed"}],
+            "usage": {"input_tokens": 1000, "output_tokens": 50}
+        })),
+        WireApi::AnthropicMessages => messages::parse_reply(json!({
+            "id": "msg", "type": "message", "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm ".repeat(40), "signature": "sig".repeat(40)},
+                {"type": "tool_use", "id": format!("toolu_{i}"), "name": "t__echo", "input": {"text": "x"}}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 1000, "output_tokens": 50}
+        })),
+    }
+    .unwrap_or_else(|_| panic!("valid reply"))
+}
+
+fn client_side(c: &mut Criterion) {
+    let tools = vec![echo_tools().0[0].spec.clone(); 10];
+    let mut group = c.benchmark_group("client_side_turn");
+    for wire in [WireApi::Responses, WireApi::AnthropicMessages] {
+        let conversation = history(wire);
+        let settings = mcp_agents::providers::ModelSettings {
+            model: "m".into(),
+            temperature: None,
+            reasoning_effort: None,
+        };
+        let raw_reply = match wire {
+            WireApi::Responses => json!({"id": "r", "object": "response", "status": "completed",
+                "output": [{"type": "function_call", "id": "fc", "call_id": "call_z", "name": "t__echo",
+                            "arguments": "{}", "status": "completed"}], "usage": {}}),
+            WireApi::AnthropicMessages => json!({"id": "m", "type": "message", "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_z", "name": "t__echo", "input": {}}],
+                "stop_reason": "tool_use", "usage": {}}),
+        };
+        let raw_bytes = serde_json::to_vec(&raw_reply).unwrap();
+        group.bench_function(wire.as_str(), |b| {
+            b.iter_batched(
+                || conversation.clone(),
+                |mut next| {
+                    let body = match wire {
+                        WireApi::Responses => {
+                            responses::request_body(&settings, "sys", conversation.items(), &tools)
+                        }
+                        WireApi::AnthropicMessages => {
+                            messages::request_body(&settings, "sys", conversation.items(), &tools)
+                        }
+                    };
+                    let bytes = serde_json::to_vec(&body).unwrap();
+                    let parsed: Value = serde_json::from_slice(&raw_bytes).unwrap();
+                    let reply = match wire {
+                        WireApi::Responses => responses::parse_reply(parsed),
+                        WireApi::AnthropicMessages => messages::parse_reply(parsed),
+                    }
+                    .unwrap_or_else(|_| panic!("valid"));
+                    next.push_reply(&reply);
+                    next.push_tool_outputs(&[ToolOutput {
+                        call_id: "c".into(),
+                        content: "r".into(),
+                        is_error: false,
+                    }]);
+                    (bytes.len(), next)
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, whole_runs, client_side);
+criterion_main!(benches);

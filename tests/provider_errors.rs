@@ -1,0 +1,385 @@
+//! Every error class the providers produce, played by the mocks and classified: context
+//! overflow on every route (never retried), transient failures retried with the provider's
+//! delay or backoff, quota and other refusals not retried, timeouts, dropped connections and
+//! malformed bodies. Time is paused, so delays and timeouts cost nothing.
+
+mod support;
+
+use std::time::Duration;
+
+use mcp_agents::definition::WireApi;
+use mcp_agents::error::{AgentError, ErrorCode};
+use mcp_agents::mock::{MockProvider, Step};
+use mcp_agents::providers::{Conversation, ProviderError, Reply, RetryNotice};
+use serde_json::json;
+use support::run_kit::{KEY, client};
+use tokio::time::Instant;
+
+use WireApi::{AnthropicMessages as Messages, Responses};
+
+struct Outcome {
+    result: Result<Reply, ProviderError>,
+    requests: usize,
+    elapsed: Duration,
+    retries: Vec<RetryNotice>,
+}
+
+impl Outcome {
+    fn code(&self) -> Option<ErrorCode> {
+        self.result
+            .as_ref()
+            .err()
+            .map(|e| AgentError::from(e.clone()).code)
+    }
+
+    fn message(&self) -> String {
+        match &self.result {
+            Err(e) => AgentError::from(e.clone()).message,
+            Ok(_) => String::new(),
+        }
+    }
+}
+
+async fn play(wire: WireApi, steps: Vec<Step>) -> Outcome {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.push(steps);
+    let provider = client(wire, &mock);
+    let mut conversation = Conversation::new(wire);
+    conversation.push_user_texts(&["Hello.".to_owned()]);
+    let retries = std::sync::Mutex::new(Vec::new());
+    let started = Instant::now();
+    let result = provider
+        .complete("system", &conversation, &[], &|n: &RetryNotice| {
+            retries.lock().unwrap().push(n.clone())
+        })
+        .await;
+    let outcome = Outcome {
+        result,
+        requests: mock.requests().len(),
+        elapsed: started.elapsed(),
+        retries: retries.into_inner().unwrap(),
+    };
+    assert!(
+        !outcome.message().contains(KEY),
+        "the key leaked: {}",
+        outcome.message()
+    );
+    outcome
+}
+
+const OVERFLOW: &str =
+    "Your input exceeds the context window of this model. Please adjust your input and try again.";
+
+#[tokio::test(start_paused = true)]
+async fn context_overflow_from_every_route_is_context_limit_and_never_retried() {
+    let cases = vec![
+        (
+            Responses,
+            Step::openai_error(
+                400,
+                "invalid_request_error",
+                Some("context_length_exceeded"),
+                OVERFLOW,
+            ),
+        ),
+        (
+            Responses,
+            Step::json(
+                200,
+                json!({"id": "resp_1", "object": "response", "status": "failed",
+                "error": {"code": "context_length_exceeded", "message": OVERFLOW}, "output": [], "usage": null}),
+            ),
+        ),
+        (
+            Responses,
+            Step::json(
+                400,
+                json!({"error": {"code": "invalid_prompt", "message": "This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens."}, "metadata": null}),
+            ),
+        ),
+        (
+            Responses,
+            Step::openai_error(413, "invalid_request_error", None, "Request too large"),
+        ),
+        (
+            Messages,
+            Step::anthropic_error(
+                400,
+                "invalid_request_error",
+                "prompt is too long: 208310 tokens > 200000 maximum",
+            ),
+        ),
+        (
+            Messages,
+            Step::text("").with_stop_reason("model_context_window_exceeded"),
+        ),
+    ];
+    for (wire, step) in cases {
+        let outcome = play(wire, vec![step.clone(), Step::text("never reached")]).await;
+        assert_eq!(
+            outcome.code(),
+            Some(ErrorCode::ContextLimit),
+            "{step:?}: {}",
+            outcome.message()
+        );
+        assert_eq!(outcome.requests, 1, "not retried: {step:?}");
+        assert!(
+            outcome
+                .message()
+                .contains("Spawn a fresh agent for a narrower task")
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_mocks_own_context_window_is_classified_too() {
+    for wire in [Responses, Messages] {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        mock.set_context_limit(200);
+        let provider = client(wire, &mock);
+        let mut conversation = Conversation::new(wire);
+        conversation.push_user_texts(&["x".repeat(500)]);
+        let err = provider
+            .complete("s", &conversation, &[], &|_| {})
+            .await
+            .unwrap_err();
+        assert_eq!(
+            AgentError::from(err).code,
+            ErrorCode::ContextLimit,
+            "{wire:?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn rate_limits_are_retried_after_the_delay_the_provider_asks_for() {
+    let openai_429 = Step::openai_error(
+        429,
+        "requests",
+        Some("rate_limit_exceeded"),
+        "Rate limit reached. Please try again in 1.5s.",
+    );
+    let outcome = play(Responses, vec![openai_429, Step::text("ok")]).await;
+    assert!(outcome.result.is_ok(), "{}", outcome.message());
+    assert_eq!(outcome.requests, 2);
+    assert_eq!(outcome.retries[0].delay, Duration::from_millis(1500));
+    assert!(outcome.elapsed >= Duration::from_millis(1500));
+
+    let with_header = Step::openai_error(429, "requests", Some("rate_limit_exceeded"), "slow down")
+        .with_header("retry-after", "2");
+    let outcome = play(Responses, vec![with_header, Step::text("ok")]).await;
+    assert_eq!(outcome.retries[0].delay, Duration::from_secs(2));
+    assert_eq!(outcome.retries[0].reason, "HTTP 429");
+
+    let anthropic_429 = Step::anthropic_error(
+        429,
+        "rate_limit_error",
+        "This request would exceed your account's rate limit. Please try again later.",
+    )
+    .with_header("retry-after-ms", "750");
+    let outcome = play(Messages, vec![anthropic_429, Step::text("ok")]).await;
+    assert!(outcome.result.is_ok());
+    assert_eq!(outcome.retries[0].delay, Duration::from_millis(750));
+}
+
+#[tokio::test(start_paused = true)]
+async fn overload_and_server_errors_are_retried_with_backoff() {
+    let overloaded = Step::anthropic_error(529, "overloaded_error", "Overloaded")
+        .with_header("x-should-retry", "true");
+    let outcome = play(
+        Messages,
+        vec![overloaded.clone(), overloaded, Step::text("ok")],
+    )
+    .await;
+    assert!(outcome.result.is_ok());
+    assert_eq!(outcome.requests, 3);
+    assert_eq!(outcome.retries.len(), 2);
+    assert!(
+        outcome.retries[1].delay >= Duration::from_millis(150),
+        "backoff doubles"
+    );
+
+    let server = Step::openai_error(500, "server_error", None, "The server had an error");
+    let outcome = play(Responses, vec![server, Step::text("ok")]).await;
+    assert!(outcome.result.is_ok());
+    assert_eq!(outcome.requests, 2);
+
+    let busy = Step::json(
+        200,
+        json!({"status": "failed", "error": {"code": "server_is_overloaded", "message": "Our servers are currently overloaded."}}),
+    );
+    let outcome = play(Responses, vec![busy, Step::text("ok")]).await;
+    assert!(
+        outcome.result.is_ok(),
+        "a transiently failed response is retried"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn retries_are_capped() {
+    let server = Step::openai_error(503, "server_error", None, "unavailable");
+    let outcome = play(Responses, vec![server; 10]).await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
+    assert_eq!(outcome.requests, 4, "1 attempt and 3 retries");
+    assert!(outcome.message().contains("HTTP 503"));
+    assert!(
+        outcome.message().contains("after 4 attempts"),
+        "{}",
+        outcome.message()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn refusals_are_not_retried_and_quote_the_provider() {
+    let quota = Step::openai_error(
+        429,
+        "insufficient_quota",
+        Some("insufficient_quota"),
+        "You exceeded your current quota, please check your plan and billing details.",
+    );
+    let outcome = play(Responses, vec![quota, Step::text("no")]).await;
+    assert_eq!(
+        (outcome.code(), outcome.requests),
+        (Some(ErrorCode::ProviderError), 1)
+    );
+    assert!(
+        outcome
+            .message()
+            .contains("You exceeded your current quota")
+    );
+
+    let invalid = Step::openai_error(
+        400,
+        "invalid_request_error",
+        None,
+        "Invalid value for 'model'.",
+    );
+    let outcome = play(Responses, vec![invalid]).await;
+    assert_eq!(
+        (outcome.code(), outcome.requests),
+        (Some(ErrorCode::ProviderError), 1)
+    );
+    assert!(
+        outcome
+            .message()
+            .contains("HTTP 400 invalid_request_error: Invalid value for 'model'.")
+    );
+
+    let auth = Step::anthropic_error(401, "authentication_error", "invalid x-api-key");
+    let outcome = play(Messages, vec![auth]).await;
+    assert_eq!(
+        (outcome.code(), outcome.requests),
+        (Some(ErrorCode::ProviderError), 1)
+    );
+
+    let told_not_to =
+        Step::openai_error(503, "server_error", None, "no").with_header("x-should-retry", "false");
+    assert_eq!(play(Responses, vec![told_not_to]).await.requests, 1);
+
+    let too_long = Step::anthropic_error(429, "rate_limit_error", "daily limit")
+        .with_header("retry-after", "3600");
+    let outcome = play(Messages, vec![too_long]).await;
+    assert_eq!(outcome.requests, 1);
+    assert!(
+        outcome.message().contains("asked to wait 3600 s"),
+        "{}",
+        outcome.message()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_slower_than_the_request_timeout_is_provider_timeout() {
+    let outcome = play(
+        Responses,
+        vec![Step::Hang, Step::Hang, Step::Hang, Step::Hang],
+    )
+    .await;
+    assert_eq!(
+        outcome.code(),
+        Some(ErrorCode::ProviderTimeout),
+        "{}",
+        outcome.message()
+    );
+    assert_eq!(outcome.requests, 4);
+    assert!(outcome.elapsed >= Duration::from_secs(4 * 120));
+    assert!(outcome.message().contains("did not answer within 120 s"));
+
+    let slow_then_fine = vec![
+        Step::text("late").delayed(Duration::from_secs(130)),
+        Step::text("ok"),
+    ];
+    let outcome = play(Messages, slow_then_fine).await;
+    assert_eq!(outcome.result.unwrap().text, "ok");
+    assert_eq!(outcome.requests, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropped_connections_and_garbage_are_retried_then_reported() {
+    let outcome = play(Responses, vec![Step::Drop, Step::text("ok")]).await;
+    assert_eq!(outcome.result.unwrap().text, "ok");
+    assert_eq!(outcome.requests, 2);
+
+    let outcome = play(Messages, vec![Step::Drop; 4]).await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
+    assert!(
+        outcome.message().contains("failed"),
+        "{}",
+        outcome.message()
+    );
+
+    let garbage = Step::Raw {
+        status: 200,
+        headers: vec![],
+        body: "{not json".into(),
+    };
+    let outcome = play(Responses, vec![garbage.clone(), Step::text("ok")]).await;
+    assert_eq!(outcome.result.unwrap().text, "ok");
+    let outcome = play(Messages, vec![garbage; 4]).await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
+    assert!(
+        outcome.message().contains("not JSON"),
+        "{}",
+        outcome.message()
+    );
+
+    let wrong_shape = Step::json(200, json!({"hello": "world"}));
+    let outcome = play(Messages, vec![wrong_shape; 4]).await;
+    assert!(
+        outcome.message().contains("not a Messages API message"),
+        "{}",
+        outcome.message()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_refused_is_retried_then_reported() {
+    // Bind, learn the port, close: nothing listens there any more.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let definition =
+        support::run_kit::definition(Responses, &format!("http://127.0.0.1:{port}/v1"));
+    let provider = mcp_agents::providers::ProviderClient::new(
+        &definition,
+        mcp_agents::providers::ApiKey::for_tests(KEY),
+    );
+    let mut conversation = Conversation::new(Responses);
+    conversation.push_user_texts(&["x".into()]);
+    let err = provider
+        .complete("s", &conversation, &[], &|_| {})
+        .await
+        .unwrap_err();
+    let err = AgentError::from(err);
+    assert_eq!(err.code, ErrorCode::ProviderError);
+    assert!(
+        err.message.contains("could not connect to 127.0.0.1"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message.contains("after 5 attempts"),
+        "the default policy: {}",
+        err.message
+    );
+}

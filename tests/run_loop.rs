@@ -1,0 +1,410 @@
+//! The model loop of one run (SPEC §6): turn limit, queued input at request boundaries,
+//! interruption that repairs the history, cancellation, tool failures that do not end the
+//! run, usage accounting and activity. The mocks check that every request the loop sends
+//! after an interruption is still a valid conversation.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_agents::definition::WireApi;
+use mcp_agents::error::ErrorCode;
+use mcp_agents::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::providers::{ApiKey, Conversation, ProviderClient};
+use mcp_agents::sessions::activity::Phase;
+use mcp_agents::sessions::run::{INTERRUPTED_RESULT, RunContext, RunOutcome, run_model_loop};
+use serde_json::{Value, json};
+use support::run_kit::{KEY, Queue, Recorder, TestTools, client, definition};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use WireApi::{AnthropicMessages as Messages, Responses};
+
+/// One run with handles to steer it from outside.
+struct Harness {
+    mock: MockProvider,
+    provider: ProviderClient,
+    tools: Arc<TestTools>,
+    inbox: Arc<Queue>,
+    recorder: Arc<Recorder>,
+    interrupt: watch::Sender<u64>,
+    cancel: CancellationToken,
+}
+
+impl Harness {
+    async fn new(wire: WireApi, steps: Vec<Step>) -> Harness {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        mock.push(steps);
+        let provider = client(wire, &mock);
+        Harness {
+            mock,
+            provider,
+            tools: Arc::new(TestTools::new()),
+            inbox: Arc::new(Queue::with(&["Start."])),
+            recorder: Arc::new(Recorder::default()),
+            interrupt: watch::channel(0).0,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    async fn run(&self, conversation: &mut Conversation, max_turns: u32) -> RunOutcome {
+        run_model_loop(
+            conversation,
+            RunContext {
+                provider: &self.provider,
+                system: "sys",
+                tools: self.tools.as_ref(),
+                inbox: self.inbox.as_ref(),
+                observer: self.recorder.as_ref(),
+                interrupts: self.interrupt.subscribe(),
+                cancel: self.cancel.clone(),
+                max_turns,
+            },
+        )
+        .await
+    }
+
+    /// Queues `message` and interrupts, as `send_input` with `interrupt: true` does.
+    fn interrupt_with(&self, message: &str) {
+        self.inbox.push(message);
+        self.interrupt.send_modify(|n| *n += 1);
+    }
+
+    fn assert_every_request_valid(&self) {
+        for r in self.mock.requests() {
+            assert_eq!(
+                r.outcome,
+                RecordedOutcome::Scripted,
+                "refused: {:#}",
+                r.body
+            );
+        }
+    }
+
+    fn last_request(&self) -> Value {
+        self.mock.requests().last().unwrap().body.clone()
+    }
+}
+
+#[tokio::test]
+async fn more_requests_than_max_turns_fail_with_turn_limit() {
+    let h = Harness::new(Responses, vec![Step::tool_call("test__echo", json!({})); 5]).await;
+    let mut conversation = Conversation::new(Responses);
+    match h.run(&mut conversation, 2).await {
+        RunOutcome::Failed(e) => {
+            assert_eq!(e.code, ErrorCode::TurnLimit);
+            assert!(
+                e.message.contains("more than 2 model requests"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(h.mock.requests().len(), 2);
+    assert_eq!(h.recorder.total().turns, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn queued_input_goes_out_after_the_pending_tool_results() {
+    for wire in [Responses, Messages] {
+        let h = Harness::new(
+            wire,
+            vec![Step::tool_call("test__slow", json!({})), Step::text("done")],
+        )
+        .await;
+        let inbox = h.inbox.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            inbox.push("Also check the tests.");
+        });
+        let mut conversation = Conversation::new(wire);
+        assert_eq!(
+            h.run(&mut conversation, 32).await,
+            RunOutcome::Completed("done".into())
+        );
+        h.assert_every_request_valid();
+        let last = h.last_request();
+        match wire {
+            Responses => {
+                let input = last["input"].as_array().unwrap();
+                let tail: Vec<&str> = input[input.len() - 2..]
+                    .iter()
+                    .map(|i| i["type"].as_str().unwrap())
+                    .collect();
+                assert_eq!(tail, ["function_call_output", "message"]);
+                assert_eq!(
+                    input.last().unwrap()["content"][0]["text"],
+                    "Also check the tests."
+                );
+            }
+            Messages => {
+                let content =
+                    last["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+                assert_eq!(content[0]["type"], "tool_result");
+                assert_eq!(
+                    content[1],
+                    json!({"type": "text", "text": "Also check the tests."})
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_queued_during_the_last_request_continues_the_run() {
+    let h = Harness::new(
+        Responses,
+        vec![
+            Step::text("first answer").delayed(Duration::from_secs(5)),
+            Step::text("second answer"),
+        ],
+    )
+    .await;
+    let inbox = h.inbox.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        inbox.push("One more thing.");
+    });
+    let mut conversation = Conversation::new(Responses);
+    assert_eq!(
+        h.run(&mut conversation, 32).await,
+        RunOutcome::Completed("second answer".into())
+    );
+    let input = h.last_request()["input"].clone();
+    assert_eq!(
+        input.as_array().unwrap().len(),
+        3,
+        "task, first answer, the new input"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_abandons_the_request_in_flight() {
+    for wire in [Responses, Messages] {
+        let h = Harness::new(wire, vec![Step::Hang, Step::text("redirected")]).await;
+        let mut conversation = Conversation::new(wire);
+        let outcome = {
+            let run = h.run(&mut conversation, 32);
+            tokio::pin!(run);
+            tokio::select! {
+                outcome = &mut run => panic!("finished early: {outcome:?}"),
+                () = tokio::time::sleep(Duration::from_secs(2)) => {}
+            }
+            h.interrupt_with("Stop that; do this instead.");
+            run.await
+        };
+        assert_eq!(
+            outcome,
+            RunOutcome::Completed("redirected".into()),
+            "{wire:?}"
+        );
+        h.assert_every_request_valid();
+        assert_eq!(h.mock.requests().len(), 2);
+        let body = h.last_request();
+        let items = body
+            .get("input")
+            .or(body.get("messages"))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone();
+        let text = serde_json::to_string(&items).unwrap();
+        assert!(
+            text.contains("Start.") && text.contains("do this instead"),
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_during_tool_calls_answers_every_unanswered_call() {
+    for wire in [Responses, Messages] {
+        let h = Harness::new(
+            wire,
+            vec![
+                Step::tool_calls(vec![
+                    ("test__echo", json!({"text": "1"})),
+                    ("test__sleep_forever", json!({})),
+                    ("test__echo", json!({"text": "3"})),
+                ])
+                .with_reasoning(),
+                Step::text("ok, switching"),
+            ],
+        )
+        .await;
+        let mut conversation = Conversation::new(wire);
+        let outcome = {
+            let run = h.run(&mut conversation, 32);
+            tokio::pin!(run);
+            tokio::select! {
+                outcome = &mut run => panic!("finished early: {outcome:?}"),
+                () = tokio::time::sleep(Duration::from_secs(3)) => {}
+            }
+            h.interrupt_with("New plan.");
+            run.await
+        };
+        assert_eq!(
+            outcome,
+            RunOutcome::Completed("ok, switching".into()),
+            "{wire:?}"
+        );
+        h.assert_every_request_valid();
+        assert_eq!(
+            h.tools.called(),
+            ["test__echo", "test__sleep_forever"],
+            "the third never ran"
+        );
+        let last = serde_json::to_string(&h.last_request()).unwrap();
+        assert_eq!(last.matches(INTERRUPTED_RESULT).count(), 2, "{last}");
+        assert!(last.contains("New plan."));
+        assert_eq!(h.recorder.total().tool_calls, 2);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancellation_leaves_a_conversation_that_can_be_resumed() {
+    let h = Harness::new(
+        Messages,
+        vec![
+            Step::tool_call("test__sleep_forever", json!({})),
+            Step::text("resumed fine"),
+        ],
+    )
+    .await;
+    let mut conversation = Conversation::new(Messages);
+    let outcome = {
+        let run = h.run(&mut conversation, 32);
+        tokio::pin!(run);
+        tokio::select! {
+            outcome = &mut run => panic!("finished early: {outcome:?}"),
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+        h.cancel.cancel();
+        run.await
+    };
+    assert_eq!(outcome, RunOutcome::Cancelled);
+
+    // A later run (a resume) on the same conversation is accepted by the mock.
+    let resumed = Harness {
+        cancel: CancellationToken::new(),
+        inbox: Arc::new(Queue::with(&["Carry on."])),
+        ..h
+    };
+    assert_eq!(
+        resumed.run(&mut conversation, 32).await,
+        RunOutcome::Completed("resumed fine".into())
+    );
+    resumed.assert_every_request_valid();
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_failures_reach_the_model_and_the_run_goes_on() {
+    let bad_arguments = Step::json(
+        200,
+        json!({"id": "resp_x", "object": "response", "status": "completed",
+        "output": [{"type": "function_call", "id": "fc_x", "call_id": "call_bad", "name": "test__echo",
+                    "arguments": "{\"text\": unquoted}", "status": "completed"}],
+        "usage": {"input_tokens": 1, "output_tokens": 1}}),
+    );
+    let h = Harness::new(
+        Responses,
+        vec![
+            Step::tool_call("no_such_tool", json!({})),
+            bad_arguments,
+            Step::tool_call("test__slow", json!({})),
+            Step::text("coped"),
+        ],
+    )
+    .await;
+    let mut tools = TestTools::new();
+    tools.slow_for = Duration::from_secs(600);
+    let h = Harness {
+        tools: Arc::new(tools),
+        ..h
+    };
+    let mut conversation = Conversation::new(Responses);
+    assert_eq!(
+        h.run(&mut conversation, 32).await,
+        RunOutcome::Completed("coped".into())
+    );
+    h.assert_every_request_valid();
+    let outputs: Vec<String> = conversation
+        .items()
+        .iter()
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(outputs[0].starts_with("Error: there is no tool named `no_such_tool`; the tools you have are: test__echo, test__fail"), "{}", outputs[0]);
+    assert!(
+        outputs[1].starts_with("Error: could not read the arguments for `test__echo`"),
+        "{}",
+        outputs[1]
+    );
+    assert_eq!(
+        outputs[2],
+        "Error: the call to test.slow did not finish within 60 s and was cancelled"
+    );
+    assert_eq!(
+        h.tools.called(),
+        ["test__slow"],
+        "neither the unknown tool nor bad arguments are called"
+    );
+    assert_eq!(h.recorder.total().tool_calls, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn activity_follows_the_loop_and_shows_retries() {
+    let h = Harness::new(
+        Responses,
+        vec![
+            Step::tool_call("test__echo", json!({})),
+            Step::openai_error(500, "server_error", None, "boom"),
+            Step::text("done"),
+        ],
+    )
+    .await;
+    let mut conversation = Conversation::new(Responses);
+    h.run(&mut conversation, 32).await;
+    let summaries = h.recorder.summaries();
+    assert_eq!(summaries[0], "Waiting for mock-model (turn 1 of 32)");
+    assert_eq!(summaries[1], "Calling test.echo");
+    assert_eq!(summaries[2], "Waiting for mock-model (turn 2 of 32)");
+    assert!(
+        summaries[3]
+            .starts_with("Waiting for mock-model (turn 2 of 32) (retry 1 of 3 after HTTP 500"),
+        "{}",
+        summaries[3]
+    );
+    let activities = h.recorder.activities.lock().unwrap().clone();
+    assert_eq!(activities[0].phase, Phase::ProviderRequest);
+    assert_eq!(activities[0].target.as_deref(), Some("127.0.0.1"));
+    assert_eq!(activities[0].timeout, Some(Duration::from_secs(120)));
+    assert_eq!(activities[1].phase, Phase::ToolCall);
+    assert_eq!(
+        (
+            activities[1].tool.as_deref(),
+            activities[1].target.as_deref()
+        ),
+        (Some("echo"), Some("test"))
+    );
+    assert_eq!(activities[1].timeout, Some(Duration::from_secs(60)));
+    let text = format!("{activities:?}");
+    assert!(!text.contains("Start."), "activity never carries prompts");
+}
+
+#[test]
+fn the_key_is_read_for_each_run_and_never_shown() {
+    let d = definition(Responses, "http://127.0.0.1:9/v1");
+    let err = ProviderClient::for_run(&d, |_| None).unwrap_err();
+    assert_eq!(err.code, ErrorCode::MissingCredential);
+    assert!(err.message.contains("MOCK_PROVIDER_KEY"));
+    let client = ProviderClient::for_run(&d, |var| {
+        (var == "MOCK_PROVIDER_KEY").then(|| KEY.to_owned())
+    })
+    .unwrap();
+    assert!(!format!("{client:?}").contains(KEY));
+    let direct = ProviderClient::new(&d, ApiKey::for_tests(KEY));
+    assert!(!format!("{direct:?}").contains("SECRET"));
+}
