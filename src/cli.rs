@@ -5,8 +5,15 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
 use crate::check;
 use crate::discovery::{Catalog, DefaultModel, LoadOptions, Workspace, load_catalog};
+use crate::providers::RetryPolicy;
+use crate::server::http::HttpOptions;
+use crate::sessions::manager::{Limits, ManagerConfig, SessionManager};
 
 /// Exit status for a usage or workspace error (clap uses the same for bad arguments).
 pub const EXIT_USAGE: u8 = 2;
@@ -34,6 +41,15 @@ pub struct Cli {
     /// Workspace to serve (default: the current directory)
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
+
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (ADDR is HOST:PORT;
+    /// a non-loopback HOST needs --auth-token-env)
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+
+    /// With --http: require `Authorization: Bearer <value of VAR>` on every request
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub auth_token_env: Option<String>,
 
     #[command(flatten)]
     pub common: CommonOptions,
@@ -111,14 +127,90 @@ pub fn run(cli: Cli) -> ExitCode {
                     Catalog::agent_roots().collect::<Vec<_>>().join(", ")
                 );
             }
-            eprintln!(
-                "error: serving MCP is not implemented in this build yet; use `mcp-agents \
-                 check {}` to inspect the catalog",
-                catalog.workspace().display()
-            );
-            ExitCode::from(EXIT_USAGE)
+            let http = cli.http.map(|addr| HttpOptions {
+                addr,
+                auth_token_env: cli.auth_token_env,
+            });
+            serve(catalog, http)
         }
     }
+}
+
+/// Runs the server until the client goes away or a signal arrives, then stops every run.
+fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let manager = SessionManager::new(
+            Arc::new(catalog),
+            ManagerConfig {
+                env: Arc::new(|var| std::env::var(var).ok()),
+                tools: Arc::new(crate::child_mcp::ChildServers),
+                retry: RetryPolicy::default(),
+                limits: Limits::default(),
+            },
+        );
+        let shutdown = CancellationToken::new();
+        tokio::spawn(cancel_on_signal(shutdown.clone()));
+        let served = match &http {
+            Some(options) => {
+                crate::server::http::serve(
+                    manager.clone(),
+                    options,
+                    |var| std::env::var(var).ok(),
+                    shutdown.clone(),
+                    |addr| eprintln!("mcp-agents: serving MCP at http://{addr}/mcp"),
+                )
+                .await
+            }
+            None => tokio::select! {
+                served = crate::server::stdio::serve(manager.clone()) => served,
+                () = shutdown.cancelled() => Ok(()),
+            },
+        };
+        manager.shutdown(SHUTDOWN_BOUND).await;
+        match served {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// How long shutdown waits for runs to stop and children to exit.
+const SHUTDOWN_BOUND: std::time::Duration = std::time::Duration::from_secs(6);
+
+/// Cancels `token` on SIGINT or SIGTERM.
+async fn cancel_on_signal(token: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut interrupt), Ok(mut terminate)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    token.cancel();
 }
 
 fn open_and_load(dir: Option<PathBuf>, options: &LoadOptions) -> Option<Catalog> {

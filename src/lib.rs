@@ -11,9 +11,11 @@
 //! | [`error`] | the error codes of SPEC §11 |
 //! | [`providers`] | the OpenAI Responses and Anthropic Messages wire clients |
 //! | [`mock`] | loopback model endpoints for tests and the offline demo |
-//! | [`sessions`] | the model loop of one run, and activity |
+//! | [`sessions`] | sessions, the session manager and the model loop of one run |
+//! | [`server`] | the MCP server: the three tools over stdio and streamable HTTP |
 
 pub mod check;
+pub mod child_mcp;
 pub mod cli;
 pub mod definition;
 pub mod discovery;
@@ -21,4 +23,5 @@ pub mod error;
 pub mod logging;
 pub mod mock;
 pub mod providers;
+pub mod server;
 pub mod sessions;

@@ -4,6 +4,10 @@
 //! | --- | --- |
 //! | [`activity`] | the coarse phases a running session reports (SPEC §7) |
 //! | [`run`] | the model loop of one run (SPEC §6), independent of MCP |
+//! | [`session`] | one session: frozen definition, conversation, queue, status, timing |
+//! | [`manager`] | every session, the run permits, retention, and the run tasks |
 
 pub mod activity;
+pub mod manager;
 pub mod run;
+pub mod session;

@@ -19,6 +19,7 @@
 
 #![allow(dead_code)]
 
+pub mod binary;
 pub mod run_kit;
 
 use std::collections::HashMap;

@@ -1,0 +1,124 @@
+//! The `rmcp` server handler. Cheap to clone: stateless HTTP builds one per request, so all
+//! state lives in the shared [`SessionManager`].
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use super::tools::{self, Call};
+use crate::sessions::manager::{SessionManager, WaitEvent};
+
+#[derive(Clone)]
+pub struct AgentsServer {
+    manager: Arc<SessionManager>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl AgentsServer {
+    pub fn new(manager: Arc<SessionManager>) -> Self {
+        let tools = Arc::new(tools::tool_list(manager.catalog()));
+        AgentsServer { manager, tools }
+    }
+
+    async fn wait(
+        &self,
+        targets: Vec<String>,
+        timeout: std::time::Duration,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let mut waiter = match self.manager.wait(&targets, timeout) {
+            Ok(waiter) => waiter,
+            Err(e) => return tools::failure(&e),
+        };
+        let token = context.meta.get_progress_token();
+        let mut sent = 0u32;
+        loop {
+            let event = tokio::select! {
+                biased;
+                // The client gave up (cancelled on stdio, closed the stream on HTTP): nobody
+                // reads what follows.
+                () = context.ct.cancelled() => return tools::success(serde_json::json!({})),
+                event = waiter.next() => event,
+            };
+            match event {
+                WaitEvent::Finished { timed_out, agents } => {
+                    return tools::success(tools::wait_json(timed_out, &agents));
+                }
+                WaitEvent::Progress(lines) => {
+                    let Some(token) = &token else { continue };
+                    for line in lines {
+                        sent += 1;
+                        let param = ProgressNotificationParam::new(token.clone(), f64::from(sent))
+                            .with_message(line);
+                        if context.peer.notify_progress(param).await.is_err() {
+                            tracing::debug!("progress notification not delivered");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl ServerHandler for AgentsServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mcp-agents", env!("CARGO_PKG_VERSION")))
+            .with_instructions(tools::INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if self.tools.is_empty() {
+            return Err(McpError::invalid_params(
+                format!(
+                    "tool not found: {} (this workspace defines no agents)",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        let call = match tools::parse_call(&request.name, request.arguments.as_ref()) {
+            None => {
+                return Err(McpError::invalid_params(
+                    format!("tool not found: {}", request.name),
+                    None,
+                ));
+            }
+            Some(Err(e)) => return Ok(tools::failure(&e).into()),
+            Some(Ok(call)) => call,
+        };
+        let result = match call {
+            Call::Spawn { name, task } => match self.manager.spawn(&name, &task) {
+                Ok(accepted) => tools::success(tools::accepted_json(&accepted, false)),
+                Err(e) => tools::failure(&e),
+            },
+            Call::SendInput {
+                target,
+                message,
+                interrupt,
+            } => match self.manager.send_input(&target, &message, interrupt) {
+                Ok(accepted) => tools::success(tools::accepted_json(&accepted, true)),
+                Err(e) => tools::failure(&e),
+            },
+            Call::Wait { targets, timeout } => self.wait(targets, timeout, &context).await,
+        };
+        Ok(result.into())
+    }
+}

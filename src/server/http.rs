@@ -1,0 +1,192 @@
+//! Serving streamable HTTP at `http://ADDR/mcp` (SPEC §4, §10).
+//!
+//! - Binds loopback unless a bearer token is configured; a non-loopback address without one
+//!   is refused at startup.
+//! - Refuses (403) any request whose `Origin` is not a loopback origin, so a web page cannot
+//!   drive the server from a browser.
+//! - With `--auth-token-env VAR`, every request needs `Authorization: Bearer <value of VAR>`
+//!   (401 otherwise).
+//!
+//! Requests of protocol 2026-07-28 are stateless: `rmcp` builds a handler per request, and
+//! the handler only holds the shared session manager. Older clients that `initialize` get
+//! `rmcp`'s sessions.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::handler::AgentsServer;
+use crate::definition::endpoint::is_loopback;
+use crate::sessions::manager::SessionManager;
+
+/// How to serve HTTP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// `host:port`, for example `127.0.0.1:8080`.
+    pub addr: String,
+    /// The variable holding the bearer token, if any.
+    pub auth_token_env: Option<String>,
+}
+
+/// What each request is checked against.
+#[derive(Clone)]
+struct Guard {
+    token: Option<Arc<str>>,
+}
+
+/// Binds, then serves until `shutdown` is cancelled. Returns the bound address through
+/// `on_bound` (useful with port 0).
+pub async fn serve(
+    manager: Arc<SessionManager>,
+    options: &HttpOptions,
+    env: impl Fn(&str) -> Option<String>,
+    shutdown: CancellationToken,
+    on_bound: impl FnOnce(SocketAddr),
+) -> Result<(), String> {
+    let addr = resolve(&options.addr).await?;
+    let token = match &options.auth_token_env {
+        Some(var) => match env(var) {
+            Some(value) if !value.trim().is_empty() => Some(Arc::<str>::from(value.trim())),
+            _ => {
+                return Err(format!(
+                    "--auth-token-env names {var}, which is not set or empty"
+                ));
+            }
+        },
+        None => None,
+    };
+    let loopback = addr.ip().is_loopback();
+    if !loopback && token.is_none() {
+        return Err(format!(
+            "refusing to serve on {addr}, which is not a loopback address, without a bearer \
+             token; set a token in an environment variable and pass --auth-token-env VAR"
+        ));
+    }
+    let mut config =
+        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+    if !loopback {
+        // Host checks guard loopback servers against DNS rebinding; a server reachable on
+        // the network is protected by its token instead.
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(AgentsServer::new(manager.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(
+            Guard { token },
+            check_request,
+        ));
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    on_bound(bound);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+        .map_err(|e| format!("the HTTP server failed: {e}"))
+}
+
+async fn resolve(addr: &str) -> Result<SocketAddr, String> {
+    let mut found = tokio::net::lookup_host(addr)
+        .await
+        .map_err(|e| format!("--http {addr}: not an address to listen on ({e}); use HOST:PORT"))?;
+    found
+        .next()
+        .ok_or_else(|| format!("--http {addr}: the host has no address"))
+}
+
+async fn check_request(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+    if let Some(origin) = request.headers().get(header::ORIGIN)
+        && !origin_is_loopback(origin)
+    {
+        return (
+            StatusCode::FORBIDDEN,
+            "Forbidden: the Origin is not a loopback origin",
+        )
+            .into_response();
+    }
+    if let Some(token) = &guard.token {
+        let presented = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !presented.is_some_and(|p| same_secret(p.trim().as_bytes(), token.as_bytes())) {
+            let mut response = (
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: a bearer token is required",
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return response;
+        }
+    }
+    next.run(request).await
+}
+
+/// Whether an `Origin` names a loopback host (`http(s)://localhost`, `127.x.x.x`, `[::1]`,
+/// any port). `null` and anything unparsable are not.
+pub fn origin_is_loopback(origin: &HeaderValue) -> bool {
+    let Ok(text) = origin.to_str() else {
+        return false;
+    };
+    let Ok(url) = url::Url::parse(text) else {
+        return false;
+    };
+    matches!(url.scheme(), "http" | "https") && url.host().is_some_and(|h| is_loopback(&h))
+}
+
+/// Compares in time that does not depend on where the inputs differ.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_origins_only() {
+        for ok in [
+            "http://localhost",
+            "http://localhost:3000",
+            "https://127.0.0.1:8443",
+            "http://[::1]:1",
+        ] {
+            assert!(origin_is_loopback(&HeaderValue::from_static(ok)), "{ok}");
+        }
+        for bad in [
+            "https://evil.example",
+            "null",
+            "http://localhost.evil.example",
+            "file://x",
+            "http://10.0.0.1",
+        ] {
+            assert!(!origin_is_loopback(&HeaderValue::from_static(bad)), "{bad}");
+        }
+    }
+
+    #[test]
+    fn secrets_compare_exactly() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abc", b"abd"));
+        assert!(!same_secret(b"abc", b"abcd"));
+    }
+}

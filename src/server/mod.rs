@@ -1,0 +1,14 @@
+//! The MCP server (SPEC §4, §10): the three tools over stdio or streamable HTTP, through
+//! `rmcp`. This layer only translates between MCP and the session manager.
+//!
+//! | module | job |
+//! | --- | --- |
+//! | [`tools`] | schemas, descriptions, argument checks and result shapes of the three tools |
+//! | [`handler`] | the `rmcp` server handler: `tools/list`, `tools/call`, progress |
+//! | [`stdio`] | serving on stdin/stdout |
+//! | [`http`] | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks |
+
+pub mod handler;
+pub mod http;
+pub mod stdio;
+pub mod tools;

@@ -1,0 +1,488 @@
+//! The session manager (SPEC §5): every session of the process, the eight run permits, the
+//! queue and retention limits, and the runs themselves (one tokio task each).
+//!
+//! Locking: the registry lock guards the map of sessions; each session has its own lock.
+//! The registry lock is never held while taking a session lock for long, and no lock is held
+//! across an `.await`. A run's permit lives in its session's state, so a session becomes
+//! terminal and gives its permit back in one step: nobody can see a terminal session whose
+//! permit is still taken.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::activity::Activity;
+use super::run::{BoxFuture, RunContext, RunObserver, RunOutcome, ToolBox, run_model_loop};
+use super::session::{Session, Snapshot, Status, new_agent_id, short_id};
+use crate::definition::AgentDefinition;
+use crate::discovery::Catalog;
+use crate::error::{AgentError, ErrorCode};
+use crate::providers::{Conversation, ProviderClient, RetryPolicy};
+
+/// SPEC §12.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub concurrent_runs: usize,
+    pub queued_inputs: usize,
+    pub retained_terminal: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            concurrent_runs: 8,
+            queued_inputs: 16,
+            retained_terminal: 64,
+        }
+    }
+}
+
+/// The tools of one run, opened when the run starts and shut down when it ends.
+pub trait RunTools: ToolBox {
+    /// Closes connections and stops child processes, within the shutdown bound.
+    fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()>;
+}
+
+/// Opens a run's tools (the child MCP layer in the server; in-process tools in tests).
+pub trait ToolsFactory: Send + Sync {
+    fn open<'a>(
+        &'a self,
+        definition: &'a AgentDefinition,
+        workspace: &'a Path,
+        observer: &'a dyn RunObserver,
+    ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>>;
+}
+
+/// Reads an environment variable (the process environment in the server).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// How the manager reaches the outside world.
+pub struct ManagerConfig {
+    pub env: EnvLookup,
+    pub tools: Arc<dyn ToolsFactory>,
+    pub retry: RetryPolicy,
+    pub limits: Limits,
+}
+
+/// What `spawn_agent` and `send_input` return.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted {
+    pub agent_id: String,
+    pub name: String,
+    /// Messages queued after this call (for `send_input`).
+    pub queued: usize,
+}
+
+pub struct SessionManager {
+    catalog: Arc<Catalog>,
+    config: ManagerConfig,
+    permits: Arc<Semaphore>,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    recency: AtomicU64,
+    /// Cancels every run (server shutdown).
+    shutdown: CancellationToken,
+    runs: TaskTracker,
+}
+
+impl SessionManager {
+    pub fn new(catalog: Arc<Catalog>, config: ManagerConfig) -> Arc<Self> {
+        Arc::new(SessionManager {
+            permits: Arc::new(Semaphore::new(config.limits.concurrent_runs)),
+            catalog,
+            config,
+            sessions: Mutex::new(HashMap::new()),
+            recency: AtomicU64::new(0),
+            shutdown: CancellationToken::new(),
+            runs: TaskTracker::new(),
+        })
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn workspace(&self) -> &Path {
+        self.catalog.workspace()
+    }
+
+    /// Starts a session and its first run; returns before any tool or provider work.
+    pub fn spawn(self: &Arc<Self>, name: &str, task: &str) -> Result<Accepted, AgentError> {
+        let definition = self.catalog.get(name).cloned().ok_or_else(|| {
+            let names: Vec<&str> = self
+                .catalog
+                .agents()
+                .iter()
+                .map(|a| a.name.as_str())
+                .collect();
+            AgentError::new(
+                ErrorCode::UnknownAgent,
+                format!(
+                    "there is no agent named `{name}`; the agents are: {}",
+                    names.join(", ")
+                ),
+            )
+        })?;
+        let system = self.system_context(&definition)?;
+        let provider = self.provider_for(&definition)?;
+        let permit = self.try_permit()?;
+
+        let id = new_agent_id();
+        let session = Arc::new(Session::new(
+            id.clone(),
+            definition.clone(),
+            system,
+            task.to_owned(),
+            self.next_recency(),
+        ));
+        {
+            let mut state = session.lock();
+            state.conversation = Some(Conversation::new(definition.provider.wire_api));
+            state.permit = Some(permit);
+        }
+        self.registry().insert(id.clone(), session.clone());
+        self.start_run(session, provider);
+        Ok(Accepted {
+            agent_id: id,
+            name: definition.name.clone(),
+            queued: 0,
+        })
+    }
+
+    /// Queues input for a running session (interrupting it if asked), or resumes a
+    /// terminal one with this input.
+    pub fn send_input(
+        self: &Arc<Self>,
+        target: &str,
+        message: &str,
+        interrupt: bool,
+    ) -> Result<Accepted, AgentError> {
+        let session = self.get(&[target.to_owned()])?.remove(0);
+        // Read the key before taking the lock; it is only used when resuming.
+        let provider = self.provider_for(&session.definition);
+        let mut state = session.lock();
+        if state.queue.len() >= self.config.limits.queued_inputs {
+            return Err(AgentError::new(
+                ErrorCode::QueueFull,
+                format!(
+                    "agent {} already has {} queued inputs, the most it holds; wait for it \
+                     to take them (wait_agent) before sending more",
+                    short_id(&session.id),
+                    state.queue.len()
+                ),
+            ));
+        }
+        match state.status {
+            Status::Running => {
+                state.queue.push_back(message.to_owned());
+                if interrupt {
+                    state.interrupt.send_modify(|n| *n += 1);
+                }
+            }
+            Status::Completed(_) | Status::Failed(_) => {
+                let provider = provider?;
+                let permit = self.try_permit()?;
+                state.queue.push_back(message.to_owned());
+                state.status = Status::Running;
+                state.permit = Some(permit);
+                state.ended_at = None;
+                state.cancel = CancellationToken::new();
+                state.activity = Some(super::session::ActivityState {
+                    activity: Activity::starting(),
+                    since: Instant::now(),
+                });
+                drop(state);
+                self.start_run(session.clone(), provider);
+                session.notify();
+                state = session.lock();
+            }
+        }
+        state.recency = self.next_recency();
+        Ok(Accepted {
+            agent_id: session.id.clone(),
+            name: session.definition.name.clone(),
+            queued: state.queue.len(),
+        })
+    }
+
+    /// Starts waiting for `targets`; fails at once with `unknown_agent` naming every
+    /// unknown or evicted id. Naming a session refreshes its recency.
+    pub fn wait(&self, targets: &[String], timeout: Duration) -> Result<Waiter, AgentError> {
+        let sessions = self.get(targets)?;
+        for session in &sessions {
+            session.lock().recency = self.next_recency();
+        }
+        let receivers: Vec<watch::Receiver<u64>> = sessions.iter().map(|s| s.subscribe()).collect();
+        let versions = receivers.iter().map(|r| *r.borrow()).collect();
+        Ok(Waiter {
+            sessions,
+            receivers,
+            versions,
+            deadline: Instant::now() + timeout,
+        })
+    }
+
+    /// Cancels every run and waits for them to end (children shut down), at most `bound`.
+    pub async fn shutdown(&self, bound: Duration) {
+        self.shutdown.cancel();
+        self.runs.close();
+        let _ = tokio::time::timeout(bound, self.runs.wait()).await;
+    }
+
+    /// Runs executing now.
+    pub fn running(&self) -> usize {
+        self.config.limits.concurrent_runs - self.permits.available_permits()
+    }
+
+    /// Sessions retained now (running and terminal).
+    pub fn retained(&self) -> usize {
+        self.registry().len()
+    }
+
+    fn registry(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn next_recency(&self) -> u64 {
+        self.recency.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The sessions for `ids`, or `unknown_agent` naming all that are missing.
+    fn get(&self, ids: &[String]) -> Result<Vec<Arc<Session>>, AgentError> {
+        let registry = self.registry();
+        let missing: Vec<&str> = ids
+            .iter()
+            .filter(|id| !registry.contains_key(id.as_str()))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(AgentError::new(
+                ErrorCode::UnknownAgent,
+                format!(
+                    "no agent has the id {}; ids are valid until the server restarts, and a \
+                     finished agent is forgotten once 64 newer ones have finished",
+                    missing.join(", ")
+                ),
+            ));
+        }
+        Ok(ids.iter().map(|id| registry[id.as_str()].clone()).collect())
+    }
+
+    fn try_permit(&self) -> Result<OwnedSemaphorePermit, AgentError> {
+        self.permits.clone().try_acquire_owned().map_err(|_| {
+            AgentError::new(
+                ErrorCode::CapacityExceeded,
+                format!(
+                    "{} agents are already running, the most this server runs at once; wait \
+                     for one to finish (wait_agent) and try again",
+                    self.config.limits.concurrent_runs
+                ),
+            )
+        })
+    }
+
+    fn provider_for(&self, definition: &AgentDefinition) -> Result<ProviderClient, AgentError> {
+        let env = self.config.env.clone();
+        Ok(ProviderClient::for_run(definition, move |var| env(var))?
+            .with_retry_policy(self.config.retry.clone()))
+    }
+
+    /// Instructions, then each preloaded skill in the listed order (FORMATS.md §5).
+    fn system_context(&self, definition: &AgentDefinition) -> Result<String, AgentError> {
+        let mut system = definition.instructions.clone();
+        for name in &definition.skills {
+            let skill = self.catalog.skills().get(name).ok_or_else(|| {
+                AgentError::new(
+                    ErrorCode::SkillNotFound,
+                    format!(
+                        "agent `{}` preloads the skill `{name}`, which no skill root defines \
+                         (.agents/skills, .claude/skills, .codex/skills, .opencode/skills); add \
+                         it or remove it from the definition, then restart the server",
+                        definition.name
+                    ),
+                )
+            })?;
+            system.push_str("\n\n");
+            system.push_str(&skill.preload_text());
+        }
+        Ok(system)
+    }
+
+    fn start_run(self: &Arc<Self>, session: Arc<Session>, provider: ProviderClient) {
+        let manager = self.clone();
+        self.runs
+            .spawn(async move { manager.drive(session, provider).await });
+    }
+
+    /// One run, from opening tools to the terminal state; reopens and carries on if input
+    /// arrived while it was closing.
+    async fn drive(self: Arc<Self>, session: Arc<Session>, provider: ProviderClient) {
+        let (conversation, interrupts, cancel) = {
+            let mut state = session.lock();
+            (
+                state.conversation.take(),
+                state.interrupt.subscribe(),
+                state.cancel.clone(),
+            )
+        };
+        let mut conversation =
+            conversation.unwrap_or_else(|| Conversation::new(session.definition.provider.wire_api));
+        let workspace: PathBuf = self.workspace().to_owned();
+        loop {
+            let outcome = match self
+                .config
+                .tools
+                .open(&session.definition, &workspace, session.as_ref())
+                .await
+            {
+                Err(e) => RunOutcome::Failed(e),
+                Ok(tools) => {
+                    let outcome = tokio::select! {
+                        biased;
+                        () = self.shutdown.cancelled() => RunOutcome::Cancelled,
+                        outcome = run_model_loop(&mut conversation, RunContext {
+                            provider: &provider,
+                            system: &session.system,
+                            tools: tools.as_ref(),
+                            inbox: session.as_ref(),
+                            observer: session.as_ref(),
+                            interrupts: interrupts.clone(),
+                            cancel: cancel.clone(),
+                            max_turns: session.definition.max_turns,
+                        }) => outcome,
+                    };
+                    if !session.definition.mcp_servers.is_empty() {
+                        session.activity(Activity::child_shutdown());
+                    }
+                    tools.shutdown().await;
+                    outcome
+                }
+            };
+            let mut state = session.lock();
+            if matches!(outcome, RunOutcome::Completed(_))
+                && !state.queue.is_empty()
+                && !self.shutdown.is_cancelled()
+            {
+                // Input queued while the run was closing: carry on in the same permit.
+                continue;
+            }
+            state.status = match outcome {
+                RunOutcome::Completed(text) => Status::Completed(text),
+                RunOutcome::Failed(e) => Status::Failed(e),
+                RunOutcome::Cancelled => Status::Failed(AgentError::new(
+                    ErrorCode::Internal,
+                    "the run was cancelled because the server is shutting down",
+                )),
+            };
+            state.conversation = Some(conversation);
+            state.ended_at = Some(Instant::now());
+            state.activity = None;
+            state.recency = self.next_recency();
+            // Giving the permit back in the same step as becoming terminal.
+            state.permit = None;
+            drop(state);
+            session.notify();
+            break;
+        }
+        self.evict_excess();
+    }
+
+    /// Drops the least recently used terminal sessions beyond the retention limit (ties:
+    /// smallest agent_id first). Running sessions are never evicted.
+    fn evict_excess(&self) {
+        let mut registry = self.registry();
+        let mut terminal: Vec<(u64, String)> = registry
+            .values()
+            .filter_map(|s| {
+                let state = s.lock();
+                state
+                    .status
+                    .is_terminal()
+                    .then(|| (state.recency, s.id.clone()))
+            })
+            .collect();
+        let excess = terminal
+            .len()
+            .saturating_sub(self.config.limits.retained_terminal);
+        if excess == 0 {
+            return;
+        }
+        terminal.sort();
+        for (_, id) in terminal.into_iter().take(excess) {
+            registry.remove(&id);
+        }
+    }
+}
+
+/// An ongoing `wait_agent`.
+pub struct Waiter {
+    sessions: Vec<Arc<Session>>,
+    receivers: Vec<watch::Receiver<u64>>,
+    versions: Vec<u64>,
+    deadline: Instant,
+}
+
+/// What a waiter has to say next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitEvent {
+    /// Targets moved on: one line per transition, `<name> <short id>: <summary>`.
+    Progress(Vec<String>),
+    /// Every target is terminal, or the deadline passed.
+    Finished {
+        timed_out: bool,
+        agents: Vec<Snapshot>,
+    },
+}
+
+impl Waiter {
+    /// Waits for the next transition of a target, or the end. Event-driven: it sleeps until
+    /// a target changes or the deadline passes.
+    pub async fn next(&mut self) -> WaitEvent {
+        loop {
+            for receiver in &mut self.receivers {
+                receiver.borrow_and_update();
+            }
+            let snapshots: Vec<Snapshot> = self.sessions.iter().map(|s| s.snapshot()).collect();
+            let all_terminal = snapshots.iter().all(|s| s.status.is_terminal());
+            if all_terminal || Instant::now() >= self.deadline {
+                return WaitEvent::Finished {
+                    timed_out: !all_terminal,
+                    agents: snapshots,
+                };
+            }
+            let mut progress = Vec::new();
+            for (seen, snapshot) in self.versions.iter_mut().zip(&snapshots) {
+                if snapshot.version != *seen {
+                    *seen = snapshot.version;
+                    progress.push(progress_line(snapshot));
+                }
+            }
+            if !progress.is_empty() {
+                return WaitEvent::Progress(progress);
+            }
+            let changed = futures_util::future::select_all(
+                self.receivers.iter_mut().map(|r| Box::pin(r.changed())),
+            );
+            tokio::select! {
+                _ = changed => {}
+                () = tokio::time::sleep_until(self.deadline) => {}
+            }
+        }
+    }
+}
+
+fn progress_line(snapshot: &Snapshot) -> String {
+    let what = match (&snapshot.status, &snapshot.activity) {
+        (Status::Running, Some((activity, _))) => activity.summary.clone(),
+        (Status::Running, None) => "running".to_owned(),
+        (Status::Completed(_), _) => "completed".to_owned(),
+        (Status::Failed(e), _) => format!("failed ({})", e.code),
+    };
+    format!("{} {}: {what}", snapshot.name, short_id(&snapshot.agent_id))
+}

@@ -1,0 +1,216 @@
+//! One session (SPEC §5): a frozen definition, its system context, its provider-native
+//! conversation, its queue, its status and timing. A session is shared between the run that
+//! drives it and the callers that look at it; every observable change bumps a `watch`
+//! channel so waiters wake without polling.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::activity::Activity;
+use super::run::{Inbox, RunObserver, UsageDelta};
+use crate::definition::AgentDefinition;
+use crate::error::AgentError;
+use crate::providers::Conversation;
+
+/// Where a session stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Running,
+    Completed(String),
+    Failed(AgentError),
+}
+
+impl Status {
+    pub fn is_terminal(&self) -> bool {
+        !matches!(self, Status::Running)
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Completed(_) => "completed",
+            Status::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Token and call counts over the session's life (all runs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub turns: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub tool_calls: u64,
+}
+
+/// The current activity and when it began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivityState {
+    pub activity: Activity,
+    pub since: Instant,
+}
+
+/// What `wait_agent` reports about a session at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub agent_id: String,
+    pub name: String,
+    pub status: Status,
+    pub total_elapsed: Duration,
+    pub totals: Totals,
+    /// Input still queued (a failed session keeps it for the next resume).
+    pub queued: usize,
+    /// Present while running: the activity and how long it has lasted.
+    pub activity: Option<(Activity, Duration)>,
+    /// Counts activity transitions and status changes; a change means "tell the waiter".
+    pub version: u64,
+}
+
+pub(crate) struct SessionState {
+    pub status: Status,
+    /// The conversation, while no run holds it.
+    pub conversation: Option<Conversation>,
+    pub queue: VecDeque<String>,
+    /// Bumped by `send_input` with `interrupt: true`; the run watches it.
+    pub interrupt: watch::Sender<u64>,
+    /// Cancels the current run (server shutdown).
+    pub cancel: CancellationToken,
+    pub totals: Totals,
+    pub activity: Option<ActivityState>,
+    pub ended_at: Option<Instant>,
+    /// Larger is more recently used (SPEC §5 retention).
+    pub recency: u64,
+    /// The run permit, held while running; dropped in the same step the session becomes
+    /// terminal.
+    pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+pub struct Session {
+    pub id: String,
+    pub definition: Arc<AgentDefinition>,
+    /// Instructions plus preloaded skills.
+    pub system: String,
+    pub spawned_at: Instant,
+    state: Mutex<SessionState>,
+    changes: watch::Sender<u64>,
+}
+
+impl Session {
+    pub(crate) fn new(
+        id: String,
+        definition: Arc<AgentDefinition>,
+        system: String,
+        task: String,
+        recency: u64,
+    ) -> Session {
+        let now = Instant::now();
+        Session {
+            id,
+            system,
+            spawned_at: now,
+            state: Mutex::new(SessionState {
+                status: Status::Running,
+                conversation: None,
+                queue: VecDeque::from([task]),
+                interrupt: watch::channel(0).0,
+                cancel: CancellationToken::new(),
+                totals: Totals::default(),
+                activity: Some(ActivityState {
+                    activity: Activity::starting(),
+                    since: now,
+                }),
+                ended_at: None,
+                recency,
+                permit: None,
+            }),
+            changes: watch::channel(0).0,
+            definition,
+        }
+    }
+
+    /// The state lock. A panic while holding it would be a bug in this module; the state
+    /// is still consistent field by field, so poisoning is ignored rather than spreading.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wakes everyone waiting on this session.
+    pub(crate) fn notify(&self) {
+        self.changes.send_modify(|v| *v += 1);
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let version = *self.changes.borrow();
+        let state = self.lock();
+        let now = Instant::now();
+        let end = state.ended_at.unwrap_or(now);
+        Snapshot {
+            agent_id: self.id.clone(),
+            name: self.definition.name.clone(),
+            status: state.status.clone(),
+            total_elapsed: end.saturating_duration_since(self.spawned_at),
+            totals: state.totals,
+            queued: state.queue.len(),
+            activity: match (&state.status, &state.activity) {
+                (Status::Running, Some(a)) => {
+                    Some((a.activity.clone(), now.saturating_duration_since(a.since)))
+                }
+                _ => None,
+            },
+            version,
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        self.lock().status.is_terminal()
+    }
+
+    pub fn recency(&self) -> u64 {
+        self.lock().recency
+    }
+}
+
+impl Inbox for Session {
+    fn take_all(&self) -> Vec<String> {
+        self.lock().queue.drain(..).collect()
+    }
+}
+
+impl RunObserver for Session {
+    fn activity(&self, activity: Activity) {
+        self.lock().activity = Some(ActivityState {
+            activity,
+            since: Instant::now(),
+        });
+        self.notify();
+    }
+
+    fn usage(&self, d: UsageDelta) {
+        let mut state = self.lock();
+        state.totals.turns += d.turns;
+        state.totals.input_tokens += d.input_tokens;
+        state.totals.output_tokens += d.output_tokens;
+        state.totals.tool_calls += u64::from(d.tool_calls);
+    }
+}
+
+/// A new agent id: 128 random bits as 32 hex digits (SPEC §5 asks for at least 96).
+pub fn new_agent_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::fill(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The first eight characters, for progress messages.
+pub fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}

@@ -1,0 +1,181 @@
+//! The real binary as an MCP server, driven with the `rmcp` client over stdio and HTTP in
+//! both protocol generations (2026-07-28 `server/discover`, 2025-11-25 `initialize`):
+//! the three tools, their schemas, a spawn → wait round trip, and a clean stdout.
+
+mod support;
+
+use std::io::{BufRead, Write};
+use std::process::{Command, Stdio};
+
+use mcp_agents::mock::{MockProvider, Step};
+use serde_json::{Value, json};
+use support::binary::{self, GENERATIONS, Generation};
+use support::run_kit::KEY;
+
+async fn round_trip(connection: &binary::Connection, mock: &MockProvider, label: &str) {
+    let tools = connection.tools().await;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        ["spawn_agent", "send_input", "wait_agent"],
+        "{label}"
+    );
+    let spawn = &tools[0];
+    assert_eq!(
+        spawn.input_schema["properties"]["name"]["enum"],
+        json!(["claude-worker", "skilled", "worker"]),
+        "{label}"
+    );
+    let description = spawn.description.as_deref().unwrap();
+    assert!(
+        description.contains("- worker: Does test work over responses."),
+        "{description}"
+    );
+    assert_eq!(
+        tools[2].annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
+    assert!(tools[2].description.as_deref().unwrap().contains("60 s"));
+
+    mock.push([Step::text(&format!("hello from {label}"))]);
+    let id = connection.spawn("worker", "Say hello.").await;
+    assert_eq!(id.len(), 32, "128-bit hex id");
+    let result = connection.wait(&[&id], 20_000).await;
+    assert_eq!(result["timed_out"], false, "{label}: {result}");
+    let agent = &result["agents"][0];
+    assert_eq!(agent["status"], "completed", "{label}: {agent}");
+    assert_eq!(agent["result"], format!("hello from {label}"));
+    assert_eq!(agent["name"], "worker");
+    assert_eq!(agent["turns"], 1);
+    assert_eq!(
+        agent["usage"],
+        json!({"input_tokens": 100, "output_tokens": 20, "tool_calls": 0})
+    );
+    assert!(agent.get("activity").is_none(), "no activity once finished");
+    let again = connection.wait(&[&id], 0).await;
+    assert_eq!(
+        again["agents"][0]["result"], agent["result"],
+        "results are not consumed"
+    );
+    assert_eq!(
+        again["agents"][0]["total_elapsed_ms"], agent["total_elapsed_ms"],
+        "elapsed stops"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_serves_both_generations() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    for generation in GENERATIONS {
+        let connection = binary::stdio(ws.path(), generation, &[]).await;
+        let info = connection.client.peer_info().expect("server info");
+        let server = info.server_info.as_ref().expect("serverInfo");
+        assert_eq!(server.name, "mcp-agents");
+        assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
+        let expected = match generation {
+            Generation::Modern => "2026-07-28",
+            Generation::Legacy => "2025-11-25",
+        };
+        assert_eq!(info.protocol_version.as_str(), expected);
+        assert!(
+            info.instructions
+                .as_deref()
+                .unwrap()
+                .contains("spawn_agent")
+        );
+        round_trip(&connection, &mock, &format!("stdio {generation:?}")).await;
+        connection.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_serves_both_generations() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    let (server, url) = binary::start_http_server(ws.path(), &[], &[])
+        .await
+        .unwrap();
+    for generation in GENERATIONS {
+        let connection = binary::connect_http(&url, generation, None).await;
+        round_trip(&connection, &mock, &format!("http {generation:?}")).await;
+        connection.close().await;
+    }
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_catalog_offers_no_tools() {
+    let empty = tempfile::tempdir().unwrap();
+    for generation in GENERATIONS {
+        let connection = binary::stdio(empty.path(), generation, &[]).await;
+        assert!(connection.tools().await.is_empty());
+        connection.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_tool_is_a_protocol_error() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    let connection = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let params = rmcp::model::CallToolRequestParams::new("close_agent");
+    let err = connection.client.call_tool(params).await.unwrap_err();
+    assert!(err.to_string().contains("tool not found"), "{err}");
+    connection.close().await;
+}
+
+/// Raw JSON-RPC lines, as a minimal client would send them.
+#[test]
+fn stdout_carries_only_protocol_messages_and_warnings_go_to_stderr() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".claude/agents")).unwrap();
+    std::fs::write(ws.path().join(".claude/agents/bad.md"), "no frontmatter").unwrap();
+    std::fs::write(
+        ws.path().join(".claude/agents/ok.md"),
+        "---\nname: ok\ndescription: d\nmodel: sonnet\n---\nBody.\n",
+    )
+    .unwrap();
+    let mut child = Command::new(binary::BIN)
+        .arg(ws.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
+        // A notification before the lifecycle is chosen must not end the session.
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut lines = stdout.lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["id"], 1);
+    assert!(
+        first["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    let second: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(second["id"], 2);
+    assert_eq!(second["result"]["tools"].as_array().unwrap().len(), 3);
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "stdin EOF ends the server cleanly");
+    assert!(lines.next().is_none(), "nothing else on stdout");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains("warning: .claude/agents/bad.md: has no YAML frontmatter"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,344 @@
+//! Driving the real `mcp-agents` binary the way Claude Code or Codex would: as a child
+//! process over stdio, or over streamable HTTP, with the `rmcp` client, in either protocol
+//! generation.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_agents::mock::MockProvider;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, Implementation,
+    InitializeRequestParams, ProgressNotificationParam, ProtocolVersion, Tool,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+
+use super::run_kit::KEY;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-agents");
+
+/// The variable the test agents read their key from.
+pub const KEY_VAR: &str = "MCP_AGENTS_TEST_KEY";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    /// 2026-07-28: `server/discover`, per-request `_meta`.
+    Modern,
+    /// 2025-11-25: `initialize`.
+    Legacy,
+}
+
+pub const GENERATIONS: [Generation; 2] = [Generation::Modern, Generation::Legacy];
+
+fn lifecycle(generation: Generation) -> ClientLifecycleMode {
+    match generation {
+        Generation::Modern => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+        Generation::Legacy => ClientLifecycleMode::Initialize,
+    }
+}
+
+/// A client that records progress notifications.
+#[derive(Clone, Default)]
+pub struct TestClient {
+    pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    generation: Option<Generation>,
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> InitializeRequestParams {
+        let mut info = InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            Implementation::new("mcp-agents-tests", "1.0.0"),
+        );
+        if self.generation == Some(Generation::Legacy) {
+            info.protocol_version = ProtocolVersion::V_2025_11_25;
+        }
+        info
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params);
+    }
+}
+
+/// A connected client and what it needs to stay alive.
+pub struct Connection {
+    pub client: RunningService<RoleClient, TestClient>,
+    pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    /// The HTTP server process (stdio children belong to the transport).
+    pub server: Option<tokio::process::Child>,
+    pub pid: Option<u32>,
+}
+
+/// Starts the binary on `workspace` over stdio.
+pub async fn stdio(
+    workspace: &Path,
+    generation: Generation,
+    extra_env: &[(&str, &str)],
+) -> Connection {
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg(workspace)
+        .env(KEY_VAR, KEY)
+        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
+        .env("RUST_LOG", "warn");
+    for (k, v) in extra_env {
+        command.env(k, v);
+    }
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start mcp-agents");
+    let pid = transport.id();
+    let handler = TestClient {
+        generation: Some(generation),
+        ..TestClient::default()
+    };
+    let progress = handler.progress.clone();
+    let client = tokio::time::timeout(
+        Duration::from_secs(20),
+        handler.serve_with_lifecycle(transport, lifecycle(generation)),
+    )
+    .await
+    .expect("the server answers in time")
+    .expect("the session starts");
+    Connection {
+        client,
+        progress,
+        server: None,
+        pid,
+    }
+}
+
+/// Starts the binary on `workspace` over HTTP on a free loopback port; returns the
+/// connection and the endpoint URL.
+pub async fn http(
+    workspace: &Path,
+    generation: Generation,
+    extra_args: &[&str],
+    extra_env: &[(&str, &str)],
+) -> (Connection, String) {
+    let (server, url) = start_http_server(workspace, extra_args, extra_env)
+        .await
+        .expect("server starts");
+    let connection = connect_http(&url, generation, None).await;
+    (
+        Connection {
+            server: Some(server),
+            ..connection
+        },
+        url,
+    )
+}
+
+/// Starts the HTTP server; returns the process and its `/mcp` URL, or the error it printed.
+pub async fn start_http_server(
+    workspace: &Path,
+    extra_args: &[&str],
+    extra_env: &[(&str, &str)],
+) -> Result<(tokio::process::Child, String), String> {
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg(workspace)
+        .args(["--http", "127.0.0.1:0"])
+        .args(extra_args)
+        .env(KEY_VAR, KEY)
+        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in extra_env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("start mcp-agents");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let mut seen = String::new();
+    let found = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(url) = line.strip_prefix("mcp-agents: serving MCP at ") {
+                return Some(url.to_owned());
+            }
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten();
+    match found {
+        Some(url) => {
+            // Keep draining stderr so the server never blocks on a full pipe.
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            Ok((child, url))
+        }
+        None => {
+            let _ = child.wait().await;
+            Err(seen)
+        }
+    }
+}
+
+pub async fn connect_http(url: &str, generation: Generation, token: Option<&str>) -> Connection {
+    mcp_agents::providers::http::shared_client(); // installs the TLS provider reqwest needs
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    if let Some(token) = token {
+        config = config.auth_header(token.to_owned());
+    }
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let handler = TestClient {
+        generation: Some(generation),
+        ..TestClient::default()
+    };
+    let progress = handler.progress.clone();
+    let client = tokio::time::timeout(
+        Duration::from_secs(20),
+        handler.serve_with_lifecycle(transport, lifecycle(generation)),
+    )
+    .await
+    .expect("the server answers in time")
+    .expect("the session starts");
+    Connection {
+        client,
+        progress,
+        server: None,
+        pid: None,
+    }
+}
+
+impl Connection {
+    pub async fn tools(&self) -> Vec<Tool> {
+        self.client.list_all_tools().await.expect("tools/list")
+    }
+
+    pub async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        let params = CallToolRequestParams::new(tool.to_owned())
+            .with_arguments(arguments.as_object().cloned().unwrap_or_default());
+        self.client.call_tool(params).await.expect("tools/call")
+    }
+
+    /// Calls and expects success; returns `structuredContent`, checking the text copy.
+    pub async fn ok(&self, tool: &str, arguments: Value) -> Value {
+        let result = self.call(tool, arguments).await;
+        let structured = result
+            .structured_content
+            .clone()
+            .expect("structuredContent");
+        assert_ne!(result.is_error, Some(true), "{tool} failed: {structured}");
+        let text = result.content[0]
+            .as_text()
+            .expect("a text block")
+            .text
+            .clone();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+        structured
+    }
+
+    /// Calls and expects a coded failure; returns `(code, message)`.
+    pub async fn err(&self, tool: &str, arguments: Value) -> (String, String) {
+        let result = self.call(tool, arguments).await;
+        assert_eq!(
+            result.is_error,
+            Some(true),
+            "{tool} succeeded: {:?}",
+            result.structured_content
+        );
+        let structured = result
+            .structured_content
+            .clone()
+            .expect("structuredContent");
+        let text = result.content[0]
+            .as_text()
+            .expect("a text block")
+            .text
+            .clone();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+        let error = &structured["error"];
+        (
+            error["code"].as_str().unwrap().to_owned(),
+            error["message"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    pub async fn spawn(&self, name: &str, task: &str) -> String {
+        let value = self
+            .ok(
+                "spawn_agent",
+                serde_json::json!({"name": name, "task": task}),
+            )
+            .await;
+        assert_eq!(value["status"], "running");
+        value["agent_id"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn wait(&self, targets: &[&str], timeout_ms: u64) -> Value {
+        self.ok(
+            "wait_agent",
+            serde_json::json!({"targets": targets, "timeout_ms": timeout_ms}),
+        )
+        .await
+    }
+
+    pub async fn close(self) {
+        let _ = self.client.cancel().await;
+        if let Some(mut server) = self.server {
+            let _ = server.kill().await;
+        }
+    }
+}
+
+/// A workspace with one Responses agent (`worker`) and one Messages agent (`claude-worker`)
+/// pointing at `mock`, and a `skilled` agent that preloads a skill.
+pub fn workspace(mock: &MockProvider) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: String| {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    for (name, wire, base) in [
+        ("worker", "responses", mock.responses_base_url()),
+        (
+            "claude-worker",
+            "anthropic-messages",
+            mock.messages_base_url(),
+        ),
+    ] {
+        write(
+            &format!(".agents/agents/{name}.md"),
+            format!(
+                "---\nname: {name}\ndescription: Does test work over {wire}.\nmodel: mock-model\n\
+                 model_provider: custom\nbase_url: {base}\nenv_key: {KEY_VAR}\nwire_api: {wire}\n\
+                 max_turns: 5\n---\nYou are the {name}.\n"
+            ),
+        );
+    }
+    write(
+        ".agents/agents/skilled.md",
+        format!(
+            "---\nname: skilled\ndescription: Has a skill.\nmodel: mock-model\nmodel_provider: custom\n\
+             base_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\nskills: [style]\n---\nBase instructions.\n",
+            mock.responses_base_url()
+        ),
+    );
+    write(
+        ".agents/skills/style/SKILL.md",
+        "---\nname: style\ndescription: House style.\n---\nUse short sentences.\n".to_owned(),
+    );
+    dir
+}
