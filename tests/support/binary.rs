@@ -151,9 +151,11 @@ pub async fn start_http_server(
     extra_env: &[(&str, &str)],
 ) -> Result<(tokio::process::Child, String), String> {
     let mut command = tokio::process::Command::new(BIN);
+    command.arg(workspace);
+    if !extra_args.contains(&"--http") {
+        command.args(["--http", "127.0.0.1:0"]);
+    }
     command
-        .arg(workspace)
-        .args(["--http", "127.0.0.1:0"])
         .args(extra_args)
         .env(KEY_VAR, KEY)
         .env_remove("MCP_AGENTS_DEFAULT_MODEL")

@@ -1,0 +1,134 @@
+//! HTTP exposure (SPEC §10): loopback by default, non-loopback Origins refused, the bearer
+//! token enforced on every request, and a non-loopback bind without a token refused at
+//! startup.
+
+mod support;
+
+use mcp_agents::mock::{MockProvider, Step};
+use serde_json::json;
+use support::binary::{self, Generation};
+use support::run_kit::KEY;
+
+const TOKEN_VAR: &str = "MCP_AGENTS_TEST_BEARER";
+const TOKEN: &str = "bearer-test-token-42";
+
+fn discover_body() -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}}})
+}
+
+async fn post(url: &str, headers: &[(&str, &str)]) -> u16 {
+    let client = mcp_agents::providers::http::shared_client();
+    let mut request = client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "server/discover")
+        .json(&discover_body());
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    request.send().await.unwrap().status().as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn origins_that_are_not_loopback_are_refused() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    let (_server, url) = binary::start_http_server(ws.path(), &[], &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        post(&url, &[]).await,
+        200,
+        "no Origin: a non-browser client"
+    );
+    assert_eq!(
+        post(&url, &[("origin", "http://localhost:5173")]).await,
+        200
+    );
+    assert_eq!(post(&url, &[("origin", "http://127.0.0.1")]).await, 200);
+    assert_eq!(post(&url, &[("origin", "https://evil.example")]).await, 403);
+    assert_eq!(
+        post(&url, &[("origin", "http://localhost.evil.example")]).await,
+        403
+    );
+    assert_eq!(post(&url, &[("origin", "null")]).await, 403);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bearer_token_is_required_on_every_request() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    let (_server, url) = binary::start_http_server(
+        ws.path(),
+        &["--auth-token-env", TOKEN_VAR],
+        &[(TOKEN_VAR, TOKEN)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(post(&url, &[]).await, 401);
+    assert_eq!(post(&url, &[("authorization", "Bearer wrong")]).await, 401);
+    assert_eq!(
+        post(&url, &[("authorization", &format!("Bearer {TOKEN}x"))]).await,
+        401
+    );
+    assert_eq!(
+        post(&url, &[("authorization", &format!("Bearer {TOKEN}"))]).await,
+        200
+    );
+
+    for generation in [Generation::Modern, Generation::Legacy] {
+        let c = binary::connect_http(&url, generation, Some(TOKEN)).await;
+        mock.push([Step::text("authorized")]);
+        let id = c.spawn("worker", "t").await;
+        assert_eq!(
+            c.wait(&[&id], 20_000).await["agents"][0]["result"],
+            "authorized"
+        );
+        c.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_network_address_needs_a_token() {
+    let ws = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = std::process::Command::new(binary::BIN);
+        command.arg(ws.path()).args(args);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        command.env_remove(TOKEN_VAR).output().unwrap()
+    };
+    let out = run(&["--http", "0.0.0.0:0"], &[]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("refusing to serve on 0.0.0.0:0, which is not a loopback address, without a bearer token"), "{stderr}");
+
+    let out = run(
+        &["--http", "127.0.0.1:0", "--auth-token-env", TOKEN_VAR],
+        &[],
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--auth-token-env names MCP_AGENTS_TEST_BEARER, which is not set or empty")
+    );
+
+    let out = run(&["--auth-token-env", TOKEN_VAR], &[]);
+    assert_eq!(out.status.code(), Some(2), "--auth-token-env needs --http");
+
+    // With a token, a network address is served.
+    let (server, url) = binary::start_http_server(
+        ws.path(),
+        &["--http", "0.0.0.0:0", "--auth-token-env", TOKEN_VAR],
+        &[(TOKEN_VAR, TOKEN)],
+    )
+    .await
+    .expect("serves with a token");
+    assert!(url.starts_with("http://0.0.0.0:"), "{url}");
+    drop(server);
+}
