@@ -81,6 +81,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A child MCP server for tests and the offline demo
+    #[command(hide = true)]
+    FixtureServer {
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        #[arg(long)]
+        legacy: bool,
+        #[arg(long)]
+        hang: bool,
+        #[arg(long, value_name = "URL")]
+        redirect_to: Option<String>,
+    },
 }
 
 /// `modelcontextprotocol agents …`: the same program under the name the original
@@ -113,6 +125,17 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             run_check(&catalog, json)
         }
+        Some(Command::FixtureServer {
+            http,
+            legacy,
+            hang,
+            redirect_to,
+        }) => run_fixture(crate::fixture_server::FixtureOptions {
+            http,
+            legacy,
+            hang,
+            redirect_to,
+        }),
         None => {
             let Some(catalog) = open_and_load(cli.dir, &options) else {
                 return ExitCode::from(EXIT_USAGE);
@@ -153,7 +176,9 @@ fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
             Arc::new(catalog),
             ManagerConfig {
                 env: Arc::new(|var| std::env::var(var).ok()),
-                tools: Arc::new(crate::child_mcp::ChildServers),
+                tools: Arc::new(crate::child_mcp::ChildServers::new(Arc::new(|var| {
+                    std::env::var(var).ok()
+                }))),
                 retry: RetryPolicy::default(),
                 limits: Limits::default(),
             },
@@ -185,6 +210,21 @@ fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
             }
         }
     })
+}
+
+fn run_fixture(options: crate::fixture_server::FixtureOptions) -> ExitCode {
+    let result = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+        .and_then(|runtime| runtime.block_on(crate::fixture_server::run(options)));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// How long shutdown waits for runs to stop and children to exit.

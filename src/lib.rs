@@ -11,6 +11,7 @@
 //! | [`error`] | the error codes of SPEC §11 |
 //! | [`providers`] | the OpenAI Responses and Anthropic Messages wire clients |
 //! | [`mock`] | loopback model endpoints for tests and the offline demo |
+//! | [`fixture_server`] | a real child MCP server for tests and the offline demo |
 //! | [`sessions`] | sessions, the session manager and the model loop of one run |
 //! | [`server`] | the MCP server: the three tools over stdio and streamable HTTP |
 
@@ -20,6 +21,7 @@ pub mod cli;
 pub mod definition;
 pub mod discovery;
 pub mod error;
+pub mod fixture_server;
 pub mod logging;
 pub mod mock;
 pub mod providers;

@@ -1,6 +1,6 @@
 //! Logging to stderr (stdout belongs to the MCP stdio transport). Lines read
 //! `warning: <file>: <reason>`, without timestamps or targets, so warnings look the same
-//! from the server and from `check`. `RUST_LOG` sets the levels (default: `warn`).
+//! from the server and from `check`. `RUST_LOG` sets the levels (default: `warn`, and nothing from `rmcp`).
 
 use std::fmt;
 
@@ -12,7 +12,10 @@ use tracing_subscriber::registry::LookupSpan;
 
 /// Installs the stderr logger once; later calls do nothing.
 pub fn init() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    // rmcp logs its own view of failures this server already reports with a code; set
+    // RUST_LOG (for example `warn,rmcp=debug`) to see them.
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,rmcp=off"));
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)

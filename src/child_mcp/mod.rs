@@ -1,55 +1,182 @@
 //! Child MCP servers: each subagent's own tools (SPEC §8).
+//!
+//! | module | job |
+//! | --- | --- |
+//! | [`config`] | rendering `${VAR}` placeholders, clearing the environment of stdio children |
+//! | [`connect`] | one `rmcp` client connection: start, discover 2026-07-28, list, call, stop |
+//! | [`toolset`] | tool names for the model, descriptions, schemas, filtering, result text |
+//!
+//! Each run connects its definition's children in parallel when it starts and shuts them
+//! down when it ends; a terminal session holds no child process or connection. This layer
+//! knows nothing about providers.
 
+pub mod config;
+pub mod connect;
+pub mod toolset;
+
+use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::definition::AgentDefinition;
 use crate::error::{AgentError, ErrorCode};
-use crate::sessions::manager::{RunTools, ToolsFactory};
-use crate::sessions::run::{BoxFuture, NoTools, RunObserver, ToolBox, ToolDescriptor, ToolResult};
+use crate::providers::ToolSpec;
+use crate::sessions::activity::{Activity, CHILD_SHUTDOWN_TIMEOUT};
+use crate::sessions::manager::{EnvLookup, RunTools, ToolsFactory};
+use crate::sessions::run::{BoxFuture, RunObserver, ToolBox, ToolDescriptor, ToolResult};
+use connect::ChildConnection;
 
 /// Opens a run's child servers.
-pub struct ChildServers;
+pub struct ChildServers {
+    env: EnvLookup,
+}
+
+impl ChildServers {
+    /// Children read `${VAR}` values and the inherited basics through `env`.
+    pub fn new(env: EnvLookup) -> Self {
+        ChildServers { env }
+    }
+}
 
 impl ToolsFactory for ChildServers {
     fn open<'a>(
         &'a self,
         definition: &'a AgentDefinition,
-        _workspace: &'a Path,
-        _observer: &'a dyn RunObserver,
+        workspace: &'a Path,
+        observer: &'a dyn RunObserver,
     ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>> {
         Box::pin(async move {
-            if let Some(name) = definition.mcp_servers.keys().next() {
-                return Err(AgentError::new(
-                    ErrorCode::ChildMcpStartupError,
-                    format!(
-                        "child MCP server {name}: child servers are not supported by this build yet"
-                    ),
-                ));
+            let names: Vec<&str> = definition.mcp_servers.keys().map(String::as_str).collect();
+            if names.is_empty() {
+                return Ok(Box::new(ChildToolSet::default()) as Box<dyn RunTools>);
             }
-            Ok(Box::new(Empty) as Box<dyn RunTools>)
+            observer.activity(Activity::child_startup(&names.join(", ")));
+            let starts = definition
+                .mcp_servers
+                .iter()
+                .map(|(name, config)| async move {
+                    let launch = config::resolve(config, workspace, self.env.as_ref())
+                        .map_err(|e| (name.clone(), e))?;
+                    connect::connect(name, &launch, config.startup_timeout)
+                        .await
+                        .map(|(connection, tools)| (connection, tools, config.call_timeout))
+                        .map_err(|e| (name.clone(), e))
+                });
+            let results = futures_util::future::join_all(starts).await;
+            let mut started = Vec::new();
+            let mut failure = None;
+            for result in results {
+                match result {
+                    Ok(started_child) => started.push(started_child),
+                    Err((name, why)) => {
+                        failure.get_or_insert(format!("MCP server {name} {why}"));
+                    }
+                }
+            }
+            if let Some(message) = failure {
+                shutdown_all(started.into_iter().map(|(c, _, _)| c).collect()).await;
+                return Err(AgentError::new(ErrorCode::ChildMcpStartupError, message));
+            }
+            Ok(Box::new(ChildToolSet::build(definition, started)) as Box<dyn RunTools>)
         })
     }
 }
 
-/// No tools at all.
-pub struct Empty;
+/// The tools of one run: what the model sees, and which connection serves each.
+#[derive(Default)]
+pub struct ChildToolSet {
+    descriptors: Vec<ToolDescriptor>,
+    /// For each descriptor: the connection index and the tool's name on its server.
+    routes: Vec<(usize, String)>,
+    connections: Vec<Arc<ChildConnection>>,
+}
 
-impl ToolBox for Empty {
-    fn tools(&self) -> &[ToolDescriptor] {
-        &[]
-    }
-
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: serde_json::Value,
-    ) -> BoxFuture<'a, ToolResult> {
-        NoTools.call(name, arguments)
+impl ChildToolSet {
+    fn build(
+        definition: &AgentDefinition,
+        started: Vec<(ChildConnection, Vec<rmcp::model::Tool>, Duration)>,
+    ) -> Self {
+        let mut set = ChildToolSet::default();
+        let mut taken = HashSet::new();
+        for (index, (connection, tools, timeout)) in started.into_iter().enumerate() {
+            for tool in tools {
+                if !toolset::offered(definition, &connection.server, &tool) {
+                    continue;
+                }
+                let name = toolset::model_tool_name(&connection.server, &tool.name, &taken);
+                taken.insert(name.clone());
+                set.descriptors.push(ToolDescriptor {
+                    spec: ToolSpec {
+                        name,
+                        description: toolset::sanitize_description(
+                            tool.description.as_deref().unwrap_or(""),
+                        ),
+                        input_schema: toolset::object_schema(&tool.input_schema),
+                    },
+                    server: connection.server.clone(),
+                    tool: tool.name.to_string(),
+                    timeout,
+                });
+                set.routes.push((index, tool.name.to_string()));
+            }
+            set.connections.push(Arc::new(connection));
+        }
+        set
     }
 }
 
-impl RunTools for Empty {
-    fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()> {
-        Box::pin(async {})
+impl ToolBox for ChildToolSet {
+    fn tools(&self) -> &[ToolDescriptor] {
+        &self.descriptors
     }
+
+    fn call<'a>(&'a self, name: &'a str, arguments: Value) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let Some(position) = self.descriptors.iter().position(|d| d.spec.name == name) else {
+                return ToolResult {
+                    content: format!("there is no tool named `{name}`"),
+                    is_error: true,
+                };
+            };
+            let (connection, tool) = &self.routes[position];
+            let arguments = match arguments {
+                Value::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            match self.connections[*connection].call(tool, arguments).await {
+                Ok(result) => ToolResult {
+                    content: toolset::render_result(&result),
+                    is_error: result.is_error == Some(true),
+                },
+                Err(message) => ToolResult {
+                    content: message,
+                    is_error: true,
+                },
+            }
+        })
+    }
+}
+
+impl RunTools for ChildToolSet {
+    fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()> {
+        let connections: Vec<ChildConnection> = self
+            .connections
+            .into_iter()
+            .filter_map(|c| Arc::try_unwrap(c).ok())
+            .collect();
+        Box::pin(shutdown_all(connections))
+    }
+}
+
+/// Shuts connections down in parallel, each within the shutdown bound.
+async fn shutdown_all(connections: Vec<ChildConnection>) {
+    futures_util::future::join_all(
+        connections
+            .into_iter()
+            .map(|c| c.shutdown(CHILD_SHUTDOWN_TIMEOUT)),
+    )
+    .await;
 }

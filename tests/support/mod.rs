@@ -20,6 +20,8 @@
 #![allow(dead_code)]
 
 pub mod binary;
+pub mod children;
+pub mod interop;
 pub mod run_kit;
 
 use std::collections::HashMap;

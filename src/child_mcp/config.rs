@@ -1,0 +1,217 @@
+//! Turning a frozen child-server configuration into what is launched at run start
+//! (SPEC §8.1, §8.3): `${VAR}` placeholders rendered from the environment (only in stdio
+//! `env` values and HTTP header values), a cleared environment for stdio children, and the
+//! working directory resolved against the workspace. Commands, arguments and URLs are used
+//! exactly as written.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use url::Url;
+
+use crate::definition::{ChildServerConfig, ChildTransport, ValueSource};
+
+/// Variables a stdio child keeps from our environment, when they are set: enough to find
+/// programs and a home directory on every platform, nothing else.
+pub const INHERITED_VARS: &[&str] = &[
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "USERPROFILE",
+    "SystemRoot",
+];
+
+/// What to start or connect to.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Launch {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// The complete environment of the child.
+        env: BTreeMap<String, String>,
+        cwd: PathBuf,
+    },
+    Http {
+        url: Url,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl std::fmt::Debug for Launch {
+    /// Names only: values may be credentials.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Launch::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", &format_args!("<{} args>", args.len()))
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .finish(),
+            Launch::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("host", &url.host_str())
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+/// Renders `config`. The error names the server and what is missing, never a value.
+pub fn resolve(
+    config: &ChildServerConfig,
+    workspace: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Launch, String> {
+    match &config.transport {
+        ChildTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut full: BTreeMap<String, String> = INHERITED_VARS
+                .iter()
+                .filter_map(|var| lookup(var).map(|value| ((*var).to_owned(), value)))
+                .collect();
+            for (name, value) in render(env, "env", lookup)? {
+                full.insert(name, value);
+            }
+            let cwd = match cwd {
+                Some(dir) if dir.is_absolute() => dir.clone(),
+                Some(dir) => workspace.join(dir),
+                None => workspace.to_owned(),
+            };
+            Ok(Launch::Stdio {
+                command: command.clone(),
+                args: args.clone(),
+                env: full,
+                cwd,
+            })
+        }
+        ChildTransport::Http { url, headers } => Ok(Launch::Http {
+            url: url.clone(),
+            headers: render(headers, "header", lookup)?.into_iter().collect(),
+        }),
+    }
+}
+
+/// Renders each value; `EnvIfSet` values that are unset or empty are left out.
+fn render(
+    values: &BTreeMap<String, ValueSource>,
+    what: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::with_capacity(values.len());
+    for (name, source) in values {
+        match source {
+            ValueSource::Template(template) => {
+                let value = template
+                    .render(|var| lookup(var))
+                    .map_err(|e| format!("the {what} value of {name} {e}"))?;
+                out.push((name.clone(), value));
+            }
+            ValueSource::EnvIfSet(var) => {
+                if let Some(value) = lookup(var).filter(|v| !v.is_empty()) {
+                    out.push((name.clone(), value));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::Template;
+    use std::collections::HashMap;
+
+    fn lookup(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    fn stdio(env: BTreeMap<String, ValueSource>) -> ChildServerConfig {
+        ChildServerConfig::new(ChildTransport::Stdio {
+            command: "srv".into(),
+            args: vec!["${NOT_EXPANDED}".into()],
+            env,
+            cwd: Some("tools".into()),
+        })
+    }
+
+    #[test]
+    fn stdio_children_get_a_cleared_environment_plus_their_own() {
+        let env = BTreeMap::from([
+            (
+                "TOKEN".to_owned(),
+                ValueSource::Template(Template::parse("t-${SECRET}").unwrap()),
+            ),
+            (
+                "OPTIONAL".to_owned(),
+                ValueSource::EnvIfSet("NOT_SET".into()),
+            ),
+            ("COPIED".to_owned(), ValueSource::EnvIfSet("ORG".into())),
+        ]);
+        let vars = lookup(&[
+            ("PATH", "/bin"),
+            ("HOME", "/h"),
+            ("SECRET", "s3"),
+            ("ORG", "acme"),
+            ("AWS_SECRET", "x"),
+        ]);
+        let launch = resolve(&stdio(env), Path::new("/ws"), &vars).unwrap();
+        let Launch::Stdio { env, cwd, args, .. } = launch else {
+            panic!()
+        };
+        assert_eq!(
+            env,
+            BTreeMap::from([
+                ("COPIED".into(), "acme".into()),
+                ("HOME".into(), "/h".into()),
+                ("PATH".into(), "/bin".into()),
+                ("TOKEN".into(), "t-s3".into()),
+            ])
+        );
+        assert_eq!(cwd, Path::new("/ws/tools"));
+        assert_eq!(
+            args,
+            ["${NOT_EXPANDED}"],
+            "arguments are never interpolated"
+        );
+    }
+
+    #[test]
+    fn an_unset_placeholder_fails_and_names_the_variable() {
+        let env = BTreeMap::from([(
+            "TOKEN".to_owned(),
+            ValueSource::Template(Template::parse("${SECRET}").unwrap()),
+        )]);
+        let err = resolve(&stdio(env), Path::new("/ws"), &lookup(&[])).unwrap_err();
+        assert_eq!(
+            err,
+            "the env value of TOKEN needs the environment variable SECRET, which is not set"
+        );
+    }
+
+    #[test]
+    fn debug_shows_names_only() {
+        let launch = Launch::Http {
+            url: Url::parse("https://h.example/mcp?key=abc").unwrap(),
+            headers: BTreeMap::from([("Authorization".into(), "Bearer sk-1".into())]),
+        };
+        let shown = format!("{launch:?}");
+        assert!(!shown.contains("sk-1") && !shown.contains("abc"), "{shown}");
+    }
+}

@@ -1,0 +1,295 @@
+//! One connection to one child MCP server, through the `rmcp` client: start it (a process
+//! in its own process group, or a streamable-HTTP endpoint without redirects), require
+//! protocol 2026-07-28 through `server/discover`, list its tools, call them, and shut it
+//! down within the bound, killing the whole process group if it lingers.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, Implementation,
+    InitializeRequestParams, ProtocolVersion, Tool,
+};
+use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode};
+use rmcp::{ClientServiceExt, RoleClient, ServiceError};
+use tokio::io::AsyncBufReadExt;
+use tokio::time::Instant;
+
+use super::config::Launch;
+
+/// The client side of a child connection: it announces itself and asks for nothing.
+#[derive(Clone)]
+struct ChildClient {
+    legacy: bool,
+}
+
+impl ClientHandler for ChildClient {
+    fn get_info(&self) -> InitializeRequestParams {
+        let mut info = InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            Implementation::new("mcp-agents", env!("CARGO_PKG_VERSION")),
+        );
+        if self.legacy {
+            info.protocol_version = ProtocolVersion::V_2025_11_25;
+        }
+        info
+    }
+}
+
+/// A started child, ready for calls.
+pub struct ChildConnection {
+    pub server: String,
+    service: RunningService<RoleClient, ChildClient>,
+    /// The process group of a stdio child.
+    process_group: Option<u32>,
+}
+
+/// Starts `launch`, requires 2026-07-28, and lists every tool, all within `bound`.
+pub async fn connect(
+    server: &str,
+    launch: &Launch,
+    bound: Duration,
+) -> Result<(ChildConnection, Vec<Tool>), String> {
+    let deadline = Instant::now() + bound;
+    let (service, process_group) = start(server, launch, modern(), deadline).await?;
+    let connection = ChildConnection {
+        server: server.to_owned(),
+        service,
+        process_group,
+    };
+    connection
+        .service
+        .peer()
+        .set_response_cache_config(ClientCacheConfig::disabled())
+        .await;
+    let listed =
+        tokio::time::timeout_at(deadline, connection.service.peer().list_all_tools()).await;
+    match listed {
+        Ok(Ok(tools)) => Ok((connection, tools)),
+        Ok(Err(e)) => {
+            connection.shutdown(Duration::from_secs(1)).await;
+            Err(format!("tools/list failed: {e}"))
+        }
+        Err(_) => {
+            connection.shutdown(Duration::from_secs(1)).await;
+            Err(format!(
+                "did not list its tools within {} s of starting",
+                bound.as_secs()
+            ))
+        }
+    }
+}
+
+fn modern() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    }
+}
+
+/// Starts the child and runs the lifecycle chosen by `mode`, before `deadline`.
+async fn start(
+    server: &str,
+    launch: &Launch,
+    mode: ClientLifecycleMode,
+    deadline: Instant,
+) -> Result<(RunningService<RoleClient, ChildClient>, Option<u32>), String> {
+    let legacy = matches!(mode, ClientLifecycleMode::Initialize);
+    let client = ChildClient { legacy };
+    match launch {
+        Launch::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut process = tokio::process::Command::new(command);
+            process.args(args).env_clear().envs(env).current_dir(cwd);
+            let mut wrapped = CommandWrap::from(process);
+            // Its own process group, so that stopping it reaches what it started (npx, uvx).
+            wrapped.wrap(ProcessGroup::leader());
+            let (transport, stderr) = TokioChildProcess::builder(wrapped)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            let group = transport.id();
+            if let Some(stderr) = stderr {
+                tokio::spawn(forward_stderr(server.to_owned(), stderr));
+            }
+            let service = handshake(client, transport, mode, deadline, launch, server).await;
+            if service.is_err()
+                && let Some(pid) = group
+            {
+                kill_group(pid);
+            }
+            service.map(|s| (s, group))
+        }
+        Launch::Http { url, headers } => {
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .connect_timeout(Duration::from_secs(10))
+                .build()
+                .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+            let mut header_map = HashMap::new();
+            for (name, value) in headers {
+                let name = http::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("{name:?} is not a valid header name"))?;
+                let mut value = http::HeaderValue::from_str(value)
+                    .map_err(|_| format!("the value of header {name} is not valid in a header"))?;
+                value.set_sensitive(true);
+                header_map.insert(name, value);
+            }
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str().to_owned())
+                .custom_headers(header_map);
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            handshake(client, transport, mode, deadline, launch, server)
+                .await
+                .map(|s| (s, None))
+        }
+    }
+}
+
+async fn handshake<T, E, A>(
+    client: ChildClient,
+    transport: T,
+    mode: ClientLifecycleMode,
+    deadline: Instant,
+    launch: &Launch,
+    server: &str,
+) -> Result<RunningService<RoleClient, ChildClient>, String>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let modern_attempt = matches!(mode, ClientLifecycleMode::Discover { .. });
+    match tokio::time::timeout_at(deadline, client.serve_with_lifecycle(transport, mode)).await {
+        Ok(Ok(service)) => Ok(service),
+        Err(_) => Err("did not answer server/discover in time".to_owned()),
+        Ok(Err(error)) if modern_attempt => {
+            Err(explain_refusal(error, launch, deadline, server).await)
+        }
+        Ok(Err(error)) => Err(error.to_string()),
+    }
+}
+
+/// Why a child could not be used as a 2026-07-28 server, with the versions it offers.
+async fn explain_refusal(
+    error: ClientInitializeError,
+    launch: &Launch,
+    deadline: Instant,
+    server: &str,
+) -> String {
+    match error {
+        ClientInitializeError::NoCompatibleProtocolVersion {
+            server_supported, ..
+        } => format!(
+            "does not support MCP 2026-07-28; it offers {}",
+            versions(&server_supported)
+        ),
+        ClientInitializeError::JsonRpcError(e) => {
+            // A server of an older generation answers server/discover with an error; ask it
+            // the old way which version it speaks, to say so.
+            let offered = match Box::pin(start(
+                server,
+                launch,
+                ClientLifecycleMode::Initialize,
+                deadline,
+            ))
+            .await
+            {
+                Ok((mut service, group)) => {
+                    let version = service.peer_info().map(|i| i.protocol_version.to_string());
+                    let _ = service.close_with_timeout(Duration::from_secs(1)).await;
+                    if let Some(pid) = group {
+                        kill_group(pid);
+                    }
+                    version.map_or_else(
+                        || "no version".to_owned(),
+                        |v| format!("only {v}, through initialize"),
+                    )
+                }
+                Err(_) => "no version it could be asked for".to_owned(),
+            };
+            format!(
+                "does not support MCP 2026-07-28: server/discover failed ({} {}); it offers {offered}",
+                e.code.0, e.message
+            )
+        }
+        other => format!("failed during server/discover: {other}"),
+    }
+}
+
+fn versions(list: &[ProtocolVersion]) -> String {
+    if list.is_empty() {
+        return "no version".to_owned();
+    }
+    list.iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Copies the child's stderr to ours, each line prefixed with the server's name.
+async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr) {
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        eprintln!("[{server}] {line}");
+    }
+}
+
+/// Ends a process group with SIGKILL. Errors (the group is already gone) are ignored.
+fn kill_group(pid: u32) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: killpg only sends a signal; it touches no memory of ours.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+impl ChildConnection {
+    /// Calls `tool`. Errors that are not the tool's own (`isError`) come back as `Err`
+    /// with a sentence for the model.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<CallToolResult, String> {
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        self.service
+            .peer()
+            .call_tool(params)
+            .await
+            .map_err(|e| match e {
+                ServiceError::TransportClosed | ServiceError::TransportSend(_) => format!(
+                    "the MCP server {} closed the connection during the call (it may have exited)",
+                    self.server
+                ),
+                ServiceError::McpError(e) => format!(
+                    "the MCP server {} refused the call: {}",
+                    self.server, e.message
+                ),
+                other => format!("the call to the MCP server {} failed: {other}", self.server),
+            })
+    }
+
+    /// Closes the connection; a stdio child that is still there after `bound` is killed with
+    /// its whole process group.
+    pub async fn shutdown(mut self, bound: Duration) {
+        let _ = self.service.close_with_timeout(bound).await;
+        if let Some(pid) = self.process_group {
+            kill_group(pid);
+        }
+    }
+
+    pub fn process_group(&self) -> Option<u32> {
+        self.process_group
+    }
+}

@@ -1,0 +1,145 @@
+//! Child servers written with other SDKs (installed by `scripts/install-interop`): the
+//! Python SDK's `mcp-server-time` and a small `mcp` 2.x server, over stdio and HTTP, must
+//! work; the npm `server-everything`, which speaks only the older protocol, must be refused
+//! with a clear `child_mcp_startup_error`.
+
+mod support;
+
+use std::time::Duration;
+
+use mcp_agents::mock::{MockProvider, RecordedOutcome, Step};
+use serde_json::{Value, json};
+use support::binary::{self, Generation};
+use support::children::{self, agent};
+use support::interop;
+use support::run_kit::KEY;
+
+fn output(mock: &MockProvider) -> String {
+    let input = mock.requests().last().unwrap().body["input"].clone();
+    input
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].as_str().unwrap().to_owned())
+        .unwrap()
+}
+
+async fn run(c: &binary::Connection, name: &str) -> Value {
+    let id = c.spawn(name, "Use the tool.").await;
+    c.wait(&[&id], 60_000).await["agents"][0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_servers_work_over_stdio_and_http() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut http_server = tokio::process::Command::new(interop::python())
+        .arg(interop::script("py_server.py"))
+        .args(["--http", &port.to_string()])
+        .kill_on_drop(true)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let time = format!(
+        "    time:\n      command: {}\n      args: [--local-timezone, Etc/UTC]\n",
+        interop::venv_bin("mcp-server-time").display()
+    );
+    let py_stdio = format!(
+        "    py:\n      command: {}\n      args: [{}]\n",
+        interop::python().display(),
+        interop::script("py_server.py").display()
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/time.md",
+        &agent(&mock, "timer", &time, "sandbox: read-only"),
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/py.md",
+        &agent(&mock, "py-stdio", &py_stdio, ""),
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/pyhttp.md",
+        &agent(&mock, "py-http", &children::http_child("py", &url), ""),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+
+    mock.push([
+        Step::tool_call("time__get_current_time", json!({"timezone": "Etc/UTC"})),
+        Step::text("it is now"),
+    ]);
+    let record = run(&c, "timer").await;
+    assert_eq!(record["status"], "completed", "{record}");
+    let time: Value = serde_json::from_str(&output(&mock)).expect("JSON time");
+    assert_eq!(time["timezone"], "Etc/UTC");
+    let first = mock.requests()[0].body.clone();
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        offered,
+        ["time__get_current_time", "time__convert_time"],
+        "both are read-only"
+    );
+
+    for name in ["py-stdio", "py-http"] {
+        mock.push([
+            Step::tool_call("py__shout", json!({"text": "quiet"})),
+            Step::text("shouted"),
+        ]);
+        let record = run(&c, name).await;
+        assert_eq!(record["status"], "completed", "{name}: {record}");
+        assert_eq!(output(&mock), "QUIET", "{name}");
+    }
+    assert!(
+        mock.requests()
+            .iter()
+            .all(|r| r.outcome == RecordedOutcome::Scripted)
+    );
+    c.close().await;
+    let _ = http_server.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_legacy_everything_server_is_refused_with_what_it_offers() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let everything = format!(
+        "    everything:\n      command: {}\n      args: [stdio]\n",
+        interop::node_bin("mcp-server-everything").display()
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/e.md",
+        &agent(&mock, "everything", &everything, ""),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let record = run(&c, "everything").await;
+    assert_eq!(record["status"], "failed", "{record}");
+    assert_eq!(record["error"]["code"], "child_mcp_startup_error");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("MCP server everything does not support MCP 2026-07-28: server/discover failed (-32601 Method not found); it offers only 2025-11-25, through initialize"),
+        "{message}"
+    );
+    assert!(mock.requests().is_empty());
+    c.close().await;
+}

@@ -1,0 +1,100 @@
+//! Workspaces whose agents use the fixture child server (`mcp-agents fixture-server`), and
+//! a look at the process table to prove no child outlives its run.
+
+use std::path::Path;
+
+use mcp_agents::mock::MockProvider;
+
+use super::binary::{BIN, KEY_VAR};
+
+/// A canonical agent named `name` at the mock's Responses endpoint with `servers` (YAML for
+/// `mcp_servers`, indented by four spaces) and `extra` frontmatter lines.
+pub fn agent(mock: &MockProvider, name: &str, servers: &str, extra: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: Uses child tools.\nmodel: mock-model\nmodel_provider: custom\n\
+         base_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\n{extra}\nmcp_servers:\n{servers}\n---\n\
+         Use your tools.\n",
+        mock.responses_base_url()
+    )
+}
+
+/// YAML for a stdio fixture child named `name`, marked with `marker` in its environment.
+pub fn stdio_child(name: &str, args: &[&str], marker: &str, extra: &str) -> String {
+    let mut all = vec!["fixture-server"];
+    all.extend_from_slice(args);
+    format!(
+        "    {name}:\n      command: {BIN}\n      args: {}\n      env: {{ MCP_AGENTS_TEST_MARKER: \"{marker}\" }}\n{extra}",
+        serde_json::to_string(&all).unwrap()
+    )
+}
+
+/// YAML for an HTTP child named `name` at `url`.
+pub fn http_child(name: &str, url: &str) -> String {
+    format!("    {name}:\n      url: {url}\n")
+}
+
+pub fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Pids of live processes whose environment contains `marker`.
+pub fn processes_with(marker: &str) -> Vec<u32> {
+    let needle = format!("MCP_AGENTS_TEST_MARKER={marker}");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| s.contains(") Z "))
+                .unwrap_or(true);
+            !zombie && environ.split(|b| *b == 0).any(|kv| kv == needle.as_bytes())
+        })
+        .collect()
+}
+
+/// Waits up to `secs` for every process marked `marker` to be gone.
+pub async fn assert_no_process_left(marker: &str, secs: u64) {
+    for _ in 0..(secs * 20) {
+        if processes_with(marker).is_empty() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!(
+        "child processes still running: {:?}",
+        processes_with(marker)
+    );
+}
+
+/// Starts an HTTP fixture (optionally with more args); returns the process and its URL.
+pub async fn http_fixture(args: &[&str]) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(BIN)
+        .args(["fixture-server", "--http", "127.0.0.1:0"])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the fixture prints its URL");
+        if let Some(url) = line.strip_prefix("fixture listening on ") {
+            break url.to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
