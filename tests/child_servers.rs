@@ -492,3 +492,37 @@ async fn no_child_outlives_failure_interruption_or_the_server() {
     c.close().await;
     assert_no_process_left(&m, 8).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_session_holds_no_child_and_a_resume_reconnects() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker();
+    let files = vec![(
+        ".agents/agents/a.md",
+        agent(&mock, "again", &stdio_child("fx", &[], &m, ""), ""),
+    )];
+    let (_ws, c) = start(&mock, &files, &[]).await;
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "first"})),
+        Step::text("first done"),
+        Step::tool_call("fx__echo", json!({"text": "second"})),
+        Step::text("second done"),
+    ]);
+    let id = c.spawn("again", "Go.").await;
+    assert_eq!(
+        c.wait(&[&id], 30_000).await["agents"][0]["result"],
+        "first done"
+    );
+    assert_no_process_left(&m, 6).await;
+    c.ok("send_input", json!({"target": id, "message": "Once more."}))
+        .await;
+    let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    assert_eq!(record["result"], "second done", "{record}");
+    assert_eq!(
+        outputs(&mock),
+        ["echo: first", "echo: second"],
+        "one conversation, two runs"
+    );
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
