@@ -113,7 +113,7 @@ async fn spawn_round_trips(mock: &MockProvider, ws: &std::path::Path) {
 
 async fn wake_up_latency(mock: &MockProvider, ws: &std::path::Path) {
     let catalog = load_catalog(&Workspace::open(ws).unwrap(), &LoadOptions::default());
-    let env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync> =
+    let env: mcp_agents::sessions::manager::EnvLookup =
         Arc::new(|var| (var == KEY_VAR).then(|| KEY.to_owned()));
     let manager = SessionManager::new(
         Arc::new(catalog),
