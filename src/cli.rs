@@ -81,6 +81,27 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run one subagent from the terminal: its activity live on stderr, its result on
+    /// stdout. Exits with 1 (printing the error code) when it fails, 130 on Ctrl-C.
+    Run {
+        /// Workspace holding the agent (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// The agent's name
+        name: String,
+        /// The task
+        task: String,
+        /// Print the final wait_agent record as JSON instead of the result text
+        #[arg(long)]
+        json: bool,
+    },
+    /// The offline demo: a scripted model on loopback and an agent that uses a real child
+    /// MCP tool; needs no API key and no network
+    Demo {
+        /// Print the final wait_agent record as JSON instead of the result text
+        #[arg(long)]
+        json: bool,
+    },
     /// A child MCP server for tests and the offline demo
     #[command(hide = true)]
     FixtureServer {
@@ -125,6 +146,26 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             run_check(&catalog, json)
         }
+        Some(Command::Run {
+            workspace,
+            name,
+            task,
+            json,
+        }) => {
+            let Some(catalog) = open_and_load(workspace, &options) else {
+                return ExitCode::from(EXIT_USAGE);
+            };
+            for warning in catalog.warnings() {
+                tracing::warn!("{warning}");
+            }
+            with_runtime(|cancel| async move {
+                let manager = server_manager(catalog);
+                crate::terminal::run_agent(manager, &name, &task, json, cancel).await
+            })
+        }
+        Some(Command::Demo { json }) => {
+            with_runtime(|cancel| async move { crate::demo::run_demo(json, cancel).await })
+        }
         Some(Command::FixtureServer {
             http,
             legacy,
@@ -159,8 +200,27 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// Runs the server until the client goes away or a signal arrives, then stops every run.
-fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
+/// The session manager of the server and `run`: the process environment for keys and
+/// children, the default retry policy and limits.
+fn server_manager(catalog: Catalog) -> Arc<SessionManager> {
+    let env: crate::sessions::manager::EnvLookup = Arc::new(|var| std::env::var(var).ok());
+    SessionManager::new(
+        Arc::new(catalog),
+        ManagerConfig {
+            env: env.clone(),
+            tools: Arc::new(crate::child_mcp::ChildServers::new(env)),
+            retry: RetryPolicy::default(),
+            limits: Limits::default(),
+        },
+    )
+}
+
+/// Runs `body` on a multi-threaded runtime, with a token that SIGINT or SIGTERM cancels.
+fn with_runtime<F, Fut>(body: F) -> ExitCode
+where
+    F: FnOnce(CancellationToken) -> Fut,
+    Fut: std::future::Future<Output = ExitCode>,
+{
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -172,19 +232,16 @@ fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let manager = SessionManager::new(
-            Arc::new(catalog),
-            ManagerConfig {
-                env: Arc::new(|var| std::env::var(var).ok()),
-                tools: Arc::new(crate::child_mcp::ChildServers::new(Arc::new(|var| {
-                    std::env::var(var).ok()
-                }))),
-                retry: RetryPolicy::default(),
-                limits: Limits::default(),
-            },
-        );
-        let shutdown = CancellationToken::new();
-        tokio::spawn(cancel_on_signal(shutdown.clone()));
+        let cancel = CancellationToken::new();
+        tokio::spawn(cancel_on_signal(cancel.clone()));
+        body(cancel).await
+    })
+}
+
+/// Runs the server until the client goes away or a signal arrives, then stops every run.
+fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
+    with_runtime(|shutdown| async move {
+        let manager = server_manager(catalog);
         let served = match &http {
             Some(options) => {
                 crate::server::http::serve(
@@ -213,18 +270,15 @@ fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
 }
 
 fn run_fixture(options: crate::fixture_server::FixtureOptions) -> ExitCode {
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())
-        .and_then(|runtime| runtime.block_on(crate::fixture_server::run(options)));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
+    with_runtime(|_| async move {
+        match crate::fixture_server::run(options).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::FAILURE
+            }
         }
-    }
+    })
 }
 
 /// How long shutdown waits for runs to stop and children to exit.

@@ -7,6 +7,8 @@
 //! | [`discovery`] | walking the workspace and loading the catalog of agents and skills |
 //! | [`cli`] | the command line, shared by the `mcp-agents` and `modelcontextprotocol` binaries |
 //! | [`check`] | the `check` command's table and JSON report |
+//! | [`terminal`] | `mcp-agents run`: one subagent from a terminal, with live activity |
+//! | [`demo`] | `mcp-agents demo`: the offline demo |
 //! | [`logging`] | stderr logging in the `warning: <file>: <reason>` style |
 //! | [`error`] | the error codes of SPEC §11 |
 //! | [`providers`] | the OpenAI Responses and Anthropic Messages wire clients |
@@ -19,6 +21,7 @@ pub mod check;
 pub mod child_mcp;
 pub mod cli;
 pub mod definition;
+pub mod demo;
 pub mod discovery;
 pub mod error;
 pub mod fixture_server;
@@ -27,3 +30,4 @@ pub mod mock;
 pub mod providers;
 pub mod server;
 pub mod sessions;
+pub mod terminal;

@@ -228,6 +228,11 @@ impl SessionManager {
         })
     }
 
+    /// One session's state now, without waiting or touching its recency.
+    pub fn snapshot(&self, id: &str) -> Result<Snapshot, AgentError> {
+        Ok(self.get(&[id.to_owned()])?.remove(0).snapshot())
+    }
+
     /// Cancels every run and waits for them to end (children shut down), at most `bound`.
     pub async fn shutdown(&self, bound: Duration) {
         self.shutdown.cancel();

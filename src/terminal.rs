@@ -1,0 +1,181 @@
+//! Running one subagent from a terminal (`mcp-agents run` and `mcp-agents demo`): the same
+//! session manager the server uses, live activity on stderr, the result on stdout.
+//!
+//! On a terminal the activity is one status line redrawn in place (with a spinner and the
+//! time spent in the current phase); otherwise each transition is one plain line, so logs and
+//! CI output stay readable.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::server::tools::snapshot_json;
+use crate::sessions::manager::{SessionManager, WaitEvent};
+use crate::sessions::session::{Snapshot, Status, short_id};
+
+/// Exit status when the run failed (the error code is printed).
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status after Ctrl-C.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Spawns `name` on `task`, shows its activity until it ends, prints the outcome.
+pub async fn run_agent(
+    manager: Arc<SessionManager>,
+    name: &str,
+    task: &str,
+    json: bool,
+    cancel: CancellationToken,
+) -> ExitCode {
+    let accepted = match manager.spawn(name, task) {
+        Ok(accepted) => accepted,
+        Err(e) => {
+            eprintln!("error: {}: {}", e.code, e.message);
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let mut display = Display::new(std::io::stderr().is_terminal());
+    let outcome = follow(&manager, &accepted.agent_id, &mut display, &cancel).await;
+    display.clear();
+    manager.shutdown(Duration::from_secs(6)).await;
+    match outcome {
+        Some(snapshot) => report(&snapshot, json),
+        None => {
+            eprintln!("mcp-agents: interrupted; the agent and its MCP servers were stopped");
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+    }
+}
+
+/// Shows `id`'s activity until it is terminal (`Some`) or `cancel` fires (`None`).
+async fn follow(
+    manager: &SessionManager,
+    id: &str,
+    display: &mut Display,
+    cancel: &CancellationToken,
+) -> Option<Snapshot> {
+    let ids = [id.to_owned()];
+    let mut ticker = tokio::time::interval(Duration::from_millis(120));
+    // What it is doing already: transitions before the first wait are not reported again.
+    display.transition(&manager.snapshot(id).ok()?);
+    loop {
+        let mut waiter = manager.wait(&ids, Duration::from_secs(300)).ok()?;
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return None,
+                _ = ticker.tick(), if display.live => display.redraw(&manager.snapshot(id).ok()?),
+                event = waiter.next() => match event {
+                    WaitEvent::Progress(_) => display.transition(&manager.snapshot(id).ok()?),
+                    WaitEvent::Finished { timed_out: false, mut agents } => return agents.pop(),
+                    // The wait's own bound passed; the agent runs on, so wait again.
+                    WaitEvent::Finished { timed_out: true, .. } => break,
+                },
+            }
+        }
+    }
+}
+
+fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
+    if json {
+        println!("{:#}", snapshot_json(snapshot));
+    }
+    match &snapshot.status {
+        Status::Completed(text) => {
+            if !json {
+                println!("{text}");
+            }
+            let t = &snapshot.totals;
+            eprintln!(
+                "mcp-agents: {} completed in {:.1} s: {}, {}, {} input and {} output tokens",
+                snapshot.name,
+                snapshot.total_elapsed.as_secs_f64(),
+                count(u64::from(t.turns), "turn"),
+                count(t.tool_calls, "tool call"),
+                t.input_tokens,
+                t.output_tokens
+            );
+            ExitCode::SUCCESS
+        }
+        Status::Failed(e) => {
+            eprintln!("error: {}: {}", e.code, e.message);
+            ExitCode::from(EXIT_FAILED)
+        }
+        Status::Running => ExitCode::from(EXIT_FAILED),
+    }
+}
+
+fn count(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The activity display on stderr.
+struct Display {
+    live: bool,
+    spinner: usize,
+    drawn: bool,
+}
+
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+impl Display {
+    fn new(live: bool) -> Self {
+        Display {
+            live,
+            spinner: 0,
+            drawn: false,
+        }
+    }
+
+    /// A new activity: one line, or a redraw of the status line.
+    fn transition(&mut self, snapshot: &Snapshot) {
+        if self.live {
+            self.redraw(snapshot);
+        } else if let Some((activity, _)) = &snapshot.activity {
+            eprintln!(
+                "[{} {} +{:.1}s] {} · {}",
+                snapshot.name,
+                short_id(&snapshot.agent_id),
+                snapshot.total_elapsed.as_secs_f64(),
+                activity.phase.as_str(),
+                activity.summary
+            );
+        }
+    }
+
+    fn redraw(&mut self, snapshot: &Snapshot) {
+        let Some(line) = status_line(snapshot) else {
+            return;
+        };
+        self.spinner = (self.spinner + 1) % SPINNER.len();
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(
+            stderr,
+            "\r\x1b[2K{} {} {line}",
+            SPINNER[self.spinner], snapshot.name
+        );
+        let _ = stderr.flush();
+        self.drawn = true;
+    }
+
+    fn clear(&mut self) {
+        if self.drawn {
+            let mut stderr = std::io::stderr().lock();
+            let _ = write!(stderr, "\r\x1b[2K");
+            let _ = stderr.flush();
+            self.drawn = false;
+        }
+    }
+}
+
+/// `phase · summary · elapsed`, for a running snapshot.
+fn status_line(snapshot: &Snapshot) -> Option<String> {
+    let (activity, elapsed) = snapshot.activity.as_ref()?;
+    Some(format!(
+        "{} · {} · {:.1} s",
+        activity.phase.as_str(),
+        activity.summary,
+        elapsed.as_secs_f64()
+    ))
+}

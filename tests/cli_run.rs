@@ -1,0 +1,140 @@
+//! `mcp-agents run` and `mcp-agents demo` through the real binary: live activity on stderr,
+//! the result on stdout, exit statuses, `--json`, and Ctrl-C stopping the agent and its
+//! children.
+
+mod support;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcp_agents::mock::{MockProvider, Step};
+use serde_json::{Value, json};
+use support::binary::{self, BIN};
+use support::children::{self, agent, assert_no_process_left, stdio_child};
+use support::run_kit::KEY;
+
+async fn run(args: &[&str], dir: &std::path::Path) -> std::process::Output {
+    tokio::process::Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env(binary::KEY_VAR, KEY)
+        .env_remove("RUST_LOG")
+        .output()
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_runs_offline_and_shows_its_activity() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&["demo"], dir.path()).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "The MCP server works: its echo tool answered \"echo: Hello from a subagent\".\n"
+    );
+    let stderr = text(&out.stderr);
+    for expected in [
+        "child_mcp_startup · Starting MCP server fixture",
+        "provider_request · Waiting for demo-model (turn 1 of 4)",
+        "tool_call · Calling fixture.echo",
+        "provider_request · Waiting for demo-model (turn 2 of 4)",
+        "mcp-agents: demo completed in",
+        "2 turns, 1 tool call",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+
+    let out = run(&["demo", "--json"], dir.path()).await;
+    let record: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(record["status"], "completed");
+    assert_eq!(record["usage"]["tool_calls"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_prints_the_result_or_the_error_code() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    let dir = ws.path().to_str().unwrap();
+
+    mock.push([Step::text("All good.")]);
+    let out = run(&["run", "--workspace", dir, "worker", "Do it."], ws.path()).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "All good.\n");
+    assert!(
+        text(&out.stderr).contains("[worker "),
+        "plain activity lines when not a terminal"
+    );
+
+    mock.push([Step::openai_error(
+        400,
+        "invalid_request_error",
+        None,
+        "Bad model.",
+    )]);
+    let out = run(&["run", "--workspace", dir, "worker", "Do it."], ws.path()).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains(
+            "error: provider_error: 127.0.0.1 answered HTTP 400 invalid_request_error: Bad model."
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+
+    mock.push([Step::text("As JSON.")]);
+    let out = run(&["run", "worker", "Do it.", "--json"], ws.path()).await;
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (record["status"].as_str(), record["result"].as_str()),
+        (Some("completed"), Some("As JSON."))
+    );
+
+    let out = run(&["run", "nobody", "Do it."], ws.path()).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("error: unknown_agent: there is no agent named `nobody`"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_the_agent_and_its_children() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let marker = format!("ctrlc{}", std::process::id());
+    let ws = tempfile::tempdir().unwrap();
+    children::write(
+        ws.path(),
+        ".agents/agents/s.md",
+        &agent(&mock, "sleeper", &stdio_child("fx", &[], &marker, ""), ""),
+    );
+    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
+    let mut child = tokio::process::Command::new(BIN)
+        .args(["run", "sleeper", "Sleep."])
+        .current_dir(ws.path())
+        .env(binary::KEY_VAR, KEY)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if !children::processes_with(&marker).is_empty() && mock.requests().len() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_no_process_left(&marker, 6).await;
+}
