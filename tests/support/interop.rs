@@ -28,6 +28,7 @@ pub fn node_bin(name: &str) -> PathBuf {
     dir().join("node/node_modules/.bin").join(name)
 }
 
+#[allow(dead_code)]
 pub fn node_modules() -> PathBuf {
     dir().join("node/node_modules")
 }
