@@ -31,8 +31,14 @@ subagents defined in the workspace's .agents/agents, .claude/agents, .codex/agen
     version,
     about = ABOUT,
     args_conflicts_with_subcommands = true,
-    after_help = "Run `mcp-agents check` to see which agents a workspace defines. Logs and \
-                  warnings go to stderr; RUST_LOG sets their level (default: warn)."
+    after_help = "Examples:\n  \
+        mcp-agents demo                            try it offline, no key needed\n  \
+        mcp-agents check                           list the agents this directory defines\n  \
+        mcp-agents                                 serve MCP on stdio (what a client launches)\n  \
+        mcp-agents . --http 127.0.0.1:8765         serve http://127.0.0.1:8765/mcp\n  \
+        mcp-agents run reviewer \"Review PR 12\"     run one agent from the terminal\n\n\
+        Logs and warnings go to stderr; RUST_LOG sets their level (default: warn). \
+        Configuring clients: docs/clients.md. Writing agents: docs/agents.md."
 )]
 pub struct Cli {
     #[command(subcommand)]
