@@ -119,6 +119,10 @@ pub enum Command {
         hang: bool,
         #[arg(long, value_name = "URL")]
         redirect_to: Option<String>,
+        #[arg(long)]
+        hang_list: bool,
+        #[arg(long)]
+        garbage: bool,
     },
 }
 
@@ -177,11 +181,15 @@ pub fn run(cli: Cli) -> ExitCode {
             legacy,
             hang,
             redirect_to,
+            hang_list,
+            garbage,
         }) => run_fixture(crate::fixture_server::FixtureOptions {
             http,
             legacy,
             hang,
             redirect_to,
+            hang_list,
+            garbage,
         }),
         None => {
             let Some(catalog) = open_and_load(cli.dir, &options) else {
@@ -248,17 +256,29 @@ where
 fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
     with_runtime(|shutdown| async move {
         let manager = server_manager(catalog);
+        // A signal stops the runs and answers pending waits at once, so the transport can
+        // close; the HTTP server then gets the shutdown bound to finish.
+        tokio::spawn({
+            let (manager, shutdown) = (manager.clone(), shutdown.clone());
+            async move {
+                shutdown.cancelled().await;
+                manager.begin_shutdown();
+            }
+        });
         let served = match &http {
-            Some(options) => {
-                crate::server::http::serve(
+            Some(options) => tokio::select! {
+                served = crate::server::http::serve(
                     manager.clone(),
                     options,
                     |var| std::env::var(var).ok(),
                     shutdown.clone(),
                     |addr| eprintln!("mcp-agents: serving MCP at http://{addr}/mcp"),
-                )
-                .await
-            }
+                ) => served,
+                () = async {
+                    shutdown.cancelled().await;
+                    tokio::time::sleep(SHUTDOWN_BOUND).await;
+                } => Ok(()),
+            },
             None => tokio::select! {
                 served = crate::server::stdio::serve(manager.clone()) => served,
                 () = shutdown.cancelled() => Ok(()),

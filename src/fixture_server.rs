@@ -35,6 +35,10 @@ pub struct FixtureOptions {
     pub hang: bool,
     /// With `http`: answer every request with a redirect to this URL.
     pub redirect_to: Option<String>,
+    /// Answer `server/discover`, then never answer `tools/list`.
+    pub hang_list: bool,
+    /// Write about 1 MiB of bytes that are not MCP messages to stdout before serving.
+    pub garbage: bool,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -70,6 +74,7 @@ pub fn hostile_description() -> String {
 pub struct Fixture {
     tool_router: ToolRouter<Self>,
     legacy: bool,
+    hang_list: bool,
 }
 
 #[tool_router]
@@ -78,6 +83,7 @@ impl Fixture {
         Fixture {
             tool_router: Self::tool_router(),
             legacy,
+            hang_list: false,
         }
     }
 
@@ -213,6 +219,9 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if self.hang_list {
+            std::future::pending::<()>().await;
+        }
         let mut tools = self.tool_router.list_all();
         for tool in &mut tools {
             if tool.name == "hostile" {
@@ -228,9 +237,16 @@ pub async fn run(options: FixtureOptions) -> Result<(), String> {
     if options.hang {
         std::future::pending::<()>().await;
     }
+    if options.garbage {
+        flood_stdout().await;
+    }
     match &options.http {
         None => {
-            let service = Fixture::new(options.legacy)
+            let fixture = Fixture {
+                hang_list: options.hang_list,
+                ..Fixture::new(options.legacy)
+            };
+            let service = fixture
                 .serve(rmcp::transport::stdio())
                 .await
                 .map_err(|e| e.to_string())?;
@@ -239,6 +255,20 @@ pub async fn run(options: FixtureOptions) -> Result<(), String> {
         }
         Some(addr) => serve_http(addr, &options).await,
     }
+}
+
+/// Writes about 1 MiB of lines that are not JSON-RPC (text, raw bytes, broken JSON) to
+/// stdout before serving: what a chatty server or a wrapper script does.
+async fn flood_stdout() {
+    use tokio::io::AsyncWriteExt;
+    let junk: &[u8] = b"NOT MCP \x00\xff\xfe {\"jsonrpc\": broken\nplain text line\n";
+    let mut stdout = tokio::io::stdout();
+    for _ in 0..(1024 * 1024 / junk.len()) {
+        if stdout.write_all(junk).await.is_err() {
+            return;
+        }
+    }
+    let _ = stdout.flush().await;
 }
 
 async fn serve_http(addr: &str, options: &FixtureOptions) -> Result<(), String> {

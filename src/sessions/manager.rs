@@ -225,6 +225,7 @@ impl SessionManager {
             receivers,
             versions,
             deadline: Instant::now() + timeout,
+            shutdown: self.shutdown.clone(),
         })
     }
 
@@ -233,10 +234,16 @@ impl SessionManager {
         Ok(self.get(&[id.to_owned()])?.remove(0).snapshot())
     }
 
-    /// Cancels every run and waits for them to end (children shut down), at most `bound`.
-    pub async fn shutdown(&self, bound: Duration) {
+    /// Starts stopping: every run is cancelled (its children then shut down) and every
+    /// pending wait returns. Does not wait.
+    pub fn begin_shutdown(&self) {
         self.shutdown.cancel();
         self.runs.close();
+    }
+
+    /// Cancels every run and waits for them to end (children shut down), at most `bound`.
+    pub async fn shutdown(&self, bound: Duration) {
+        self.begin_shutdown();
         let _ = tokio::time::timeout(bound, self.runs.wait()).await;
     }
 
@@ -431,6 +438,8 @@ pub struct Waiter {
     receivers: Vec<watch::Receiver<u64>>,
     versions: Vec<u64>,
     deadline: Instant,
+    /// The server is stopping: answer now rather than hold the transport open.
+    shutdown: CancellationToken,
 }
 
 /// What a waiter has to say next.
@@ -455,7 +464,7 @@ impl Waiter {
             }
             let snapshots: Vec<Snapshot> = self.sessions.iter().map(|s| s.snapshot()).collect();
             let all_terminal = snapshots.iter().all(|s| s.status.is_terminal());
-            if all_terminal || Instant::now() >= self.deadline {
+            if all_terminal || Instant::now() >= self.deadline || self.shutdown.is_cancelled() {
                 return WaitEvent::Finished {
                     timed_out: !all_terminal,
                     agents: snapshots,
@@ -477,6 +486,7 @@ impl Waiter {
             tokio::select! {
                 _ = changed => {}
                 () = tokio::time::sleep_until(self.deadline) => {}
+                () = self.shutdown.cancelled() => {}
             }
         }
     }
