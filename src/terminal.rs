@@ -37,6 +37,7 @@ pub async fn run_agent(
         }
     };
     let mut display = Display::new(std::io::stderr().is_terminal());
+    display.started(&accepted.name, &accepted.agent_id);
     let outcome = follow(&manager, &accepted.agent_id, &mut display, &cancel).await;
     display.clear();
     manager.shutdown(Duration::from_secs(6)).await;
@@ -125,6 +126,13 @@ impl Display {
             live,
             spinner: 0,
             drawn: false,
+        }
+    }
+
+    /// The agent was spawned (a plain line; on a terminal the status line follows).
+    fn started(&mut self, name: &str, id: &str) {
+        if !self.live {
+            eprintln!("[{name} {} +0.0s] spawned", short_id(id));
         }
     }
 
