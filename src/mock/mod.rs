@@ -205,6 +205,10 @@ struct MockState {
     /// Serialized input larger than this is a context-window overflow.
     context_limit: Option<usize>,
     counter: u64,
+    /// Whether requests are kept for [`MockProvider::requests`] (off for long runs).
+    not_recording: bool,
+    /// Requests refused as invalid, recorded or not.
+    refused: u64,
 }
 
 impl MockState {
@@ -272,6 +276,18 @@ impl MockProvider {
     /// Every request so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.lock().requests.clone()
+    }
+
+    /// How many requests were refused as invalid (bad key, malformed history, …).
+    pub fn refusals(&self) -> u64 {
+        self.lock().refused
+    }
+
+    /// Stops keeping requests (for soak tests and benchmarks, where they would pile up).
+    pub fn stop_recording(&self) {
+        let mut state = self.lock();
+        state.not_recording = true;
+        state.requests.clear();
     }
 
     /// Requests larger than `chars` (serialized input) overflow the context window.
@@ -342,12 +358,14 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                     body: r#"{"error": {"message": "mock: script exhausted", "type": "server_error", "param": null, "code": null}}"#.to_owned(),
                 });
                 let rendered = render_step(st, wire, &body, next);
-                st.requests.push(Recorded {
-                    wire,
-                    headers,
-                    body,
-                    outcome: RecordedOutcome::Scripted,
-                });
+                if !st.not_recording {
+                    st.requests.push(Recorded {
+                        wire,
+                        headers,
+                        body,
+                        outcome: RecordedOutcome::Scripted,
+                    });
+                }
                 rendered
             }
             Err(refusal) => {

@@ -252,6 +252,11 @@ impl SessionManager {
         self.config.limits.concurrent_runs - self.permits.available_permits()
     }
 
+    /// Run tasks alive now, including ones still shutting their children down.
+    pub fn run_tasks(&self) -> usize {
+        self.runs.len()
+    }
+
     /// Sessions retained now (running and terminal).
     pub fn retained(&self) -> usize {
         self.registry().len()
