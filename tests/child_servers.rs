@@ -432,19 +432,10 @@ async fn an_interrupt_mid_tool_call_stops_the_call_and_carries_on() {
         Step::text("switched"),
     ]);
     let id = c.spawn("sleeper", "Sleep.").await;
-    for _ in 0..200 {
-        let snapshot = c.wait(&[&id], 0).await;
-        if snapshot["agents"][0]["activity"]["phase"] == "tool_call" {
-            assert_eq!(
-                snapshot["agents"][0]["activity"]["summary"],
-                "Calling fx.sleep"
-            );
-            assert_eq!(snapshot["agents"][0]["activity"]["tool"], "sleep");
-            assert_eq!(snapshot["agents"][0]["activity"]["target"], "fx");
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let activity = &c.wait_for_phase(&id, "tool_call").await["activity"];
+    assert_eq!(activity["summary"], "Calling fx.sleep");
+    assert_eq!(activity["tool"], "sleep");
+    assert_eq!(activity["target"], "fx");
     c.ok(
         "send_input",
         json!({"target": id, "message": "Stop sleeping.", "interrupt": true}),
@@ -479,12 +470,7 @@ async fn no_child_outlives_failure_interruption_or_the_server() {
     // The server going away mid-call.
     mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
     let id = c.spawn("worker", "sleep").await;
-    for _ in 0..200 {
-        if c.wait(&[&id], 0).await["agents"][0]["activity"]["phase"] == "tool_call" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    c.wait_for_phase(&id, "tool_call").await;
     assert!(
         !children::processes_with(&m).is_empty(),
         "the child runs during the call"

@@ -137,16 +137,9 @@ async fn child_faults_fail_or_inform_only_their_session() {
         Step::text("noticed"),
     ]);
     let id = c.spawn("killed", "t").await;
-    let mut pids = Vec::new();
-    for _ in 0..200 {
-        pids = processes_with(&killed_m);
-        if !pids.is_empty()
-            && c.wait(&[&id], 0).await["agents"][0]["activity"]["phase"] == "tool_call"
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    c.wait_for_phase(&id, "tool_call").await;
+    let pids = processes_with(&killed_m);
+    assert!(!pids.is_empty(), "the child runs during the call");
     for pid in &pids {
         // SAFETY: signalling a test child process.
         unsafe { libc::kill(*pid as i32, libc::SIGKILL) };

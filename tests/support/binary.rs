@@ -296,6 +296,19 @@ impl Connection {
         .await
     }
 
+    /// Polls `wait_agent` with a zero timeout until the agent's activity reaches `phase`
+    /// (5 s at most) and returns that snapshot of the agent.
+    pub async fn wait_for_phase(&self, id: &str, phase: &str) -> Value {
+        for _ in 0..200 {
+            let agent = self.wait(&[id], 0).await["agents"][0].clone();
+            if agent["activity"]["phase"] == phase {
+                return agent;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        panic!("agent {id} never reached the phase {phase}");
+    }
+
     pub async fn close(self) {
         let _ = self.client.cancel().await;
         if let Some(mut server) = self.server {
