@@ -126,13 +126,23 @@ async fn responses_mock_refuses_what_the_api_refuses() {
     )
     .await;
     assert_eq!(status, 400, "store must be false");
-    assert!(
-        mock.requests()
-            .iter()
-            .filter(|r| r.outcome == RecordedOutcome::Scripted)
-            .count()
-            == 1
+    let requests = mock.requests();
+    let scripted = requests
+        .iter()
+        .filter(|r| r.outcome == RecordedOutcome::Scripted)
+        .count();
+    assert_eq!(scripted, 1);
+    assert_eq!(
+        mock.refusals(),
+        (requests.len() - scripted) as u64,
+        "every other request is counted as refused"
     );
+    // Refusals are counted even when requests are no longer kept (the soak test relies on it).
+    mock.stop_recording();
+    let (status, _) = responses(&mock, json!([user("hi"), call])).await;
+    assert_eq!(status, 400);
+    assert!(mock.requests().is_empty());
+    assert_eq!(mock.refusals(), (requests.len() - scripted) as u64 + 1);
 }
 
 async fn messages(mock: &MockProvider, messages: Value) -> (u16, String) {

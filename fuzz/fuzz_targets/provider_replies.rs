@@ -12,7 +12,13 @@ fuzz_target!(|data: &[u8]| {
     }
     let text = String::from_utf8_lossy(data);
     let _ = error_details(&text);
-    let headers = reqwest::header::HeaderMap::new();
+    // The body's first line doubles as the value of every header the client reads.
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Ok(value) = reqwest::header::HeaderValue::from_str(text.lines().next().unwrap_or("")) {
+        for name in ["retry-after-ms", "retry-after", "x-should-retry"] {
+            headers.insert(name, value.clone());
+        }
+    }
     let _ = requested_delay(&headers, &text);
     for status in [400u16, 413, 429, 500, 529] {
         let _ = classify_status(

@@ -327,6 +327,8 @@ async fn messages_route(State(state): State<Shared>, headers: HeaderMap, body: B
 /// A refusal in the wire's error shape.
 struct Refusal {
     status: u16,
+    /// The error's message, also inside `body`, kept for [`RecordedOutcome::Refused`].
+    message: String,
     body: Value,
 }
 
@@ -334,24 +336,22 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
     let step = {
         let mut guard = lock(&state);
         let st = &mut *guard;
-        let parsed: Result<Value, Refusal> = serde_json::from_slice(&body).map_err(|e| {
-            refusal(
-                wire,
-                400,
-                "invalid_request_error",
-                None,
-                &format!("invalid JSON body: {e}"),
-            )
-        });
-        let checked = parsed.and_then(|body| {
-            let result = match wire {
-                MockWire::Responses => responses::validate(st, &headers, &body),
-                MockWire::Messages => messages::validate(st, &headers, &body),
-            };
-            result.map(|()| body)
-        });
+        let (body, checked) = match serde_json::from_slice::<Value>(&body) {
+            Ok(value) => {
+                let checked = match wire {
+                    MockWire::Responses => responses::validate(st, &headers, &value),
+                    MockWire::Messages => messages::validate(st, &headers, &value),
+                };
+                (value, checked)
+            }
+            Err(e) => {
+                let message = format!("invalid JSON body: {e}");
+                let refused = refusal(wire, 400, "invalid_request_error", None, &message);
+                (Value::Null, Err(refused))
+            }
+        };
         match checked {
-            Ok(body) => {
+            Ok(()) => {
                 let next = st.script.pop_front().unwrap_or(Step::Raw {
                     status: 500,
                     headers: vec![],
@@ -369,18 +369,15 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                 rendered
             }
             Err(refusal) => {
-                let message = refusal
-                    .body
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                st.requests.push(Recorded {
-                    wire,
-                    headers,
-                    body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-                    outcome: RecordedOutcome::Refused(refusal.status, message),
-                });
+                st.refused += 1;
+                if !st.not_recording {
+                    st.requests.push(Recorded {
+                        wire,
+                        headers,
+                        body,
+                        outcome: RecordedOutcome::Refused(refusal.status, refusal.message),
+                    });
+                }
                 Rendered::Now(json_response(refusal.status, &[], refusal.body.to_string()))
             }
         }
@@ -482,5 +479,9 @@ fn refusal(wire: MockWire, status: u16, kind: &str, param: Option<&str>, message
             "type": "error", "error": {"type": kind, "message": message}, "request_id": "req_mock"
         }),
     };
-    Refusal { status, body }
+    Refusal {
+        status,
+        message: message.to_owned(),
+        body,
+    }
 }

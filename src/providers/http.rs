@@ -382,7 +382,7 @@ pub fn requested_delay(headers: &HeaderMap, message: &str) -> Option<Duration> {
             .filter(|v| v.is_finite() && *v >= 0.0)
     };
     if let Some(ms) = header("retry-after-ms") {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Duration::try_from_secs_f64(ms / 1000.0).ok();
     }
     if let Some(s) = header("retry-after") {
         return Duration::try_from_secs_f64(s).ok();
@@ -449,6 +449,27 @@ mod tests {
             requested_delay(&headers(&[("retry-after", "soon")]), ""),
             None
         );
+    }
+
+    /// A delay too long for a `Duration` is no delay at all, never a panic (found in review:
+    /// `retry-after-ms: 1e30` used to panic the run task).
+    #[test]
+    fn absurd_delays_are_ignored() {
+        for (name, value) in [
+            ("retry-after-ms", "1e30"),
+            ("retry-after", "1e30"),
+            ("retry-after-ms", "-5"),
+            ("retry-after", "inf"),
+            ("retry-after", "NaN"),
+        ] {
+            assert_eq!(
+                requested_delay(&headers(&[(name, value)]), ""),
+                None,
+                "{name}: {value}"
+            );
+        }
+        let huge = format!("try again in {}s", "9".repeat(400));
+        assert_eq!(requested_delay(&HeaderMap::new(), &huge), None);
     }
 
     #[test]
