@@ -65,7 +65,7 @@ impl ToolBox for Echo {
     fn tools(&self) -> &[ToolDescriptor] {
         &self.0
     }
-    fn call<'a>(&'a self, _name: &'a str, arguments: Value) -> BoxFuture<'a, ToolResult> {
+    fn call(&self, _index: usize, arguments: Value) -> BoxFuture<'_, ToolResult> {
         Box::pin(async move {
             ToolResult {
                 content: arguments.to_string(),

@@ -13,7 +13,8 @@ use crate::check;
 use crate::discovery::{Catalog, DefaultModel, LoadOptions, Workspace, load_catalog};
 use crate::providers::RetryPolicy;
 use crate::server::http::HttpOptions;
-use crate::sessions::manager::{Limits, ManagerConfig, SessionManager};
+use crate::sessions::activity::SHUTDOWN_BOUND;
+use crate::sessions::manager::{EnvLookup, Limits, ManagerConfig, SessionManager};
 
 /// Exit status for a usage or workspace error (clap uses the same for bad arguments).
 pub const EXIT_USAGE: u8 = 2;
@@ -217,7 +218,12 @@ pub fn run(cli: Cli) -> ExitCode {
 /// The session manager of the server and `run`: the process environment for keys and
 /// children, the default retry policy and limits.
 fn server_manager(catalog: Catalog) -> Arc<SessionManager> {
-    let env: crate::sessions::manager::EnvLookup = Arc::new(|var| std::env::var(var).ok());
+    session_manager(catalog, Arc::new(|var| std::env::var(var).ok()))
+}
+
+/// A session manager whose keys and child environments come from `env`, with the default
+/// retry policy and limits (the server's, `run`'s and the demo's).
+pub(crate) fn session_manager(catalog: Catalog, env: EnvLookup) -> Arc<SessionManager> {
     SessionManager::new(
         Arc::new(catalog),
         ManagerConfig {
@@ -296,8 +302,14 @@ fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
 }
 
 fn run_fixture(options: crate::fixture_server::FixtureOptions) -> ExitCode {
-    with_runtime(|_| async move {
-        match crate::fixture_server::run(options).await {
+    with_runtime(|cancel| async move {
+        // The runtime's signal handlers replace the default action, so a signal must end
+        // the server here.
+        let served = tokio::select! {
+            served = crate::fixture_server::run(options) => served,
+            () = cancel.cancelled() => Ok(()),
+        };
+        match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
                 eprintln!("error: {message}");
@@ -306,9 +318,6 @@ fn run_fixture(options: crate::fixture_server::FixtureOptions) -> ExitCode {
         }
     })
 }
-
-/// How long shutdown waits for runs to stop and children to exit.
-const SHUTDOWN_BOUND: std::time::Duration = std::time::Duration::from_secs(6);
 
 /// Cancels `token` on SIGINT or SIGTERM.
 async fn cancel_on_signal(token: CancellationToken) {

@@ -11,11 +11,9 @@ use std::time::Duration;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::child_mcp::ChildServers;
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
 use crate::mock::{MockProvider, Step};
-use crate::providers::RetryPolicy;
-use crate::sessions::manager::{EnvLookup, Limits, ManagerConfig, SessionManager};
+use crate::sessions::manager::{EnvLookup, SessionManager};
 
 /// The variable the demo agent reads its key from; the demo supplies it itself.
 const KEY_VAR: &str = "MCP_AGENTS_DEMO_KEY";
@@ -105,14 +103,6 @@ async fn prepare() -> Result<(MockProvider, tempfile::TempDir, Arc<SessionManage
             std::env::var(var).ok()
         }
     });
-    let manager = SessionManager::new(
-        Arc::new(catalog),
-        ManagerConfig {
-            env: env.clone(),
-            tools: Arc::new(ChildServers::new(env)),
-            retry: RetryPolicy::default(),
-            limits: Limits::default(),
-        },
-    );
+    let manager = crate::cli::session_manager(catalog, env);
     Ok((mock, workspace, manager))
 }

@@ -79,11 +79,11 @@ pub struct Fixture {
 
 #[tool_router]
 impl Fixture {
-    pub fn new(legacy: bool) -> Self {
+    pub fn new(options: &FixtureOptions) -> Self {
         Fixture {
             tool_router: Self::tool_router(),
-            legacy,
-            hang_list: false,
+            legacy: options.legacy,
+            hang_list: options.hang_list,
         }
     }
 
@@ -242,11 +242,7 @@ pub async fn run(options: FixtureOptions) -> Result<(), String> {
     }
     match &options.http {
         None => {
-            let fixture = Fixture {
-                hang_list: options.hang_list,
-                ..Fixture::new(options.legacy)
-            };
-            let service = fixture
+            let service = Fixture::new(&options)
                 .serve(rmcp::transport::stdio())
                 .await
                 .map_err(|e| e.to_string())?;
@@ -290,9 +286,9 @@ async fn serve_http(addr: &str, options: &FixtureOptions) -> Result<(), String> 
             )
         }
         None => {
-            let legacy = options.legacy;
+            let fixture = Fixture::new(options);
             let service = StreamableHttpService::new(
-                move || Ok(Fixture::new(legacy)),
+                move || Ok(fixture.clone()),
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default(),
             );

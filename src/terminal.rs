@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::server::tools::snapshot_json;
+use crate::sessions::activity::SHUTDOWN_BOUND;
 use crate::sessions::manager::{SessionManager, WaitEvent};
 use crate::sessions::session::{Snapshot, Status, short_id};
 
@@ -40,7 +41,7 @@ pub async fn run_agent(
     display.started(&accepted.name, &accepted.agent_id);
     let outcome = follow(&manager, &accepted.agent_id, &mut display, &cancel).await;
     display.clear();
-    manager.shutdown(Duration::from_secs(6)).await;
+    manager.shutdown(SHUTDOWN_BOUND).await;
     match outcome {
         Some(snapshot) => report(&snapshot, json),
         None => {

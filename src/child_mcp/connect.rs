@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
@@ -92,6 +93,22 @@ fn modern() -> ClientLifecycleMode {
 }
 
 /// Starts the child and runs the lifecycle chosen by `mode`, before `deadline`.
+/// The HTTP client of every HTTP child, built once (a `reqwest::Client` is shared by
+/// cloning). Redirects are never followed (SPEC §8.1).
+fn child_client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        crate::providers::http::install_tls();
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            // Building fails only when the TLS backend cannot initialize; the provider
+            // client (built first in every run) would have failed the same way.
+            .expect("the HTTP client needs a working TLS backend")
+    })
+}
+
 async fn start(
     server: &str,
     launch: &Launch,
@@ -129,11 +146,7 @@ async fn start(
             service.map(|s| (s, group))
         }
         Launch::Http { url, headers } => {
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .connect_timeout(Duration::from_secs(10))
-                .build()
-                .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+            let http = child_client().clone();
             let mut header_map = HashMap::new();
             for (name, value) in headers {
                 let name = http::HeaderName::from_bytes(name.as_bytes())
@@ -287,9 +300,5 @@ impl ChildConnection {
         if let Some(pid) = self.process_group {
             kill_group(pid);
         }
-    }
-
-    pub fn process_group(&self) -> Option<u32> {
-        self.process_group
     }
 }

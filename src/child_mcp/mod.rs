@@ -16,7 +16,6 @@ pub mod toolset;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -89,9 +88,9 @@ impl ToolsFactory for ChildServers {
 #[derive(Default)]
 pub struct ChildToolSet {
     descriptors: Vec<ToolDescriptor>,
-    /// For each descriptor: the connection index and the tool's name on its server.
-    routes: Vec<(usize, String)>,
-    connections: Vec<Arc<ChildConnection>>,
+    /// For each descriptor: the index of the connection that serves it.
+    routes: Vec<usize>,
+    connections: Vec<ChildConnection>,
 }
 
 impl ChildToolSet {
@@ -120,9 +119,9 @@ impl ChildToolSet {
                     tool: tool.name.to_string(),
                     timeout,
                 });
-                set.routes.push((index, tool.name.to_string()));
+                set.routes.push(index);
             }
-            set.connections.push(Arc::new(connection));
+            set.connections.push(connection);
         }
         set
     }
@@ -133,20 +132,23 @@ impl ToolBox for ChildToolSet {
         &self.descriptors
     }
 
-    fn call<'a>(&'a self, name: &'a str, arguments: Value) -> BoxFuture<'a, ToolResult> {
+    fn call(&self, index: usize, arguments: Value) -> BoxFuture<'_, ToolResult> {
         Box::pin(async move {
-            let Some(position) = self.descriptors.iter().position(|d| d.spec.name == name) else {
+            let (Some(descriptor), Some(&connection)) =
+                (self.descriptors.get(index), self.routes.get(index))
+            else {
                 return ToolResult {
-                    content: format!("there is no tool named `{name}`"),
+                    content: format!("there is no tool number {index}"),
                     is_error: true,
                 };
             };
-            let (connection, tool) = &self.routes[position];
             let arguments = match arguments {
                 Value::Object(map) => map,
                 _ => serde_json::Map::new(),
             };
-            match self.connections[*connection].call(tool, arguments).await {
+            // Every route was made from a connection pushed in `build`.
+            let connection = &self.connections[connection];
+            match connection.call(&descriptor.tool, arguments).await {
                 Ok(result) => ToolResult {
                     content: toolset::render_result(&result),
                     is_error: result.is_error == Some(true),
@@ -162,12 +164,7 @@ impl ToolBox for ChildToolSet {
 
 impl RunTools for ChildToolSet {
     fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()> {
-        let connections: Vec<ChildConnection> = self
-            .connections
-            .into_iter()
-            .filter_map(|c| Arc::try_unwrap(c).ok())
-            .collect();
-        Box::pin(shutdown_all(connections))
+        Box::pin(shutdown_all(self.connections))
     }
 }
 

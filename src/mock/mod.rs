@@ -259,18 +259,9 @@ impl MockProvider {
         format!("http://{}", self.addr)
     }
 
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
     /// Appends steps to the script.
     pub fn push(&self, steps: impl IntoIterator<Item = Step>) {
         self.lock().script.extend(steps);
-    }
-
-    /// Steps not yet taken.
-    pub fn remaining(&self) -> usize {
-        self.lock().script.len()
     }
 
     /// Every request so far.

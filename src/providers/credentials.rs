@@ -10,11 +10,6 @@ use crate::error::{AgentError, ErrorCode};
 pub struct ApiKey(String);
 
 impl ApiKey {
-    /// Reads `var` from this process's environment.
-    pub fn from_env(var: &str) -> Result<ApiKey, AgentError> {
-        Self::lookup(var, |name| std::env::var(name).ok())
-    }
-
     /// Reads `var` through `lookup`; unset or empty (after trimming) is `missing_credential`,
     /// naming the variable and never a value.
     pub fn lookup(

@@ -22,9 +22,7 @@ use super::{CONNECT_TIMEOUT, ProviderError, ProviderFailure, REQUEST_TIMEOUT};
 pub fn shared_client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| {
-        // reqwest is built without a default TLS provider; ring is ours. Installing twice
-        // is harmless (the first one stays).
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_tls();
         reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
@@ -35,6 +33,13 @@ pub fn shared_client() -> &'static reqwest::Client {
             // every provider unusable; there is nothing to fall back to.
             .expect("the HTTP client needs a working TLS backend")
     })
+}
+
+/// reqwest is built without a default TLS provider, and building a client without one
+/// panics; ring is ours. Every client of this program is built after this call. Installing
+/// twice is harmless (the first one stays).
+pub(crate) fn install_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// How many times, and how patiently, to retry.

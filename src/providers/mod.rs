@@ -104,10 +104,6 @@ impl Conversation {
         }
     }
 
-    pub fn wire(&self) -> WireApi {
-        self.wire
-    }
-
     /// The raw items (Responses `input` items or Messages `messages`).
     pub fn items(&self) -> &[Value] {
         &self.items
@@ -257,10 +253,6 @@ impl ProviderClient {
 
     pub fn model(&self) -> &str {
         &self.settings.model
-    }
-
-    pub fn wire(&self) -> WireApi {
-        self.wire
     }
 
     /// Asks for the next reply. Retries transient failures (reporting each through

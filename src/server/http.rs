@@ -77,8 +77,10 @@ pub async fn serve(
         // the network is protected by its token instead.
         config = config.disable_allowed_hosts();
     }
+    // rmcp calls the factory for every request; the tool list is built once and shared.
+    let server = AgentsServer::new(manager);
     let service = StreamableHttpService::new(
-        move || Ok(AgentsServer::new(manager.clone())),
+        move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );

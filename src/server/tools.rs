@@ -330,13 +330,11 @@ impl Args<'_> {
             None | Some(Value::Null) => Ok(DEFAULT_WAIT),
             Some(Value::Number(n)) => match n.as_u64() {
                 Some(ms) if ms <= MAX_WAIT_MS => Ok(Duration::from_millis(ms)),
-                Some(_) => Err(invalid(format!(
+                // Too large, or negative.
+                _ if n.is_u64() || n.is_i64() => Err(invalid(format!(
                     "`timeout_ms` is {n}; it must be from 0 to {MAX_WAIT_MS}"
                 ))),
-                None if n.as_i64().is_some() => Err(invalid(format!(
-                    "`timeout_ms` is {n}; it must be from 0 to {MAX_WAIT_MS}"
-                ))),
-                None => Err(invalid(
+                _ => Err(invalid(
                     "`timeout_ms` must be a whole number of milliseconds",
                 )),
             },
@@ -368,10 +366,15 @@ pub fn success(value: Value) -> CallToolResult {
 
 /// A failure: `{"error": {"code", "message"}}` as `structuredContent` and text, `isError`.
 pub fn failure(error: &AgentError) -> CallToolResult {
-    let value = json!({"error": {"code": error.code.as_str(), "message": error.message}});
+    let value = json!({ "error": error_json(error) });
     let mut result = CallToolResult::error(vec![ContentBlock::text(value.to_string())]);
     result.structured_content = Some(value);
     result
+}
+
+/// `{"code", "message"}`: a refused call's and a failed agent's error alike.
+fn error_json(error: &AgentError) -> Value {
+    json!({"code": error.code.as_str(), "message": error.message})
 }
 
 pub fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
@@ -405,9 +408,7 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
     });
     match &s.status {
         Status::Completed(text) => value["result"] = json!(text),
-        Status::Failed(e) => {
-            value["error"] = json!({"code": e.code.as_str(), "message": e.message});
-        }
+        Status::Failed(e) => value["error"] = error_json(e),
         Status::Running => {}
     }
     value["total_elapsed_ms"] = json!(millis(s.total_elapsed));
@@ -498,8 +499,17 @@ mod tests {
             call(WAIT_AGENT, json!({"targets": ["a"]})).unwrap(),
             Call::Wait {
                 targets: vec!["a".into()],
-                timeout: DEFAULT_WAIT
-            }
+                timeout: Duration::from_millis(30_000)
+            },
+            "SPEC §4.3: the default wait is 30 s"
+        );
+        assert_eq!(
+            call(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 300_000})).unwrap(),
+            Call::Wait {
+                targets: vec!["a".into()],
+                timeout: Duration::from_millis(300_000)
+            },
+            "the maximum itself is accepted"
         );
         assert_eq!(
             refusal(WAIT_AGENT, json!({"targets": []})),

@@ -8,6 +8,9 @@ use crate::providers::REQUEST_TIMEOUT;
 
 /// Child connection shutdown bound (SPEC §12).
 pub const CHILD_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long stopping every run may take: the children's shutdown bound and a second for
+/// the runs to notice.
+pub const SHUTDOWN_BOUND: Duration = Duration::from_secs(CHILD_SHUTDOWN_TIMEOUT.as_secs() + 1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {

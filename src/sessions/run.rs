@@ -55,27 +55,9 @@ pub struct ToolResult {
 /// The tools of one run.
 pub trait ToolBox: Send + Sync {
     fn tools(&self) -> &[ToolDescriptor];
-    /// Calls the tool the model knows as `name` (one of [`ToolBox::tools`]).
-    fn call<'a>(&'a self, name: &'a str, arguments: Value) -> BoxFuture<'a, ToolResult>;
-}
-
-/// A run without tools.
-pub struct NoTools;
-
-impl ToolBox for NoTools {
-    fn tools(&self) -> &[ToolDescriptor] {
-        &[]
-    }
-
-    fn call<'a>(&'a self, name: &'a str, _arguments: Value) -> BoxFuture<'a, ToolResult> {
-        let content = format!("there is no tool named `{name}`");
-        Box::pin(async move {
-            ToolResult {
-                content,
-                is_error: true,
-            }
-        })
-    }
+    /// Calls `tools()[index]`; the loop has found the tool the model named and checked that
+    /// the arguments are an object.
+    fn call(&self, index: usize, arguments: Value) -> BoxFuture<'_, ToolResult>;
 }
 
 /// Queued user input.
@@ -269,7 +251,7 @@ async fn call_tool(tools: &dyn ToolBox, call: &ToolCall, observer: &dyn RunObser
         content,
         is_error,
     };
-    let Some(descriptor) = tools.tools().iter().find(|t| t.spec.name == call.name) else {
+    let Some(index) = tools.tools().iter().position(|t| t.spec.name == call.name) else {
         let names: Vec<&str> = tools.tools().iter().map(|t| t.spec.name.as_str()).collect();
         let available = if names.is_empty() {
             "you have no tools".to_owned()
@@ -290,6 +272,7 @@ async fn call_tool(tools: &dyn ToolBox, call: &ToolCall, observer: &dyn RunObser
             );
         }
     };
+    let descriptor = &tools.tools()[index];
     observer.activity(Activity::tool_call(
         &descriptor.server,
         &descriptor.tool,
@@ -299,7 +282,7 @@ async fn call_tool(tools: &dyn ToolBox, call: &ToolCall, observer: &dyn RunObser
         tool_calls: 1,
         ..UsageDelta::default()
     });
-    match tokio::time::timeout(descriptor.timeout, tools.call(&call.name, arguments)).await {
+    match tokio::time::timeout(descriptor.timeout, tools.call(index, arguments)).await {
         Ok(result) => answer(result.content, result.is_error),
         Err(_) => answer(
             format!(

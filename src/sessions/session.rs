@@ -169,14 +169,6 @@ impl Session {
             version,
         }
     }
-
-    pub fn is_terminal(&self) -> bool {
-        self.lock().status.is_terminal()
-    }
-
-    pub fn recency(&self) -> u64 {
-        self.lock().recency
-    }
 }
 
 impl Inbox for Session {

@@ -167,7 +167,8 @@ impl ToolBox for TestTools {
         &self.descriptors
     }
 
-    fn call<'a>(&'a self, name: &'a str, arguments: Value) -> BoxFuture<'a, ToolResult> {
+    fn call(&self, index: usize, arguments: Value) -> BoxFuture<'_, ToolResult> {
+        let name = self.descriptors[index].spec.name.as_str();
         self.calls
             .lock()
             .unwrap()
