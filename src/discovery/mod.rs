@@ -215,6 +215,11 @@ impl Catalog {
     pub fn agent_roots() -> impl Iterator<Item = &'static str> {
         AGENT_ROOTS.iter().map(|(_, root)| *root)
     }
+
+    /// The folders skills are read from, in precedence order, for messages.
+    pub fn skill_roots() -> impl Iterator<Item = &'static str> {
+        SKILL_ROOTS.iter().map(|(_, root)| *root)
+    }
 }
 
 /// Loads the catalog of `workspace`. Never fails: every problem is a warning.

@@ -141,11 +141,7 @@ impl SessionManager {
             task.to_owned(),
             self.next_recency(),
         ));
-        {
-            let mut state = session.lock();
-            state.conversation = Some(Conversation::new(definition.provider.wire_api));
-            state.permit = Some(permit);
-        }
+        session.lock().permit = Some(permit);
         self.registry().insert(id.clone(), session.clone());
         self.start_run(session, provider);
         Ok(Accepted {
@@ -163,7 +159,7 @@ impl SessionManager {
         message: &str,
         interrupt: bool,
     ) -> Result<Accepted, AgentError> {
-        let session = self.get(&[target.to_owned()])?.remove(0);
+        let session = self.get_one(target)?;
         // Read the key before taking the lock; it is only used when resuming.
         let provider = self.provider_for(&session.definition);
         let mut state = session.lock();
@@ -178,6 +174,7 @@ impl SessionManager {
                 ),
             ));
         }
+        let mut resume = None;
         match state.status {
             Status::Running => {
                 state.queue.push_back(message.to_owned());
@@ -192,23 +189,26 @@ impl SessionManager {
                 state.status = Status::Running;
                 state.permit = Some(permit);
                 state.ended_at = None;
-                state.cancel = CancellationToken::new();
                 state.activity = Some(super::session::ActivityState {
                     activity: Activity::starting(),
                     since: Instant::now(),
                 });
-                drop(state);
-                self.start_run(session.clone(), provider);
-                session.notify();
-                state = session.lock();
+                resume = Some(provider);
             }
         }
         state.recency = self.next_recency();
-        Ok(Accepted {
+        // Counted before a resumed run can take the input, so the answer does not race it.
+        let accepted = Accepted {
             agent_id: session.id.clone(),
             name: session.definition.name.clone(),
             queued: state.queue.len(),
-        })
+        };
+        drop(state);
+        if let Some(provider) = resume {
+            self.start_run(session.clone(), provider);
+            session.notify();
+        }
+        Ok(accepted)
     }
 
     /// Starts waiting for `targets`; fails at once with `unknown_agent` naming every
@@ -231,7 +231,7 @@ impl SessionManager {
 
     /// One session's state now, without waiting or touching its recency.
     pub fn snapshot(&self, id: &str) -> Result<Snapshot, AgentError> {
-        Ok(self.get(&[id.to_owned()])?.remove(0).snapshot())
+        Ok(self.get_one(id)?.snapshot())
     }
 
     /// Starts stopping: every run is cancelled (its children then shut down) and every
@@ -271,24 +271,40 @@ impl SessionManager {
     }
 
     /// The sessions for `ids`, or `unknown_agent` naming all that are missing.
+    /// The sessions `ids` name, in order, or `unknown_agent` naming every missing id.
     fn get(&self, ids: &[String]) -> Result<Vec<Arc<Session>>, AgentError> {
         let registry = self.registry();
+        let found: Vec<Option<Arc<Session>>> = ids
+            .iter()
+            .map(|id| registry.get(id.as_str()).cloned())
+            .collect();
         let missing: Vec<&str> = ids
             .iter()
-            .filter(|id| !registry.contains_key(id.as_str()))
-            .map(String::as_str)
+            .zip(&found)
+            .filter(|(_, session)| session.is_none())
+            .map(|(id, _)| id.as_str())
             .collect();
         if !missing.is_empty() {
-            return Err(AgentError::new(
-                ErrorCode::UnknownAgent,
-                format!(
-                    "no agent has the id {}; ids are valid until the server restarts, and a \
-                     finished agent is forgotten once 64 newer ones have finished",
-                    missing.join(", ")
-                ),
-            ));
+            return Err(self.unknown_agent(&missing));
         }
-        Ok(ids.iter().map(|id| registry[id.as_str()].clone()).collect())
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    fn get_one(&self, id: &str) -> Result<Arc<Session>, AgentError> {
+        let session = self.registry().get(id).cloned();
+        session.ok_or_else(|| self.unknown_agent(&[id]))
+    }
+
+    fn unknown_agent(&self, missing: &[&str]) -> AgentError {
+        AgentError::new(
+            ErrorCode::UnknownAgent,
+            format!(
+                "no agent has the id {}; ids are valid until the server restarts, and a \
+                 finished agent is forgotten once {} newer ones have finished",
+                missing.join(", "),
+                self.config.limits.retained_terminal
+            ),
+        )
     }
 
     fn try_permit(&self) -> Result<OwnedSemaphorePermit, AgentError> {
@@ -319,9 +335,9 @@ impl SessionManager {
                     ErrorCode::SkillNotFound,
                     format!(
                         "agent `{}` preloads the skill `{name}`, which no skill root defines \
-                         (.agents/skills, .claude/skills, .codex/skills, .opencode/skills); add \
-                         it or remove it from the definition, then restart the server",
-                        definition.name
+                         ({}); add it or remove it from the definition, then restart the server",
+                        definition.name,
+                        Catalog::skill_roots().collect::<Vec<_>>().join(", ")
                     ),
                 )
             })?;
@@ -340,13 +356,9 @@ impl SessionManager {
     /// One run, from opening tools to the terminal state; reopens and carries on if input
     /// arrived while it was closing.
     async fn drive(self: Arc<Self>, session: Arc<Session>, provider: ProviderClient) {
-        let (conversation, interrupts, cancel) = {
+        let (conversation, interrupts) = {
             let mut state = session.lock();
-            (
-                state.conversation.take(),
-                state.interrupt.subscribe(),
-                state.cancel.clone(),
-            )
+            (state.conversation.take(), state.interrupt.subscribe())
         };
         let mut conversation =
             conversation.unwrap_or_else(|| Conversation::new(session.definition.provider.wire_api));
@@ -360,20 +372,19 @@ impl SessionManager {
             {
                 Err(e) => RunOutcome::Failed(e),
                 Ok(tools) => {
-                    let outcome = tokio::select! {
-                        biased;
-                        () = self.shutdown.cancelled() => RunOutcome::Cancelled,
-                        outcome = run_model_loop(&mut conversation, RunContext {
-                            provider: &provider,
-                            system: &session.system,
-                            tools: tools.as_ref(),
-                            inbox: session.as_ref(),
-                            observer: session.as_ref(),
-                            interrupts: interrupts.clone(),
-                            cancel: cancel.clone(),
-                            max_turns: session.definition.max_turns,
-                        }) => outcome,
+                    // Shutdown cancels through the loop, which answers any unanswered tool
+                    // call, so the history stays valid.
+                    let context = RunContext {
+                        provider: &provider,
+                        system: &session.system,
+                        tools: tools.as_ref(),
+                        inbox: session.as_ref(),
+                        observer: session.as_ref(),
+                        interrupts: interrupts.clone(),
+                        cancel: self.shutdown.clone(),
+                        max_turns: session.definition.max_turns,
                     };
+                    let outcome = run_model_loop(&mut conversation, context).await;
                     if !session.definition.mcp_servers.is_empty() {
                         session.activity(Activity::child_shutdown());
                     }
@@ -485,6 +496,7 @@ impl Waiter {
             if !progress.is_empty() {
                 return WaitEvent::Progress(progress);
             }
+            // Not empty: with no targets, `all_terminal` above is true and we returned.
             let changed = futures_util::future::select_all(
                 self.receivers.iter_mut().map(|r| Box::pin(r.changed())),
             );

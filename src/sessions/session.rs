@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 use super::activity::Activity;
 use super::run::{Inbox, RunObserver, UsageDelta};
@@ -78,8 +77,6 @@ pub(crate) struct SessionState {
     pub queue: VecDeque<String>,
     /// Bumped by `send_input` with `interrupt: true`; the run watches it.
     pub interrupt: watch::Sender<u64>,
-    /// Cancels the current run (server shutdown).
-    pub cancel: CancellationToken,
     pub totals: Totals,
     pub activity: Option<ActivityState>,
     pub ended_at: Option<Instant>,
@@ -118,7 +115,6 @@ impl Session {
                 conversation: None,
                 queue: VecDeque::from([task]),
                 interrupt: watch::channel(0).0,
-                cancel: CancellationToken::new(),
                 totals: Totals::default(),
                 activity: Some(ActivityState {
                     activity: Activity::starting(),
