@@ -128,6 +128,10 @@ async fn ctrl_c_stops_the_agent_and_its_children() {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+    assert!(
+        !children::processes_with(&marker).is_empty() && mock.requests().len() == 1,
+        "the agent's child runs and the model was asked before Ctrl-C"
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };

@@ -341,9 +341,11 @@ async fn sigterm_stops_the_http_server_and_its_children() {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+    assert_eq!(processes_with(&m).len(), 2, "both children run mid-call");
     // A long wait is in flight when the signal arrives; it must not hold the server open.
     let waiting = tokio::spawn(async move { c.wait(&[&a, &b], 300_000).await });
     tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!waiting.is_finished(), "the wait is in flight");
     let signalled = Instant::now();
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(server.id().unwrap() as i32, libc::SIGTERM) };

@@ -59,13 +59,11 @@ fn check(report: &Value, label: &str, modern: bool) {
         json!(["spawn_agent", "send_input", "wait_agent"]),
         "{label}"
     );
-    if let Some(version) = report["protocol_version"].as_str() {
-        assert_eq!(
-            version,
-            if modern { "2026-07-28" } else { "2025-11-25" },
-            "{label}"
-        );
-    }
+    assert_eq!(
+        report["protocol_version"],
+        if modern { "2026-07-28" } else { "2025-11-25" },
+        "{label}: the negotiated version"
+    );
     assert_eq!(report["spawn"]["status"], "running", "{label}");
     let agent = &report["wait"]["agents"][0];
     assert_eq!(agent["status"], "completed", "{label}: {report}");

@@ -50,7 +50,18 @@ async fn a_ninth_concurrent_run_is_refused_and_nothing_is_created() {
     let snapshot = c
         .wait(&ids.iter().map(String::as_str).collect::<Vec<_>>(), 0)
         .await;
-    assert_eq!(snapshot["agents"].as_array().unwrap().len(), 8);
+    assert!(
+        snapshot["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["status"] == "running"),
+        "{snapshot}"
+    );
+    // Nothing was created for the ninth: no ninth model request, ever.
+    wait_until_requests(&mock, 8).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(mock.requests().len(), 8);
     c.close().await;
 }
 

@@ -371,6 +371,19 @@ pub enum ValueSource {
 mod tests {
     use super::*;
 
+    #[test]
+    fn child_bounds_are_the_specified_ones() {
+        // SPEC §8: startup 15 s, each call 60 s, unless a definition lowers them.
+        let config = ChildServerConfig::new(ChildTransport::Stdio {
+            command: "x".into(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+        });
+        assert_eq!(config.startup_timeout, Duration::from_secs(15));
+        assert_eq!(config.call_timeout, Duration::from_secs(60));
+    }
+
     fn def_with(sandbox: Sandbox, tools: ToolFilter, server: ChildServerConfig) -> AgentDefinition {
         AgentDefinition {
             name: "a".into(),
