@@ -111,20 +111,7 @@ pub enum Command {
     },
     /// A child MCP server for tests and the offline demo
     #[command(hide = true)]
-    FixtureServer {
-        #[arg(long, value_name = "ADDR")]
-        http: Option<String>,
-        #[arg(long)]
-        legacy: bool,
-        #[arg(long)]
-        hang: bool,
-        #[arg(long, value_name = "URL")]
-        redirect_to: Option<String>,
-        #[arg(long)]
-        hang_list: bool,
-        #[arg(long)]
-        garbage: bool,
-    },
+    FixtureServer(crate::fixture_server::FixtureOptions),
 }
 
 /// `modelcontextprotocol agents …`: the same program under the name the original
@@ -177,21 +164,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Demo { json }) => {
             with_runtime(|cancel| async move { crate::demo::run_demo(json, cancel).await })
         }
-        Some(Command::FixtureServer {
-            http,
-            legacy,
-            hang,
-            redirect_to,
-            hang_list,
-            garbage,
-        }) => run_fixture(crate::fixture_server::FixtureOptions {
-            http,
-            legacy,
-            hang,
-            redirect_to,
-            hang_list,
-            garbage,
-        }),
+        Some(Command::FixtureServer(options)) => run_fixture(options),
         None => {
             let Some(catalog) = open_and_load(cli.dir, &options) else {
                 return ExitCode::from(EXIT_USAGE);

@@ -24,21 +24,30 @@ use rmcp::{
     tool_router,
 };
 
-/// How the fixture behaves.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// How the fixture behaves (the hidden `fixture-server` command's options).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
 pub struct FixtureOptions {
     /// Serve HTTP at this address instead of stdio.
+    #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
     /// Answer `server/discover` with "method not found" and speak 2025-11-25 at most.
+    #[arg(long)]
     pub legacy: bool,
     /// Never answer anything.
+    #[arg(long)]
     pub hang: bool,
     /// With `http`: answer every request with a redirect to this URL.
+    #[arg(long, value_name = "URL")]
     pub redirect_to: Option<String>,
     /// Answer `server/discover`, then never answer `tools/list`.
+    #[arg(long)]
     pub hang_list: bool,
     /// Write about 1 MiB of bytes that are not MCP messages to stdout before serving.
+    #[arg(long)]
     pub garbage: bool,
+    /// Write this line to stderr before serving, as servers that log do.
+    #[arg(long, value_name = "TEXT")]
+    pub say: Option<String>,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -234,6 +243,9 @@ impl ServerHandler for Fixture {
 
 /// Runs the fixture until its client goes away.
 pub async fn run(options: FixtureOptions) -> Result<(), String> {
+    if let Some(line) = &options.say {
+        eprintln!("{line}");
+    }
     if options.hang {
         std::future::pending::<()>().await;
     }

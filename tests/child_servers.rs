@@ -227,6 +227,18 @@ async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
             ),
         ),
         (
+            ".agents/agents/unset-header.md",
+            agent(
+                &mock,
+                "unset-header",
+                &format!(
+                    "{}      headers:\n        Authorization: \"Bearer ${{MCP_AGENTS_TEST_NEVER_SET}}\"\n",
+                    http_child("remote", &target_url)
+                ),
+                "",
+            ),
+        ),
+        (
             ".agents/agents/missing.md",
             agent(
                 &mock,
@@ -250,6 +262,10 @@ async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
         (
             "unset",
             "MCP server fx the env value of T needs the environment variable MCP_AGENTS_TEST_NEVER_SET, which is not set",
+        ),
+        (
+            "unset-header",
+            "MCP server remote the header value of Authorization needs the environment variable MCP_AGENTS_TEST_NEVER_SET, which is not set",
         ),
         (
             "missing",

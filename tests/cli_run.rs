@@ -111,7 +111,12 @@ async fn ctrl_c_stops_the_agent_and_its_children() {
     children::write(
         ws.path(),
         ".agents/agents/s.md",
-        &agent(&mock, "sleeper", &stdio_child("fx", &[], &marker, ""), ""),
+        &agent(
+            &mock,
+            "sleeper",
+            &stdio_child("fx", &["--say", "child log line"], &marker, ""),
+            "",
+        ),
     );
     mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
     let mut child = tokio::process::Command::new(BIN)
@@ -141,4 +146,23 @@ async fn ctrl_c_stops_the_agent_and_its_children() {
         .unwrap();
     assert_eq!(status.code(), Some(130));
     assert_no_process_left(&marker, 6).await;
+    // SPEC §8.3: a child's stderr reaches ours, prefixed with its server name; never stdout.
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    use tokio::io::AsyncReadExt;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .await
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .await
+        .unwrap();
+    assert!(stderr.contains("[fx] child log line\n"), "{stderr}");
+    assert!(!stdout.contains("child log line"), "{stdout}");
 }

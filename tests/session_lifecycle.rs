@@ -1,0 +1,200 @@
+//! The session lifecycle edges of SPEC §4.2 and §5 that need a changing environment or
+//! small limits, so they drive the session manager in process: a failed session keeps its
+//! queued input and a resume delivers it first; a resume reads the key again and needs a
+//! permit; `interrupt` on a finished agent resumes it; running sessions are never evicted.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_agents::child_mcp::ChildServers;
+use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
+use mcp_agents::error::ErrorCode;
+use mcp_agents::mock::{MockProvider, Step};
+use mcp_agents::providers::RetryPolicy;
+use mcp_agents::sessions::manager::{EnvLookup, Limits, ManagerConfig, SessionManager, WaitEvent};
+use mcp_agents::sessions::session::{Snapshot, Status};
+use support::binary::{self, KEY_VAR};
+use support::run_kit::KEY;
+
+/// A manager over the test workspace whose provider key can be taken away and given back.
+struct Setup {
+    mock: MockProvider,
+    _workspace: tempfile::TempDir,
+    key: Arc<Mutex<Option<String>>>,
+    manager: Arc<SessionManager>,
+}
+
+async fn setup(limits: Limits) -> Setup {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let workspace = binary::workspace(&mock);
+    let catalog = load_catalog(
+        &Workspace::open(workspace.path()).unwrap(),
+        &LoadOptions::default(),
+    );
+    let key = Arc::new(Mutex::new(Some(KEY.to_owned())));
+    let lookup = key.clone();
+    let env: EnvLookup = Arc::new(move |var| {
+        (var == KEY_VAR)
+            .then(|| lookup.lock().unwrap().clone())
+            .flatten()
+    });
+    let manager = SessionManager::new(
+        Arc::new(catalog),
+        ManagerConfig {
+            env: env.clone(),
+            tools: Arc::new(ChildServers::new(env)),
+            retry: RetryPolicy::default(),
+            limits,
+        },
+    );
+    Setup {
+        mock,
+        _workspace: workspace,
+        key,
+        manager,
+    }
+}
+
+async fn finished(manager: &SessionManager, id: &str) -> Snapshot {
+    let mut waiter = manager
+        .wait(&[id.to_owned()], Duration::from_secs(20))
+        .unwrap();
+    loop {
+        if let WaitEvent::Finished { timed_out, agents } = waiter.next().await {
+            assert!(!timed_out, "{id} did not finish");
+            return agents.into_iter().next().unwrap();
+        }
+    }
+}
+
+async fn requests_reach(mock: &MockProvider, n: usize) {
+    for _ in 0..400 {
+        if mock.requests().len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the mock saw {} requests, not {n}", mock.requests().len());
+}
+
+fn last_body(mock: &MockProvider) -> String {
+    mock.requests().last().unwrap().body.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_session_keeps_its_queue_and_a_resume_delivers_it_first() {
+    let s = setup(Limits::default()).await;
+    s.mock.push([
+        Step::openai_error(400, "invalid_request_error", None, "refused")
+            .delayed(Duration::from_millis(300)),
+    ]);
+    let id = s.manager.spawn("worker", "First task.").unwrap().agent_id;
+    requests_reach(&s.mock, 1).await;
+    let queued = s.manager.send_input(&id, "Queued earlier.", false).unwrap();
+    assert_eq!(queued.queued, 1);
+
+    let failed = finished(&s.manager, &id).await;
+    assert!(matches!(&failed.status, Status::Failed(e) if e.code == ErrorCode::ProviderError));
+    assert_eq!(
+        failed.queued, 1,
+        "the failed run did not take the queued input"
+    );
+
+    s.mock.push([Step::text("Resumed.")]);
+    let resumed = s.manager.send_input(&id, "Sent now.", false).unwrap();
+    assert_eq!(resumed.queued, 2, "both inputs wait for the resumed run");
+    let done = finished(&s.manager, &id).await;
+    assert_eq!(done.status, Status::Completed("Resumed.".into()));
+    assert_eq!(done.queued, 0);
+    let body = last_body(&s.mock);
+    let earlier = body
+        .find("Queued earlier.")
+        .expect("the queued input is sent");
+    let now = body.find("Sent now.").expect("the new input is sent");
+    assert!(earlier < now, "queued input comes first: {body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_reads_the_key_again_and_needs_a_permit() {
+    let s = setup(Limits {
+        concurrent_runs: 1,
+        ..Limits::default()
+    })
+    .await;
+    s.mock.push([Step::text("One.")]);
+    let id = s.manager.spawn("worker", "First.").unwrap().agent_id;
+    assert_eq!(
+        finished(&s.manager, &id).await.status,
+        Status::Completed("One.".into())
+    );
+
+    *s.key.lock().unwrap() = None;
+    let refused = s.manager.send_input(&id, "Again.", false).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::MissingCredential);
+    assert!(refused.message.contains(KEY_VAR), "{}", refused.message);
+    let unchanged = s.manager.snapshot(&id).unwrap();
+    assert_eq!(unchanged.status, Status::Completed("One.".into()));
+    assert_eq!(unchanged.queued, 0, "a refused resume queues nothing");
+
+    *s.key.lock().unwrap() = Some(KEY.to_owned());
+    s.mock.push([Step::Hang]);
+    let other = s.manager.spawn("worker", "Hold the permit.").unwrap();
+    let refused = s.manager.send_input(&id, "Again.", false).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::CapacityExceeded);
+    assert_eq!(s.manager.snapshot(&id).unwrap().queued, 0);
+    assert_eq!(
+        s.manager.snapshot(&other.agent_id).unwrap().status,
+        Status::Running
+    );
+    s.manager.shutdown(Duration::from_secs(6)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_sent_to_a_finished_agent_resumes_it() {
+    let s = setup(Limits::default()).await;
+    s.mock.push([Step::text("One."), Step::text("Two.")]);
+    let id = s.manager.spawn("worker", "First.").unwrap().agent_id;
+    finished(&s.manager, &id).await;
+    let resumed = s.manager.send_input(&id, "Change of plan.", true).unwrap();
+    assert_eq!(resumed.queued, 1);
+    let done = finished(&s.manager, &id).await;
+    assert_eq!(done.status, Status::Completed("Two.".into()));
+    assert!(last_body(&s.mock).contains("Change of plan."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_sessions_are_never_evicted() {
+    let s = setup(Limits {
+        retained_terminal: 2,
+        ..Limits::default()
+    })
+    .await;
+    s.mock.push([Step::Hang]);
+    let running = s.manager.spawn("worker", "Keep going.").unwrap().agent_id;
+    requests_reach(&s.mock, 1).await;
+    s.mock.push(vec![Step::text("done"); 3]);
+    let mut finished_ids = Vec::new();
+    for i in 0..3 {
+        let id = s
+            .manager
+            .spawn("worker", &format!("task {i}"))
+            .unwrap()
+            .agent_id;
+        finished(&s.manager, &id).await;
+        finished_ids.push(id);
+    }
+    // Two terminal sessions are kept; the oldest terminal one went, the running one stayed
+    // although it is the oldest of all.
+    assert_eq!(s.manager.retained(), 3);
+    assert_eq!(
+        s.manager.snapshot(&running).unwrap().status,
+        Status::Running
+    );
+    let evicted = s.manager.snapshot(&finished_ids[0]).unwrap_err();
+    assert_eq!(evicted.code, ErrorCode::UnknownAgent);
+    assert!(s.manager.snapshot(&finished_ids[1]).is_ok());
+    assert!(s.manager.snapshot(&finished_ids[2]).is_ok());
+    s.manager.shutdown(Duration::from_secs(6)).await;
+}
