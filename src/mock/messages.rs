@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
-use super::{MockState, MockWire, Refusal, ScriptedReply, refusal};
+use super::{MockState, MockWire, Refusal, ScriptedReply, refusal, valid_tool_name};
 
 fn bad(message: &str) -> Refusal {
     refusal(
@@ -64,12 +64,7 @@ fn validate_tools(body: &Value) -> Result<(), Refusal> {
     };
     for (i, tool) in tools.iter().enumerate() {
         let name = tool["name"].as_str().unwrap_or("");
-        let ok = !name.is_empty()
-            && name.len() <= 64
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !ok {
+        if !valid_tool_name(name) {
             return Err(bad(&format!(
                 "tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"
             )));

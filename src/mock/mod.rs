@@ -315,6 +315,15 @@ async fn messages_route(State(state): State<Shared>, headers: HeaderMap, body: B
     handle(state, MockWire::Messages, headers, body).await
 }
 
+/// Both APIs' rule for function names, `^[a-zA-Z0-9_-]{1,64}$`. Written here on its own,
+/// not shared with the code that names tools, so the mock checks that code.
+fn valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// A refusal in the wire's error shape.
 struct Refusal {
     status: u16,

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
-use super::{MockState, MockWire, Refusal, ScriptedReply, refusal};
+use super::{MockState, MockWire, Refusal, ScriptedReply, refusal, valid_tool_name};
 
 fn bad(message: &str) -> Refusal {
     refusal(
@@ -85,12 +85,7 @@ fn validate_tools(body: &Value) -> Result<(), Refusal> {
             return Err(bad(&format!("Invalid value for 'tools[{i}].type'.")));
         }
         let name = tool["name"].as_str().unwrap_or("");
-        let name_ok = !name.is_empty()
-            && name.len() <= 64
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !name_ok {
+        if !valid_tool_name(name) {
             return Err(bad(&format!(
                 "Invalid 'tools[{i}].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
             )));
@@ -132,6 +127,13 @@ fn validate_tools(body: &Value) -> Result<(), Refusal> {
 
 fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
     let mut calls_seen: HashSet<&str> = HashSet::new();
+    // Every call needs an output after it: present here, and (checked at each output) not
+    // before its call.
+    let answered: HashSet<&str> = input
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .filter_map(|item| item["call_id"].as_str())
+        .collect();
     let mut reasoning_seen: HashSet<&str> = HashSet::new();
     for (i, item) in input.iter().enumerate() {
         if let Some(id) = item.get("id").and_then(Value::as_str) {
@@ -176,10 +178,7 @@ fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
                         "Item 'fc_{call_id}' of type 'function_call' was provided without its required 'reasoning' item."
                     )));
                 }
-                let has_output = input[i + 1..].iter().any(|later| {
-                    later["type"] == "function_call_output" && later["call_id"] == call_id
-                });
-                if !has_output {
+                if !answered.contains(call_id) {
                     return Err(bad(&format!(
                         "No tool output found for function call {call_id}."
                     )));

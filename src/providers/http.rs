@@ -134,9 +134,18 @@ pub async fn post_with_retries<T>(
     parse: fn(Value) -> Result<T, AttemptError>,
     on_retry: &(dyn Fn(&RetryNotice) + Send + Sync),
 ) -> Result<T, ProviderError> {
+    // Encoded once; each attempt shares the bytes.
+    let body = match serde_json::to_vec(body) {
+        Ok(encoded) => bytes::Bytes::from(encoded),
+        Err(e) => {
+            return Err(ProviderError::failed(format!(
+                "cannot encode the request: {e}"
+            )));
+        }
+    };
     let mut retry = 0;
     loop {
-        let attempt = attempt(client, url, &headers, body, provider, parse).await;
+        let attempt = attempt(client, url, &headers, &body, provider, parse).await;
         let (reason, after, timeout, message) = match attempt {
             Ok(value) => return Ok(value),
             Err(AttemptError::Fatal(e)) => return Err(e),
@@ -188,14 +197,15 @@ async fn attempt<T>(
     client: &reqwest::Client,
     url: &Url,
     headers: &HeaderMap,
-    body: &Value,
+    body: &bytes::Bytes,
     provider: &str,
     parse: fn(Value) -> Result<T, AttemptError>,
 ) -> Result<T, AttemptError> {
+    // `headers` carries the content type.
     let response = client
         .post(url.clone())
         .headers(headers.clone())
-        .json(body)
+        .body(body.clone())
         .send()
         .await
         .map_err(|e| transport_error(provider, &e))?;
@@ -335,8 +345,7 @@ pub fn classify_status(
     let full = format!("{provider} answered {label}: {message}");
 
     if status == StatusCode::PAYLOAD_TOO_LARGE
-        || ((status == StatusCode::BAD_REQUEST || status.is_client_error())
-            && is_context_overflow(details.code.as_deref(), &message))
+        || (status.is_client_error() && is_context_overflow(details.code.as_deref(), &message))
     {
         return AttemptError::Fatal(ProviderError {
             failure: ProviderFailure::ContextLimit,

@@ -121,16 +121,17 @@ fn append_blocks(messages: &mut Vec<Value>, role: &str, blocks: Vec<Value>) {
     messages.push(json!({"role": role, "content": blocks}));
 }
 
-pub fn parse_reply(body: Value) -> Result<Reply, AttemptError> {
+pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
     if body["type"] != "message" {
         return Err(malformed("its `type` is not \"message\""));
     }
-    let Some(content) = body["content"].as_array() else {
+    // Taken, not cloned: the blocks become the history's assistant turn.
+    let Some(Value::Array(content)) = body.get_mut("content").map(Value::take) else {
         return Err(malformed("it has no `content` list"));
     };
     let mut text = String::new();
     let mut tool_calls = Vec::new();
-    for block in content {
+    for block in &content {
         match block["type"].as_str() {
             Some("text") => text.push_str(block["text"].as_str().unwrap_or("")),
             Some("tool_use") => {
@@ -175,7 +176,7 @@ pub fn parse_reply(body: Value) -> Result<Reply, AttemptError> {
         _ => StopReason::EndTurn,
     };
     Ok(Reply {
-        items: content.clone(),
+        items: content,
         text,
         tool_calls,
         usage,

@@ -92,7 +92,7 @@ pub fn push_tool_outputs(items: &mut Vec<Value>, outputs: &[ToolOutput]) {
 
 /// Reads a response body. `status: failed` and `incomplete` become errors; a failure the
 /// API marks as transient is retried.
-pub fn parse_reply(body: Value) -> Result<Reply, AttemptError> {
+pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
     let status = body["status"].as_str().unwrap_or("");
     match status {
         "completed" => {}
@@ -112,14 +112,15 @@ pub fn parse_reply(body: Value) -> Result<Reply, AttemptError> {
             ))));
         }
     }
-    let Some(output) = body["output"].as_array() else {
+    // Taken, not cloned: the items become the history.
+    let Some(Value::Array(output)) = body.get_mut("output").map(Value::take) else {
         return Err(malformed("it has no `output` list"));
     };
     let mut items = Vec::with_capacity(output.len());
     let mut text = String::new();
     let mut tool_calls = Vec::new();
     for item in output {
-        let Value::Object(fields) = item else {
+        let Value::Object(mut fields) = item else {
             return Err(malformed("an output item is not an object"));
         };
         match fields.get("type").and_then(Value::as_str) {
@@ -137,10 +138,14 @@ pub fn parse_reply(body: Value) -> Result<Reply, AttemptError> {
                     }
                 }
             }
-            Some("function_call") => tool_calls.push(function_call(fields)?),
+            Some("function_call") => tool_calls.push(function_call(&fields)?),
             _ => {}
         }
-        items.push(Value::Object(without_id(fields)));
+        // Under `store: false` the API keeps no items, so a server-issued `id` sent back
+        // would be looked up and refused (404 "Item with id … not found"). Everything else
+        // stays as sent.
+        fields.remove("id");
+        items.push(Value::Object(fields));
     }
     let usage = Usage {
         input_tokens: body["usage"]["input_tokens"].as_u64().unwrap_or(0),
@@ -179,14 +184,6 @@ fn function_call(fields: &Map<String, Value>) -> Result<ToolCall, AttemptError> 
         name: name.to_owned(),
         arguments,
     })
-}
-
-/// Under `store: false` the API keeps no items, so a server-issued `id` sent back would be
-/// looked up and refused (404 "Item with id … not found"). Everything else stays as sent.
-fn without_id(fields: &Map<String, Value>) -> Map<String, Value> {
-    let mut item = fields.clone();
-    item.remove("id");
-    item
 }
 
 fn failed_response(body: &Value) -> AttemptError {
