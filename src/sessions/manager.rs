@@ -415,10 +415,12 @@ impl SessionManager {
             // Giving the permit back in the same step as becoming terminal.
             state.permit = None;
             drop(state);
-            session.notify();
             break;
         }
+        // Evicting before waking the waiters: whoever sees this session finish also sees
+        // the retention limit already applied.
         self.evict_excess();
+        session.notify();
     }
 
     /// Drops the least recently used terminal sessions beyond the retention limit (ties:
