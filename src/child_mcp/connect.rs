@@ -18,7 +18,6 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode};
 use rmcp::{ClientServiceExt, RoleClient, ServiceError};
-use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
 
 use super::config::Launch;
@@ -135,7 +134,7 @@ async fn start(
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
             let group = transport.id();
             if let Some(stderr) = stderr {
-                tokio::spawn(forward_stderr(server.to_owned(), stderr));
+                tokio::spawn(super::stderr::forward(server.to_owned(), stderr));
             }
             let service = handshake(client, transport, mode, deadline, launch, server).await;
             if service.is_err()
@@ -244,14 +243,6 @@ fn versions(list: &[ProtocolVersion]) -> String {
         .map(|v| v.to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Copies the child's stderr to ours, each line prefixed with the server's name.
-async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        eprintln!("[{server}] {line}");
-    }
 }
 
 /// Ends a process group with SIGKILL. Errors (the group is already gone) are ignored.

@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | [`config`] | rendering `${VAR}` placeholders, clearing the environment of stdio children |
 //! | [`connect`] | one `rmcp` client connection: start, discover 2026-07-28, list, call, stop |
+//! | [`stderr`] | a stdio child's stderr, drained and forwarded line by line with its name |
 //! | [`toolset`] | tool names for the model, descriptions, schemas, filtering, result text |
 //!
 //! Each run connects its definition's children in parallel when it starts and shuts them
@@ -12,6 +13,7 @@
 
 pub mod config;
 pub mod connect;
+pub mod stderr;
 pub mod toolset;
 
 use std::collections::HashSet;
