@@ -99,6 +99,10 @@ impl Inbox for Once {
     fn take_all(&self) -> Vec<String> {
         self.0.lock().unwrap().take().into_iter().collect()
     }
+
+    fn is_empty(&self) -> bool {
+        self.0.lock().unwrap().is_none()
+    }
 }
 
 fn whole_runs(c: &mut Criterion) {
@@ -135,6 +139,7 @@ fn whole_runs(c: &mut Criterion) {
                         interrupts: rx,
                         cancel: CancellationToken::new(),
                         max_turns: 1000,
+                        turns_taken: 0,
                     },
                 ));
                 assert_eq!(outcome, RunOutcome::Completed("done".into()));

@@ -33,6 +33,7 @@ async fn run(
             interrupts: rx,
             cancel: CancellationToken::new(),
             max_turns: 32,
+            turns_taken: 0,
         },
     )
     .await

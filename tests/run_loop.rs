@@ -60,6 +60,7 @@ impl Harness {
                 interrupts: self.interrupt.subscribe(),
                 cancel: self.cancel.clone(),
                 max_turns,
+                turns_taken: 0,
             },
         )
         .await
@@ -104,6 +105,64 @@ async fn more_requests_than_max_turns_fail_with_turn_limit() {
     }
     assert_eq!(h.mock.requests().len(), 2);
     assert_eq!(h.recorder.total().turns, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_that_no_request_carried_stays_queued_when_the_turn_limit_ends_the_run() {
+    // SPEC §4.2: a failed run leaves pending input with the session, counted as `queued`.
+    let h = Harness::new(Responses, vec![Step::tool_call("test__slow", json!({}))]).await;
+    let inbox = h.inbox.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        inbox.push("Arrived during the tool call.");
+    });
+    let mut conversation = Conversation::new(Responses);
+    match h.run(&mut conversation, 1).await {
+        RunOutcome::Failed(e) => assert_eq!(e.code, ErrorCode::TurnLimit),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(h.mock.requests().len(), 1);
+    assert_eq!(
+        mcp_agents::sessions::run::Inbox::take_all(h.inbox.as_ref()),
+        ["Arrived during the tool call."],
+        "the input no request carried is still queued"
+    );
+}
+
+#[tokio::test]
+async fn requests_made_before_count_against_the_limit() {
+    // A run that carries on after late input keeps counting where it was.
+    let h = Harness::new(Responses, vec![Step::tool_call("test__echo", json!({})); 5]).await;
+    let mut conversation = Conversation::new(Responses);
+    let outcome = run_model_loop(
+        &mut conversation,
+        RunContext {
+            provider: &h.provider,
+            system: "sys",
+            tools: h.tools.as_ref(),
+            inbox: h.inbox.as_ref(),
+            observer: h.recorder.as_ref(),
+            interrupts: h.interrupt.subscribe(),
+            cancel: h.cancel.clone(),
+            max_turns: 3,
+            turns_taken: 2,
+        },
+    )
+    .await;
+    match outcome {
+        RunOutcome::Failed(e) => assert_eq!(e.code, ErrorCode::TurnLimit),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        h.mock.requests().len(),
+        1,
+        "only the third request was made"
+    );
+    let summaries = h.recorder.summaries();
+    assert!(
+        summaries.iter().any(|s| s.contains("turn 3 of 3")),
+        "{summaries:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,19 +1,26 @@
 //! The session lifecycle edges of SPEC §4.2 and §5 that need a changing environment or
 //! small limits, so they drive the session manager in process: a failed session keeps its
 //! queued input and a resume delivers it first; a resume reads the key again and needs a
-//! permit; `interrupt` on a finished agent resumes it; running sessions are never evicted.
+//! permit; `interrupt` on a finished agent resumes it; running sessions are never evicted; a
+//! run that panics still ends its session and gives its permit back.
 
 mod support;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_agents::child_mcp::ChildServers;
+use mcp_agents::definition::AgentDefinition;
 use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
+use mcp_agents::error::AgentError;
 use mcp_agents::error::ErrorCode;
 use mcp_agents::mock::{MockProvider, Step};
 use mcp_agents::providers::RetryPolicy;
-use mcp_agents::sessions::manager::{EnvLookup, Limits, ManagerConfig, SessionManager, WaitEvent};
+use mcp_agents::sessions::manager::{
+    EnvLookup, Limits, ManagerConfig, RunTools, SessionManager, ToolsFactory, WaitEvent,
+};
+use mcp_agents::sessions::run::{BoxFuture, RunObserver};
 use mcp_agents::sessions::session::{Snapshot, Status};
 use support::binary::{self, KEY_VAR};
 use support::run_kit::KEY;
@@ -27,6 +34,13 @@ struct Setup {
 }
 
 async fn setup(limits: Limits) -> Setup {
+    setup_with(limits, |env| Arc::new(ChildServers::new(env))).await
+}
+
+async fn setup_with(
+    limits: Limits,
+    tools: impl FnOnce(EnvLookup) -> Arc<dyn ToolsFactory>,
+) -> Setup {
     let mock = MockProvider::start(KEY).await.unwrap();
     let workspace = binary::workspace(&mock);
     let catalog = load_catalog(
@@ -44,7 +58,7 @@ async fn setup(limits: Limits) -> Setup {
         Arc::new(catalog),
         ManagerConfig {
             env: env.clone(),
-            tools: Arc::new(ChildServers::new(env)),
+            tools: tools(env),
             retry: RetryPolicy::default(),
             limits,
         },
@@ -196,5 +210,64 @@ async fn running_sessions_are_never_evicted() {
     assert_eq!(evicted.code, ErrorCode::UnknownAgent);
     assert!(s.manager.snapshot(&finished_ids[1]).is_ok());
     assert!(s.manager.snapshot(&finished_ids[2]).is_ok());
+    s.manager.shutdown(Duration::from_secs(6)).await;
+}
+
+/// Tools whose first opening panics, as a bug would; later openings are the real children.
+struct PanicsOnce {
+    panicked: AtomicBool,
+    real: ChildServers,
+}
+
+impl ToolsFactory for PanicsOnce {
+    fn open<'a>(
+        &'a self,
+        definition: &'a AgentDefinition,
+        workspace: &'a std::path::Path,
+        observer: &'a dyn RunObserver,
+    ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>> {
+        if !self.panicked.swap(true, Ordering::SeqCst) {
+            return Box::pin(async { panic!("a bug while opening tools") });
+        }
+        self.real.open(definition, workspace, observer)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_panics_fails_its_session_and_gives_the_permit_back() {
+    let s = setup_with(
+        Limits {
+            concurrent_runs: 1,
+            ..Limits::default()
+        },
+        |env| {
+            Arc::new(PanicsOnce {
+                panicked: AtomicBool::new(false),
+                real: ChildServers::new(env),
+            })
+        },
+    )
+    .await;
+    let broken = s.manager.spawn("worker", "First.").unwrap().agent_id;
+    let done = finished(&s.manager, &broken).await;
+    match done.status {
+        Status::Failed(e) => {
+            assert_eq!(e.code, ErrorCode::Internal);
+            assert!(e.message.contains("a bug"), "{}", e.message);
+            assert!(
+                !e.message.contains("while opening tools"),
+                "the panic's own text stays on stderr: {}",
+                e.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // The only permit came back: the next agent runs to the end.
+    s.mock.push([Step::text("Fine.")]);
+    let next = s.manager.spawn("worker", "Second.").unwrap().agent_id;
+    assert_eq!(
+        finished(&s.manager, &next).await.status,
+        Status::Completed("Fine.".into())
+    );
     s.manager.shutdown(Duration::from_secs(6)).await;
 }

@@ -126,25 +126,32 @@ pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
         return Err(malformed("its `type` is not \"message\""));
     }
     // Taken, not cloned: the blocks become the history's assistant turn.
-    let Some(Value::Array(content)) = body.get_mut("content").map(Value::take) else {
+    let Some(Value::Array(mut content)) = body.get_mut("content").map(Value::take) else {
         return Err(malformed("it has no `content` list"));
     };
     let mut text = String::new();
     let mut tool_calls = Vec::new();
-    for block in &content {
+    for block in &mut content {
         match block["type"].as_str() {
             Some("text") => text.push_str(block["text"].as_str().unwrap_or("")),
             Some("tool_use") => {
                 let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
                     return Err(malformed("a tool_use block has no id or name"));
                 };
+                let (call_id, name) = (id.to_owned(), name.to_owned());
                 let arguments = match &block["input"] {
                     input @ Value::Object(_) => Ok(input.clone()),
-                    _ => Err("the tool input is not a JSON object".to_owned()),
+                    _ => {
+                        // The API accepts only an object here when the history is sent
+                        // back, so the block is kept with an empty one; the model is told
+                        // its arguments were unreadable.
+                        block["input"] = json!({});
+                        Err("the tool input is not a JSON object".to_owned())
+                    }
                 };
                 tool_calls.push(ToolCall {
-                    call_id: id.to_owned(),
-                    name: name.to_owned(),
+                    call_id,
+                    name,
                     arguments,
                 });
             }
@@ -154,9 +161,10 @@ pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
     let usage = &body["usage"];
     let count = |field: &str| usage[field].as_u64().unwrap_or(0);
     let usage = Usage {
+        // Saturating: the counts are the provider's numbers, not ours to trust.
         input_tokens: count("input_tokens")
-            + count("cache_creation_input_tokens")
-            + count("cache_read_input_tokens"),
+            .saturating_add(count("cache_creation_input_tokens"))
+            .saturating_add(count("cache_read_input_tokens")),
         output_tokens: count("output_tokens"),
     };
     let stop = match body["stop_reason"].as_str() {
@@ -213,6 +221,26 @@ mod tests {
         assert_eq!(reply.text, "Let me check.");
         assert_eq!(reply.stop, StopReason::ToolUse);
         assert_eq!(reply.usage.input_tokens, 8, "cache tokens count as input");
+    }
+
+    #[test]
+    fn provider_counts_that_would_overflow_saturate() {
+        let mut body = message(json!([{"type": "text", "text": "x"}]), "end_turn");
+        body["usage"]["input_tokens"] = json!(u64::MAX);
+        let reply = parse_reply(body).unwrap();
+        assert_eq!(reply.usage.input_tokens, u64::MAX);
+    }
+
+    #[test]
+    fn a_tool_use_whose_input_is_not_an_object_is_kept_sendable() {
+        let content = json!([{"type": "tool_use", "id": "t1", "name": "n", "input": "oops"}]);
+        let reply = parse_reply(message(content, "tool_use")).unwrap();
+        assert!(reply.tool_calls[0].arguments.is_err());
+        assert_eq!(
+            reply.items[0]["input"],
+            json!({}),
+            "the API takes only an object back"
+        );
     }
 
     #[test]

@@ -8,11 +8,13 @@
 //! permit is still taken.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -349,8 +351,21 @@ impl SessionManager {
 
     fn start_run(self: &Arc<Self>, session: Arc<Session>, provider: ProviderClient) {
         let manager = self.clone();
-        self.runs
-            .spawn(async move { manager.drive(session, provider).await });
+        self.runs.spawn(async move {
+            let run = AssertUnwindSafe(manager.clone().drive(session.clone(), provider));
+            if run.catch_unwind().await.is_err() {
+                // A bug ended the run. The session still becomes terminal and gives its
+                // permit back, or it would look busy forever and hold one of the 8 permits.
+                // The panic's own message went to stderr through the panic hook; it is not
+                // repeated here, because it can quote the text being handled.
+                let failure = AgentError::new(
+                    ErrorCode::Internal,
+                    "a bug in mcp-agents stopped this run (a panic, reported on the server's \
+                     stderr); its conversation is lost, so a resume starts afresh",
+                );
+                manager.finish(&session, Status::Failed(failure), None);
+            }
+        });
     }
 
     /// One run, from opening tools to the terminal state; reopens and carries on if input
@@ -363,6 +378,7 @@ impl SessionManager {
         let mut conversation =
             conversation.unwrap_or_else(|| Conversation::new(session.definition.provider.wire_api));
         let workspace: PathBuf = self.workspace().to_owned();
+        let turns_before_run = session.lock().totals.turns;
         loop {
             let outcome = match self
                 .config
@@ -383,6 +399,7 @@ impl SessionManager {
                         interrupts: interrupts.clone(),
                         cancel: self.shutdown.clone(),
                         max_turns: session.definition.max_turns,
+                        turns_taken: session.lock().totals.turns.saturating_sub(turns_before_run),
                     };
                     let outcome = run_model_loop(&mut conversation, context).await;
                     if !session.definition.mcp_servers.is_empty() {
@@ -392,31 +409,37 @@ impl SessionManager {
                     outcome
                 }
             };
-            let mut state = session.lock();
             if matches!(outcome, RunOutcome::Completed(_))
-                && !state.queue.is_empty()
+                && !session.lock().queue.is_empty()
                 && !self.shutdown.is_cancelled()
             {
                 // Input queued while the run was closing: carry on in the same permit.
                 continue;
             }
-            state.status = match outcome {
+            let status = match outcome {
                 RunOutcome::Completed(text) => Status::Completed(text),
                 RunOutcome::Failed(e) => Status::Failed(e),
                 RunOutcome::Cancelled => Status::Failed(AgentError::new(
                     ErrorCode::Internal,
-                    "the run was cancelled because the server is shutting down",
+                    "the run was cancelled because the server is shutting down (not a bug)",
                 )),
             };
-            state.conversation = Some(conversation);
-            state.ended_at = Some(Instant::now());
-            state.activity = None;
-            state.recency = self.next_recency();
-            // Giving the permit back in the same step as becoming terminal.
-            state.permit = None;
-            drop(state);
-            break;
+            self.finish(&session, status, Some(conversation));
+            return;
         }
+    }
+
+    /// Makes `session` terminal: gives its permit back in the same step, then applies the
+    /// retention limit, then wakes its waiters.
+    fn finish(&self, session: &Session, status: Status, conversation: Option<Conversation>) {
+        let mut state = session.lock();
+        state.status = status;
+        state.conversation = conversation;
+        state.ended_at = Some(Instant::now());
+        state.activity = None;
+        state.recency = self.next_recency();
+        state.permit = None;
+        drop(state);
         // Evicting before waking the waiters: whoever sees this session finish also sees
         // the retention limit already applied.
         self.evict_excess();

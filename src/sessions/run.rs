@@ -64,6 +64,7 @@ pub trait ToolBox: Send + Sync {
 pub trait Inbox: Send + Sync {
     /// Everything queued, oldest first; the inbox is empty afterwards.
     fn take_all(&self) -> Vec<String>;
+    fn is_empty(&self) -> bool;
 }
 
 /// What a run adds to its session's counters.
@@ -92,6 +93,9 @@ pub struct RunContext<'a> {
     pub interrupts: watch::Receiver<u64>,
     pub cancel: CancellationToken,
     pub max_turns: u32,
+    /// Model requests this run made before (a run that carries on after input arrived while
+    /// it was closing); they count against `max_turns`.
+    pub turns_taken: u32,
 }
 
 /// How a run ended.
@@ -120,21 +124,17 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         mut interrupts,
         cancel,
         max_turns,
+        turns_taken,
     } = ctx;
     let specs: Vec<ToolSpec> = tools.tools().iter().map(|t| t.spec.clone()).collect();
-    let mut turns = 0u32;
+    let mut turns = turns_taken;
     // The text of the replies since the last tool round: one reply, or several when the
     // provider paused mid-answer and continued.
     let mut answer = String::new();
     loop {
-        // Input queued so far goes out now, so interrupts that came with it are answered.
-        interrupts.borrow_and_update();
-        let queued = inbox.take_all();
-        if !queued.is_empty() {
-            conversation.push_user_texts(&queued);
-            answer.clear();
-        }
-        if turns == max_turns {
+        // The limit comes before taking input: input that no request will carry stays
+        // queued, and the failed record counts it.
+        if turns >= max_turns {
             return RunOutcome::Failed(AgentError::new(
                 ErrorCode::TurnLimit,
                 format!(
@@ -142,6 +142,13 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
                      max_turns in the definition or give the agent a smaller task"
                 ),
             ));
+        }
+        // Input queued so far goes out now, so interrupts that came with it are answered.
+        interrupts.borrow_and_update();
+        let queued = inbox.take_all();
+        if !queued.is_empty() {
+            conversation.push_user_texts(&queued);
+            answer.clear();
         }
         turns += 1;
         observer.usage(UsageDelta {
@@ -183,13 +190,11 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         match reply.stop {
             StopReason::Continue => continue,
             StopReason::EndTurn => {
-                let queued = inbox.take_all();
-                if queued.is_empty() {
+                if inbox.is_empty() {
                     return RunOutcome::Completed(answer);
                 }
-                // Input that arrived during the last request continues the run.
-                conversation.push_user_texts(&queued);
-                answer.clear();
+                // Input that arrived during the last request continues the run; the next
+                // request takes it.
             }
             StopReason::ToolUse => {
                 answer.clear();

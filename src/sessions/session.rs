@@ -171,6 +171,10 @@ impl Inbox for Session {
     fn take_all(&self) -> Vec<String> {
         self.lock().queue.drain(..).collect()
     }
+
+    fn is_empty(&self) -> bool {
+        self.lock().queue.is_empty()
+    }
 }
 
 impl RunObserver for Session {
@@ -184,10 +188,12 @@ impl RunObserver for Session {
 
     fn usage(&self, d: UsageDelta) {
         let mut state = self.lock();
-        state.totals.turns += d.turns;
-        state.totals.input_tokens += d.input_tokens;
-        state.totals.output_tokens += d.output_tokens;
-        state.totals.tool_calls += u64::from(d.tool_calls);
+        // Saturating: token counts come from the provider.
+        let t = &mut state.totals;
+        t.turns = t.turns.saturating_add(d.turns);
+        t.input_tokens = t.input_tokens.saturating_add(d.input_tokens);
+        t.output_tokens = t.output_tokens.saturating_add(d.output_tokens);
+        t.tool_calls = t.tool_calls.saturating_add(u64::from(d.tool_calls));
     }
 }
 

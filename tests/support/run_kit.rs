@@ -118,6 +118,10 @@ impl Inbox for Queue {
     fn take_all(&self) -> Vec<String> {
         self.0.lock().unwrap().drain(..).collect()
     }
+
+    fn is_empty(&self) -> bool {
+        self.0.lock().unwrap().is_empty()
+    }
 }
 
 /// In-process tools: `echo` returns its arguments, `fail` reports an error, `slow` sleeps
