@@ -132,3 +132,43 @@ async fn a_network_address_needs_a_token() {
     assert!(url.starts_with("http://0.0.0.0:"), "{url}");
     drop(server);
 }
+
+/// SPEC §4: arguments that are not an object are `invalid_input` over HTTP too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_that_are_not_an_object_are_invalid_input() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    let (_server, url) = binary::start_http_server(ws.path(), &[], &[])
+        .await
+        .unwrap();
+    let mut call = discover_body();
+    call["method"] = json!("tools/call");
+    call["params"]["name"] = json!("spawn_agent");
+    call["params"]["arguments"] = json!(["worker", "task"]);
+    let response = mcp_agents::providers::http::shared_client()
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "spawn_agent")
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let text = response.text().await.unwrap();
+    // A JSON body, or one SSE event carrying it.
+    let json_text = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .unwrap_or(&text)
+        .trim();
+    let answer: serde_json::Value = serde_json::from_str(json_text).unwrap();
+    let error = &answer["result"]["structuredContent"]["error"];
+    assert_eq!(error["code"], "invalid_input", "{answer}");
+    assert!(
+        error["message"].as_str().unwrap().contains("not an array"),
+        "{answer}"
+    );
+    assert!(mock.requests().is_empty(), "nothing was spawned");
+}

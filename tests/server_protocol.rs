@@ -36,6 +36,15 @@ async fn round_trip(connection: &binary::Connection, mock: &MockProvider, label:
         Some(true)
     );
     assert!(tools[2].description.as_deref().unwrap().contains("60 s"));
+    for tool in &tools {
+        // Both generations get the output schemas, whose root is an object with the success
+        // shape or the error shape.
+        let schema = tool.output_schema.as_ref().unwrap_or_else(|| {
+            panic!("{label}: {} has no output schema", tool.name);
+        });
+        assert_eq!(schema.get("type"), Some(&json!("object")), "{label}");
+        assert_eq!(schema["anyOf"].as_array().map(Vec::len), Some(2), "{label}");
+    }
 
     mock.push([Step::text(&format!("hello from {label}"))]);
     let id = connection.spawn("worker", "Say hello.").await;
@@ -178,4 +187,60 @@ fn stdout_carries_only_protocol_messages_and_warnings_go_to_stderr() {
         stderr.contains("warning: .claude/agents/bad.md: has no YAML frontmatter"),
         "{stderr}"
     );
+}
+
+/// SPEC §4: arguments that are not an object are `invalid_input`, not a JSON-RPC error,
+/// although `rmcp` types them as an object (the transports mark them first).
+#[test]
+fn arguments_that_are_not_an_object_are_invalid_input_over_stdio() {
+    let mock_ws = tempfile::tempdir().unwrap();
+    let dir = mock_ws.path().join(".claude/agents");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("a.md"),
+        "---\nname: a\ndescription: d\nmodel: sonnet\n---\nDo.\n",
+    )
+    .unwrap();
+    let mut child = Command::new(binary::BIN)
+        .arg(mock_ws.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let mut stdin = child.stdin.take().unwrap();
+    let kinds = [
+        (json!([]), "an array"),
+        (json!("x"), "a string"),
+        (json!(7), "a number"),
+    ];
+    for (i, (arguments, _)) in kinds.iter().enumerate() {
+        let call = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                          "params": {"_meta": meta, "name": "wait_agent", "arguments": arguments}});
+        writeln!(stdin, "{call}").unwrap();
+    }
+    drop(stdin);
+    // Calls are served concurrently: the answers come in any order.
+    let mut answers: Vec<Value> = std::io::BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    answers.sort_by_key(|a| a["id"].as_u64());
+    assert_eq!(answers.len(), kinds.len());
+    for ((_, kind), answer) in kinds.iter().zip(&answers) {
+        let result = &answer["result"];
+        assert_eq!(result["isError"], true, "{answer}");
+        let error = &result["structuredContent"]["error"];
+        assert_eq!(error["code"], "invalid_input", "{answer}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("`arguments` must be a JSON object"),
+            "{message}"
+        );
+        assert!(message.contains(kind), "{message}");
+    }
+    assert!(child.wait().unwrap().success());
 }

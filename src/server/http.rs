@@ -6,6 +6,8 @@
 //!   drive the server from a browser.
 //! - With `--auth-token-env VAR`, every request needs `Authorization: Bearer <value of VAR>`
 //!   (401 otherwise).
+//! - Reads at most 4 MiB of a POST body, and marks a `tools/call` whose `arguments` is not
+//!   an object so that it is answered with `invalid_input` ([`super::arguments`]).
 //!
 //! Requests of protocol 2026-07-28 are stateless: `rmcp` builds a handler per request, and
 //! the handler only holds the shared session manager. Older clients that `initialize` get
@@ -70,8 +72,10 @@ pub async fn serve(
              token; set a token in an environment variable and pass --auth-token-env VAR"
         ));
     }
-    let mut config =
-        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(shutdown.child_token())
+        // Room for a marked `arguments` (a few bytes longer) behind our own limit.
+        .with_max_request_body_bytes(MAX_REQUEST_BODY + 1024);
     if !loopback {
         // Host checks guard loopback servers against DNS rebinding; a server reachable on
         // the network is protected by its token instead.
@@ -140,7 +144,38 @@ async fn check_request(State(guard): State<Guard>, request: Request, next: Next)
             return response;
         }
     }
+    let request = match mark_arguments(request).await {
+        Ok(request) => request,
+        Err(refusal) => return refusal,
+    };
     next.run(request).await
+}
+
+/// The largest request body read (the `rmcp` default).
+const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
+
+/// Reads a POST body and marks a `tools/call` whose `arguments` is not an object
+/// ([`super::arguments`]); other requests pass untouched.
+async fn mark_arguments(request: Request) -> Result<Request, Response> {
+    if request.method() != axum::http::Method::POST {
+        return Ok(request);
+    }
+    let (mut parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BODY).await else {
+        return Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Payload Too Large: the request body is larger than 4 MiB",
+        )
+            .into_response());
+    };
+    let body = match super::arguments::mark_non_object_arguments(&bytes) {
+        Some(marked) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            axum::body::Body::from(marked)
+        }
+        None => axum::body::Body::from(bytes),
+    };
+    Ok(Request::from_parts(parts, body))
 }
 
 /// Whether an `Origin` names a loopback host (`http(s)://localhost`, `127.x.x.x`, `[::1]`,

@@ -3,11 +3,13 @@
 //!
 //! | module | job |
 //! | --- | --- |
+//! | [`arguments`] | `tools/call` messages whose `arguments` is not an object, marked for the checks |
 //! | [`tools`] | schemas, descriptions, argument checks and result shapes of the three tools |
 //! | [`handler`] | the `rmcp` server handler: `tools/list`, `tools/call`, progress |
 //! | [`stdio`] | serving on stdin/stdout |
 //! | [`http`] | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks |
 
+pub mod arguments;
 pub mod handler;
 pub mod http;
 pub mod stdio;

@@ -4,7 +4,9 @@
 //! protocol generation (for example `notifications/cancelled` right after
 //! `server/discover`). Such early notifications carry nothing this server needs, so stdin
 //! is read through a small filter that drops them until the first request other than
-//! `server/discover` or `ping` has gone through. Everything else passes byte for byte.
+//! `server/discover` or `ping` has gone through. The same filter marks `tools/call`
+//! messages whose `arguments` is not an object ([`super::arguments`]). Everything else
+//! passes byte for byte.
 
 use std::sync::Arc;
 
@@ -62,6 +64,9 @@ where
                 Message::LifecycleChoosing => chosen = true,
                 Message::Other => {}
             }
+        }
+        if let Some(marked) = super::arguments::mark_non_object_arguments(&line) {
+            line = marked;
         }
         if output.write_all(&line).await.is_err() {
             break;

@@ -60,6 +60,13 @@ fn agent_line(name: &str, description: &str) -> String {
     format!("- {name}: {cut}{ellipsis}")
 }
 
+/// A tool's output schema: its success shape or the error shape. The root says `object`
+/// because MCP requires it, and `rmcp` drops an output schema whose root is anything else
+/// when it talks to a client of an older protocol version.
+fn result_schema(success: Value) -> Value {
+    json!({"type": "object", "anyOf": [success, error_shape()]})
+}
+
 fn error_shape() -> Value {
     json!({
         "type": "object",
@@ -95,12 +102,12 @@ fn spawn_agent_tool(catalog: &Catalog) -> Tool {
         "required": ["name", "task"],
         "additionalProperties": false
     });
-    let output = json!({"anyOf": [{
+    let output = result_schema(json!({
         "type": "object",
         "properties": {"agent_id": {"type": "string"}, "name": {"type": "string"},
                        "status": {"type": "string", "enum": ["running"]}},
         "required": ["agent_id", "name", "status"]
-    }, error_shape()]});
+    }));
     Tool::new(SPAWN_AGENT, description, object(input))
         .with_raw_output_schema(object(output))
         .annotate(
@@ -129,13 +136,13 @@ fn send_input_tool() -> Tool {
         "required": ["target", "message"],
         "additionalProperties": false
     });
-    let output = json!({"anyOf": [{
+    let output = result_schema(json!({
         "type": "object",
         "properties": {"agent_id": {"type": "string"}, "name": {"type": "string"},
                        "status": {"type": "string", "enum": ["running"]},
                        "queued": {"type": "integer", "minimum": 0}},
         "required": ["agent_id", "name", "status", "queued"]
-    }, error_shape()]});
+    }));
     Tool::new(SEND_INPUT, description, object(input))
         .with_raw_output_schema(object(output))
         .annotate(
@@ -181,11 +188,11 @@ fn wait_agent_tool() -> Tool {
         },
         "required": ["agent_id", "name", "status", "total_elapsed_ms", "turns", "usage"]
     });
-    let output = json!({"anyOf": [{
+    let output = result_schema(json!({
         "type": "object",
         "properties": {"timed_out": {"type": "boolean"}, "agents": {"type": "array", "items": agent}},
         "required": ["timed_out", "agents"]
-    }, error_shape()]});
+    }));
     Tool::new(WAIT_AGENT, description, object(input))
         .with_raw_output_schema(object(output))
         .annotate(
@@ -224,6 +231,15 @@ fn invalid(message: impl Into<String>) -> AgentError {
 pub fn parse_call(tool: &str, arguments: Option<&JsonObject>) -> Option<Result<Call, AgentError>> {
     let empty = JsonObject::new();
     let args = Args(arguments.unwrap_or(&empty));
+    if let Some(kind) = args.0.get(super::arguments::MARKER) {
+        if !matches!(tool, SPAWN_AGENT | SEND_INPUT | WAIT_AGENT) {
+            return None;
+        }
+        let kind = kind.as_str().unwrap_or("not an object");
+        return Some(Err(invalid(format!(
+            "`arguments` must be a JSON object with the tool's fields, not {kind}"
+        ))));
+    }
     let parsed = match tool {
         SPAWN_AGENT => args.only(&["name", "task"]).and_then(|()| {
             Ok(Call::Spawn {

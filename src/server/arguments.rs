@@ -1,0 +1,85 @@
+//! `tools/call` requests whose `arguments` is not an object.
+//!
+//! SPEC §4 wants malformed arguments answered as an `invalid_input` tool result, but `rmcp`
+//! types `arguments` as an object and answers anything else with a JSON-RPC error before our
+//! handler sees the call. Both transports therefore pass each incoming message through
+//! [`mark_non_object_arguments`], which swaps such an `arguments` value for an object
+//! holding only [`MARKER`] (with the JSON type that was sent); the argument checks turn the
+//! marker into `invalid_input`. Every other message passes byte for byte.
+
+use serde_json::{Value, json};
+
+/// The one field of a stand-in `arguments` object; its value names the type that was sent.
+pub const MARKER: &str = "mcp-agents/arguments-not-an-object";
+
+/// The message with a non-object `arguments` replaced, or `None` when it needs no change.
+pub fn mark_non_object_arguments(message: &[u8]) -> Option<Vec<u8>> {
+    // Cheap test first: most messages are not tool calls.
+    if !contains(message, b"tools/call") {
+        return None;
+    }
+    let mut value: Value = serde_json::from_slice(message).ok()?;
+    if value.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let arguments = value.get_mut("params")?.get_mut("arguments")?;
+    let kind = match arguments {
+        Value::Object(_) | Value::Null => return None,
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+    };
+    *arguments = json!({ MARKER: kind });
+    let mut rewritten = serde_json::to_vec(&value).ok()?;
+    if message.ends_with(b"\n") {
+        rewritten.push(b'\n');
+    }
+    Some(rewritten)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_object_arguments_are_marked_with_their_type() {
+        for (arguments, kind) in [
+            (json!([1]), "an array"),
+            (json!("x"), "a string"),
+            (json!(3), "a number"),
+            (json!(true), "a boolean"),
+        ] {
+            let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                 "params": {"name": "wait_agent", "arguments": arguments}});
+            let bytes = format!("{message}\n");
+            let rewritten = mark_non_object_arguments(bytes.as_bytes()).unwrap();
+            assert!(rewritten.ends_with(b"\n"));
+            let value: Value = serde_json::from_slice(&rewritten).unwrap();
+            assert_eq!(value["params"]["arguments"], json!({ MARKER: kind }));
+            assert_eq!(value["params"]["name"], "wait_agent");
+        }
+    }
+
+    #[test]
+    fn everything_else_passes_unchanged() {
+        for message in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "wait_agent", "arguments": {"targets": []}}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "wait_agent"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                   "params": {"cursor": "tools/call"}}),
+        ] {
+            assert_eq!(
+                mark_non_object_arguments(message.to_string().as_bytes()),
+                None
+            );
+        }
+        assert_eq!(mark_non_object_arguments(b"not json tools/call"), None);
+    }
+}
