@@ -2,7 +2,8 @@
 //! small limits, so they drive the session manager in process: a failed session keeps its
 //! queued input and a resume delivers it first; a resume reads the key again and needs a
 //! permit; `interrupt` on a finished agent resumes it; running sessions are never evicted; a
-//! run that panics still ends its session and gives its permit back.
+//! run that panics still ends its session and gives its permit back; the spawn's task is not
+//! queued input.
 
 mod support;
 
@@ -270,4 +271,56 @@ async fn a_run_that_panics_fails_its_session_and_gives_the_permit_back() {
         Status::Completed("Fine.".into())
     );
     s.manager.shutdown(Duration::from_secs(6)).await;
+}
+
+/// Tools that open only when told to, and then fail as a child server would.
+struct Gate(tokio::sync::Notify);
+
+impl ToolsFactory for Gate {
+    fn open<'a>(
+        &'a self,
+        _: &'a AgentDefinition,
+        _: &'a std::path::Path,
+        _: &'a dyn RunObserver,
+    ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>> {
+        Box::pin(async {
+            self.0.notified().await;
+            Err(AgentError::new(
+                ErrorCode::ChildMcpStartupError,
+                "child MCP server `slow` did not start",
+            ))
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spawn_task_is_not_counted_as_queued_input() {
+    let gate = Arc::new(Gate(tokio::sync::Notify::new()));
+    let opened = gate.clone();
+    let s = setup_with(Limits::default(), move |_| opened).await;
+    let id = s.manager.spawn("worker", "The task.").unwrap().agent_id;
+    assert_eq!(s.manager.snapshot(&id).unwrap().queued, 0);
+    // While the children start, all 16 places are free for send_input.
+    for n in 1..=16 {
+        let accepted = s.manager.send_input(&id, &format!("m{n}"), false).unwrap();
+        assert_eq!(accepted.queued, n);
+    }
+    let refused = s.manager.send_input(&id, "m17", false).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::QueueFull);
+    assert!(
+        refused.message.contains("16 queued inputs"),
+        "{}",
+        refused.message
+    );
+    gate.0.notify_one();
+    let done = finished(&s.manager, &id).await;
+    assert!(
+        matches!(&done.status, Status::Failed(e) if e.code == ErrorCode::ChildMcpStartupError),
+        "{:?}",
+        done.status
+    );
+    assert_eq!(
+        done.queued, 16,
+        "the failed record counts the input, not the task"
+    );
 }

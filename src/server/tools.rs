@@ -321,12 +321,13 @@ impl Args<'_> {
             return Err(invalid("`targets` must name at least one agent_id"));
         }
         let mut targets: Vec<String> = Vec::with_capacity(items.len());
+        let mut seen = std::collections::HashSet::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             match item {
                 Value::String(s) if s.trim().is_empty() => {
                     return Err(invalid(format!("`targets[{i}]` must not be empty")));
                 }
-                Value::String(s) if targets.contains(s) => {
+                Value::String(s) if !seen.insert(s.as_str()) => {
                     return Err(invalid(format!("`targets` lists {s} twice")));
                 }
                 Value::String(s) => targets.push(s.clone()),
@@ -344,16 +345,26 @@ impl Args<'_> {
     fn timeout(&self) -> Result<Duration, AgentError> {
         match self.0.get("timeout_ms") {
             None | Some(Value::Null) => Ok(DEFAULT_WAIT),
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(ms) if ms <= MAX_WAIT_MS => Ok(Duration::from_millis(ms)),
-                // Too large, or negative.
-                _ if n.is_u64() || n.is_i64() => Err(invalid(format!(
-                    "`timeout_ms` is {n}; it must be from 0 to {MAX_WAIT_MS}"
-                ))),
-                _ => Err(invalid(
-                    "`timeout_ms` must be a whole number of milliseconds",
-                )),
-            },
+            Some(Value::Number(n)) => {
+                // JSON Schema's `integer` includes 1000.0, which some clients send. As a
+                // float, every whole number in range is exact.
+                let ms = match (n.as_u64(), n.as_i64()) {
+                    (Some(u), _) => Some(u as f64),
+                    (None, Some(i)) => Some(i as f64),
+                    (None, None) => n.as_f64().filter(|f| f.fract() == 0.0),
+                };
+                match ms {
+                    Some(ms) if (0.0..=MAX_WAIT_MS as f64).contains(&ms) => {
+                        Ok(Duration::from_millis(ms as u64))
+                    }
+                    Some(_) => Err(invalid(format!(
+                        "`timeout_ms` is {n}; it must be from 0 to {MAX_WAIT_MS}"
+                    ))),
+                    None => Err(invalid(
+                        "`timeout_ms` must be a whole number of milliseconds",
+                    )),
+                }
+            }
             Some(other) => Err(invalid(format!(
                 "`timeout_ms` must be an integer, not {}",
                 kind(other)
@@ -552,6 +563,21 @@ mod tests {
                 .contains("whole number")
         );
         assert!(call(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 0})).is_ok());
+        match call(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 1000.0})) {
+            Ok(Call::Wait { timeout, .. }) => assert_eq!(timeout, Duration::from_millis(1000)),
+            other => panic!("a whole float is an integer to JSON Schema: {other:?}"),
+        }
+        assert!(
+            refusal(
+                WAIT_AGENT,
+                json!({"targets": ["a"], "timeout_ms": 300001.0})
+            )
+            .contains("from 0 to 300000")
+        );
+        assert!(
+            refusal(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": -0.5}))
+                .contains("whole number")
+        );
         assert!(parse_call("other", None).is_none());
         assert_eq!(
             parse_call(SPAWN_AGENT, None).unwrap().unwrap_err().message,

@@ -162,17 +162,29 @@ impl SessionManager {
         interrupt: bool,
     ) -> Result<Accepted, AgentError> {
         let session = self.get_one(target)?;
-        // Read the key before taking the lock; it is only used when resuming.
+        // Read the key before taking the locks; it is only used when resuming.
         let provider = self.provider_for(&session.definition);
+        // The registry is held while the state changes (registry, then session: the order
+        // eviction takes them in), so a session cannot be evicted while it is resumed and
+        // run on, unreachable, in the background.
+        let registry = self.registry();
+        if !registry
+            .get(target)
+            .is_some_and(|current| Arc::ptr_eq(current, &session))
+        {
+            return Err(self.unknown_agent(&[target]));
+        }
         let mut state = session.lock();
-        if state.queue.len() >= self.config.limits.queued_inputs {
+        // Naming a session refreshes its recency, whether or not the input is accepted.
+        state.recency = self.next_recency();
+        if state.queued_inputs() >= self.config.limits.queued_inputs {
             return Err(AgentError::new(
                 ErrorCode::QueueFull,
                 format!(
                     "agent {} already has {} queued inputs, the most it holds; wait for it \
                      to take them (wait_agent) before sending more",
                     short_id(&session.id),
-                    state.queue.len()
+                    state.queued_inputs()
                 ),
             ));
         }
@@ -198,14 +210,14 @@ impl SessionManager {
                 resume = Some(provider);
             }
         }
-        state.recency = self.next_recency();
         // Counted before a resumed run can take the input, so the answer does not race it.
         let accepted = Accepted {
             agent_id: session.id.clone(),
             name: session.definition.name.clone(),
-            queued: state.queue.len(),
+            queued: state.queued_inputs(),
         };
         drop(state);
+        drop(registry);
         if let Some(provider) = resume {
             self.start_run(session.clone(), provider);
             session.notify();

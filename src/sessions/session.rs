@@ -74,7 +74,12 @@ pub(crate) struct SessionState {
     pub status: Status,
     /// The conversation, while no run holds it.
     pub conversation: Option<Conversation>,
+    /// What the next request delivers: the spawn's task first, until a request carries
+    /// it, then the input `send_input` queued.
     pub queue: VecDeque<String>,
+    /// The spawn's task is still at the front of `queue`. It is not queued input in the
+    /// sense of SPEC §4.2: it counts neither in `queued` nor against the 16.
+    pub task_pending: bool,
     /// Bumped by `send_input` with `interrupt: true`; the run watches it.
     pub interrupt: watch::Sender<u64>,
     pub totals: Totals,
@@ -85,6 +90,15 @@ pub(crate) struct SessionState {
     /// The run permit, held while running; dropped in the same step the session becomes
     /// terminal.
     pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl SessionState {
+    /// The input `send_input` queued that no request has carried yet.
+    pub fn queued_inputs(&self) -> usize {
+        self.queue
+            .len()
+            .saturating_sub(usize::from(self.task_pending))
+    }
 }
 
 pub struct Session {
@@ -114,6 +128,7 @@ impl Session {
                 status: Status::Running,
                 conversation: None,
                 queue: VecDeque::from([task]),
+                task_pending: true,
                 interrupt: watch::channel(0).0,
                 totals: Totals::default(),
                 activity: Some(ActivityState {
@@ -155,7 +170,7 @@ impl Session {
             status: state.status.clone(),
             total_elapsed: end.saturating_duration_since(self.spawned_at),
             totals: state.totals,
-            queued: state.queue.len(),
+            queued: state.queued_inputs(),
             activity: match (&state.status, &state.activity) {
                 (Status::Running, Some(a)) => {
                     Some((a.activity.clone(), now.saturating_duration_since(a.since)))
@@ -169,7 +184,9 @@ impl Session {
 
 impl Inbox for Session {
     fn take_all(&self) -> Vec<String> {
-        self.lock().queue.drain(..).collect()
+        let mut state = self.lock();
+        state.task_pending = false;
+        state.queue.drain(..).collect()
     }
 
     fn is_empty(&self) -> bool {
