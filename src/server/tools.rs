@@ -52,10 +52,16 @@ fn object(value: Value) -> Arc<JsonObject> {
     }
 }
 
-/// One line per agent for the description: `name: description`, cut at 300 characters.
+/// The longest agent description shown whole in `spawn_agent`'s description. Real
+/// descriptions are mostly under 300 characters; the few longer ones carry worked examples,
+/// and every one of them is sent to the parent model with each request.
+const AGENT_DESCRIPTION_CHARS: usize = 1024;
+
+/// One line per agent for the description: `name: description`, whitespace collapsed, cut
+/// at [`AGENT_DESCRIPTION_CHARS`].
 fn agent_line(name: &str, description: &str) -> String {
     let flat = description.split_whitespace().collect::<Vec<_>>().join(" ");
-    let cut: String = flat.chars().take(300).collect();
+    let cut: String = flat.chars().take(AGENT_DESCRIPTION_CHARS).collect();
     let ellipsis = if cut.len() < flat.len() { "…" } else { "" };
     format!("- {name}: {cut}{ellipsis}")
 }
@@ -474,6 +480,15 @@ mod tests {
 
     fn call(tool: &str, args: Value) -> Result<Call, AgentError> {
         parse_call(tool, args.as_object()).unwrap()
+    }
+
+    #[test]
+    fn agent_lines_keep_descriptions_up_to_the_cap_whole() {
+        let whole = "w".repeat(AGENT_DESCRIPTION_CHARS);
+        assert_eq!(agent_line("a", &whole), format!("- a: {whole}"));
+        let longer = format!("{whole}é");
+        assert_eq!(agent_line("a", &longer), format!("- a: {whole}…"));
+        assert_eq!(agent_line("a", "two\n  lines"), "- a: two lines");
     }
 
     fn refusal(tool: &str, args: Value) -> String {
