@@ -11,6 +11,7 @@ use mcp_agents::definition::WireApi;
 use mcp_agents::error::{AgentError, ErrorCode};
 use mcp_agents::mock::{MockProvider, Step};
 use mcp_agents::providers::{Conversation, ProviderError, Reply, RetryNotice};
+use mcp_agents::providers::http::MAX_REPLY_BYTES;
 use serde_json::json;
 use support::run_kit::{KEY, client};
 use tokio::time::Instant;
@@ -381,5 +382,34 @@ async fn a_connection_refused_is_retried_then_reported() {
         err.message.contains("after 5 attempts"),
         "the default policy: {}",
         err.message
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn huge_error_messages_are_quoted_in_part_and_huge_replies_refused() {
+    let long = format!("{}{}", "Invalid value. ", "x".repeat(50_000));
+    let invalid = Step::openai_error(400, "invalid_request_error", None, &long);
+    let outcome = play(Responses, vec![invalid]).await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
+    let message = outcome.message();
+    assert!(message.contains("Invalid value. xxx"), "{message}");
+    assert!(message.ends_with('…'), "cut visibly");
+    assert!(message.chars().count() < 1_200, "{} characters", message.len());
+
+    // A 2xx body past the cap is refused once, not retried, and not kept.
+    let huge = Step::Raw {
+        status: 200,
+        headers: vec![],
+        body: "x".repeat(MAX_REPLY_BYTES + 1),
+    };
+    let outcome = play(Responses, vec![huge, Step::text("never")]).await;
+    assert_eq!(
+        (outcome.code(), outcome.requests),
+        (Some(ErrorCode::ProviderError), 1)
+    );
+    assert!(
+        outcome.message().contains("larger than 32 MiB"),
+        "{}",
+        outcome.message()
     );
 }

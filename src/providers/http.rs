@@ -211,10 +211,7 @@ async fn attempt<T>(
         .map_err(|e| transport_error(provider, &e))?;
     let status = response.status();
     let response_headers = response.headers().clone();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| transport_error(provider, &e))?;
+    let bytes = read_bounded(response, provider).await?;
     if !status.is_success() {
         return Err(classify_status(
             provider,
@@ -230,6 +227,41 @@ async fn attempt<T>(
         )
     })?;
     parse(value)
+}
+
+/// The largest reply body read. A model's reply, reasoning included, is a few MiB at most;
+/// anything larger is not a reply this loop could keep in its history anyway.
+pub const MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
+
+/// Reads the body, refusing (without retrying) one larger than [`MAX_REPLY_BYTES`].
+async fn read_bounded(
+    mut response: reqwest::Response,
+    provider: &str,
+) -> Result<bytes::Bytes, AttemptError> {
+    let too_large = || {
+        AttemptError::Fatal(ProviderError::failed(format!(
+            "{provider} sent a reply larger than {} MiB, more than any model reply",
+            MAX_REPLY_BYTES / (1024 * 1024)
+        )))
+    };
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_REPLY_BYTES as u64)
+    {
+        return Err(too_large());
+    }
+    let mut body = bytes::BytesMut::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| transport_error(provider, &e))?
+    {
+        if body.len() + chunk.len() > MAX_REPLY_BYTES {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
 }
 
 fn transport_error(provider: &str, e: &reqwest::Error) -> AttemptError {
@@ -333,19 +365,21 @@ pub fn classify_status(
     body: &str,
 ) -> AttemptError {
     let details = error_details(body);
-    let message = details
-        .message
-        .clone()
-        .unwrap_or_else(|| snippet(body).unwrap_or_else(|| "no error message".to_owned()));
+    // The whole message (or body) is classified; a bounded part of it is quoted.
+    let (message, quoted) = match &details.message {
+        Some(message) => (message.as_str(), snippet(message, QUOTED_MESSAGE_CHARS)),
+        None => (body, snippet(body, QUOTED_BODY_CHARS)),
+    };
+    let quoted = quoted.unwrap_or_else(|| "no error message".to_owned());
     let label = match (&details.code, &details.kind) {
         (Some(code), _) => format!("HTTP {} {code}", status.as_u16()),
         (None, Some(kind)) => format!("HTTP {} {kind}", status.as_u16()),
         (None, None) => format!("HTTP {}", status.as_u16()),
     };
-    let full = format!("{provider} answered {label}: {message}");
+    let full = format!("{provider} answered {label}: {quoted}");
 
     if status == StatusCode::PAYLOAD_TOO_LARGE
-        || (status.is_client_error() && is_context_overflow(details.code.as_deref(), &message))
+        || (status.is_client_error() && is_context_overflow(details.code.as_deref(), message))
     {
         return AttemptError::Fatal(ProviderError {
             failure: ProviderFailure::ContextLimit,
@@ -363,7 +397,7 @@ pub fn classify_status(
     if !quota && should_retry.unwrap_or(transient) {
         return AttemptError::Retryable {
             reason: format!("HTTP {}", status.as_u16()),
-            after: requested_delay(headers, &message),
+            after: requested_delay(headers, message),
             timeout: false,
             message: full,
         };
@@ -372,12 +406,18 @@ pub fn classify_status(
 }
 
 /// The start of a body that is not a JSON error, for the message; `None` when empty.
-fn snippet(body: &str) -> Option<String> {
-    let trimmed = body.trim();
+/// How much of a provider's error message is quoted; real ones are a sentence or two.
+const QUOTED_MESSAGE_CHARS: usize = 1000;
+/// How much of a body that carries no error message is quoted.
+const QUOTED_BODY_CHARS: usize = 300;
+
+/// The trimmed text, cut at `max` characters with "…" when longer; `None` when empty.
+fn snippet(text: &str, max: usize) -> Option<String> {
+    let trimmed = text.trim();
     if trimmed.is_empty() {
         return None;
     }
-    let cut: String = trimmed.chars().take(300).collect();
+    let cut: String = trimmed.chars().take(max).collect();
     Some(if cut.len() < trimmed.len() {
         format!("{cut}…")
     } else {
