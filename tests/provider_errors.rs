@@ -10,8 +10,8 @@ use std::time::Duration;
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::{AgentError, ErrorCode};
 use mcp_agents::mock::{MockProvider, Step};
-use mcp_agents::providers::{Conversation, ProviderError, Reply, RetryNotice};
 use mcp_agents::providers::http::MAX_REPLY_BYTES;
+use mcp_agents::providers::{Conversation, ProviderError, Reply, RetryNotice};
 use serde_json::json;
 use support::run_kit::{KEY, client};
 use tokio::time::Instant;
@@ -394,7 +394,11 @@ async fn huge_error_messages_are_quoted_in_part_and_huge_replies_refused() {
     let message = outcome.message();
     assert!(message.contains("Invalid value. xxx"), "{message}");
     assert!(message.ends_with('…'), "cut visibly");
-    assert!(message.chars().count() < 1_200, "{} characters", message.len());
+    assert!(
+        message.chars().count() < 1_200,
+        "{} characters",
+        message.len()
+    );
 
     // A 2xx body past the cap is refused once, not retried, and not kept.
     let huge = Step::Raw {

@@ -440,6 +440,13 @@ async fn activity_follows_the_loop_and_shows_retries() {
     assert_eq!(activities[0].phase, Phase::ProviderRequest);
     assert_eq!(activities[0].target.as_deref(), Some("127.0.0.1"));
     assert_eq!(activities[0].timeout, Some(Duration::from_secs(120)));
+    // While it waits to retry, the bound covers the pause and the next attempt.
+    let pause = activities[3].timeout.unwrap() - Duration::from_secs(120);
+    assert!(
+        pause > Duration::ZERO && summaries[3].contains(&format!("in {} ms", pause.as_millis())),
+        "{pause:?} {}",
+        summaries[3]
+    );
     assert_eq!(activities[1].phase, Phase::ToolCall);
     assert_eq!(
         (

@@ -160,6 +160,8 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         observer.activity(waiting.clone());
         let on_retry = |notice: &RetryNotice| {
             let mut retrying = waiting.clone();
+            // The operation now lasts through the pause and the next attempt's bound.
+            retrying.timeout = waiting.timeout.map(|bound| bound + notice.delay);
             retrying.summary = format!(
                 "{} (retry {} of {} after {}, in {} ms)",
                 waiting.summary,
