@@ -439,6 +439,60 @@ async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_childs_url_stays_out_of_its_startup_error() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    // A port where nothing listens, and one that accepts connections and drops them.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let dropper = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dropper_port = dropper.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = dropper.accept().await {
+            drop(stream);
+        }
+    });
+    let secret_url = |port: u16| {
+        format!("http://127.0.0.1:{port}/mcp/path-s3cr3t-abc?token=query-s3cr3t-xyz#frag-s3cr3t")
+    };
+    let child = |port: u16| {
+        format!(
+            "    remote:\n      url: \"{}\"\n      startup_timeout_sec: 5\n",
+            secret_url(port)
+        )
+    };
+    let files = vec![
+        (
+            ".agents/agents/closed.md",
+            agent(&mock, "closed-port", &child(closed_port), ""),
+        ),
+        (
+            ".agents/agents/dropped.md",
+            agent(&mock, "dropped", &child(dropper_port), ""),
+        ),
+    ];
+    let (_ws, c) = start(&mock, &files, &[]).await;
+    for (name, port) in [("closed-port", closed_port), ("dropped", dropper_port)] {
+        let record = run_to_end(&c, name).await;
+        assert_eq!(record["status"], "failed", "{name}: {record}");
+        assert_eq!(
+            record["error"]["code"], "child_mcp_startup_error",
+            "{record}"
+        );
+        let message = record["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("MCP server remote"), "{message}");
+        assert!(
+            message.contains(&format!("127.0.0.1:{port}")),
+            "the host is named: {message}"
+        );
+        assert!(!message.contains("s3cr3t"), "{name}: {message}");
+        assert!(!message.contains("/mcp"), "{name}: {message}");
+    }
+    assert!(mock.requests().is_empty());
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_mid_tool_call_stops_the_call_and_carries_on() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let m = marker();
