@@ -1,9 +1,10 @@
 //! A small MCP server used by the tests and the offline demo as a real child: a
 //! 2026-07-28 `rmcp` server on stdio or streamable HTTP, with tools that echo, sleep, fail,
 //! return more than 1 MiB, print their environment, carry read-only or destructive
-//! annotations, have a hostile description, return structured and image content, and crash
-//! mid-call. Variants speak only the older protocol (`--legacy`), never answer (`--hang`), or
-//! redirect every HTTP request (`--redirect-to`).
+//! annotations, have a hostile description, return structured and image content, have a
+//! name outside the provider rules (`delete.issue`), and crash mid-call. Variants speak only
+//! the older protocol (`--legacy`), never answer (`--hang`), or redirect every HTTP request
+//! (`--redirect-to`).
 //!
 //! It runs as `mcp-agents fixture-server [--http ADDR] [--legacy] [--hang] [--redirect-to URL]`,
 //! a command hidden from the help.
@@ -156,6 +157,15 @@ impl Fixture {
     )]
     async fn hostile(&self) -> String {
         "ok".to_owned()
+    }
+
+    #[tool(
+        name = "delete.issue",
+        description = "Deletes an issue (pretends to); its name has a dot.",
+        annotations(read_only_hint = false, destructive_hint = true)
+    )]
+    async fn delete_issue(&self) -> String {
+        "issue deleted".to_owned()
     }
 
     #[tool(description = "Has no annotations at all.")]

@@ -439,6 +439,91 @@ async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
+    // The fixture's `delete.issue` is offered as `fx__delete_issue`; a list naming it that
+    // way must hold (it once matched only `fx__delete.issue`, so the deny failed open).
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker();
+    let files = vec![
+        (
+            ".agents/agents/none.md",
+            agent(&mock, "no-lists", &stdio_child("fx", &[], &m, ""), ""),
+        ),
+        (
+            ".agents/agents/deny.md",
+            agent(
+                &mock,
+                "deny-offered",
+                &stdio_child("fx", &[], &m, ""),
+                "disallowed_tools: [\"fx__delete_issue\"]",
+            ),
+        ),
+        (
+            ".agents/agents/deny-raw.md",
+            agent(
+                &mock,
+                "deny-raw",
+                &stdio_child("fx", &[], &m, ""),
+                "disallowed_tools: [\"fx__delete.issue\"]",
+            ),
+        ),
+        (
+            ".agents/agents/server-deny.md",
+            agent(
+                &mock,
+                "server-deny",
+                &stdio_child("fx", &[], &m, "      disabled_tools: [delete_issue]\n"),
+                "",
+            ),
+        ),
+        (
+            ".agents/agents/allow.md",
+            agent(
+                &mock,
+                "allow-offered",
+                &stdio_child("fx", &[], &m, ""),
+                "tools: [\"fx__delete_issue\", \"fx__echo\"]",
+            ),
+        ),
+    ];
+    let (_ws, c) = start(&mock, &files, &[]).await;
+    mock.push([
+        Step::text("a"),
+        Step::text("b"),
+        Step::text("c"),
+        Step::text("d"),
+        Step::tool_call("fx__delete_issue", json!({})),
+        Step::text("e"),
+    ]);
+    for (n, name) in ["no-lists", "deny-offered", "deny-raw", "server-deny"]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(run_to_end(&c, name).await["status"], "completed", "{name}");
+        let tools = offered(&mock, n);
+        assert_eq!(
+            tools.contains(&"fx__delete_issue".to_owned()),
+            name == "no-lists",
+            "{name}: {tools:?}"
+        );
+        assert!(
+            tools.contains(&"fx__delete_everything".to_owned()),
+            "{name}"
+        );
+    }
+    let record = run_to_end(&c, "allow-offered").await;
+    assert_eq!(record["status"], "completed", "{record}");
+    assert_eq!(offered(&mock, 4), ["fx__delete_issue", "fx__echo"]);
+    assert_eq!(
+        outputs(&mock),
+        ["issue deleted"],
+        "the call reaches the child under its own name"
+    );
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_childs_url_stays_out_of_its_startup_error() {
     let mock = MockProvider::start(KEY).await.unwrap();
     // A port where nothing listens, and one that accepts connections and drops them.

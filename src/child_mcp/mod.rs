@@ -104,10 +104,13 @@ impl ChildToolSet {
         let mut taken = HashSet::new();
         for (index, (connection, tools, timeout)) in started.into_iter().enumerate() {
             for tool in tools {
-                if !toolset::offered(definition, &connection.server, &tool) {
+                // The name is settled first, so that the lists are matched against the name
+                // the model would see as well as the child's own (a pattern written with
+                // either must hold). A tool left out takes no name.
+                let name = toolset::model_tool_name(&connection.server, &tool.name, &taken);
+                if !toolset::offered(definition, &connection.server, &tool, &name) {
                     continue;
                 }
-                let name = toolset::model_tool_name(&connection.server, &tool.name, &taken);
                 taken.insert(name.clone());
                 set.descriptors.push(ToolDescriptor {
                     spec: ToolSpec {

@@ -7,7 +7,8 @@ use std::collections::HashSet;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
 use serde_json::{Map, Value, json};
 
-use crate::definition::{AgentDefinition, ToolHints};
+use crate::definition::tool_filter::provider_safe;
+use crate::definition::{AgentDefinition, ToolHints, ToolNames};
 
 /// Longest description given to the model, in bytes.
 pub const MAX_DESCRIPTION_BYTES: usize = 4 * 1024;
@@ -21,16 +22,7 @@ pub const MAX_TOOL_NAME: usize = 64;
 /// Deterministic for the same servers and tools in the same order.
 pub fn model_tool_name(server: &str, tool: &str, taken: &HashSet<String>) -> String {
     let full = format!("{server}__{tool}");
-    let mut name: String = full
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut name = provider_safe(&full);
     if name.len() > MAX_TOOL_NAME {
         let hash = format!("{:08x}", fnv1a(full.as_bytes()) as u32);
         name.truncate(MAX_TOOL_NAME - hash.len() - 1);
@@ -120,9 +112,17 @@ pub fn hints(tool: &Tool) -> ToolHints {
     }
 }
 
-/// Whether `definition` lets its model see `server`'s `tool`.
-pub fn offered(definition: &AgentDefinition, server: &str, tool: &Tool) -> bool {
-    definition.offers_tool(server, &tool.name, hints(tool))
+/// Whether `definition` lets its model see `server`'s `tool`, which would be offered as
+/// `offered_name`: allow and deny patterns are matched against both the child's name and
+/// the offered one.
+pub fn offered(
+    definition: &AgentDefinition,
+    server: &str,
+    tool: &Tool,
+    offered_name: &str,
+) -> bool {
+    let names = ToolNames::new(server, &tool.name).offered_as(offered_name);
+    definition.offers_named_tool(&names, hints(tool))
 }
 
 /// A tool result as text for the model: text as is, structured content as JSON (when there is
