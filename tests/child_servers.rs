@@ -434,8 +434,42 @@ async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
         || ('\u{2066}'..='\u{2069}').contains(&c)
         || c == '\u{202E}'
         || c == '\u{200B}'));
+    assert!(
+        !description.chars().any(invisible),
+        "tag characters, soft hyphens, variation selectors, fillers and other format \
+         characters are removed too: {description:.80?}"
+    );
+    // The input schema's titles and descriptions reach the model as well.
+    let schema = &hostile["parameters"];
+    assert_eq!(schema["title"], "Hostile", "{schema}");
+    assert_eq!(schema["description"], "Toplevel schema");
+    assert_eq!(schema["properties"]["path"]["title"], "Path");
+    assert_eq!(schema["properties"]["path"]["description"], "A path.");
+    assert_eq!(
+        schema["properties"]["nested"]["properties"]["deep"]["items"]["description"],
+        "deep[31m text"
+    );
+    assert_eq!(
+        schema["properties"]["description"]["description"],
+        "a property named description"
+    );
     assert_no_process_left(&m, 6).await;
     c.close().await;
+}
+
+/// Control characters and the invisible ones of SPEC §8.3 beyond zero-width and bidi
+/// characters: format characters (Cf) of every block, tag characters, variation selectors,
+/// the combining grapheme joiner and the Hangul fillers.
+fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}' | '\u{034F}' | '\u{0600}'..='\u{0605}' | '\u{061C}' | '\u{06DD}'
+            | '\u{070F}' | '\u{08E2}' | '\u{115F}' | '\u{1160}' | '\u{180E}'
+            | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}'
+            | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}' | '\u{110BD}' | '\u{110CD}' | '\u{13430}'..='\u{1343F}'
+            | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E007F}'
+            | '\u{E0100}'..='\u{E01EF}')
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
