@@ -1,10 +1,10 @@
 //! A small MCP server used by the tests and the offline demo as a real child: a
 //! 2026-07-28 `rmcp` server on stdio or streamable HTTP, with tools that echo, sleep, fail,
 //! return more than 1 MiB, print their environment, carry read-only or destructive
-//! annotations, have a hostile description, return structured and image content, have a
-//! name outside the provider rules (`delete.issue`), and crash mid-call. Variants speak only
-//! the older protocol (`--legacy`), never answer (`--hang`), or redirect every HTTP request
-//! (`--redirect-to`).
+//! annotations, have a hostile description, return structured and image content, refuse a
+//! call with a long JSON-RPC error, have a name outside the provider rules (`delete.issue`),
+//! and crash mid-call. Variants speak only the older protocol (`--legacy`), never answer
+//! (`--hang`), or redirect every HTTP request (`--redirect-to`).
 //!
 //! It runs as `mcp-agents fixture-server [--http ADDR] [--legacy] [--hang] [--redirect-to URL]`,
 //! a command hidden from the help.
@@ -66,6 +66,12 @@ pub struct SleepArgs {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct HugeArgs {
     /// How many bytes of text to return.
+    pub bytes: usize,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct RefuseArgs {
+    /// How many bytes the error message has.
     pub bytes: usize,
 }
 
@@ -206,6 +212,17 @@ impl Fixture {
     )]
     async fn delete_issue(&self) -> String {
         "issue deleted".to_owned()
+    }
+
+    #[tool(
+        description = "Refuses the call with a JSON-RPC error whose message has `bytes` bytes.",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    async fn refuse(
+        &self,
+        Parameters(RefuseArgs { bytes }): Parameters<RefuseArgs>,
+    ) -> Result<String, McpError> {
+        Err(McpError::invalid_request("r".repeat(bytes), None))
     }
 
     #[tool(description = "Has no annotations at all.")]

@@ -612,6 +612,52 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker();
+    let files = vec![(
+        ".agents/agents/a.md",
+        agent(&mock, "refused", &stdio_child("fx", &[], &m, ""), ""),
+    )];
+    let (_ws, c) = start(&mock, &files, &[]).await;
+    mock.push([
+        Step::tool_calls(vec![
+            ("fx__refuse", json!({"bytes": 1_200_000})),
+            ("fx__refuse", json!({"bytes": 10})),
+        ]),
+        Step::text("refused twice"),
+    ]);
+    let record = run_to_end(&c, "refused").await;
+    assert_eq!(record["status"], "completed", "{record}");
+    let out = outputs(&mock);
+    let long = &out[0];
+    assert!(
+        long.starts_with("Error: the MCP server fx refused the call: rrrr"),
+        "{:.80}",
+        long
+    );
+    assert!(long.len() < 1024 * 1024 + 100, "{} bytes", long.len());
+    assert!(
+        long.ends_with(&format!(
+            "[output truncated: {} of {} bytes shown]",
+            1024 * 1024,
+            "the MCP server fx refused the call: ".len() + 1_200_000
+        )),
+        "{}",
+        &long[long.len().saturating_sub(80)..]
+    );
+    assert_eq!(
+        out[1],
+        format!(
+            "Error: the MCP server fx refused the call: {}",
+            "r".repeat(10)
+        )
+    );
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_mid_tool_call_stops_the_call_and_carries_on() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let m = marker();

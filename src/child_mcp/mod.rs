@@ -158,8 +158,10 @@ impl ToolBox for ChildToolSet {
                     content: toolset::render_result(&result),
                     is_error: result.is_error == Some(true),
                 },
+                // The child's own error text can be as long as it likes: the same cap as
+                // any output.
                 Err(message) => ToolResult {
-                    content: message,
+                    content: toolset::cap_output(message),
                     is_error: true,
                 },
             }
