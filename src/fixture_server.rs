@@ -4,7 +4,8 @@
 //! annotations, have a hostile description, return structured and image content, refuse a
 //! call with a long JSON-RPC error, have a name outside the provider rules (`delete.issue`),
 //! and crash mid-call. Variants speak only the older protocol (`--legacy`), never answer
-//! (`--hang`), or redirect every HTTP request (`--redirect-to`).
+//! (`--hang`), redirect every HTTP request (`--redirect-to`), or also list `sleep` under a
+//! hostile name (`--odd-name`).
 //!
 //! It runs as `mcp-agents fixture-server [--http ADDR] [--legacy] [--hang] [--redirect-to URL]`,
 //! a command hidden from the help.
@@ -14,10 +15,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, DiscoverResult, ErrorCode, Implementation, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+    ErrorCode, Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities,
 };
 use rmcp::service::RequestContext;
 use rmcp::{
@@ -49,6 +52,10 @@ pub struct FixtureOptions {
     /// Write this line to stderr before serving, as servers that log do.
     #[arg(long, value_name = "TEXT")]
     pub say: Option<String>,
+    /// Also list `sleep` under [`odd_tool_name`]: escape sequences, invisible characters and
+    /// 300 more characters.
+    #[arg(long)]
+    pub odd_name: bool,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -77,6 +84,15 @@ pub struct RefuseArgs {
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct Empty {}
+
+/// The name `--odd-name` lists `sleep` under: a terminal title and screen-clearing escape,
+/// a bidi override, tag characters, and more than 300 characters in all.
+pub fn odd_tool_name() -> String {
+    format!(
+        "sleep\u{1b}]0;owned\u{7}\u{1b}[2J\u{202E}\u{E0041}\u{E0042}{}",
+        "z".repeat(300)
+    )
+}
 
 /// The hostile description: control, bidi, zero-width and other invisible characters (tag
 /// characters, a soft hyphen, variation selectors, a Hangul filler), and 10 KB of text.
@@ -131,6 +147,7 @@ pub struct Fixture {
     tool_router: ToolRouter<Self>,
     legacy: bool,
     hang_list: bool,
+    odd_name: bool,
 }
 
 #[tool_router]
@@ -140,6 +157,7 @@ impl Fixture {
             tool_router: Self::tool_router(),
             legacy: options.legacy,
             hang_list: options.hang_list,
+            odd_name: options.odd_name,
         }
     }
 
@@ -305,7 +323,26 @@ impl ServerHandler for Fixture {
                 tool.input_schema = Arc::new(hostile_schema());
             }
         }
+        if self.odd_name
+            && let Some(sleep) = tools.iter().find(|t| t.name == "sleep")
+        {
+            let mut odd = sleep.clone();
+            odd.name = odd_tool_name().into();
+            tools.push(odd);
+        }
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        mut request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if self.odd_name && request.name == odd_tool_name() {
+            request.name = "sleep".into();
+        }
+        let call = ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
     }
 }
 

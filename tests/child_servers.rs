@@ -658,6 +658,53 @@ async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
+    use mcp_agents::child_mcp::toolset::model_tool_name;
+    use mcp_agents::fixture_server::odd_tool_name;
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker();
+    let files = vec![(
+        ".agents/agents/a.md",
+        agent(
+            &mock,
+            "odd",
+            &stdio_child("fx", &["--odd-name"], &m, "      tool_timeout_sec: 2\n"),
+            "",
+        ),
+    )];
+    let (_ws, c) = start(&mock, &files, &[]).await;
+    let offered_name = model_tool_name("fx", &odd_tool_name(), &Default::default());
+    mock.push([
+        Step::tool_call(&offered_name, json!({"ms": 10_000})),
+        Step::tool_call(&offered_name, json!({"ms": 1})),
+        Step::text("done"),
+    ]);
+    let id = c.spawn("odd", "Sleep.").await;
+    let activity = c.wait_for_phase(&id, "tool_call").await["activity"].clone();
+    let tool = activity["tool"].as_str().unwrap();
+    let summary = activity["summary"].as_str().unwrap();
+    assert!(tool.starts_with("sleep]0;owned[2Jzzz"), "{tool:?}");
+    assert_eq!(tool.chars().count(), 128, "capped: {tool:?}");
+    assert_eq!(summary, format!("Calling fx.{tool}"));
+    for text in [tool, summary] {
+        assert!(!text.chars().any(invisible), "{text:?}");
+    }
+    let done = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    assert_eq!(done["result"], "done", "{done}");
+    let out = outputs(&mock);
+    assert_eq!(
+        out[0],
+        format!("Error: the call to fx.{tool} did not finish within 2 s and was cancelled")
+    );
+    assert_eq!(
+        out[1], "slept 1 ms",
+        "the child is called by the name it listed"
+    );
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_mid_tool_call_stops_the_call_and_carries_on() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let m = marker();

@@ -14,6 +14,8 @@ use crate::definition::{AgentDefinition, ToolHints, ToolNames};
 pub const MAX_DESCRIPTION_BYTES: usize = 4 * 1024;
 /// Longest rendered tool output given to the model, in bytes.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// Longest child tool name activity shows, in characters.
+pub const MAX_ACTIVITY_NAME_CHARS: usize = 128;
 /// Longest tool name the providers accept.
 pub const MAX_TOOL_NAME: usize = 64;
 
@@ -108,6 +110,17 @@ const HIDDEN: &[(char, char)] = &[
     ('\u{E0000}', '\u{E007F}'), // tag characters
     ('\u{E0100}', '\u{E01EF}'), // variation selectors supplement
 ];
+
+/// A child's tool name as activity shows it (the `tool` and `summary` fields, progress
+/// notifications, the terminal status line, and the timeout message): hidden characters
+/// removed as in descriptions, whitespace folded, and at most [`MAX_ACTIVITY_NAME_CHARS`]
+/// characters. Calls to the child use the name as it was listed.
+pub fn activity_tool_name(raw: &str) -> String {
+    sanitize_text(raw)
+        .chars()
+        .take(MAX_ACTIVITY_NAME_CHARS)
+        .collect()
+}
 
 /// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
 pub fn cap_utf8(text: &str, max: usize) -> &str {
@@ -427,6 +440,24 @@ mod tests {
                 .and_then(|p| p.get_mut("p"))
                 .map(Value::take);
         }
+    }
+
+    #[test]
+    fn activity_names_are_clean_and_short() {
+        let raw = format!(
+            "sleep\u{1b}]0;owned\u{7}\u{1b}[2J\u{202E}\u{E0041}\n{}",
+            "z".repeat(300)
+        );
+        let shown = activity_tool_name(&raw);
+        assert!(shown.starts_with("sleep]0;owned[2J zzz"), "{shown}");
+        assert_eq!(shown.chars().count(), MAX_ACTIVITY_NAME_CHARS);
+        assert!(!shown.chars().any(|c| c.is_control() || is_hidden(c)));
+        let wide = "字".repeat(500);
+        assert_eq!(
+            activity_tool_name(&wide),
+            "字".repeat(MAX_ACTIVITY_NAME_CHARS)
+        );
+        assert_eq!(activity_tool_name("search.issues"), "search.issues");
     }
 
     #[test]
