@@ -434,6 +434,272 @@ async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
         || ('\u{2066}'..='\u{2069}').contains(&c)
         || c == '\u{202E}'
         || c == '\u{200B}'));
+    assert!(
+        !description.chars().any(invisible),
+        "tag characters, soft hyphens, variation selectors, fillers and other format \
+         characters are removed too: {description:.80?}"
+    );
+    // The input schema's titles and descriptions reach the model as well.
+    let schema = &hostile["parameters"];
+    assert_eq!(schema["title"], "Hostile", "{schema}");
+    assert_eq!(schema["description"], "Toplevel schema");
+    assert_eq!(schema["properties"]["path"]["title"], "Path");
+    assert_eq!(schema["properties"]["path"]["description"], "A path.");
+    assert_eq!(
+        schema["properties"]["nested"]["properties"]["deep"]["items"]["description"],
+        "deep[31m text"
+    );
+    assert_eq!(
+        schema["properties"]["description"]["description"],
+        "a property named description"
+    );
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+/// Control characters and the invisible ones of SPEC §8.3 beyond zero-width and bidi
+/// characters: format characters (Cf) of every block, tag characters, variation selectors,
+/// the combining grapheme joiner and the Hangul fillers.
+fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}' | '\u{034F}' | '\u{0600}'..='\u{0605}' | '\u{061C}' | '\u{06DD}'
+            | '\u{070F}' | '\u{08E2}' | '\u{115F}' | '\u{1160}' | '\u{180E}'
+            | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}'
+            | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}' | '\u{110BD}' | '\u{110CD}' | '\u{13430}'..='\u{1343F}'
+            | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E007F}'
+            | '\u{E0100}'..='\u{E01EF}')
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
+    // The fixture's `delete.issue` is offered as `fx__delete_issue`; a list naming it that
+    // way must hold (it once matched only `fx__delete.issue`, so the deny failed open).
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker();
+    let files = vec![
+        (
+            ".agents/agents/none.md",
+            agent(&mock, "no-lists", &stdio_child("fx", &[], &m, ""), ""),
+        ),
+        (
+            ".agents/agents/deny.md",
+            agent(
+                &mock,
+                "deny-offered",
+                &stdio_child("fx", &[], &m, ""),
+                "disallowed_tools: [\"fx__delete_issue\"]",
+            ),
+        ),
+        (
+            ".agents/agents/deny-raw.md",
+            agent(
+                &mock,
+                "deny-raw",
+                &stdio_child("fx", &[], &m, ""),
+                "disallowed_tools: [\"fx__delete.issue\"]",
+            ),
+        ),
+        (
+            ".agents/agents/server-deny.md",
+            agent(
+                &mock,
+                "server-deny",
+                &stdio_child("fx", &[], &m, "      disabled_tools: [delete_issue]\n"),
+                "",
+            ),
+        ),
+        (
+            ".agents/agents/allow.md",
+            agent(
+                &mock,
+                "allow-offered",
+                &stdio_child("fx", &[], &m, ""),
+                "tools: [\"fx__delete_issue\", \"fx__echo\"]",
+            ),
+        ),
+    ];
+    let (_ws, c) = start(&mock, &files, &[]).await;
+    mock.push([
+        Step::text("a"),
+        Step::text("b"),
+        Step::text("c"),
+        Step::text("d"),
+        Step::tool_call("fx__delete_issue", json!({})),
+        Step::text("e"),
+    ]);
+    for (n, name) in ["no-lists", "deny-offered", "deny-raw", "server-deny"]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(run_to_end(&c, name).await["status"], "completed", "{name}");
+        let tools = offered(&mock, n);
+        assert_eq!(
+            tools.contains(&"fx__delete_issue".to_owned()),
+            name == "no-lists",
+            "{name}: {tools:?}"
+        );
+        assert!(
+            tools.contains(&"fx__delete_everything".to_owned()),
+            "{name}"
+        );
+    }
+    let record = run_to_end(&c, "allow-offered").await;
+    assert_eq!(record["status"], "completed", "{record}");
+    assert_eq!(offered(&mock, 4), ["fx__delete_issue", "fx__echo"]);
+    assert_eq!(
+        outputs(&mock),
+        ["issue deleted"],
+        "the call reaches the child under its own name"
+    );
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_childs_url_stays_out_of_its_startup_error() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    // A port where nothing listens, and one that accepts connections and drops them.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let dropper = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dropper_port = dropper.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = dropper.accept().await {
+            drop(stream);
+        }
+    });
+    let secret_url = |port: u16| {
+        format!("http://127.0.0.1:{port}/mcp/path-s3cr3t-abc?token=query-s3cr3t-xyz#frag-s3cr3t")
+    };
+    let child = |port: u16| {
+        format!(
+            "    remote:\n      url: \"{}\"\n      startup_timeout_sec: 5\n",
+            secret_url(port)
+        )
+    };
+    let files = vec![
+        (
+            ".agents/agents/closed.md",
+            agent(&mock, "closed-port", &child(closed_port), ""),
+        ),
+        (
+            ".agents/agents/dropped.md",
+            agent(&mock, "dropped", &child(dropper_port), ""),
+        ),
+    ];
+    let (_ws, c) = start(&mock, &files, &[]).await;
+    for (name, port) in [("closed-port", closed_port), ("dropped", dropper_port)] {
+        let record = run_to_end(&c, name).await;
+        assert_eq!(record["status"], "failed", "{name}: {record}");
+        assert_eq!(
+            record["error"]["code"], "child_mcp_startup_error",
+            "{record}"
+        );
+        let message = record["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("MCP server remote"), "{message}");
+        assert!(
+            message.contains(&format!("127.0.0.1:{port}")),
+            "the host is named: {message}"
+        );
+        assert!(!message.contains("s3cr3t"), "{name}: {message}");
+        assert!(!message.contains("/mcp"), "{name}: {message}");
+    }
+    assert!(mock.requests().is_empty());
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker();
+    let files = vec![(
+        ".agents/agents/a.md",
+        agent(&mock, "refused", &stdio_child("fx", &[], &m, ""), ""),
+    )];
+    let (_ws, c) = start(&mock, &files, &[]).await;
+    mock.push([
+        Step::tool_calls(vec![
+            ("fx__refuse", json!({"bytes": 1_200_000})),
+            ("fx__refuse", json!({"bytes": 10})),
+        ]),
+        Step::text("refused twice"),
+    ]);
+    let record = run_to_end(&c, "refused").await;
+    assert_eq!(record["status"], "completed", "{record}");
+    let out = outputs(&mock);
+    let long = &out[0];
+    assert!(
+        long.starts_with("Error: the MCP server fx refused the call: rrrr"),
+        "{:.80}",
+        long
+    );
+    assert!(long.len() < 1024 * 1024 + 100, "{} bytes", long.len());
+    assert!(
+        long.ends_with(&format!(
+            "[output truncated: {} of {} bytes shown]",
+            1024 * 1024,
+            "the MCP server fx refused the call: ".len() + 1_200_000
+        )),
+        "{}",
+        &long[long.len().saturating_sub(80)..]
+    );
+    assert_eq!(
+        out[1],
+        format!(
+            "Error: the MCP server fx refused the call: {}",
+            "r".repeat(10)
+        )
+    );
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
+    use mcp_agents::child_mcp::toolset::model_tool_name;
+    use mcp_agents::fixture_server::odd_tool_name;
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker();
+    let files = vec![(
+        ".agents/agents/a.md",
+        agent(
+            &mock,
+            "odd",
+            &stdio_child("fx", &["--odd-name"], &m, "      tool_timeout_sec: 2\n"),
+            "",
+        ),
+    )];
+    let (_ws, c) = start(&mock, &files, &[]).await;
+    let offered_name = model_tool_name("fx", &odd_tool_name(), &Default::default());
+    mock.push([
+        Step::tool_call(&offered_name, json!({"ms": 10_000})),
+        Step::tool_call(&offered_name, json!({"ms": 1})),
+        Step::text("done"),
+    ]);
+    let id = c.spawn("odd", "Sleep.").await;
+    let activity = c.wait_for_phase(&id, "tool_call").await["activity"].clone();
+    let tool = activity["tool"].as_str().unwrap();
+    let summary = activity["summary"].as_str().unwrap();
+    assert!(tool.starts_with("sleep]0;owned[2Jzzz"), "{tool:?}");
+    assert_eq!(tool.chars().count(), 128, "capped: {tool:?}");
+    assert_eq!(summary, format!("Calling fx.{tool}"));
+    for text in [tool, summary] {
+        assert!(!text.chars().any(invisible), "{text:?}");
+    }
+    let done = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    assert_eq!(done["result"], "done", "{done}");
+    let out = outputs(&mock);
+    assert_eq!(
+        out[0],
+        format!("Error: the call to fx.{tool} did not finish within 2 s and was cancelled")
+    );
+    assert_eq!(
+        out[1], "slept 1 ms",
+        "the child is called by the name it listed"
+    );
     assert_no_process_left(&m, 6).await;
     c.close().await;
 }

@@ -19,6 +19,7 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildPr
 use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode};
 use rmcp::{ClientServiceExt, RoleClient, ServiceError};
 use tokio::time::Instant;
+use url::Url;
 
 use super::config::Launch;
 
@@ -47,13 +48,28 @@ pub struct ChildConnection {
     service: RunningService<RoleClient, ChildClient>,
     /// The process group of a stdio child.
     process_group: Option<u32>,
+    /// Takes an HTTP child's URL out of call errors.
+    redactor: Redactor,
 }
 
 /// Starts `launch`, requires 2026-07-28, and lists every tool, all within `bound`.
+/// An error never carries an HTTP child's URL beyond its scheme, host and port.
 pub async fn connect(
     server: &str,
     launch: &Launch,
     bound: Duration,
+) -> Result<(ChildConnection, Vec<Tool>), String> {
+    let redactor = Redactor::for_launch(launch);
+    connect_unredacted(server, launch, bound, redactor.clone())
+        .await
+        .map_err(|message| redactor.apply(&message))
+}
+
+async fn connect_unredacted(
+    server: &str,
+    launch: &Launch,
+    bound: Duration,
+    redactor: Redactor,
 ) -> Result<(ChildConnection, Vec<Tool>), String> {
     let deadline = Instant::now() + bound;
     let (service, process_group) = start(server, launch, modern(), deadline).await?;
@@ -61,6 +77,7 @@ pub async fn connect(
         server: server.to_owned(),
         service,
         process_group,
+        redactor,
     };
     connection
         .service
@@ -267,11 +284,8 @@ impl ChildConnection {
         arguments: serde_json::Map<String, serde_json::Value>,
     ) -> Result<CallToolResult, String> {
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        self.service
-            .peer()
-            .call_tool(params)
-            .await
-            .map_err(|e| match e {
+        self.service.peer().call_tool(params).await.map_err(|e| {
+            let message = match e {
                 ServiceError::TransportClosed | ServiceError::TransportSend(_) => format!(
                     "the MCP server {} closed the connection during the call (it may have exited)",
                     self.server
@@ -281,7 +295,9 @@ impl ChildConnection {
                     self.server, e.message
                 ),
                 other => format!("the call to the MCP server {} failed: {other}", self.server),
-            })
+            };
+            self.redactor.apply(&message)
+        })
     }
 
     /// Closes the connection; a stdio child that is still there after `bound` is killed with
@@ -291,5 +307,162 @@ impl ChildConnection {
         if let Some(pid) = self.process_group {
             kill_group(pid);
         }
+    }
+}
+
+/// Takes an HTTP child's URL out of error texts (the rule of `definition::endpoint`: error
+/// messages never echo a URL, whose path, query or user info may carry a secret). The
+/// configured URL, and any other URL in the text (as in reqwest's `for url (…)`), become
+/// `scheme://host[:port]`. Errors of stdio children are left as they are.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    url: Option<Url>,
+}
+
+impl Redactor {
+    pub fn for_launch(launch: &Launch) -> Self {
+        match launch {
+            Launch::Http { url, .. } => Redactor {
+                url: Some(url.clone()),
+            },
+            Launch::Stdio { .. } => Redactor::default(),
+        }
+    }
+
+    pub fn apply(&self, message: &str) -> String {
+        let Some(url) = &self.url else {
+            return message.to_owned();
+        };
+        let message = message.replace(url.as_str(), &origin(url));
+        redact_urls(&message)
+    }
+}
+
+/// `scheme://host[:port]` of `url`; user info, path, query and fragment are left out.
+fn origin(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("");
+    match url.port() {
+        Some(port) => format!("{}://{host}:{port}", url.scheme()),
+        None => format!("{}://{host}", url.scheme()),
+    }
+}
+
+/// Every `scheme://…` in `text` reduced to its origin. A URL runs to the next whitespace (a
+/// quote or parenthesis can be part of a path) less any trailing sentence punctuation, and a
+/// closing `)`, quote or `>` that matches the character just before the URL is kept out of
+/// it. Text that does not parse as a URL with a
+/// host is replaced whole.
+pub fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let before = &rest[..at];
+        let scheme_len = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            .count();
+        // ASCII only, so the count is in bytes.
+        let start = at - scheme_len;
+        let scheme = &rest[start..at];
+        if !scheme.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            out.push_str(&rest[..at + 3]);
+            rest = &rest[at + 3..];
+            continue;
+        }
+        let after = &rest[at + 3..];
+        let mut len = after.find(char::is_whitespace).unwrap_or(after.len());
+        // Sentence punctuation after the URL stays in the text.
+        len = after[..len]
+            .trim_end_matches(['.', ',', ';', ':', '!', '?'])
+            .len();
+        let closer = match rest[..start].chars().next_back() {
+            Some('(') => Some(')'),
+            Some('<') => Some('>'),
+            Some(q @ ('"' | '\'' | '`')) => Some(q),
+            _ => None,
+        };
+        if let Some(closer) = closer
+            && after[..len].ends_with(closer)
+        {
+            len -= 1;
+        }
+        let candidate = &rest[start..at + 3 + len];
+        out.push_str(&rest[..start]);
+        match Url::parse(candidate) {
+            Ok(url) if url.host_str().is_some() => out.push_str(&origin(&url)),
+            _ => {
+                out.push_str(scheme);
+                out.push_str("://(not shown)");
+            }
+        }
+        rest = &after[len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(url: &str) -> Redactor {
+        Redactor {
+            url: Some(Url::parse(url).unwrap()),
+        }
+    }
+
+    #[test]
+    fn urls_lose_everything_after_the_port() {
+        let r = http("http://127.0.0.1:8123/mcp/s3cr3t-path?token=s3cr3t-query#s3cr3t-frag");
+        // What rmcp and reqwest really say when nothing listens at the port.
+        let message = "failed during server/discover: Send message error Transport [rmcp::\
+                       transport::worker::WorkerTransport<…>] error: Client error: error sending \
+                       request for url (http://127.0.0.1:8123/mcp/s3cr3t-path?token=s3cr3t-query\
+                       #s3cr3t-frag), when send discover request";
+        assert_eq!(
+            r.apply(message),
+            "failed during server/discover: Send message error Transport [rmcp::transport::\
+             worker::WorkerTransport<…>] error: Client error: error sending request for url \
+             (http://127.0.0.1:8123), when send discover request"
+        );
+        // Another URL, or the same without its fragment, goes the same way.
+        assert_eq!(
+            r.apply("for url (http://127.0.0.1:8123/mcp/s3cr3t-path?token=s3cr3t-query), when"),
+            "for url (http://127.0.0.1:8123), when"
+        );
+        assert_eq!(
+            r.apply("see http://other.example/s3cr3t. Then https://x.example/s3cr3t;"),
+            "see http://other.example. Then https://x.example;"
+        );
+        assert_eq!(
+            r.apply("see https://user:pw@example.com/a/b?c=d#e and http://[::1]:9/x)"),
+            "see https://example.com and http://[::1]:9"
+        );
+        let with_paren = http("https://example.com/a)b?k=secret");
+        assert_eq!(
+            with_paren.apply("for url (https://example.com/a)b?k=secret)"),
+            "for url (https://example.com)"
+        );
+        assert_eq!(
+            r.apply("::// 1://x ://"),
+            "::// 1://x ://",
+            "no scheme, nothing to redact"
+        );
+        assert_eq!(r.apply("bad http://"), "bad http://(not shown)");
+        assert_eq!(
+            r.apply("ünïcode before https://h.example/sécret"),
+            "ünïcode before https://h.example"
+        );
+        assert_eq!(
+            r.apply("moved to \"https://other.example/p'q?k=v\" and <http://localhost:1/a>"),
+            "moved to \"https://other.example\" and <http://localhost:1>"
+        );
+    }
+
+    #[test]
+    fn stdio_errors_are_left_alone() {
+        let r = Redactor::default();
+        assert_eq!(r.apply("see http://x.example/y"), "see http://x.example/y");
     }
 }

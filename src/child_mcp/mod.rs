@@ -92,6 +92,9 @@ pub struct ChildToolSet {
     descriptors: Vec<ToolDescriptor>,
     /// For each descriptor: the index of the connection that serves it.
     routes: Vec<usize>,
+    /// For each descriptor: the tool's name as the child listed it, for calls (the
+    /// descriptor's `tool` is the sanitized name activity shows).
+    child_names: Vec<String>,
     connections: Vec<ChildConnection>,
 }
 
@@ -104,10 +107,13 @@ impl ChildToolSet {
         let mut taken = HashSet::new();
         for (index, (connection, tools, timeout)) in started.into_iter().enumerate() {
             for tool in tools {
-                if !toolset::offered(definition, &connection.server, &tool) {
+                // The name is settled first, so that the lists are matched against the name
+                // the model would see as well as the child's own (a pattern written with
+                // either must hold). A tool left out takes no name.
+                let name = toolset::model_tool_name(&connection.server, &tool.name, &taken);
+                if !toolset::offered(definition, &connection.server, &tool, &name) {
                     continue;
                 }
-                let name = toolset::model_tool_name(&connection.server, &tool.name, &taken);
                 taken.insert(name.clone());
                 set.descriptors.push(ToolDescriptor {
                     spec: ToolSpec {
@@ -118,10 +124,11 @@ impl ChildToolSet {
                         input_schema: toolset::object_schema(&tool.input_schema),
                     },
                     server: connection.server.clone(),
-                    tool: tool.name.to_string(),
+                    tool: toolset::activity_tool_name(&tool.name),
                     timeout,
                 });
                 set.routes.push(index);
+                set.child_names.push(tool.name.to_string());
             }
             set.connections.push(connection);
         }
@@ -136,8 +143,8 @@ impl ToolBox for ChildToolSet {
 
     fn call(&self, index: usize, arguments: Value) -> BoxFuture<'_, ToolResult> {
         Box::pin(async move {
-            let (Some(descriptor), Some(&connection)) =
-                (self.descriptors.get(index), self.routes.get(index))
+            let (Some(&connection), Some(child_name)) =
+                (self.routes.get(index), self.child_names.get(index))
             else {
                 return ToolResult {
                     content: format!("there is no tool number {index}"),
@@ -149,14 +156,21 @@ impl ToolBox for ChildToolSet {
                 _ => serde_json::Map::new(),
             };
             // Every route was made from a connection pushed in `build`.
-            let connection = &self.connections[connection];
-            match connection.call(&descriptor.tool, arguments).await {
+            let Some(connection) = self.connections.get(connection) else {
+                return ToolResult {
+                    content: format!("there is no connection for tool number {index}"),
+                    is_error: true,
+                };
+            };
+            match connection.call(child_name, arguments).await {
                 Ok(result) => ToolResult {
                     content: toolset::render_result(&result),
                     is_error: result.is_error == Some(true),
                 },
+                // The child's own error text can be as long as it likes: the same cap as
+                // any output.
                 Err(message) => ToolResult {
-                    content: message,
+                    content: toolset::cap_output(message),
                     is_error: true,
                 },
             }

@@ -23,7 +23,7 @@ use std::time::Duration;
 use url::Url;
 
 pub use template::Template;
-pub use tool_filter::{ToolFilter, ToolNaming, ToolPattern};
+pub use tool_filter::{ToolFilter, ToolNames, ToolNaming, ToolPattern};
 
 /// Model requests a run may make when the definition does not say (SPEC §12).
 pub const DEFAULT_MAX_TURNS: u32 = 32;
@@ -57,12 +57,19 @@ pub struct AgentDefinition {
 impl AgentDefinition {
     /// Whether the model may be offered `server`'s `tool`, given the tool's annotations
     /// (SPEC §8.5): the agent's lists, the server's own lists, then read-only mode.
-    /// Deny lists always win.
+    /// Deny lists always win. Without the name offered to the model, patterns are matched
+    /// against the child's name and that name under the provider character rule.
     pub fn offers_tool(&self, server: &str, tool: &str, hints: ToolHints) -> bool {
-        let Some(config) = self.mcp_servers.get(server) else {
+        self.offers_named_tool(&ToolNames::new(server, tool), hints)
+    }
+
+    /// [`offers_tool`](Self::offers_tool) for a tool whose names (and, when known, the exact
+    /// name offered to the model) are `names`: a pattern that matches any of them counts.
+    pub fn offers_named_tool(&self, names: &ToolNames<'_>, hints: ToolHints) -> bool {
+        let Some(config) = self.mcp_servers.get(names.server) else {
             return false;
         };
-        if !self.tools.permits(server, tool) || !config.permits(tool) {
+        if !self.tools.permits_names(names) || !config.permits_names(names) {
             return false;
         }
         match self.sandbox {
@@ -298,9 +305,22 @@ impl ChildServerConfig {
         }
     }
 
-    /// Whether this server's own lists let `tool` through.
+    /// Whether this server's own lists let `tool` through (matched as listed and under the
+    /// provider character rule).
     pub fn permits(&self, tool: &str) -> bool {
-        let matches = |glob: &String| tool_filter::glob_matches(glob, tool);
+        self.permits_names(&ToolNames::new("", tool))
+    }
+
+    /// Whether this server's own lists let the tool named `names` through: its lists name
+    /// bare tools, so they are matched against the tool's part of each name
+    /// ([`ToolNames::tool_candidates`]); any match counts, for deny as for allow.
+    pub fn permits_names(&self, names: &ToolNames<'_>) -> bool {
+        let candidates = names.tool_candidates();
+        let matches = |glob: &String| {
+            candidates
+                .iter()
+                .any(|candidate| tool_filter::glob_matches(glob, candidate))
+        };
         self.enabled_tools
             .as_ref()
             .is_none_or(|allow| allow.iter().any(matches))
@@ -461,6 +481,51 @@ mod tests {
             deny: vec![ToolPattern::new("docs__read", ToolNaming::Qualified)],
         };
         let d = def_with(Sandbox::ReadOnly, tools, stdio());
+        assert!(!d.offers_tool("docs", "read", RO));
+    }
+
+    #[test]
+    fn lists_match_the_name_the_model_is_offered() {
+        // `delete.issue` is offered as `docs__delete_issue`; lists written with that name
+        // must hold, at the agent's level and at the server's.
+        let names = ToolNames::new("docs", "delete.issue").offered_as("docs__delete_issue");
+        let deny = ToolFilter {
+            allow: None,
+            deny: vec![ToolPattern::new(
+                "docs__delete_issue",
+                ToolNaming::Qualified,
+            )],
+        };
+        let d = def_with(Sandbox::Default, deny, stdio());
+        assert!(!d.offers_named_tool(&names, RO));
+        assert!(!d.offers_tool("docs", "delete.issue", RO));
+        assert!(d.offers_tool("docs", "read", RO));
+
+        let mut allow = ToolFilter::default();
+        allow.allow(ToolPattern::new(
+            "docs__delete_issue",
+            ToolNaming::Qualified,
+        ));
+        let d = def_with(Sandbox::Default, allow, stdio());
+        assert!(d.offers_named_tool(&names, RO));
+        assert!(!d.offers_tool("docs", "read", RO));
+
+        let mut server = stdio();
+        server.disabled_tools = vec!["delete_issue".into()];
+        let d = def_with(Sandbox::Default, ToolFilter::default(), server);
+        assert!(!d.offers_named_tool(&names, RO));
+        assert!(!d.offers_tool("docs", "delete.issue", RO));
+
+        // A collision suffix is part of the offered name, and the server's lists see it.
+        let second = ToolNames::new("docs", "delete/issue").offered_as("docs__delete_issue_2");
+        let mut server = stdio();
+        server.disabled_tools = vec!["delete_issue_2".into()];
+        let d = def_with(Sandbox::Default, ToolFilter::default(), server);
+        assert!(!d.offers_named_tool(&second, RO));
+        let mut server = stdio();
+        server.enabled_tools = Some(vec!["delete_issue".into()]);
+        let d = def_with(Sandbox::Default, ToolFilter::default(), server);
+        assert!(d.offers_named_tool(&names, RO));
         assert!(!d.offers_tool("docs", "read", RO));
     }
 }

@@ -5,6 +5,14 @@
 //! the server and tool names: canonical and Claude patterns read `server__tool` (Claude's
 //! `mcp__server__tool` loses its prefix when parsed), OpenCode patterns read `server_tool`.
 //! `*` matches any run of characters; everything else matches itself.
+//!
+//! A child's tool name is not always the name the model is offered: characters outside
+//! `[A-Za-z0-9_-]` become `_`, and a long or colliding name gets a hash or a suffix (SPEC
+//! §8.4). A pattern written against either name must work, or a deny list would miss the
+//! tool it names, so every pattern is matched against all the names a tool goes by
+//! ([`ToolNames`]): the joined name as the child wrote it, the same with the provider
+//! character rule applied, and the exact name offered to the model. Any match counts, for
+//! deny (any match denies) as for allow (any match allows).
 
 /// How a pattern's text joins the server and the tool name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,13 +47,87 @@ impl ToolPattern {
         self.naming
     }
 
+    /// Whether the pattern matches `server`'s `tool` under any name it goes by, not knowing
+    /// the exact name offered to the model.
     pub fn matches(&self, server: &str, tool: &str) -> bool {
+        self.matches_names(&ToolNames::new(server, tool))
+    }
+
+    /// Whether the pattern matches any of the names in `names`.
+    pub fn matches_names(&self, names: &ToolNames<'_>) -> bool {
         let sep = match self.naming {
             ToolNaming::Qualified => "__",
             ToolNaming::OpenCode => "_",
         };
-        glob_matches(&self.glob, &format!("{server}{sep}{tool}"))
+        let raw = format!("{}{sep}{}", names.server, names.tool);
+        let normalized = provider_safe(&raw);
+        glob_matches(&self.glob, &raw)
+            || (normalized != raw && glob_matches(&self.glob, &normalized))
+            || names
+                .offered
+                .is_some_and(|offered| glob_matches(&self.glob, offered))
     }
+}
+
+/// The names one child tool goes by, for matching patterns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolNames<'a> {
+    /// The child server's name in the definition.
+    pub server: &'a str,
+    /// The tool's name as the child lists it.
+    pub tool: &'a str,
+    /// The exact name the model is offered (`server__tool` reduced to the provider rules,
+    /// possibly cut and hashed, possibly with a collision suffix), when it is known.
+    pub offered: Option<&'a str>,
+}
+
+impl<'a> ToolNames<'a> {
+    pub fn new(server: &'a str, tool: &'a str) -> Self {
+        ToolNames {
+            server,
+            tool,
+            offered: None,
+        }
+    }
+
+    pub fn offered_as(self, offered: &'a str) -> Self {
+        ToolNames {
+            offered: Some(offered),
+            ..self
+        }
+    }
+
+    /// The tool's part of the names, for a server's own lists (which name bare tools):
+    /// as listed, with the provider character rule applied, and what follows the server's
+    /// part of the offered name.
+    pub fn tool_candidates(&self) -> Vec<String> {
+        let mut out = vec![self.tool.to_owned()];
+        let normalized = provider_safe(self.tool);
+        if normalized != self.tool {
+            out.push(normalized);
+        }
+        let prefix = format!("{}__", provider_safe(self.server));
+        if let Some(rest) = self.offered.and_then(|o| o.strip_prefix(&prefix))
+            && !out.iter().any(|c| c == rest)
+        {
+            out.push(rest.to_owned());
+        }
+        out
+    }
+}
+
+/// `text` with every character outside `[A-Za-z0-9_-]` replaced by `_`: the character rule
+/// of the tool names the providers accept (SPEC §8.4), before any length cut.
+pub fn provider_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// An agent-wide allow list (absent: everything) and deny list.
@@ -56,13 +138,20 @@ pub struct ToolFilter {
 }
 
 impl ToolFilter {
-    /// Whether the lists let `server`'s `tool` through (read-only mode is checked elsewhere).
+    /// Whether the lists let `server`'s `tool` through (read-only mode is checked elsewhere),
+    /// not knowing the exact name offered to the model.
     pub fn permits(&self, server: &str, tool: &str) -> bool {
-        let denied = self.deny.iter().any(|p| p.matches(server, tool));
+        self.permits_names(&ToolNames::new(server, tool))
+    }
+
+    /// Whether the lists let the tool through: denied when any deny pattern matches any of
+    /// its names, allowed (without an allow list, or) when any allow pattern matches any.
+    pub fn permits_names(&self, names: &ToolNames<'_>) -> bool {
+        let denied = self.deny.iter().any(|p| p.matches_names(names));
         let allowed = self
             .allow
             .as_ref()
-            .is_none_or(|allow| allow.iter().any(|p| p.matches(server, tool)));
+            .is_none_or(|allow| allow.iter().any(|p| p.matches_names(names)));
         allowed && !denied
     }
 
@@ -124,6 +213,93 @@ mod tests {
         assert!(o.matches("gh_x", "search") && o.matches("gh", "x_search"));
         let q = ToolPattern::new("gh_x__search", ToolNaming::Qualified);
         assert!(q.matches("gh_x", "search") && !q.matches("gh", "x_search"));
+    }
+
+    #[test]
+    fn patterns_match_the_offered_name_as_well_as_the_raw_one() {
+        // `delete.issue` is offered as `tracker__delete_issue`.
+        let names = ToolNames::new("tracker", "delete.issue").offered_as("tracker__delete_issue");
+        let deny = ToolFilter {
+            allow: None,
+            deny: vec![ToolPattern::new(
+                "tracker__delete_issue",
+                ToolNaming::Qualified,
+            )],
+        };
+        assert!(!deny.permits_names(&names), "the offered name denies");
+        assert!(
+            !deny.permits("tracker", "delete.issue"),
+            "the character rule is known without the offered name"
+        );
+        let raw_deny = ToolFilter {
+            allow: None,
+            deny: vec![ToolPattern::new(
+                "tracker__delete.issue",
+                ToolNaming::Qualified,
+            )],
+        };
+        assert!(!raw_deny.permits_names(&names), "the raw name still denies");
+        let mut allow = ToolFilter::default();
+        allow.allow(ToolPattern::new(
+            "tracker__delete_issue",
+            ToolNaming::Qualified,
+        ));
+        assert!(allow.permits_names(&names), "the offered name allows");
+        let mut raw_allow = ToolFilter::default();
+        raw_allow.allow(ToolPattern::new(
+            "tracker__delete.issue",
+            ToolNaming::Qualified,
+        ));
+        assert!(raw_allow.permits_names(&names), "the raw name allows");
+        assert!(!raw_allow.permits("tracker", "close"));
+
+        // A name that was cut and hashed, or given a collision suffix, is matched as offered.
+        let long = "x".repeat(100);
+        let hashed = ToolNames::new("srv", &long).offered_as("srv__xxxx_0badf00d");
+        let deny_hashed = ToolFilter {
+            allow: None,
+            deny: vec![ToolPattern::new(
+                "srv__xxxx_0badf00d",
+                ToolNaming::Qualified,
+            )],
+        };
+        assert!(!deny_hashed.permits_names(&hashed));
+        assert!(deny_hashed.permits("srv", &long));
+        let second =
+            ToolNames::new("tracker", "delete/issue").offered_as("tracker__delete_issue_2");
+        let deny_second = ToolFilter {
+            allow: None,
+            deny: vec![ToolPattern::new(
+                "tracker__delete_issue_2",
+                ToolNaming::Qualified,
+            )],
+        };
+        assert!(!deny_second.permits_names(&second));
+
+        // OpenCode patterns: `server_tool` with the character rule, and the offered name.
+        let open = ToolFilter {
+            allow: None,
+            deny: vec![ToolPattern::new(
+                "tracker_delete_issue",
+                ToolNaming::OpenCode,
+            )],
+        };
+        assert!(!open.permits_names(&names));
+        assert!(!open.permits("tracker", "delete.issue"));
+        assert!(
+            open.permits("tracker", "delete"),
+            "`delete` is not `delete_issue`"
+        );
+    }
+
+    #[test]
+    fn tool_candidates_for_server_lists() {
+        let names = ToolNames::new("my.srv", "delete.issue").offered_as("my_srv__delete_issue_2");
+        assert_eq!(
+            names.tool_candidates(),
+            ["delete.issue", "delete_issue", "delete_issue_2"]
+        );
+        assert_eq!(ToolNames::new("s", "read").tool_candidates(), ["read"]);
     }
 
     #[test]
