@@ -249,6 +249,21 @@ async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
         ),
     ];
     let (_ws, c) = start(&mock, &files, &[]).await;
+    // The startup activity is bounded by the definition's lowered timeout, not 15 s.
+    let id = c.spawn("hanging", "t").await;
+    let mut activity = serde_json::Value::Null;
+    for _ in 0..100 {
+        activity = c.wait(&[&id], 0).await["agents"][0]["activity"].clone();
+        if activity["phase"] == "child_mcp_startup" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(activity["phase"], "child_mcp_startup", "{activity}");
+    assert_eq!(activity["target"], "slow", "{activity}");
+    let remaining = activity["operation_timeout_remaining_ms"].as_u64().unwrap();
+    assert!(remaining <= 1_000, "{activity}");
+    c.wait(&[&id], 20_000).await;
     let expectations = [
         (
             "hanging",

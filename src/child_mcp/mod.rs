@@ -54,7 +54,15 @@ impl ToolsFactory for ChildServers {
             if names.is_empty() {
                 return Ok(Box::new(ChildToolSet::default()) as Box<dyn RunTools>);
             }
-            observer.activity(Activity::child_startup(&names.join(", ")));
+            // They start in parallel: one activity names them all, bounded by the longest
+            // of their startup timeouts.
+            let bound = definition
+                .mcp_servers
+                .values()
+                .map(|c| c.startup_timeout)
+                .max()
+                .unwrap_or_default();
+            observer.activity(Activity::child_startup(&names.join(", "), bound));
             let starts = definition
                 .mcp_servers
                 .iter()

@@ -56,13 +56,13 @@ impl Activity {
         }
     }
 
-    pub fn child_startup(server: &str) -> Self {
+    pub fn child_startup(server: &str, timeout: Duration) -> Self {
         Activity {
             phase: Phase::ChildMcpStartup,
             summary: format!("Starting MCP server {server}"),
             tool: None,
             target: Some(server.to_owned()),
-            timeout: Some(CHILD_STARTUP_TIMEOUT),
+            timeout: Some(timeout.min(CHILD_STARTUP_TIMEOUT)),
         }
     }
 
