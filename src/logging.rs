@@ -1,6 +1,7 @@
 //! Logging to stderr (stdout belongs to the MCP stdio transport). Lines read
 //! `warning: <file>: <reason>`, without timestamps or targets, so warnings look the same
-//! from the server and from `check`. `RUST_LOG` sets the levels (default: `warn`, and nothing from `rmcp`).
+//! from the server and from `check`. `RUST_LOG` sets the levels (default: `warn`, and nothing
+//! from `rmcp`); URLs in the libraries' lines are shown as `scheme://host[:port]` only.
 
 use std::fmt;
 
@@ -9,6 +10,8 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
 use tracing_subscriber::registry::LookupSpan;
+
+use crate::child_mcp::connect::redact_urls;
 
 /// Installs the stderr logger once; later calls do nothing.
 pub fn init() {
@@ -48,7 +51,21 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         write!(writer, "{}: ", level_word(*event.metadata().level()))?;
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        if !event
+            .metadata()
+            .target()
+            .starts_with(env!("CARGO_CRATE_NAME"))
+        {
+            // The libraries' lines (rmcp's only when RUST_LOG asks for them) quote transport
+            // errors, whose URLs can carry a credential in their path or query; ours never
+            // do.
+            let mut text = String::new();
+            ctx.field_format()
+                .format_fields(Writer::new(&mut text), event)?;
+            write!(writer, "{}", redact_urls(&text))?;
+        } else {
+            ctx.field_format().format_fields(writer.by_ref(), event)?;
+        }
         writeln!(writer)
     }
 }

@@ -624,6 +624,25 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
     }
     assert!(mock.requests().is_empty());
     c.close().await;
+
+    // Nor in rmcp's own log lines, when RUST_LOG asks for them.
+    let out = tokio::process::Command::new(binary::BIN)
+        .args(["run", "--workspace"])
+        .arg(_ws.path())
+        .args(["dropped", "t"])
+        .env(binary::KEY_VAR, KEY)
+        .env("RUST_LOG", "debug")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("child_mcp_startup_error"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{dropper_port}")),
+        "rmcp's lines are there: {stderr}"
+    );
+    assert!(!stderr.contains("s3cr3t"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
