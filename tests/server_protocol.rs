@@ -134,27 +134,38 @@ async fn an_unknown_tool_is_a_protocol_error() {
     connection.close().await;
 }
 
-/// Raw JSON-RPC lines, as a minimal client would send them.
-#[test]
-fn stdout_carries_only_protocol_messages_and_warnings_go_to_stderr() {
+/// The binary on a workspace with one valid Claude agent (`ok`) and `extra` files in
+/// `.claude/agents`, its stdio piped for raw JSON-RPC lines.
+fn raw_server(extra: &[(&str, &str)]) -> (tempfile::TempDir, std::process::Child) {
     let ws = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(ws.path().join(".claude/agents")).unwrap();
-    std::fs::write(ws.path().join(".claude/agents/bad.md"), "no frontmatter").unwrap();
-    std::fs::write(
-        ws.path().join(".claude/agents/ok.md"),
-        "---\nname: ok\ndescription: d\nmodel: sonnet\n---\nBody.\n",
-    )
-    .unwrap();
-    let mut child = Command::new(binary::BIN)
+    let agents = ws.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let ok = "---\nname: ok\ndescription: d\nmodel: sonnet\n---\nBody.\n";
+    for (file, text) in [("ok.md", ok)].iter().chain(extra) {
+        std::fs::write(agents.join(file), text).unwrap();
+    }
+    let child = Command::new(binary::BIN)
         .arg(ws.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-                      "io.modelcontextprotocol/clientCapabilities": {}});
+    (ws, child)
+}
+
+/// The per-request `_meta` of a 2026-07-28 client.
+fn raw_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+           "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+           "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+/// Raw JSON-RPC lines, as a minimal client would send them.
+#[test]
+fn stdout_carries_only_protocol_messages_and_warnings_go_to_stderr() {
+    let (_ws, mut child) = raw_server(&[("bad.md", "no frontmatter")]);
+    let meta = raw_meta();
     let mut stdin = child.stdin.take().unwrap();
     for message in [
         json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
@@ -193,24 +204,8 @@ fn stdout_carries_only_protocol_messages_and_warnings_go_to_stderr() {
 /// although `rmcp` types them as an object (the transports mark them first).
 #[test]
 fn arguments_that_are_not_an_object_are_invalid_input_over_stdio() {
-    let mock_ws = tempfile::tempdir().unwrap();
-    let dir = mock_ws.path().join(".claude/agents");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("a.md"),
-        "---\nname: a\ndescription: d\nmodel: sonnet\n---\nDo.\n",
-    )
-    .unwrap();
-    let mut child = Command::new(binary::BIN)
-        .arg(mock_ws.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let (_ws, mut child) = raw_server(&[]);
+    let meta = raw_meta();
     let mut stdin = child.stdin.take().unwrap();
     let kinds = [
         (json!([]), "an array"),
