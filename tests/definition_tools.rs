@@ -106,3 +106,17 @@ fn opencode_rules_keep_their_order_and_ask_denies() {
         ]
     );
 }
+
+#[test]
+fn codex_deny_list_holds_next_to_a_tools_table() {
+    assert_eq!(
+        offered("codex-table-deny", WRITE),
+        [
+            "docs__search",
+            "docs__read",
+            "docs__write",
+            "tracker__search",
+            "tracker__close",
+        ]
+    );
+}
