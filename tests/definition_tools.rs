@@ -71,6 +71,14 @@ fn claude_selectors_pick_child_tools_and_ignore_built_ins() {
 }
 
 #[test]
+fn claude_deny_maps_deny_their_true_entries() {
+    assert_eq!(
+        offered("claude-deny-map", WRITE),
+        ["docs__search", "docs__read", "docs__write"]
+    );
+}
+
+#[test]
 fn codex_lists_apply_per_server_and_read_only_needs_the_hint() {
     assert!(offered("codex-tools", WRITE).is_empty(), "read-only mode");
     assert_eq!(

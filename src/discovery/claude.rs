@@ -121,14 +121,36 @@ fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), 
         ignored.extend(unknown);
     }
     if let Some((field, value)) = doc.find(&["disallowedTools", "disallowed_tools"])? {
-        let (listed, switched_off) = entries(field, value)?;
-        let denied: Vec<String> = listed.into_iter().flatten().chain(switched_off).collect();
+        let denied = deny_entries(field, value)?;
         let (patterns, unknown) = qualified_patterns(&denied);
         draft.tools.deny.extend(patterns);
         ignored.extend(unknown);
     }
     note_ignored_tools(draft, &ignored, ctx);
     Ok(())
+}
+
+/// The entries of a deny field. A list or comma string lists them; in a `{Name: true}` map
+/// `true` means "disallowed", and `false` is refused: it reads both as "not disallowed" and,
+/// copied from a `tools` map, as "switched off", and a deny list must not be guessed.
+fn deny_entries(field: &str, value: &Value) -> Result<Vec<String>, String> {
+    let Value::Object(map) = value else {
+        return string_list(field, value, true);
+    };
+    let mut denied = Vec::new();
+    for (name, flag) in map {
+        match flag {
+            Value::Bool(true) => denied.push(name.clone()),
+            Value::Bool(false) => {
+                return Err(format!(
+                    "`{field}.{name}: false` is ambiguous in a deny list (denied, or not?); \
+                     list the tools to deny, or set them to true"
+                ));
+            }
+            _ => return Err(format!("`{field}.{name}` must be true or false")),
+        }
+    }
+    Ok(denied)
 }
 
 /// The entries of a tools field: `(listed, switched off)`. A list or comma string gives
