@@ -128,3 +128,21 @@ fn codex_deny_list_holds_next_to_a_tools_table() {
         ]
     );
 }
+
+#[test]
+fn opencode_allow_all_never_removes_a_deny() {
+    assert_eq!(
+        offered("allow-all-keeps-denies", WRITE),
+        [
+            "docs__search",
+            "docs__read",
+            "docs__write",
+            "tracker__search",
+            "tracker__close"
+        ]
+    );
+    assert_eq!(
+        offered("bare-allow-keeps-denies", WRITE),
+        ["docs__search", "docs__read", "docs__delete"]
+    );
+}

@@ -276,21 +276,16 @@ fn permission_rules(field: &str, value: &Value, ctx: &mut Ctx<'_>) -> Result<Vec
 
 /// Maps OpenCode's ordered, last-match-wins rules onto allow and deny lists: `"*": false`
 /// starts an allow list (nothing is offered unless a later rule allows it), `"*": true`
-/// resets to everything, other `false` rules deny (and deny always wins here, so a later
-/// `true` only undoes an identical earlier pattern).
+/// drops the allow list (everything not denied), other `false` rules deny. Deny always wins
+/// here: `"*"` rules change only the allow list and never remove a deny entry, and a later
+/// `true` undoes only an identical earlier pattern.
 fn ordered_rules_to_filter(rules: &[Rule]) -> ToolFilter {
     let mut allow: Option<Vec<String>> = None;
     let mut deny: Vec<String> = Vec::new();
     for rule in rules {
         match (rule.pattern.as_str(), rule.allow) {
-            ("*", false) => {
-                allow = Some(Vec::new());
-                deny.clear();
-            }
-            ("*", true) => {
-                allow = None;
-                deny.clear();
-            }
+            ("*", false) => allow = Some(Vec::new()),
+            ("*", true) => allow = None,
             (pattern, true) => {
                 deny.retain(|d| d != pattern);
                 if let Some(allow) = allow.as_mut() {
@@ -339,6 +334,17 @@ mod tests {
         assert!(f.permits("docs", "read"));
         let f = ordered_rules_to_filter(&rules(&[("docs_read", true), ("*", false)]));
         assert!(!f.permits("docs", "read"));
+    }
+
+    #[test]
+    fn allow_all_never_removes_a_deny() {
+        for star in [("*", true), ("*", false)] {
+            let f = ordered_rules_to_filter(&rules(&[("docs_delete", false), star]));
+            assert_eq!(f.deny.len(), 1, "after {star:?}");
+            assert!(!f.permits("docs", "delete"), "after {star:?}");
+        }
+        let f = ordered_rules_to_filter(&rules(&[("docs_delete", false), ("*", true)]));
+        assert!(f.permits("docs", "read") && f.allow.is_none());
     }
 
     #[test]
