@@ -146,3 +146,16 @@ fn opencode_allow_all_never_removes_a_deny() {
         ["docs__search", "docs__read", "docs__delete"]
     );
 }
+
+#[test]
+fn opencode_allow_lists_combine_as_an_intersection() {
+    assert_eq!(
+        offered("two-allow-lists", WRITE),
+        ["docs__read", "docs__write"]
+    );
+    assert!(offered("deny-all-with-list", WRITE).is_empty());
+    assert_eq!(
+        offered("three-allow-lists", WRITE),
+        ["docs__search", "docs__read", "tracker__close"]
+    );
+}

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, note_ignored_tools,
-    qualified_patterns, read_common,
+    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, add_allow_list, finalize,
+    note_ignored_tools, qualified_patterns, read_common,
 };
 use super::fields::{Doc, string_list};
 use super::source::{parse_frontmatter, split_frontmatter};
@@ -113,7 +113,7 @@ fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), 
         // the map form, where everything not set to false stays available).
         if let Some(allowed) = allowed {
             let (patterns, unknown) = qualified_patterns(&allowed);
-            draft.tools.allow = Some(patterns);
+            add_allow_list(draft, field, patterns)?;
             ignored.extend(unknown);
         }
         let (patterns, unknown) = qualified_patterns(&denied);
