@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::fields::Doc;
 use super::globs;
-use super::secrets::reject_secret_fields;
+use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
 use super::shared::SharedFiles;
 use super::skills::SkillRegistry;
@@ -87,6 +87,10 @@ pub const CANONICAL_SPELLINGS: Spellings = Spellings {
     sandbox: &["sandbox"],
 };
 
+const NESTED_SECRET_ADVICE: &str = "keep credentials in environment variables: name the \
+    provider's with `env_key`, and pass a child server's with a ${VAR} placeholder in `env` \
+    or `headers`";
+
 const TOP_LEVEL_SECRET_ADVICE: &str =
     "put the key in an environment variable and name that variable with `env_key`";
 
@@ -152,7 +156,9 @@ pub fn read_common(
         })?);
     }
     draft.temperature = doc.number(&["temperature"])?.map(|(_, t)| t);
-    Ok(())
+    // Last, so that the messages about fields read above come first: a credential written
+    // anywhere else in the file (a table this runtime ignores, a disabled server).
+    reject_literal_secrets(doc.map(), "", NESTED_SECRET_ADVICE)
 }
 
 pub fn parse_sandbox(field: &str, value: &str) -> Result<Sandbox, String> {
