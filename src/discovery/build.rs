@@ -128,8 +128,18 @@ pub fn read_common(
                 if draft.skills.contains(&name) {
                     continue;
                 }
-                if ctx.skills.get(&name).is_none() {
-                    unknown.push(name.clone());
+                match ctx.skills.get(&name) {
+                    None => unknown.push(name.clone()),
+                    Some(skill) if skill.hooks => {
+                        return Err(format!(
+                            "`{field}` preloads the skill `{name}` ({}), whose `hooks` this \
+                             runtime does not run; the agent would act without the policy \
+                             they enforce. Remove the skill from `{field}`, or the hooks from \
+                             the skill",
+                            skill.path.display()
+                        ));
+                    }
+                    Some(_) => {}
                 }
                 draft.skills.push(name);
             }
