@@ -152,6 +152,15 @@ fn claude_aliases_resolve_and_say_how() {
 }
 
 #[test]
+fn alias_variables_are_held_to_the_same_rules_as_the_file() {
+    let catalog = support::check_fixture("alias-env");
+    assert_eq!(
+        catalog.get("sonnet-pinned").unwrap().model.id,
+        "claude-sonnet-4-5-20250929"
+    );
+}
+
+#[test]
 fn max_turns_defaults_to_32_and_reads_the_file() {
     let catalog = support::load_fixture("providers");
     assert_eq!(catalog.get("openai-defaults").unwrap().max_turns, 32);

@@ -83,6 +83,15 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
     }
     if let Some((alias, var, builtin)) = CLAUDE_ALIASES.iter().find(|(a, _, _)| *a == model) {
         let from_env = ctx.options.env.get(*var).filter(|v| !v.trim().is_empty());
+        if let Some(value) = from_env.map(|v| v.trim())
+            && is_claude_code_mode(value)
+        {
+            return Err(format!(
+                "`model: {alias}` resolves through {var} to `{value}`, a Claude Code setting \
+                 this runtime cannot reproduce; set {var} to a model id, or unset it to use \
+                 {builtin}"
+            ));
+        }
         return Ok(ModelChoice::Named(Model {
             id: from_env.map_or(*builtin, |v| v.trim()).to_owned(),
             origin: ModelOrigin::ClaudeAlias {
@@ -91,7 +100,7 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
             },
         }));
     }
-    if matches!(model.as_str(), "default" | "best" | "opusplan") || model.ends_with("[1m]") {
+    if is_claude_code_mode(&model) {
         return Err(format!(
             "`model: {model}` is a Claude Code setting this runtime cannot reproduce; name a \
              model id or one of sonnet, opus, haiku, fable"
@@ -101,6 +110,12 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
         id: model,
         origin: ModelOrigin::Explicit,
     }))
+}
+
+/// Claude Code model settings that are not model ids: modes (`opusplan`, …) and the `[1m]`
+/// suffix, which asks Claude Code for the 1M-token context this runtime does not request.
+fn is_claude_code_mode(model: &str) -> bool {
+    matches!(model, "default" | "best" | "opusplan") || model.to_ascii_lowercase().ends_with("[1m]")
 }
 
 /// `tools` / `disallowedTools`: a comma string, a list, or (seen in the wild) a
