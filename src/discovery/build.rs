@@ -252,18 +252,29 @@ const COMBINING_BUDGET: usize = 2_000_000;
 /// Adds an allow list written in `field`. The first one becomes the agent's allow list. A
 /// second one (an OpenCode file with `permission` rules that allow only some tools and a
 /// `tools` list) must narrow, never widen: a tool has to pass both. The agent keeps one allow
-/// list, so the second is applied through each server's own `enabled_tools`: for server `s`
+/// list, so the other is applied through each server's own `enabled_tools`: for server `s`
 /// it becomes the globs over tool names that a pattern leaves after `s__` (`s_` for
 /// OpenCode's naming), intersected with what the server already enabled.
+///
+/// The list folded into the servers is the one in the qualified `server__tool` naming when
+/// there is a choice: a server's own lists are also matched against what follows `server__`
+/// in the name offered to the model, so qualified patterns keep their meaning there exactly,
+/// while an OpenCode pattern written against the offered name would not.
 pub fn add_allow_list(
     draft: &mut Draft,
     field: &str,
     patterns: Vec<ToolPattern>,
 ) -> Result<(), String> {
-    if draft.tools.allow.is_none() {
+    let Some(allow) = draft.tools.allow.as_mut() else {
         draft.tools.allow = Some(patterns);
         return Ok(());
-    }
+    };
+    let opencode = |list: &[ToolPattern]| list.iter().any(|p| p.naming() == ToolNaming::OpenCode);
+    let patterns = if opencode(&patterns) && !opencode(allow) {
+        std::mem::replace(allow, patterns)
+    } else {
+        patterns
+    };
     let mut budget = globs::Budget::new(COMBINING_BUDGET);
     for (server, config) in draft.mcp_servers.iter_mut() {
         let too_intricate = || {
@@ -507,4 +518,65 @@ fn provider_config(
         env_key,
         wire_api,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::ChildTransport;
+
+    fn draft_with_servers() -> Draft {
+        let server = || {
+            ChildServerConfig::new(ChildTransport::Stdio {
+                command: "x".into(),
+                args: vec![],
+                env: BTreeMap::new(),
+                cwd: None,
+            })
+        };
+        Draft {
+            mcp_servers: BTreeMap::from([("docs".into(), server()), ("tracker".into(), server())]),
+            ..Draft::default()
+        }
+    }
+
+    fn offered(draft: &Draft) -> Vec<String> {
+        let mut out = vec![];
+        for (server, config) in &draft.mcp_servers {
+            for tool in ["read", "write", "search"] {
+                let agent = draft.tools.permits(server, tool);
+                if agent && config.permits(tool) {
+                    out.push(format!("{server}__{tool}"));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_second_allow_list_narrows_in_either_order_and_naming() {
+        let opencode = || vec![ToolPattern::new("docs_*", ToolNaming::OpenCode)];
+        let qualified = || {
+            vec![
+                ToolPattern::new("*__read", ToolNaming::Qualified),
+                ToolPattern::new("tracker__search", ToolNaming::Qualified),
+            ]
+        };
+        for (first, second) in [(opencode(), qualified()), (qualified(), opencode())] {
+            let mut draft = draft_with_servers();
+            add_allow_list(&mut draft, "a", first).unwrap();
+            add_allow_list(&mut draft, "b", second).unwrap();
+            assert_eq!(offered(&draft), ["docs__read"]);
+            // The qualified list is the one folded into the servers.
+            assert!(
+                draft.tools.allow.as_ref().unwrap()[0].naming() == ToolNaming::OpenCode,
+                "{:?}",
+                draft.tools.allow
+            );
+            assert_eq!(
+                draft.mcp_servers["docs"].enabled_tools,
+                Some(vec!["*__read".into(), "_read".into(), "read".into()])
+            );
+        }
+    }
 }

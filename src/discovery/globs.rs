@@ -72,9 +72,10 @@ pub fn after_prefix(glob: &str, prefix: &str, budget: &mut Budget) -> Option<Vec
     budget.spend(states.len() * g.len())?;
     Some(
         states
-            .into_iter()
-            .filter(|&i| i < g.len())
-            .map(|i| g[i..].iter().collect())
+            .iter()
+            // `g[i..]` after a `*` that is itself reached adds nothing to `*g[i..]`.
+            .filter(|&&i| i < g.len() && !(i > 0 && g[i - 1] == '*' && states.contains(&(i - 1))))
+            .map(|&i| g[i..].iter().collect())
             .collect(),
     )
 }
