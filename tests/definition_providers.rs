@@ -96,6 +96,30 @@ fn custom_providers_come_from_the_file() {
 }
 
 #[test]
+fn opencode_models_are_split_even_with_a_model_provider() {
+    assert_eq!(
+        provider("provider-agrees"),
+        (
+            ProviderKind::OpenAi,
+            "https://api.openai.com/v1".into(),
+            "OPENAI_API_KEY".into(),
+            WireApi::Responses,
+            "gpt-5.4".into()
+        )
+    );
+    let (kind, url, _, _, model) = provider("custom-explicit");
+    assert_eq!(
+        (kind, url.as_str(), model.as_str()),
+        (
+            ProviderKind::Custom,
+            "https://openrouter.ai/api/v1",
+            "openai/gpt-5.4"
+        )
+    );
+    assert_eq!(provider("bare-id-explicit").4, "gpt-5.4");
+}
+
+#[test]
 fn claude_aliases_resolve_and_say_how() {
     let catalog = support::load_fixture("providers");
     let sonnet = &catalog.get("alias-sonnet").unwrap().model;
@@ -124,6 +148,15 @@ fn claude_aliases_resolve_and_say_how() {
     assert_eq!(
         catalog.get("full-id").unwrap().model.origin,
         ModelOrigin::Explicit
+    );
+}
+
+#[test]
+fn alias_variables_are_held_to_the_same_rules_as_the_file() {
+    let catalog = support::check_fixture("alias-env");
+    assert_eq!(
+        catalog.get("sonnet-pinned").unwrap().model.id,
+        "claude-sonnet-4-5-20250929"
     );
 }
 

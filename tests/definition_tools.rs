@@ -71,6 +71,14 @@ fn claude_selectors_pick_child_tools_and_ignore_built_ins() {
 }
 
 #[test]
+fn claude_deny_maps_deny_their_true_entries() {
+    assert_eq!(
+        offered("claude-deny-map", WRITE),
+        ["docs__search", "docs__read", "docs__write"]
+    );
+}
+
+#[test]
 fn codex_lists_apply_per_server_and_read_only_needs_the_hint() {
     assert!(offered("codex-tools", WRITE).is_empty(), "read-only mode");
     assert_eq!(
@@ -104,5 +112,50 @@ fn opencode_rules_keep_their_order_and_ask_denies() {
             "docs__write",
             "tracker__search"
         ]
+    );
+}
+
+#[test]
+fn codex_deny_list_holds_next_to_a_tools_table() {
+    assert_eq!(
+        offered("codex-table-deny", WRITE),
+        [
+            "docs__search",
+            "docs__read",
+            "docs__write",
+            "tracker__search",
+            "tracker__close",
+        ]
+    );
+}
+
+#[test]
+fn opencode_allow_all_never_removes_a_deny() {
+    assert_eq!(
+        offered("allow-all-keeps-denies", WRITE),
+        [
+            "docs__search",
+            "docs__read",
+            "docs__write",
+            "tracker__search",
+            "tracker__close"
+        ]
+    );
+    assert_eq!(
+        offered("bare-allow-keeps-denies", WRITE),
+        ["docs__search", "docs__read", "docs__delete"]
+    );
+}
+
+#[test]
+fn opencode_allow_lists_combine_as_an_intersection() {
+    assert_eq!(
+        offered("two-allow-lists", WRITE),
+        ["docs__read", "docs__write"]
+    );
+    assert!(offered("deny-all-with-list", WRITE).is_empty());
+    assert_eq!(
+        offered("three-allow-lists", WRITE),
+        ["docs__search", "docs__read", "tracker__close"]
     );
 }

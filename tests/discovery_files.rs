@@ -99,3 +99,77 @@ fn deeply_nested_documents_are_refused_without_a_crash() {
         "{reasons:?}"
     );
 }
+
+/// Makes a FIFO at `rel` below `root`, creating its folder.
+#[cfg(unix)]
+fn mkfifo(root: &std::path::Path, rel: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c_path` is a valid NUL-terminated path that outlives the call.
+    let rc = unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) };
+    assert_eq!(rc, 0, "mkfifo {}", path.display());
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_are_skipped_with_a_warning_instead_of_blocking_the_load() {
+    let ws = support::TempWorkspace::new();
+    ws.write(
+        ".agents/agents/fine.md",
+        "---\nname: fine\ndescription: d\nmodel: gpt-5.4\nmodel_provider: openai\n---\nBody.\n",
+    );
+    mkfifo(ws.path(), ".claude/agents/pipe.md");
+    std::os::unix::fs::symlink("pipe.md", ws.path().join(".claude/agents/link.md")).unwrap();
+    mkfifo(ws.path(), ".agents/skills/piped/SKILL.md");
+    // Shared files read on behalf of definitions.
+    mkfifo(ws.path(), ".mcp.json");
+    ws.write(
+        ".claude/agents/uses-mcp-json.md",
+        "---\nname: uses\ndescription: d\nmodel: sonnet\nmcpServers: [github]\n---\nBody.\n",
+    );
+    mkfifo(ws.path(), ".codex/config.toml");
+    ws.write(
+        ".codex/agents/unnamed.toml",
+        "description = \"d\"\nmodel = \"gpt-5.4\"\ndeveloper_instructions = \"Work.\"\n",
+    );
+
+    // Without the fix the load blocks forever in `open`; fail instead of hanging.
+    let root = ws.path().to_owned();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(support::load_at(&root, &LoadOptions::default()));
+    });
+    let catalog = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("loading must not block on a FIFO");
+
+    assert!(catalog.get("fine").is_some(), "{:?}", catalog.warnings());
+    let warning = |file: &str| {
+        catalog
+            .warnings()
+            .iter()
+            .find(|w| w.file == std::path::Path::new(file))
+            .unwrap_or_else(|| panic!("no warning for {file}: {:?}", catalog.warnings()))
+    };
+    for file in [
+        ".claude/agents/pipe.md",
+        ".claude/agents/link.md",
+        ".agents/skills/piped/SKILL.md",
+    ] {
+        let w = warning(file);
+        assert_eq!(w.effect, Effect::Skipped, "{file}");
+        assert!(w.reason.contains("is not a regular file"), "{}", w.reason);
+    }
+    let w = warning(".claude/agents/uses-mcp-json.md");
+    assert_eq!(w.effect, Effect::Rejected);
+    assert!(
+        w.reason.contains(".mcp.json is not a regular file"),
+        "{}",
+        w.reason
+    );
+    let w = warning(".codex/agents/unnamed.toml");
+    assert_eq!(w.effect, Effect::Rejected);
+    assert!(w.reason.contains("is not a regular file"), "{}", w.reason);
+    assert_eq!(catalog.warnings().len(), 5, "{:?}", catalog.warnings());
+}

@@ -7,7 +7,12 @@ mod support;
 fn skills_load_with_precedence_and_caveats() {
     let catalog = support::check_fixture("skills");
     let names: Vec<&str> = catalog.skills().iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["citations", "style", "review-checklist"]);
+    assert_eq!(names, ["citations", "guarded", "style", "review-checklist"]);
+    assert!(catalog.skills().get("guarded").unwrap().hooks);
+    assert!(
+        catalog.get("guarded-user").is_none(),
+        "an agent preloading a skill with hooks is refused"
+    );
 }
 
 #[test]

@@ -2,12 +2,13 @@
 //! accepts (FORMATS.md, "Common to all formats"), and [`finalize`], which applies the rules of
 //! SPEC §3.1–3.2 once for every format.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
 use super::fields::Doc;
-use super::secrets::reject_secret_fields;
+use super::globs;
+use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
 use super::shared::SharedFiles;
 use super::skills::SkillRegistry;
@@ -86,6 +87,10 @@ pub const CANONICAL_SPELLINGS: Spellings = Spellings {
     sandbox: &["sandbox"],
 };
 
+const NESTED_SECRET_ADVICE: &str = "keep credentials in environment variables: name the \
+    provider's with `env_key`, and pass a child server's with a ${VAR} placeholder in `env` \
+    or `headers`";
+
 const TOP_LEVEL_SECRET_ADVICE: &str =
     "put the key in an environment variable and name that variable with `env_key`";
 
@@ -123,8 +128,18 @@ pub fn read_common(
                 if draft.skills.contains(&name) {
                     continue;
                 }
-                if ctx.skills.get(&name).is_none() {
-                    unknown.push(name.clone());
+                match ctx.skills.get(&name) {
+                    None => unknown.push(name.clone()),
+                    Some(skill) if skill.hooks => {
+                        return Err(format!(
+                            "`{field}` preloads the skill `{name}` ({}), whose `hooks` this \
+                             runtime does not run; the agent would act without the policy \
+                             they enforce. Remove the skill from `{field}`, or the hooks from \
+                             the skill",
+                            skill.path.display()
+                        ));
+                    }
+                    Some(_) => {}
                 }
                 draft.skills.push(name);
             }
@@ -151,7 +166,9 @@ pub fn read_common(
         })?);
     }
     draft.temperature = doc.number(&["temperature"])?.map(|(_, t)| t);
-    Ok(())
+    // Last, so that the messages about fields read above come first: a credential written
+    // anywhere else in the file (a table this runtime ignores, a disabled server).
+    reject_literal_secrets(doc.map(), "", NESTED_SECRET_ADVICE)
 }
 
 pub fn parse_sandbox(field: &str, value: &str) -> Result<Sandbox, String> {
@@ -212,9 +229,9 @@ pub fn read_qualified_tool_lists(
     ctx: &mut Ctx<'_>,
 ) -> Result<(), String> {
     let mut ignored = Vec::new();
-    if let Some((_, entries)) = doc.string_list(allow_names, comma_strings)? {
+    if let Some((field, entries)) = doc.string_list(allow_names, comma_strings)? {
         let (patterns, unknown) = qualified_patterns(&entries);
-        draft.tools.allow = Some(patterns);
+        add_allow_list(draft, field, patterns)?;
         ignored.extend(unknown);
     }
     if let Some((_, entries)) = doc.string_list(deny_names, comma_strings)? {
@@ -223,6 +240,88 @@ pub fn read_qualified_tool_lists(
         ignored.extend(unknown);
     }
     note_ignored_tools(draft, &ignored, ctx);
+    Ok(())
+}
+
+/// Most globs one server's combined allow list may take (see [`add_allow_list`]).
+const MAX_COMBINED_GLOBS: usize = 256;
+
+/// Steps combining one file's allow lists may take: a few milliseconds, whatever the file.
+const COMBINING_BUDGET: usize = 2_000_000;
+
+/// Adds an allow list written in `field`. The first one becomes the agent's allow list. A
+/// second one (an OpenCode file with `permission` rules that allow only some tools and a
+/// `tools` list) must narrow, never widen: a tool has to pass both. The agent keeps one allow
+/// list, so the other is applied through each server's own `enabled_tools`: for server `s`
+/// it becomes the globs over tool names that a pattern leaves after `s__` (`s_` for
+/// OpenCode's naming), intersected with what the server already enabled.
+///
+/// The list folded into the servers is the one in the qualified `server__tool` naming when
+/// there is a choice: a server's own lists are also matched against what follows `server__`
+/// in the name offered to the model, so qualified patterns keep their meaning there exactly,
+/// while an OpenCode pattern written against the offered name would not.
+pub fn add_allow_list(
+    draft: &mut Draft,
+    field: &str,
+    patterns: Vec<ToolPattern>,
+) -> Result<(), String> {
+    let Some(allow) = draft.tools.allow.as_mut() else {
+        draft.tools.allow = Some(patterns);
+        return Ok(());
+    };
+    let opencode = |list: &[ToolPattern]| list.iter().any(|p| p.naming() == ToolNaming::OpenCode);
+    let patterns = if opencode(&patterns) && !opencode(allow) {
+        std::mem::replace(allow, patterns)
+    } else {
+        patterns
+    };
+    let mut budget = globs::Budget::new(COMBINING_BUDGET);
+    for (server, config) in draft.mcp_servers.iter_mut() {
+        let too_intricate = || {
+            format!(
+                "`{field}` and the other allow lists of this file (and the `enabled_tools` of \
+                 the server `{server}`) are too intricate to combine exactly; simplify their \
+                 patterns"
+            )
+        };
+        let mut tools: Vec<String> = Vec::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        for pattern in &patterns {
+            // How `ToolPattern::matches` joins the server and tool names.
+            let joint = match pattern.naming() {
+                ToolNaming::Qualified => "__",
+                ToolNaming::OpenCode => "_",
+            };
+            let prefix = format!("{server}{joint}");
+            let rests = globs::after_prefix(pattern.glob(), &prefix, &mut budget)
+                .ok_or_else(too_intricate)?;
+            for glob in rests {
+                if seen.insert(glob.clone()) {
+                    tools.push(glob);
+                }
+            }
+        }
+        config.enabled_tools = Some(match config.enabled_tools.take() {
+            None => tools,
+            Some(enabled) => {
+                let mut both: Vec<String> = Vec::new();
+                let mut seen: BTreeSet<String> = BTreeSet::new();
+                for a in &enabled {
+                    for b in &tools {
+                        let globs = globs::intersect(a, b, MAX_COMBINED_GLOBS, &mut budget)
+                            .filter(|g| both.len() + g.len() <= MAX_COMBINED_GLOBS)
+                            .ok_or_else(too_intricate)?;
+                        for glob in globs {
+                            if seen.insert(glob.clone()) {
+                                both.push(glob);
+                            }
+                        }
+                    }
+                }
+                both
+            }
+        });
+    }
     Ok(())
 }
 
@@ -419,4 +518,65 @@ fn provider_config(
         env_key,
         wire_api,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::ChildTransport;
+
+    fn draft_with_servers() -> Draft {
+        let server = || {
+            ChildServerConfig::new(ChildTransport::Stdio {
+                command: "x".into(),
+                args: vec![],
+                env: BTreeMap::new(),
+                cwd: None,
+            })
+        };
+        Draft {
+            mcp_servers: BTreeMap::from([("docs".into(), server()), ("tracker".into(), server())]),
+            ..Draft::default()
+        }
+    }
+
+    fn offered(draft: &Draft) -> Vec<String> {
+        let mut out = vec![];
+        for (server, config) in &draft.mcp_servers {
+            for tool in ["read", "write", "search"] {
+                let agent = draft.tools.permits(server, tool);
+                if agent && config.permits(tool) {
+                    out.push(format!("{server}__{tool}"));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_second_allow_list_narrows_in_either_order_and_naming() {
+        let opencode = || vec![ToolPattern::new("docs_*", ToolNaming::OpenCode)];
+        let qualified = || {
+            vec![
+                ToolPattern::new("*__read", ToolNaming::Qualified),
+                ToolPattern::new("tracker__search", ToolNaming::Qualified),
+            ]
+        };
+        for (first, second) in [(opencode(), qualified()), (qualified(), opencode())] {
+            let mut draft = draft_with_servers();
+            add_allow_list(&mut draft, "a", first).unwrap();
+            add_allow_list(&mut draft, "b", second).unwrap();
+            assert_eq!(offered(&draft), ["docs__read"]);
+            // The qualified list is the one folded into the servers.
+            assert!(
+                draft.tools.allow.as_ref().unwrap()[0].naming() == ToolNaming::OpenCode,
+                "{:?}",
+                draft.tools.allow
+            );
+            assert_eq!(
+                draft.mcp_servers["docs"].enabled_tools,
+                Some(vec!["*__read".into(), "_read".into(), "read".into()])
+            );
+        }
+    }
 }

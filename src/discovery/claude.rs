@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, note_ignored_tools,
-    qualified_patterns, read_common,
+    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, add_allow_list, finalize,
+    note_ignored_tools, qualified_patterns, read_common,
 };
 use super::fields::{Doc, string_list};
 use super::source::{parse_frontmatter, split_frontmatter};
@@ -83,6 +83,15 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
     }
     if let Some((alias, var, builtin)) = CLAUDE_ALIASES.iter().find(|(a, _, _)| *a == model) {
         let from_env = ctx.options.env.get(*var).filter(|v| !v.trim().is_empty());
+        if let Some(value) = from_env.map(|v| v.trim())
+            && is_claude_code_mode(value)
+        {
+            return Err(format!(
+                "`model: {alias}` resolves through {var} to `{value}`, a Claude Code setting \
+                 this runtime cannot reproduce; set {var} to a model id, or unset it to use \
+                 {builtin}"
+            ));
+        }
         return Ok(ModelChoice::Named(Model {
             id: from_env.map_or(*builtin, |v| v.trim()).to_owned(),
             origin: ModelOrigin::ClaudeAlias {
@@ -91,7 +100,7 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
             },
         }));
     }
-    if matches!(model.as_str(), "default" | "best" | "opusplan") || model.ends_with("[1m]") {
+    if is_claude_code_mode(&model) {
         return Err(format!(
             "`model: {model}` is a Claude Code setting this runtime cannot reproduce; name a \
              model id or one of sonnet, opus, haiku, fable"
@@ -101,6 +110,12 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
         id: model,
         origin: ModelOrigin::Explicit,
     }))
+}
+
+/// Claude Code model settings that are not model ids: modes (`opusplan`, …) and the `[1m]`
+/// suffix, which asks Claude Code for the 1M-token context this runtime does not request.
+fn is_claude_code_mode(model: &str) -> bool {
+    matches!(model, "default" | "best" | "opusplan") || model.to_ascii_lowercase().ends_with("[1m]")
 }
 
 /// `tools` / `disallowedTools`: a comma string, a list, or (seen in the wild) a
@@ -113,7 +128,7 @@ fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), 
         // the map form, where everything not set to false stays available).
         if let Some(allowed) = allowed {
             let (patterns, unknown) = qualified_patterns(&allowed);
-            draft.tools.allow = Some(patterns);
+            add_allow_list(draft, field, patterns)?;
             ignored.extend(unknown);
         }
         let (patterns, unknown) = qualified_patterns(&denied);
@@ -121,14 +136,36 @@ fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), 
         ignored.extend(unknown);
     }
     if let Some((field, value)) = doc.find(&["disallowedTools", "disallowed_tools"])? {
-        let (listed, switched_off) = entries(field, value)?;
-        let denied: Vec<String> = listed.into_iter().flatten().chain(switched_off).collect();
+        let denied = deny_entries(field, value)?;
         let (patterns, unknown) = qualified_patterns(&denied);
         draft.tools.deny.extend(patterns);
         ignored.extend(unknown);
     }
     note_ignored_tools(draft, &ignored, ctx);
     Ok(())
+}
+
+/// The entries of a deny field. A list or comma string lists them; in a `{Name: true}` map
+/// `true` means "disallowed", and `false` is refused: it reads both as "not disallowed" and,
+/// copied from a `tools` map, as "switched off", and a deny list must not be guessed.
+fn deny_entries(field: &str, value: &Value) -> Result<Vec<String>, String> {
+    let Value::Object(map) = value else {
+        return string_list(field, value, true);
+    };
+    let mut denied = Vec::new();
+    for (name, flag) in map {
+        match flag {
+            Value::Bool(true) => denied.push(name.clone()),
+            Value::Bool(false) => {
+                return Err(format!(
+                    "`{field}.{name}: false` is ambiguous in a deny list (denied, or not?); \
+                     list the tools to deny, or set them to true"
+                ));
+            }
+            _ => return Err(format!("`{field}.{name}` must be true or false")),
+        }
+    }
+    Ok(denied)
 }
 
 /// The entries of a tools field: `(listed, switched off)`. A list or comma string gives

@@ -58,16 +58,13 @@ pub fn parse(
     read_common(doc, &mut draft, &SPELLINGS, Format::Codex, ctx)?;
     resolve_provider(doc, &mut draft)?;
     // Codex's own `[tools]` table switches Codex features; only a list is our allow list.
-    if !matches!(doc.map().get("tools"), Some(Value::Object(_))) {
-        read_qualified_tool_lists(
-            doc,
-            &mut draft,
-            &["tools"],
-            &["disallowed_tools"],
-            false,
-            ctx,
-        )?;
-    }
+    // The deny list is read whatever `tools` is: dropping it would offer denied tools.
+    let allow: &[&str] = if matches!(doc.map().get("tools"), Some(Value::Object(_))) {
+        &[]
+    } else {
+        &["tools"]
+    };
+    read_qualified_tool_lists(doc, &mut draft, allow, &["disallowed_tools"], false, ctx)?;
     finalize(draft, source, ctx)
 }
 

@@ -134,7 +134,10 @@ fn name_from_path(rel_in_root: &Path) -> String {
 }
 
 /// `provider/model-id`, split at the first `/`. A provider other than openai or anthropic
-/// needs the canonical endpoint fields in the same file.
+/// needs the canonical endpoint fields in the same file. An explicit `model_provider` must
+/// agree with the prefix: `openai` / `anthropic` with the same prefix, `custom` with a prefix
+/// that is not a built-in one (the name of the custom provider, as in OpenCode). With
+/// `model_provider` a bare id needs no prefix.
 fn model_choice(doc: Doc<'_>, draft: &mut Draft) -> Result<ModelChoice, String> {
     let Some((field, model)) = doc.str(&["model"])? else {
         return Ok(ModelChoice::Parent);
@@ -151,31 +154,56 @@ fn model_choice(doc: Doc<'_>, draft: &mut Draft) -> Result<ModelChoice, String> 
             origin: ModelOrigin::Explicit,
         })
     };
-    if draft.provider.is_some() {
-        // An explicit `model_provider` says where to send it; the model id is used whole.
-        return Ok(named(model));
-    }
-    let Some((provider, id)) = model
+    let split = model
         .split_once('/')
-        .filter(|(p, id)| !p.is_empty() && !id.is_empty())
-    else {
+        .filter(|(p, id)| !p.is_empty() && !id.is_empty());
+    let built_in = |p: &str| {
+        matches!(
+            ProviderKind::parse(p),
+            Some(ProviderKind::OpenAi | ProviderKind::Anthropic)
+        )
+    };
+    let Some((prefix, id)) = split else {
+        if draft.provider.is_some() {
+            // `model_provider` says where to send it; there is nothing to split.
+            return Ok(named(model));
+        }
         return Err(format!(
             "`{field}` must be `provider/model-id` (for example openai/gpt-5)"
         ));
     };
-    match ProviderKind::parse(provider) {
-        Some(ProviderKind::OpenAi | ProviderKind::Anthropic) => {
-            draft.provider = Some(provider.to_owned())
+    if let Some(explicit) = draft.provider.as_deref() {
+        match ProviderKind::parse(explicit) {
+            Some(ProviderKind::OpenAi | ProviderKind::Anthropic) if prefix != explicit => {
+                return Err(format!(
+                    "`{field}` names the provider `{prefix}` but `model_provider` is \
+                     `{explicit}`; in OpenCode files the part before the first `/` is the \
+                     provider, so make them agree (or drop `model_provider`)"
+                ));
+            }
+            Some(ProviderKind::Custom) if built_in(prefix) => {
+                return Err(format!(
+                    "`{field}` names the built-in provider `{prefix}` but `model_provider` is \
+                     `custom`; in OpenCode files the part before the first `/` is the \
+                     provider: write `{field}: PROVIDER/{model}` to send the id `{model}` \
+                     to the custom endpoint, or use `model_provider: {prefix}` (its \
+                     `base_url` may be overridden)"
+                ));
+            }
+            // Agreeing, or an unknown `model_provider`, which `finalize` refuses.
+            _ => {}
         }
-        _ if draft.base_url.is_some() || draft.env_key.is_some() || draft.wire_api.is_some() => {
-            draft.provider = Some("custom".to_owned())
-        }
-        _ => {
-            return Err(format!(
-                "`{field}` uses the provider `{provider}`, which is not built in (openai, \
-                 anthropic); add base_url, env_key and wire_api to this file to use it"
-            ));
-        }
+        return Ok(named(id));
+    }
+    if built_in(prefix) {
+        draft.provider = Some(prefix.to_owned());
+    } else if draft.base_url.is_some() || draft.env_key.is_some() || draft.wire_api.is_some() {
+        draft.provider = Some("custom".to_owned());
+    } else {
+        return Err(format!(
+            "`{field}` uses the provider `{prefix}`, which is not built in (openai, \
+             anthropic); add base_url, env_key and wire_api to this file to use it"
+        ));
     }
     Ok(named(id))
 }
@@ -276,21 +304,16 @@ fn permission_rules(field: &str, value: &Value, ctx: &mut Ctx<'_>) -> Result<Vec
 
 /// Maps OpenCode's ordered, last-match-wins rules onto allow and deny lists: `"*": false`
 /// starts an allow list (nothing is offered unless a later rule allows it), `"*": true`
-/// resets to everything, other `false` rules deny (and deny always wins here, so a later
-/// `true` only undoes an identical earlier pattern).
+/// drops the allow list (everything not denied), other `false` rules deny. Deny always wins
+/// here: `"*"` rules change only the allow list and never remove a deny entry, and a later
+/// `true` undoes only an identical earlier pattern.
 fn ordered_rules_to_filter(rules: &[Rule]) -> ToolFilter {
     let mut allow: Option<Vec<String>> = None;
     let mut deny: Vec<String> = Vec::new();
     for rule in rules {
         match (rule.pattern.as_str(), rule.allow) {
-            ("*", false) => {
-                allow = Some(Vec::new());
-                deny.clear();
-            }
-            ("*", true) => {
-                allow = None;
-                deny.clear();
-            }
+            ("*", false) => allow = Some(Vec::new()),
+            ("*", true) => allow = None,
             (pattern, true) => {
                 deny.retain(|d| d != pattern);
                 if let Some(allow) = allow.as_mut() {
@@ -339,6 +362,17 @@ mod tests {
         assert!(f.permits("docs", "read"));
         let f = ordered_rules_to_filter(&rules(&[("docs_read", true), ("*", false)]));
         assert!(!f.permits("docs", "read"));
+    }
+
+    #[test]
+    fn allow_all_never_removes_a_deny() {
+        for star in [("*", true), ("*", false)] {
+            let f = ordered_rules_to_filter(&rules(&[("docs_delete", false), star]));
+            assert_eq!(f.deny.len(), 1, "after {star:?}");
+            assert!(!f.permits("docs", "delete"), "after {star:?}");
+        }
+        let f = ordered_rules_to_filter(&rules(&[("docs_delete", false), ("*", true)]));
+        assert!(f.permits("docs", "read") && f.allow.is_none());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Refusing literal secrets in definitions (SPEC §3.2, FORMATS.md). Keys belong in the
 //! environment; a definition only names the variable. No message here ever repeats a value.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::fields::Doc;
 use crate::definition::Template;
@@ -42,6 +42,119 @@ pub fn reject_secret_fields(doc: Doc<'_>, place: &str, advice: &str) -> Result<(
                 "{place}`{key}` holds a literal secret, which definitions must not contain \
                  (the value is not shown); {advice}"
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Keys whose values are not settings that could hold a credential: environment maps
+/// (their keys are variable names, and literal values are allowed, see docs/decisions.md),
+/// maps from headers to variable names, and tool switches or permission actions.
+const NOT_SETTINGS: &[&str] = &[
+    "env",
+    "env_vars",
+    "env_http_headers",
+    "shell_environment_policy",
+    "tools",
+    "disallowed_tools",
+    "disallowedTools",
+    "permission",
+    "enabled_tools",
+    "enabledTools",
+    "disabled_tools",
+    "disabledTools",
+];
+
+/// Maps from HTTP header names to values.
+const HEADER_MAPS: &[&str] = &["headers", "http_headers", "httpHeaders"];
+
+/// Whether a value is taken from somewhere else rather than written here: a `${VAR}`
+/// placeholder, or OpenCode's `{env:VAR}` and `{file:path}`.
+fn is_reference(text: &str) -> bool {
+    Template::parse(text).is_ok_and(|t| t.has_vars())
+        || text.contains("{env:")
+        || text.contains("{file:")
+}
+
+/// Whether `value`, set under a credential's name, is a credential written in the file.
+fn is_literal_secret(value: &Value) -> bool {
+    match value {
+        Value::String(text) => !text.trim().is_empty() && !is_reference(text),
+        Value::Number(_) => true,
+        _ => false,
+    }
+}
+
+/// Fails when a credential is written anywhere in `map`, at any depth: a field named like a
+/// credential with a literal value (an OpenCode `options: {apiKey: …}`, a Codex
+/// `[model_providers.X]` the file does not use, a disabled server), or a credential header
+/// with a literal value. Unlike [`reject_secret_fields`] for fields this runtime reads, a
+/// `${VAR}` (or `{env:VAR}`) value passes: it names a variable and holds no secret.
+/// `place` prefixes the path in the message.
+pub fn reject_literal_secrets(
+    map: &Map<String, Value>,
+    place: &str,
+    advice: &str,
+) -> Result<(), String> {
+    // (path of the holding map, key, value), depth first; no recursion, whatever the depth.
+    let mut stack: Vec<(String, &str, &Value)> = map
+        .iter()
+        .rev()
+        .map(|(k, v)| (String::new(), k.as_str(), v))
+        .collect();
+    while let Some((parent, key, value)) = stack.pop() {
+        if NOT_SETTINGS.contains(&key) {
+            continue;
+        }
+        let at = if parent.is_empty() {
+            place.to_owned()
+        } else {
+            format!("{place}{parent}: ")
+        };
+        if is_secret_field(key) && is_literal_secret(value) {
+            return Err(format!(
+                "{at}`{key}` holds a literal secret, which definitions must not contain \
+                 (the value is not shown); {advice}"
+            ));
+        }
+        let path = if parent.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{parent}.{key}")
+        };
+        match value {
+            Value::Object(inner) if HEADER_MAPS.contains(&key) => {
+                for (header, value) in inner {
+                    // A malformed placeholder (`${TOKEN:-sk-…}`) counts as literal.
+                    let literal = match value {
+                        Value::String(text) => {
+                            !is_reference(text) || Template::parse(text).is_err()
+                        }
+                        _ => false,
+                    };
+                    if literal && is_secret_header(header) {
+                        return Err(format!(
+                            "{at}header `{header}` has a literal value (not shown); \
+                             credentials must come from the environment: write it as \
+                             \"Bearer ${{TOKEN_VAR}}\" or similar"
+                        ));
+                    }
+                }
+            }
+            Value::Object(inner) => {
+                stack.extend(
+                    inner
+                        .iter()
+                        .rev()
+                        .map(|(k, v)| (path.clone(), k.as_str(), v)),
+                );
+            }
+            Value::Array(items) => {
+                // A list's items are values of the same key (`token: [...]`, Claude's
+                // `mcpServers: [{name: config}]`).
+                stack.extend(items.iter().rev().map(|v| (parent.clone(), key, v)));
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -114,6 +227,50 @@ mod tests {
             reject_secret_fields(Doc::new(v.as_object().unwrap()), "", "use env_key").unwrap_err();
         assert!(err.contains("`api_key`") && err.contains("env_key"));
         assert!(!err.contains("sk-live-123"));
+    }
+
+    #[test]
+    fn literal_secrets_are_found_at_any_depth_and_never_echoed() {
+        let scan = |v: Value| {
+            reject_literal_secrets(v.as_object().unwrap(), "", "use env_key")
+                .err()
+                .unwrap_or_default()
+        };
+        for (doc, found) in [
+            (
+                json!({"options": {"apiKey": "sk-ant-1"}}),
+                "options: `apiKey`",
+            ),
+            (
+                json!({"a": {"b": [{"c": {"token": 42}}]}}),
+                "a.b.c: `token`",
+            ),
+            (json!({"x": {"token": ["sk-1"]}}), "x: `token`"),
+            (
+                json!({"p": {"headers": {"Authorization": "Bearer sk-1"}}}),
+                "p: header",
+            ),
+            (
+                json!({"p": {"headers": {"X-Api-Key": "${K:-sk-1}"}}}),
+                "p: header",
+            ),
+        ] {
+            let err = scan(doc);
+            assert!(err.contains(found), "{err}");
+            assert!(!err.contains("sk-") && !err.contains("42"), "{err}");
+        }
+        for clean in [
+            json!({"options": {"apiKey": "{env:ANTHROPIC_API_KEY}"}}),
+            json!({"options": {"apiKey": "${ANTHROPIC_API_KEY}", "token": ""}}),
+            json!({"s": {"env": {"API_KEY": "literal-allowed"}}}),
+            json!({"s": {"env_http_headers": {"Authorization": "AUTH_VAR"}}}),
+            json!({"permission": {"token": "deny"}, "tools": {"token": true}}),
+            json!({"s": {"headers": {"Authorization": "Bearer ${T}", "Accept": "x"}}}),
+            json!({"mcp_servers": {"token": {"command": "x"}}}),
+            json!({"shell_environment_policy": {"set": {"API_KEY": "x"}}}),
+        ] {
+            assert_eq!(scan(clean.clone()), "", "{clean}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::fields::{Doc, wrong_type};
-use super::secrets::{reject_literal_secret_header, reject_secret_fields};
+use super::secrets::{reject_literal_secret_header, reject_literal_secrets, reject_secret_fields};
 use super::shared::SharedFiles;
 use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::template::is_env_var_name;
@@ -130,12 +130,15 @@ pub fn parse_server(
     let doc = Doc::new(map);
     let err = |e: String| format!("{place}{e}");
 
+    // A disabled server is never started, but a credential written in it is still a
+    // credential in the file.
+    reject_secret_fields(doc, place, SERVER_SECRET_ADVICE)?;
     if doc.bool(&["enabled"]).map_err(err)? == Some(false)
         || doc.bool(&["disabled"]).map_err(err)? == Some(true)
     {
+        reject_literal_secrets(map, place, SERVER_SECRET_ADVICE)?;
         return Ok(None);
     }
-    reject_secret_fields(doc, place, SERVER_SECRET_ADVICE)?;
     reject_unsupported(place, doc, caveats)?;
 
     let kind = doc.string(&["type"]).map_err(err)?;
@@ -194,6 +197,8 @@ pub fn parse_server(
         .map_err(err)?
         .map(|(_, l)| l)
         .unwrap_or_default();
+    // Anything the keys above did not read (a `.mcp.json` server's own extras).
+    reject_literal_secrets(map, place, SERVER_SECRET_ADVICE)?;
     Ok(Some(config))
 }
 

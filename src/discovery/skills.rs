@@ -18,6 +18,9 @@ pub struct Skill {
     pub body: String,
     /// Canonical path relative to the workspace.
     pub path: std::path::PathBuf,
+    /// The frontmatter sets `hooks`, which this runtime does not run: an agent that preloads
+    /// the skill would act without them, so such agents are refused.
+    pub hooks: bool,
 }
 
 impl Skill {
@@ -78,6 +81,17 @@ pub fn parse_skill(
     let frontmatter = parse_frontmatter(split.yaml)?;
     caveats.extend(frontmatter.lenient_note);
     let doc = Doc::new(&frontmatter.fields);
+    let hooks = doc.has("hooks");
+    if hooks {
+        // Claude Code runs a skill's hooks while it applies. Nothing here runs them, so an
+        // agent that preloads the skill is refused (build::read_common); unused, the skill
+        // changes nothing.
+        caveats.push(
+            "`hooks` in a skill are not run by this runtime; an agent that preloads this \
+             skill is refused, since it would act without them"
+                .to_owned(),
+        );
+    }
     let name = doc
         .string(&["name"])?
         .map(|n| n.trim().to_owned())
@@ -98,6 +112,7 @@ pub fn parse_skill(
         description,
         body: split.body.trim().to_owned(),
         path,
+        hooks,
     })
 }
 
@@ -121,6 +136,24 @@ mod tests {
         assert_eq!(
             skill.preload_text(),
             "## Skill: cite\n\nCite sources.\n\nAlways cite."
+        );
+    }
+
+    #[test]
+    fn hooks_are_noted_and_kept_on_the_skill() {
+        let mut caveats = vec![];
+        let skill = parse_skill(
+            "---\nname: a\ndescription: d\nhooks:\n  Stop: []\n---\nBody.\n",
+            "a",
+            "x".into(),
+            &mut caveats,
+        )
+        .unwrap();
+        assert!(skill.hooks);
+        assert_eq!(caveats.len(), 1);
+        assert!(
+            caveats[0].contains("`hooks` in a skill are not run"),
+            "{caveats:?}"
         );
     }
 

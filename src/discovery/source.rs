@@ -4,7 +4,7 @@
 //! table. Both end up as a `serde_json` object so the format modules share one set of field
 //! readers. Parse errors carry the line and column in the file.
 
-use std::fs::File;
+use std::fs::OpenOptions;
 use std::io::Read;
 use std::path::Path;
 
@@ -14,12 +14,24 @@ use serde_json::{Map, Number, Value};
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Reads a file as UTF-8 text of at most [`MAX_FILE_BYTES`], without a leading byte-order mark.
+/// Only regular files are read: a FIFO would block the read (and the whole load) forever.
 pub fn read_text(path: &Path) -> Result<String, String> {
-    let file = File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
-    let len = file
-        .metadata()
-        .map_err(|e| format!("cannot be read: {e}"))?
-        .len();
+    let unreadable = |e: std::io::Error| format!("cannot be read: {e}");
+    if !std::fs::metadata(path).map_err(unreadable)?.is_file() {
+        return Err(NOT_REGULAR.to_owned());
+    }
+    // Checked again on the open file, in case the path changed since: opening without
+    // blocking means a FIFO put there in between cannot hold up the open either.
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).map_err(unreadable)?;
+    let metadata = file.metadata().map_err(unreadable)?;
+    if !metadata.is_file() {
+        return Err(NOT_REGULAR.to_owned());
+    }
+    let len = metadata.len();
     if len > MAX_FILE_BYTES {
         return Err(too_large(len));
     }
@@ -42,6 +54,8 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     }
     Ok(text)
 }
+
+const NOT_REGULAR: &str = "is not a regular file (a FIFO, socket or device), so it is not read";
 
 fn too_large(len: u64) -> String {
     format!("is larger than 1 MiB ({len} bytes; the limit is {MAX_FILE_BYTES})")
@@ -375,6 +389,21 @@ pub fn describe_type(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.md");
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c_path` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        assert_eq!(read_text(&path).unwrap_err(), NOT_REGULAR);
+        assert!(
+            read_text(dir.path()).is_err(),
+            "a directory is no file either"
+        );
+    }
 
     #[test]
     fn splits_frontmatter_and_keeps_file_lines() {

@@ -53,6 +53,27 @@ pub fn walk(
     found
 }
 
+/// What a directory entry (or a link's target) is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    File,
+    /// A FIFO, socket or device: never opened.
+    Other,
+}
+
+impl Kind {
+    fn of(file_type: fs::FileType) -> Kind {
+        if file_type.is_dir() {
+            Kind::Dir
+        } else if file_type.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
+}
+
 struct Walker<'a> {
     workspace: &'a Path,
     wanted: &'a dyn Fn(&OsStr) -> bool,
@@ -109,15 +130,27 @@ impl Walker<'_> {
                 let Ok(file_type) = entry.file_type() else {
                     continue;
                 };
-                let (canonical, is_dir) = if file_type.is_symlink() {
+                let (canonical, kind) = if file_type.is_symlink() {
                     match self.follow_link(&entry.path(), &shown, &name, &canonical_root) {
                         Some(target) => target,
                         None => continue,
                     }
                 } else {
-                    (dir.join(&name), file_type.is_dir())
+                    (dir.join(&name), Kind::of(file_type))
                 };
-                if is_dir {
+                if kind == Kind::Other {
+                    // A FIFO would block the read forever; sockets and devices are no
+                    // definitions either.
+                    if (self.wanted)(&name) {
+                        self.warn_path(
+                            &shown,
+                            "is not a regular file (a FIFO, socket or device); not read".to_owned(),
+                            Effect::Skipped,
+                        );
+                    }
+                    continue;
+                }
+                if kind == Kind::Dir {
                     if depth < MAX_DEPTH {
                         stack.push((canonical, shown, depth + 1));
                     } else {
@@ -153,7 +186,7 @@ impl Walker<'_> {
         shown: &Path,
         name: &OsStr,
         canonical_root: &Path,
-    ) -> Option<(PathBuf, bool)> {
+    ) -> Option<(PathBuf, Kind)> {
         let target = match link.canonicalize() {
             Ok(t) => t,
             Err(e) => {
@@ -167,7 +200,10 @@ impl Walker<'_> {
                 return None;
             }
         };
-        let is_dir = target.is_dir();
+        // `canonicalize` succeeded, so the target exists; a failure here is a race, and the
+        // read that follows will report it.
+        let kind = fs::metadata(&target).map_or(Kind::File, |m| Kind::of(m.file_type()));
+        let is_dir = kind == Kind::Dir;
         if !target.starts_with(canonical_root) {
             if is_dir || (self.wanted)(name) {
                 let where_to = if target.starts_with(self.workspace) {
@@ -183,7 +219,7 @@ impl Walker<'_> {
             }
             return None;
         }
-        Some((target, is_dir))
+        Some((target, kind))
     }
 
     fn warn(&mut self, rel: &str, reason: String, effect: Effect) {
