@@ -362,8 +362,13 @@ pub fn redact_urls(text: &str) -> String {
             .rev()
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
             .count();
-        // ASCII only, so the count is in bytes.
-        let start = at - scheme_len;
+        // ASCII only, so the count is in bytes. A scheme starts with a letter: characters
+        // before it that may only follow one (".http://…") belong to the text.
+        let run = &rest[at - scheme_len..at];
+        let start = at
+            - run
+                .trim_start_matches(|c: char| !c.is_ascii_alphabetic())
+                .len();
         let scheme = &rest[start..at];
         if !scheme.starts_with(|c: char| c.is_ascii_alphabetic()) {
             out.push_str(&rest[..at + 3]);
@@ -405,6 +410,27 @@ pub fn redact_urls(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_text_is_redacted_without_panicking(text in "\\PC{0,200}") {
+            let _ = redact_urls(&text);
+        }
+
+        #[test]
+        fn a_url_path_never_survives(
+            before in "[a-z (<\"'.,]{0,20}",
+            scheme in "(http|https|ws)",
+            secret in "[A-Z]{8}",
+            after in "[a-z )>\"'.,]{0,20}",
+        ) {
+            let text = format!("{before}{scheme}://host.example:8443/p/{secret}?k={secret}{after}");
+            let redacted = redact_urls(&text);
+            prop_assert!(!redacted.contains(&secret), "{}", redacted);
+            prop_assert!(redacted.contains("host.example:8443"), "{}", redacted);
+        }
+    }
 
     fn http(url: &str) -> Redactor {
         Redactor {

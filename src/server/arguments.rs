@@ -45,6 +45,30 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_bytes_pass_or_are_marked_without_panicking(
+            bytes in prop::collection::vec(any::<u8>(), 0..256),
+        ) {
+            let _ = mark_non_object_arguments(&bytes);
+        }
+
+        #[test]
+        fn a_marked_message_is_json_with_object_arguments(arguments in "(\\[\\]|1|true|\"s\"|null|\\{\\})") {
+            let message = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{arguments}}}}}"#
+            );
+            match mark_non_object_arguments(message.as_bytes()) {
+                Some(marked) => {
+                    let value: Value = serde_json::from_slice(&marked).unwrap();
+                    prop_assert!(value["params"]["arguments"][MARKER].is_string());
+                }
+                None => prop_assert!(matches!(arguments.as_str(), "null" | "{}"), "{}", arguments),
+            }
+        }
+    }
 
     #[test]
     fn non_object_arguments_are_marked_with_their_type() {
