@@ -478,6 +478,7 @@ mod tests {
 
         let tools = ToolFilter {
             allow: None,
+            also_allow: vec![],
             deny: vec![ToolPattern::new("docs__read", ToolNaming::Qualified)],
         };
         let d = def_with(Sandbox::ReadOnly, tools, stdio());
@@ -491,6 +492,7 @@ mod tests {
         let names = ToolNames::new("docs", "delete.issue").offered_as("docs__delete_issue");
         let deny = ToolFilter {
             allow: None,
+            also_allow: vec![],
             deny: vec![ToolPattern::new(
                 "docs__delete_issue",
                 ToolNaming::Qualified,

@@ -134,6 +134,9 @@ pub fn provider_safe(text: &str) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolFilter {
     pub allow: Option<Vec<ToolPattern>>,
+    /// Further allow lists a tool must also pass, from files that write more than one (an
+    /// OpenCode `tools` list next to `permission` rules): each one narrows, never widens.
+    pub also_allow: Vec<Vec<ToolPattern>>,
     pub deny: Vec<ToolPattern>,
 }
 
@@ -145,13 +148,12 @@ impl ToolFilter {
     }
 
     /// Whether the lists let the tool through: denied when any deny pattern matches any of
-    /// its names, allowed (without an allow list, or) when any allow pattern matches any.
+    /// its names, allowed (without an allow list, or) when a pattern of every allow list
+    /// matches one of them.
     pub fn permits_names(&self, names: &ToolNames<'_>) -> bool {
         let denied = self.deny.iter().any(|p| p.matches_names(names));
-        let allowed = self
-            .allow
-            .as_ref()
-            .is_none_or(|allow| allow.iter().any(|p| p.matches_names(names)));
+        let passes = |list: &Vec<ToolPattern>| list.iter().any(|p| p.matches_names(names));
+        let allowed = self.allow.as_ref().is_none_or(passes) && self.also_allow.iter().all(passes);
         allowed && !denied
     }
 
@@ -221,6 +223,7 @@ mod tests {
         let names = ToolNames::new("tracker", "delete.issue").offered_as("tracker__delete_issue");
         let deny = ToolFilter {
             allow: None,
+            also_allow: vec![],
             deny: vec![ToolPattern::new(
                 "tracker__delete_issue",
                 ToolNaming::Qualified,
@@ -233,6 +236,7 @@ mod tests {
         );
         let raw_deny = ToolFilter {
             allow: None,
+            also_allow: vec![],
             deny: vec![ToolPattern::new(
                 "tracker__delete.issue",
                 ToolNaming::Qualified,
@@ -258,6 +262,7 @@ mod tests {
         let hashed = ToolNames::new("srv", &long).offered_as("srv__xxxx_0badf00d");
         let deny_hashed = ToolFilter {
             allow: None,
+            also_allow: vec![],
             deny: vec![ToolPattern::new(
                 "srv__xxxx_0badf00d",
                 ToolNaming::Qualified,
@@ -269,6 +274,7 @@ mod tests {
             ToolNames::new("tracker", "delete/issue").offered_as("tracker__delete_issue_2");
         let deny_second = ToolFilter {
             allow: None,
+            also_allow: vec![],
             deny: vec![ToolPattern::new(
                 "tracker__delete_issue_2",
                 ToolNaming::Qualified,
@@ -279,6 +285,7 @@ mod tests {
         // OpenCode patterns: `server_tool` with the character rule, and the offered name.
         let open = ToolFilter {
             allow: None,
+            also_allow: vec![],
             deny: vec![ToolPattern::new(
                 "tracker_delete_issue",
                 ToolNaming::OpenCode,
@@ -317,6 +324,7 @@ mod tests {
         assert!(!f.permits("docs", "read"), "deny wins");
         let empty_allow = ToolFilter {
             allow: Some(vec![]),
+            also_allow: vec![],
             deny: vec![],
         };
         assert!(

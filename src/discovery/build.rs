@@ -2,12 +2,11 @@
 //! accepts (FORMATS.md, "Common to all formats"), and [`finalize`], which applies the rules of
 //! SPEC §3.1–3.2 once for every format.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use super::fields::Doc;
-use super::globs;
 use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
 use super::shared::SharedFiles;
@@ -229,9 +228,9 @@ pub fn read_qualified_tool_lists(
     ctx: &mut Ctx<'_>,
 ) -> Result<(), String> {
     let mut ignored = Vec::new();
-    if let Some((field, entries)) = doc.string_list(allow_names, comma_strings)? {
+    if let Some((_, entries)) = doc.string_list(allow_names, comma_strings)? {
         let (patterns, unknown) = qualified_patterns(&entries);
-        add_allow_list(draft, field, patterns)?;
+        add_allow_list(draft, patterns);
         ignored.extend(unknown);
     }
     if let Some((_, entries)) = doc.string_list(deny_names, comma_strings)? {
@@ -243,86 +242,14 @@ pub fn read_qualified_tool_lists(
     Ok(())
 }
 
-/// Most globs one server's combined allow list may take (see [`add_allow_list`]).
-const MAX_COMBINED_GLOBS: usize = 256;
-
-/// Steps combining one file's allow lists may take: a few milliseconds, whatever the file.
-const COMBINING_BUDGET: usize = 2_000_000;
-
-/// Adds an allow list written in `field`. The first one becomes the agent's allow list. A
+/// Adds an allow list written in `field`. The first one becomes the agent's allow list; a
 /// second one (an OpenCode file with `permission` rules that allow only some tools and a
-/// `tools` list) must narrow, never widen: a tool has to pass both. The agent keeps one allow
-/// list, so the other is applied through each server's own `enabled_tools`: for server `s`
-/// it becomes the globs over tool names that a pattern leaves after `s__` (`s_` for
-/// OpenCode's naming), intersected with what the server already enabled.
-///
-/// The list folded into the servers is the one in the qualified `server__tool` naming when
-/// there is a choice: a server's own lists are also matched against what follows `server__`
-/// in the name offered to the model, so qualified patterns keep their meaning there exactly,
-/// while an OpenCode pattern written against the offered name would not.
-pub fn add_allow_list(
-    draft: &mut Draft,
-    field: &str,
-    patterns: Vec<ToolPattern>,
-) -> Result<(), String> {
-    let Some(allow) = draft.tools.allow.as_mut() else {
-        draft.tools.allow = Some(patterns);
-        return Ok(());
-    };
-    let opencode = |list: &[ToolPattern]| list.iter().any(|p| p.naming() == ToolNaming::OpenCode);
-    let patterns = if opencode(&patterns) && !opencode(allow) {
-        std::mem::replace(allow, patterns)
-    } else {
-        patterns
-    };
-    let mut budget = globs::Budget::new(COMBINING_BUDGET);
-    for (server, config) in draft.mcp_servers.iter_mut() {
-        let too_intricate = || {
-            format!(
-                "`{field}` and the other allow lists of this file (and the `enabled_tools` of \
-                 the server `{server}`) are too intricate to combine exactly; simplify their \
-                 patterns"
-            )
-        };
-        let mut tools: Vec<String> = Vec::new();
-        let mut seen: BTreeSet<String> = BTreeSet::new();
-        for pattern in &patterns {
-            // How `ToolPattern::matches` joins the server and tool names.
-            let joint = match pattern.naming() {
-                ToolNaming::Qualified => "__",
-                ToolNaming::OpenCode => "_",
-            };
-            let prefix = format!("{server}{joint}");
-            let rests = globs::after_prefix(pattern.glob(), &prefix, &mut budget)
-                .ok_or_else(too_intricate)?;
-            for glob in rests {
-                if seen.insert(glob.clone()) {
-                    tools.push(glob);
-                }
-            }
-        }
-        config.enabled_tools = Some(match config.enabled_tools.take() {
-            None => tools,
-            Some(enabled) => {
-                let mut both: Vec<String> = Vec::new();
-                let mut seen: BTreeSet<String> = BTreeSet::new();
-                for a in &enabled {
-                    for b in &tools {
-                        let globs = globs::intersect(a, b, MAX_COMBINED_GLOBS, &mut budget)
-                            .filter(|g| both.len() + g.len() <= MAX_COMBINED_GLOBS)
-                            .ok_or_else(too_intricate)?;
-                        for glob in globs {
-                            if seen.insert(glob.clone()) {
-                                both.push(glob);
-                            }
-                        }
-                    }
-                }
-                both
-            }
-        });
+/// `tools` list) narrows it: a tool has to pass both.
+pub fn add_allow_list(draft: &mut Draft, patterns: Vec<ToolPattern>) {
+    match draft.tools.allow {
+        None => draft.tools.allow = Some(patterns),
+        Some(_) => draft.tools.also_allow.push(patterns),
     }
-    Ok(())
 }
 
 /// One caveat listing tool entries that select no child tool, and what that means.
@@ -564,19 +491,10 @@ mod tests {
         };
         for (first, second) in [(opencode(), qualified()), (qualified(), opencode())] {
             let mut draft = draft_with_servers();
-            add_allow_list(&mut draft, "a", first).unwrap();
-            add_allow_list(&mut draft, "b", second).unwrap();
+            add_allow_list(&mut draft, first);
+            add_allow_list(&mut draft, second);
             assert_eq!(offered(&draft), ["docs__read"]);
-            // The qualified list is the one folded into the servers.
-            assert!(
-                draft.tools.allow.as_ref().unwrap()[0].naming() == ToolNaming::OpenCode,
-                "{:?}",
-                draft.tools.allow
-            );
-            assert_eq!(
-                draft.mcp_servers["docs"].enabled_tools,
-                Some(vec!["*__read".into(), "_read".into(), "read".into()])
-            );
+            assert_eq!(draft.tools.also_allow.len(), 1);
         }
     }
 }

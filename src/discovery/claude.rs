@@ -128,7 +128,7 @@ fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), 
         // the map form, where everything not set to false stays available).
         if let Some(allowed) = allowed {
             let (patterns, unknown) = qualified_patterns(&allowed);
-            add_allow_list(draft, field, patterns)?;
+            add_allow_list(draft, patterns);
             ignored.extend(unknown);
         }
         let (patterns, unknown) = qualified_patterns(&denied);

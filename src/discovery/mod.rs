@@ -6,7 +6,6 @@
 //! | `walk` | the roots, depth limit, canonical-path confinement, precedence order |
 //! | `source` | reading a file (size, UTF-8) and parsing YAML frontmatter or TOML |
 //! | `fields` | typed field reads with aliases |
-//! | `globs` | intersecting tool-list globs, so two allow lists combine as an intersection |
 //! | `build` | the draft every format fills, shared fields, final validation |
 //! | `canonical`, `claude`, `codex`, `opencode` | one module per format |
 //! | `servers` | child MCP server configurations in every spelling |
@@ -22,7 +21,6 @@ mod canonical;
 mod claude;
 mod codex;
 mod fields;
-mod globs;
 mod opencode;
 mod secrets;
 mod servers;

@@ -331,6 +331,7 @@ fn ordered_rules_to_filter(rules: &[Rule]) -> ToolFilter {
     let pattern = |glob: String| ToolPattern::new(glob, ToolNaming::OpenCode);
     ToolFilter {
         allow: allow.map(|a| a.into_iter().map(pattern).collect()),
+        also_allow: Vec::new(),
         deny: deny.into_iter().map(pattern).collect(),
     }
 }
