@@ -151,8 +151,6 @@ async fn a_subagent_uses_stdio_and_http_children_in_every_format() {
 async fn stdio_children_see_only_a_cleared_environment_and_their_own_variables() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let m = marker();
-    let extra_env = "      env: { MCP_AGENTS_TEST_MARKER: \"".to_owned();
-    let _ = extra_env;
     let servers = format!(
         "    fx:\n      command: {}\n      args: [fixture-server]\n      env:\n        MCP_AGENTS_TEST_MARKER: \"{m}\"\n        CHILD_TOKEN: \"Bearer ${{OUTER_TOKEN}}\"\n",
         binary::BIN
@@ -831,4 +829,32 @@ async fn a_finished_session_holds_no_child_and_a_resume_reconnects() {
     );
     assert_no_process_left(&m, 6).await;
     c.close().await;
+}
+
+/// A connection dropped without `shutdown` (a run that panicked drops its tools) still ends
+/// its child and the child's own children, as `npx` servers have.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_dropped_without_shutdown_ends_its_child() {
+    let m = marker();
+    let launch = mcp_agents::child_mcp::config::Launch::Stdio {
+        command: "/bin/sh".to_owned(),
+        args: vec![
+            "-c".to_owned(),
+            format!("sleep 300 & exec {} fixture-server", binary::BIN),
+        ],
+        env: [("MCP_AGENTS_TEST_MARKER".to_owned(), m.clone())].into(),
+        cwd: std::env::temp_dir(),
+    };
+    let (connection, tools) =
+        mcp_agents::child_mcp::connect::connect("fx", &launch, Duration::from_secs(15))
+            .await
+            .unwrap();
+    assert!(!tools.is_empty());
+    assert_eq!(
+        children::processes_with(&m).len(),
+        2,
+        "the child and its grandchild run"
+    );
+    drop(connection);
+    assert_no_process_left(&m, 6).await;
 }

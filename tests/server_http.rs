@@ -172,3 +172,26 @@ async fn arguments_that_are_not_an_object_are_invalid_input() {
     );
     assert!(mock.requests().is_empty(), "nothing was spawned");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_4_mib_is_refused_with_413() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    let (_server, url) = binary::start_http_server(ws.path(), &[], &[])
+        .await
+        .unwrap();
+    let mut call = discover_body();
+    call["params"]["padding"] = json!("x".repeat(4 * 1024 * 1024));
+    let status = mcp_agents::providers::http::shared_client()
+        .post(&url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "server/discover")
+        .json(&call)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status.as_u16(), 413);
+    assert_eq!(post(&url, &[]).await, 200, "and the server serves on");
+}

@@ -304,7 +304,18 @@ impl ChildConnection {
     /// its whole process group.
     pub async fn shutdown(mut self, bound: Duration) {
         let _ = self.service.close_with_timeout(bound).await;
-        if let Some(pid) = self.process_group {
+        // Taken, so that dropping the connection does not signal the group again.
+        if let Some(pid) = self.process_group.take() {
+            kill_group(pid);
+        }
+    }
+}
+
+impl Drop for ChildConnection {
+    /// A connection dropped without [`ChildConnection::shutdown`] (its run panicked) still
+    /// ends its child's whole process group, grandchildren included.
+    fn drop(&mut self) {
+        if let Some(pid) = self.process_group.take() {
             kill_group(pid);
         }
     }
@@ -314,9 +325,18 @@ impl ChildConnection {
 /// messages never echo a URL, whose path, query or user info may carry a secret). The
 /// configured URL, and any other URL in the text (as in reqwest's `for url (…)`), become
 /// `scheme://host[:port]`. Errors of stdio children are left as they are.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Redactor {
     url: Option<Url>,
+}
+
+impl std::fmt::Debug for Redactor {
+    /// The origin only: the URL's path, query or user info may carry a secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redactor")
+            .field("origin", &self.url.as_ref().map(origin))
+            .finish()
+    }
 }
 
 impl Redactor {

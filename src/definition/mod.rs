@@ -362,13 +362,14 @@ impl fmt::Debug for ChildTransport {
                 .finish(),
             ChildTransport::Http { url, headers } => f
                 .debug_struct("Http")
+                // The origin only: a path or query may carry a secret.
                 .field(
                     "url",
                     &format_args!(
                         "{}://{}{}",
                         url.scheme(),
                         url.host_str().unwrap_or(""),
-                        url.path()
+                        url.port().map(|p| format!(":{p}")).unwrap_or_default()
                     ),
                 )
                 .field("headers", &headers.keys().collect::<Vec<_>>())

@@ -21,6 +21,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -161,12 +162,22 @@ async fn mark_arguments(request: Request) -> Result<Request, Response> {
         return Ok(request);
     }
     let (mut parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BODY).await else {
-        return Err((
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "Payload Too Large: the request body is larger than 4 MiB",
-        )
-            .into_response());
+    let bytes = match Limited::new(body, MAX_REQUEST_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Payload Too Large: the request body is larger than 4 MiB",
+            )
+                .into_response());
+        }
+        Err(_) => {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the request body could not be read",
+            )
+                .into_response());
+        }
     };
     let body = match super::arguments::mark_non_object_arguments(&bytes) {
         Some(marked) => {

@@ -22,7 +22,7 @@ use tokio_util::task::TaskTracker;
 
 use super::activity::Activity;
 use super::run::{BoxFuture, RunContext, RunObserver, RunOutcome, ToolBox, run_model_loop};
-use super::session::{Session, Snapshot, Status, new_agent_id, short_id};
+use super::session::{Session, SessionState, Snapshot, Status, new_agent_id, short_id};
 use crate::definition::AgentDefinition;
 use crate::discovery::Catalog;
 use crate::error::{AgentError, ErrorCode};
@@ -375,7 +375,7 @@ impl SessionManager {
                     "a bug in mcp-agents stopped this run (a panic, reported on the server's \
                      stderr); its conversation is lost, so a resume starts afresh",
                 );
-                manager.finish(&session, Status::Failed(failure), None);
+                manager.finish(&session, session.lock(), Status::Failed(failure), None);
             }
         });
     }
@@ -421,8 +421,11 @@ impl SessionManager {
                     outcome
                 }
             };
+            // One guard from this check to the terminal state: input accepted in between
+            // would otherwise be left queued on a finished session.
+            let state = session.lock();
             if matches!(outcome, RunOutcome::Completed(_))
-                && !session.lock().queue.is_empty()
+                && !state.queue.is_empty()
                 && !self.shutdown.is_cancelled()
             {
                 // Input queued while the run was closing: carry on in the same permit.
@@ -436,15 +439,20 @@ impl SessionManager {
                     "the run was cancelled because the server is shutting down (not a bug)",
                 )),
             };
-            self.finish(&session, status, Some(conversation));
+            self.finish(&session, state, status, Some(conversation));
             return;
         }
     }
 
-    /// Makes `session` terminal: gives its permit back in the same step, then applies the
-    /// retention limit, then wakes its waiters.
-    fn finish(&self, session: &Session, status: Status, conversation: Option<Conversation>) {
-        let mut state = session.lock();
+    /// Makes `session` (whose `state` the caller holds) terminal: gives its permit back in
+    /// the same step, then applies the retention limit, then wakes its waiters.
+    fn finish(
+        &self,
+        session: &Session,
+        mut state: MutexGuard<'_, SessionState>,
+        status: Status,
+        conversation: Option<Conversation>,
+    ) {
         state.status = status;
         state.conversation = conversation;
         state.ended_at = Some(Instant::now());
