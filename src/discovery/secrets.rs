@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::fields::Doc;
 use crate::definition::Template;
+use crate::definition::template::Segment;
 
 /// Field names (compared without case, `_` or `-`) that can only hold a credential.
 const SECRET_FIELDS: &[&str] = &[
@@ -76,10 +77,47 @@ fn is_reference(text: &str) -> bool {
         || text.contains("{file:")
 }
 
+/// The longest word a credential's value may write next to its references: room for a
+/// scheme ("Bearer", "token") or a cookie name ("session"), less than any real key.
+const MAX_LITERAL_WORD: usize = 7;
+
+/// Whether `text` has a word longer than [`MAX_LITERAL_WORD`] in the characters keys are
+/// made of; `sk-live-abc123${UNUSED}` has, `Bearer ${TOKEN}` has not.
+fn has_key_like_word(text: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '/' | '-')))
+        .any(|word| word.len() > MAX_LITERAL_WORD)
+}
+
+/// `text` without its `${VAR}`, `{env:VAR}` and `{file:path}` references.
+fn without_references(text: &str) -> String {
+    let mut rest = text;
+    let mut out = String::with_capacity(text.len());
+    loop {
+        let next = ["${", "{env:", "{file:"]
+            .iter()
+            .filter_map(|open| rest.find(open))
+            .min();
+        let Some(start) = next else { break };
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether a value set for a credential writes (part of) the credential itself: it has no
+/// reference, or it has one next to key-like text.
+fn writes_a_credential(text: &str) -> bool {
+    !is_reference(text) || has_key_like_word(&without_references(text))
+}
+
 /// Whether `value`, set under a credential's name, is a credential written in the file.
 fn is_literal_secret(value: &Value) -> bool {
     match value {
-        Value::String(text) => !text.trim().is_empty() && !is_reference(text),
+        Value::String(text) => !text.trim().is_empty() && writes_a_credential(text),
         Value::Number(_) => true,
         _ => false,
     }
@@ -96,63 +134,59 @@ pub fn reject_literal_secrets(
     place: &str,
     advice: &str,
 ) -> Result<(), String> {
-    // (path of the holding map, key, value), depth first; no recursion, whatever the depth.
-    let mut stack: Vec<(String, &str, &Value)> = map
-        .iter()
-        .rev()
-        .map(|(k, v)| (String::new(), k.as_str(), v))
-        .collect();
-    while let Some((parent, key, value)) = stack.pop() {
+    // (depth of the holding map, key, value), depth first, without recursion. `path` holds
+    // the keys leading to the map being read; the message is built only for a finding.
+    let mut stack: Vec<(usize, &str, &Value)> =
+        map.iter().rev().map(|(k, v)| (0, k.as_str(), v)).collect();
+    let mut path: Vec<&str> = Vec::new();
+    let at = |path: &[&str]| {
+        if path.is_empty() {
+            place.to_owned()
+        } else {
+            format!("{place}{}: ", path.join("."))
+        }
+    };
+    while let Some((depth, key, value)) = stack.pop() {
+        path.truncate(depth);
         if NOT_SETTINGS.contains(&key) {
             continue;
         }
-        let at = if parent.is_empty() {
-            place.to_owned()
-        } else {
-            format!("{place}{parent}: ")
-        };
         if is_secret_field(key) && is_literal_secret(value) {
             return Err(format!(
-                "{at}`{key}` holds a literal secret, which definitions must not contain \
-                 (the value is not shown); {advice}"
+                "{}`{key}` holds a literal secret, which definitions must not contain \
+                 (the value is not shown); {advice}",
+                at(&path)
             ));
         }
-        let path = if parent.is_empty() {
-            key.to_owned()
-        } else {
-            format!("{parent}.{key}")
-        };
         match value {
             Value::Object(inner) if HEADER_MAPS.contains(&key) => {
                 for (header, value) in inner {
                     // A malformed placeholder (`${TOKEN:-sk-…}`) counts as literal.
                     let literal = match value {
                         Value::String(text) => {
-                            !is_reference(text) || Template::parse(text).is_err()
+                            writes_a_credential(text) || Template::parse(text).is_err()
                         }
+                        Value::Number(_) => true,
                         _ => false,
                     };
                     if literal && is_secret_header(header) {
                         return Err(format!(
-                            "{at}header `{header}` has a literal value (not shown); \
+                            "{}header `{header}` has a literal value (not shown); \
                              credentials must come from the environment: write it as \
-                             \"Bearer ${{TOKEN_VAR}}\" or similar"
+                             \"Bearer ${{TOKEN_VAR}}\" or similar",
+                            at(&path)
                         ));
                     }
                 }
             }
             Value::Object(inner) => {
-                stack.extend(
-                    inner
-                        .iter()
-                        .rev()
-                        .map(|(k, v)| (path.clone(), k.as_str(), v)),
-                );
+                path.push(key);
+                stack.extend(inner.iter().rev().map(|(k, v)| (depth + 1, k.as_str(), v)));
             }
             Value::Array(items) => {
                 // A list's items are values of the same key (`token: [...]`, Claude's
                 // `mcpServers: [{name: config}]`).
-                stack.extend(items.iter().rev().map(|v| (parent.clone(), key, v)));
+                stack.extend(items.iter().rev().map(|v| (depth, key, v)));
             }
             _ => {}
         }
@@ -178,7 +212,16 @@ pub fn reject_literal_secret_header(
     header: &str,
     value: &Template,
 ) -> Result<(), String> {
-    if is_secret_header(header) && !value.has_vars() {
+    let literal: String = value
+        .segments()
+        .iter()
+        .filter_map(|segment| match segment {
+            Segment::Literal(text) => Some(text.as_str()),
+            Segment::Var(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    if is_secret_header(header) && (!value.has_vars() || has_key_like_word(&literal)) {
         return Err(format!(
             "{place}header `{header}` has a literal value (not shown); credentials must come \
              from the environment: write it as \"Bearer ${{TOKEN_VAR}}\" or similar"
@@ -259,6 +302,16 @@ mod tests {
             assert!(err.contains(found), "{err}");
             assert!(!err.contains("sk-") && !err.contains("42"), "{err}");
         }
+        // A reference does not excuse a key written beside it; a number is a literal.
+        for doc in [
+            json!({"options": {"apiKey": "sk-live-abc123${UNUSED}"}}),
+            json!({"p": {"enabled": false, "headers": {"Authorization": "Bearer sk-live-abc {env:X}"}}}),
+            json!({"p": {"headers": {"X-Api-Key": 123456789012u64}}}),
+        ] {
+            let err = scan(doc.clone());
+            assert!(!err.is_empty(), "{doc}");
+            assert!(!err.contains("sk-") && !err.contains("123456"), "{err}");
+        }
         for clean in [
             json!({"options": {"apiKey": "{env:ANTHROPIC_API_KEY}"}}),
             json!({"options": {"apiKey": "${ANTHROPIC_API_KEY}", "token": ""}}),
@@ -266,6 +319,7 @@ mod tests {
             json!({"s": {"env_http_headers": {"Authorization": "AUTH_VAR"}}}),
             json!({"permission": {"token": "deny"}, "tools": {"token": true}}),
             json!({"s": {"headers": {"Authorization": "Bearer ${T}", "Accept": "x"}}}),
+            json!({"s": {"headers": {"Cookie": "session=${S}", "X-Token": "token {env:T}"}}}),
             json!({"mcp_servers": {"token": {"command": "x"}}}),
             json!({"shell_environment_policy": {"set": {"API_KEY": "x"}}}),
         ] {
@@ -277,6 +331,11 @@ mod tests {
     fn credential_headers_need_placeholders() {
         let literal = Template::parse("Bearer abc123").unwrap();
         let placeholder = Template::parse("Bearer ${TOKEN}").unwrap();
+        let beside = Template::parse("Bearer sk-live-abc ${UNUSED}").unwrap();
+        assert!(
+            reject_literal_secret_header("", "Authorization", &beside).is_err(),
+            "a key beside a placeholder is still written in the file"
+        );
         assert!(reject_literal_secret_header("", "Authorization", &literal).is_err());
         assert!(reject_literal_secret_header("", "X-API-Key", &literal).is_err());
         assert!(reject_literal_secret_header("", "authorization", &placeholder).is_ok());
