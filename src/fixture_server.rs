@@ -5,7 +5,8 @@
 //! call with a long JSON-RPC error, have a name outside the provider rules (`delete.issue`),
 //! and crash mid-call. Variants speak only the older protocol (`--legacy`), never answer
 //! (`--hang`), redirect every HTTP request (`--redirect-to`), or also list `sleep` under a
-//! hostile name (`--odd-name`).
+//! hostile name (`--odd-name`), or a second name that collides with another for the model
+//! (`--colliding`).
 //!
 //! It runs as `mcp-agents fixture-server [--http ADDR] [--legacy] [--hang] [--redirect-to URL]`,
 //! a command hidden from the help.
@@ -56,6 +57,10 @@ pub struct FixtureOptions {
     /// 300 more characters.
     #[arg(long)]
     pub odd_name: bool,
+    /// Also list `delete.issue` under `delete_issue`, after it: both clean up to the same
+    /// name for the model.
+    #[arg(long)]
+    pub colliding: bool,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -148,6 +153,7 @@ pub struct Fixture {
     legacy: bool,
     hang_list: bool,
     odd_name: bool,
+    colliding: bool,
 }
 
 #[tool_router]
@@ -158,6 +164,7 @@ impl Fixture {
             legacy: options.legacy,
             hang_list: options.hang_list,
             odd_name: options.odd_name,
+            colliding: options.colliding,
         }
     }
 
@@ -330,6 +337,13 @@ impl ServerHandler for Fixture {
             odd.name = odd_tool_name().into();
             tools.push(odd);
         }
+        if self.colliding
+            && let Some(delete) = tools.iter().find(|t| t.name == "delete.issue")
+        {
+            let mut twin = delete.clone();
+            twin.name = "delete_issue".into();
+            tools.push(twin);
+        }
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -340,6 +354,9 @@ impl ServerHandler for Fixture {
     ) -> Result<CallToolResponse, McpError> {
         if self.odd_name && request.name == odd_tool_name() {
             request.name = "sleep".into();
+        }
+        if self.colliding && request.name == "delete_issue" {
+            request.name = "delete.issue".into();
         }
         let call = ToolCallContext::new(self, request, context);
         self.tool_router.call(call).await

@@ -532,6 +532,18 @@ async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
                 "tools: [\"fx__delete_issue\", \"fx__echo\"]",
             ),
         ),
+        (
+            // `delete.issue` and its twin `delete_issue` are offered as `fx__delete_issue`
+            // and `fx__delete_issue_2`; denying both by those names must hold, although
+            // the first one's denial frees its name.
+            ".agents/agents/twins.md",
+            agent(
+                &mock,
+                "deny-twins",
+                &stdio_child("fx", &["--colliding"], &m, ""),
+                "disallowed_tools: [\"fx__delete.issue\", \"fx__delete_issue_2\"]",
+            ),
+        ),
     ];
     let (_ws, c) = start(&mock, &files, &[]).await;
     mock.push([
@@ -541,6 +553,7 @@ async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
         Step::text("d"),
         Step::tool_call("fx__delete_issue", json!({})),
         Step::text("e"),
+        Step::text("f"),
     ]);
     for (n, name) in ["no-lists", "deny-offered", "deny-raw", "server-deny"]
         .into_iter()
@@ -566,6 +579,14 @@ async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
         ["issue deleted"],
         "the call reaches the child under its own name"
     );
+    let record = run_to_end(&c, "deny-twins").await;
+    assert_eq!(record["status"], "completed", "{record}");
+    let tools = offered(&mock, 6);
+    assert!(
+        !tools.iter().any(|t| t.starts_with("fx__delete_issue")),
+        "{tools:?}"
+    );
+    assert!(tools.contains(&"fx__echo".to_owned()), "{tools:?}");
     assert_no_process_left(&m, 6).await;
     c.close().await;
 }

@@ -117,12 +117,15 @@ impl ChildToolSet {
             for tool in tools {
                 // The name is settled first, so that the lists are matched against the name
                 // the model would see as well as the child's own (a pattern written with
-                // either must hold). A tool left out takes no name.
+                // either must hold). Every listed tool takes its name, offered or not, so
+                // that a tool's name never depends on the lists: with `delete.issue` denied,
+                // `delete_issue` stays `…__delete_issue_2`, the name the author saw and
+                // may have denied.
                 let name = toolset::model_tool_name(&connection.server, &tool.name, &taken);
+                taken.insert(name.clone());
                 if !toolset::offered(definition, &connection.server, &tool, &name) {
                     continue;
                 }
-                taken.insert(name.clone());
                 set.descriptors.push(ToolDescriptor {
                     spec: ToolSpec {
                         name,

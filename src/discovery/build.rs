@@ -261,7 +261,9 @@ pub fn note_ignored_tools(draft: &Draft, ignored: &[String], ctx: &mut Ctx<'_>) 
         "tool entries that name no child MCP tool select nothing here: {}",
         ignored.join(", ")
     );
-    if draft.tools.allow.as_ref().is_some_and(Vec::is_empty) && !draft.mcp_servers.is_empty() {
+    let empty_allow_list = draft.tools.allow.as_ref().is_some_and(Vec::is_empty)
+        || draft.tools.also_allow.iter().any(Vec::is_empty);
+    if empty_allow_list && !draft.mcp_servers.is_empty() {
         note.push_str(
             "; the allow list names no child tool, so this agent is offered none of its \
              child servers' tools",
