@@ -224,11 +224,15 @@ where
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let cancel = CancellationToken::new();
         tokio::spawn(cancel_on_signal(cancel.clone()));
         body(cancel).await
-    })
+    });
+    // The work is done (runs stopped, children shut down). A blocking read of stdin may
+    // still wait for a line that never comes; dropping the runtime would wait for it.
+    runtime.shutdown_background();
+    code
 }
 
 /// Runs the server until the client goes away or a signal arrives, then stops every run.

@@ -239,3 +239,34 @@ fn arguments_that_are_not_an_object_are_invalid_input_over_stdio() {
     }
     assert!(child.wait().unwrap().success());
 }
+
+/// A signal ends the stdio server although its client keeps stdin open and quiet (the
+/// blocking read of stdin once kept the process alive until the next line).
+#[test]
+fn a_signal_ends_the_stdio_server_while_stdin_stays_open() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let (_ws, mut child) = raw_server(&[]);
+        let mut stdin = child.stdin.take().unwrap();
+        let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                              "params": {"_meta": raw_meta()}});
+        writeln!(stdin, "{discover}").unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let answer: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        assert_eq!(answer["id"], 1, "serving");
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(8),
+                "still running after signal {signal}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(status.success(), "{status:?}");
+        drop(stdin);
+    }
+}
