@@ -126,7 +126,7 @@ fn summary(catalog: &Catalog) -> String {
 }
 
 /// The JSON report: `{"workspace", "agents", "skills", "warnings"}`; paths are relative to
-/// the workspace.
+/// the workspace, and shown lossily when they are not UTF-8 (JSON strings must be).
 pub fn render_json(catalog: &Catalog) -> Value {
     let agents: Vec<Value> = catalog
         .agents()
@@ -140,7 +140,7 @@ pub fn render_json(catalog: &Catalog) -> Value {
             json!({
                 "name": d.name,
                 "description": d.description,
-                "file": d.source.path,
+                "file": d.source.path.to_string_lossy(),
                 "format": d.source.format.as_str(),
                 "provider": d.provider.kind.as_str(),
                 "base_url": d.provider.base_url.as_str(),
@@ -159,15 +159,15 @@ pub fn render_json(catalog: &Catalog) -> Value {
     let skills: Vec<Value> = catalog
         .skills()
         .iter()
-        .map(|s| json!({"name": s.name, "description": s.description, "file": s.path}))
+        .map(|s| json!({"name": s.name, "description": s.description, "file": s.path.to_string_lossy()}))
         .collect();
     let warnings: Vec<Value> = catalog
         .warnings()
         .iter()
-        .map(|w| json!({"file": w.file, "reason": w.reason, "effect": w.effect.as_str()}))
+        .map(|w| json!({"file": w.file.to_string_lossy(), "reason": w.reason, "effect": w.effect.as_str()}))
         .collect();
     json!({
-        "workspace": catalog.workspace(),
+        "workspace": catalog.workspace().to_string_lossy(),
         "agents": agents,
         "skills": skills,
         "warnings": warnings,

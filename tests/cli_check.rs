@@ -239,3 +239,45 @@ fn the_server_command_logs_each_warning_in_the_same_form() {
         text(&out.stderr)
     );
 }
+
+/// JSON strings must be UTF-8; a path that is not is shown lossily instead of panicking.
+#[cfg(unix)]
+#[test]
+fn json_output_survives_paths_that_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let parent = tempfile::tempdir().unwrap();
+    let ws = parent
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"work\xffspace"));
+    let agents = ws.join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("ok.md"),
+        "---\nname: ok\ndescription: d\nmodel: sonnet\n---\nDo.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join(std::ffi::OsStr::from_bytes(b"b\xffd.md")),
+        "no frontmatter",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-agents"))
+        .arg("check")
+        .arg("--json")
+        .arg(&ws)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["agents"][0]["name"], "ok");
+    assert_eq!(
+        report["warnings"][0]["file"],
+        ".claude/agents/b\u{fffd}d.md"
+    );
+    assert!(
+        report["workspace"]
+            .as_str()
+            .unwrap()
+            .ends_with("work\u{fffd}space")
+    );
+}
