@@ -417,3 +417,22 @@ async fn huge_error_messages_are_quoted_in_part_and_huge_replies_refused() {
         outcome.message()
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_key_the_provider_quotes_back_is_redacted() {
+    // Some gateways echo the request's Authorization header in their error.
+    let quoting = Step::openai_error(
+        404,
+        "invalid_request_error",
+        Some("model_not_found"),
+        &format!("The model does not exist (auth=Bearer {KEY})"),
+    );
+    let outcome = play(Responses, vec![quoting]).await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
+    assert!(
+        outcome.message().contains("auth=Bearer [redacted]"),
+        "{}",
+        outcome.message()
+    );
+    // `play` also checks that the key is nowhere in the message.
+}

@@ -17,10 +17,21 @@ impl ApiKey {
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<ApiKey, AgentError> {
         match lookup(var) {
+            Some(value) if value.trim().chars().any(char::is_control) => Err(missing(
+                var,
+                "holds characters an HTTP header cannot carry, such as a line break \
+                 (the value is not shown)",
+            )),
             Some(value) if !value.trim().is_empty() => Ok(ApiKey(value.trim().to_owned())),
             Some(_) => Err(missing(var, "is empty")),
             None => Err(missing(var, "is not set")),
         }
+    }
+
+    /// `text` with every occurrence of the key replaced: a provider or gateway may quote the
+    /// request's credentials back in an error.
+    pub fn redact(&self, text: &str) -> String {
+        text.replace(&self.0, "[redacted]")
     }
 
     /// The key, for building request headers only.
@@ -61,6 +72,17 @@ mod tests {
         assert!(err.message.contains("OPENROUTER_API_KEY") && err.message.contains("not set"));
         let err = ApiKey::lookup("K", |_| Some("  ".into())).unwrap_err();
         assert!(err.message.contains("is empty"));
+    }
+
+    #[test]
+    fn a_key_no_header_can_carry_is_refused_without_showing_it() {
+        let err = ApiKey::lookup("K", |_| Some("sk-live\nX".into())).unwrap_err();
+        assert_eq!(err.code, ErrorCode::MissingCredential);
+        assert!(err.message.contains("cannot carry"), "{}", err.message);
+        assert!(!err.message.contains("sk-live"));
+        // Surrounding whitespace (a pasted line end) is trimmed, not refused.
+        let key = ApiKey::lookup("K", |_| Some("sk-live-1\r\n".into())).unwrap();
+        assert_eq!(key.expose(), "sk-live-1");
     }
 
     #[test]

@@ -278,6 +278,13 @@ impl ProviderClient {
             WireApi::Responses => responses::parse_reply,
             WireApi::AnthropicMessages => messages::parse_reply,
         };
+        // What the provider says is quoted in errors and activity; never the key with it.
+        let redacted_retry = |notice: &RetryNotice| {
+            on_retry(&RetryNotice {
+                reason: self.key.redact(&notice.reason),
+                ..notice.clone()
+            })
+        };
         http::post_with_retries(
             &self.http,
             &self.endpoint,
@@ -286,9 +293,13 @@ impl ProviderClient {
             &self.label,
             &self.retry,
             parse,
-            on_retry,
+            &redacted_retry,
         )
         .await
+        .map_err(|e| ProviderError {
+            message: self.key.redact(&e.message),
+            ..e
+        })
     }
 }
 
