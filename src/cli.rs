@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::check;
 use crate::discovery::{Catalog, DefaultModel, LoadOptions, Workspace, load_catalog};
 use crate::providers::RetryPolicy;
-use crate::server::http::HttpOptions;
+use crate::server::http::{HttpOptions, Listen};
 use crate::sessions::activity::SHUTDOWN_BOUND;
 use crate::sessions::manager::{EnvLookup, Limits, ManagerConfig, SessionManager};
 
@@ -166,6 +166,21 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Some(Command::FixtureServer(options)) => run_fixture(options),
         None => {
+            // Checked before the catalog loads: a bad option is one line, not the last of
+            // the definitions' warnings.
+            let listen = match cli.http.map(|addr| HttpOptions {
+                addr,
+                auth_token_env: cli.auth_token_env,
+            }) {
+                Some(options) => match options.prepare(|var| std::env::var(var).ok()) {
+                    Ok(listen) => Some(listen),
+                    Err(message) => {
+                        eprintln!("error: {message}");
+                        return ExitCode::from(EXIT_USAGE);
+                    }
+                },
+                None => None,
+            };
             let Some(catalog) = open_and_load(cli.dir, &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
@@ -179,11 +194,7 @@ pub fn run(cli: Cli) -> ExitCode {
                     Catalog::agent_roots().collect::<Vec<_>>().join(", ")
                 );
             }
-            let http = cli.http.map(|addr| HttpOptions {
-                addr,
-                auth_token_env: cli.auth_token_env,
-            });
-            serve(catalog, http)
+            serve(catalog, listen)
         }
     }
 }
@@ -236,7 +247,7 @@ where
 }
 
 /// Runs the server until the client goes away or a signal arrives, then stops every run.
-fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
+fn serve(catalog: Catalog, http: Option<Listen>) -> ExitCode {
     with_runtime(|shutdown| async move {
         let manager = server_manager(catalog);
         // A signal stops the runs and answers pending waits at once, so the transport can
@@ -248,12 +259,11 @@ fn serve(catalog: Catalog, http: Option<HttpOptions>) -> ExitCode {
                 manager.begin_shutdown();
             }
         });
-        let served = match &http {
-            Some(options) => tokio::select! {
+        let served = match http {
+            Some(listen) => tokio::select! {
                 served = crate::server::http::serve(
                     manager.clone(),
-                    options,
-                    |var| std::env::var(var).ok(),
+                    listen,
                     shutdown.clone(),
                     |addr| eprintln!("mcp-agents: serving MCP at http://{addr}/mcp"),
                 ) => served,

@@ -79,6 +79,11 @@ async fn a_bearer_token_is_required_on_every_request() {
         post(&url, &[("authorization", &format!("Bearer {TOKEN}"))]).await,
         200
     );
+    assert_eq!(
+        post(&url, &[("authorization", &format!("bearer {TOKEN}"))]).await,
+        200,
+        "the scheme is case-insensitive"
+    );
 
     for generation in [Generation::Modern, Generation::Legacy] {
         let c = binary::connect_http(&url, generation, Some(TOKEN)).await;
@@ -104,7 +109,7 @@ async fn a_network_address_needs_a_token() {
         command.env_remove(TOKEN_VAR).output().unwrap()
     };
     let out = run(&["--http", "0.0.0.0:0"], &[]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("refusing to serve on 0.0.0.0:0, which is not a loopback address, without a bearer token"), "{stderr}");
 
@@ -112,11 +117,26 @@ async fn a_network_address_needs_a_token() {
         &["--http", "127.0.0.1:0", "--auth-token-env", TOKEN_VAR],
         &[],
     );
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("--auth-token-env names MCP_AGENTS_TEST_BEARER, which is not set or empty")
     );
+
+    // The token itself pasted where its variable's name belongs is refused unseen.
+    let pasted = "d15286d9647c0aa1f228d15286d9647c";
+    let out = run(&["--http", "127.0.0.1:0", "--auth-token-env", pasted], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not a variable name"), "{stderr}");
+    assert!(!stderr.contains(pasted), "{stderr}");
+
+    for bad in ["bogus", "127.0.0.1", "127.0.0.1:99999"] {
+        let out = run(&["--http", bad], &[]);
+        assert_eq!(out.status.code(), Some(2), "--http {bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("use HOST:PORT"), "{stderr}");
+    }
 
     let out = run(&["--auth-token-env", TOKEN_VAR], &[]);
     assert_eq!(out.status.code(), Some(2), "--auth-token-env needs --http");

@@ -99,6 +99,15 @@ pub fn is_env_var_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Whether a variable name can be repeated in a message. A credential pasted where a
+/// variable's name belongs can be a valid name too (hex tokens are), so a name that does
+/// not look like the usual `UPPER_CASE` one, or carries many digits, is not shown.
+pub fn is_showable_var_name(name: &str) -> bool {
+    name.len() <= 40
+        && !name.chars().any(|c| c.is_ascii_lowercase())
+        && name.chars().filter(char::is_ascii_digit).count() <= 6
+}
+
 fn check_var_name(name: &str) -> Result<(), TemplateError> {
     if name.is_empty() {
         return Err(TemplateError::Empty);

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::definition::template::is_showable_var_name;
 use crate::error::{AgentError, ErrorCode};
 
 /// A provider credential. Deliberately not `Display`; `Debug` prints a placeholder.
@@ -46,11 +47,19 @@ impl ApiKey {
 }
 
 fn missing(var: &str, what: &str) -> AgentError {
+    // An `env_key` holding a pasted key that happens to be a valid name is not repeated.
+    let named = if is_showable_var_name(var) {
+        format!("the environment variable {var} (this agent's env_key)")
+    } else {
+        "the environment variable this agent's env_key names (not shown: it looks like it \
+         could be a key itself)"
+            .to_owned()
+    };
     AgentError::new(
         ErrorCode::MissingCredential,
         format!(
-            "the environment variable {var} (this agent's env_key) {what}; set it in the \
-             environment mcp-agents runs in, then spawn or resume the agent again"
+            "{named} {what}; set it in the environment mcp-agents runs in, then spawn or \
+             resume the agent again"
         ),
     )
 }
@@ -77,6 +86,9 @@ mod tests {
     #[test]
     fn a_key_no_header_can_carry_is_refused_without_showing_it() {
         let err = ApiKey::lookup("K", |_| Some("sk-live\nX".into())).unwrap_err();
+        let pasted = "d15286d9647c0aa1f228d15286d9647c";
+        let unset = ApiKey::lookup(pasted, |_| None).unwrap_err();
+        assert!(!unset.message.contains(pasted), "{}", unset.message);
         assert_eq!(err.code, ErrorCode::MissingCredential);
         assert!(err.message.contains("cannot carry"), "{}", err.message);
         assert!(!err.message.contains("sk-live"));

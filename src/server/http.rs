@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::AgentsServer;
 use crate::definition::endpoint::is_loopback;
+use crate::definition::template::{is_env_var_name, is_showable_var_name};
 use crate::sessions::manager::SessionManager;
 
 /// How to serve HTTP.
@@ -37,6 +38,51 @@ pub struct HttpOptions {
     pub addr: String,
     /// The variable holding the bearer token, if any.
     pub auth_token_env: Option<String>,
+}
+
+/// Checked options: where to listen and the token to require. Built before anything else
+/// starts, so a bad option is a usage error that stops the command at once.
+#[derive(Clone)]
+pub struct Listen {
+    addr: SocketAddr,
+    token: Option<Arc<str>>,
+}
+
+impl HttpOptions {
+    /// Resolves the address and reads the token. Messages never show a value that could be
+    /// the token itself.
+    pub fn prepare(&self, env: impl Fn(&str) -> Option<String>) -> Result<Listen, String> {
+        let addr = resolve(&self.addr)?;
+        let token = match &self.auth_token_env {
+            Some(var)
+                if !is_env_var_name(var) || !is_showable_var_name(var) && env(var).is_none() =>
+            {
+                return Err(
+                    "--auth-token-env takes the NAME of the environment variable that holds \
+                     the token; this is not a variable name, or names none that is set (it is \
+                     not shown, in case it is the token itself)"
+                        .to_owned(),
+                );
+            }
+            Some(var) => match env(var) {
+                Some(value) if !value.trim().is_empty() => Some(Arc::<str>::from(value.trim())),
+                _ => {
+                    return Err(format!(
+                        "--auth-token-env names {var}, which is not set or empty"
+                    ));
+                }
+            },
+            None => None,
+        };
+        if !addr.ip().is_loopback() && token.is_none() {
+            return Err(format!(
+                "refusing to serve on {addr}, which is not a loopback address, without a \
+                 bearer token; set a token in an environment variable and pass \
+                 --auth-token-env VAR"
+            ));
+        }
+        Ok(Listen { addr, token })
+    }
 }
 
 /// What each request is checked against.
@@ -49,30 +95,12 @@ struct Guard {
 /// `on_bound` (useful with port 0).
 pub async fn serve(
     manager: Arc<SessionManager>,
-    options: &HttpOptions,
-    env: impl Fn(&str) -> Option<String>,
+    listen: Listen,
     shutdown: CancellationToken,
     on_bound: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
-    let addr = resolve(&options.addr).await?;
-    let token = match &options.auth_token_env {
-        Some(var) => match env(var) {
-            Some(value) if !value.trim().is_empty() => Some(Arc::<str>::from(value.trim())),
-            _ => {
-                return Err(format!(
-                    "--auth-token-env names {var}, which is not set or empty"
-                ));
-            }
-        },
-        None => None,
-    };
+    let Listen { addr, token } = listen;
     let loopback = addr.ip().is_loopback();
-    if !loopback && token.is_none() {
-        return Err(format!(
-            "refusing to serve on {addr}, which is not a loopback address, without a bearer \
-             token; set a token in an environment variable and pass --auth-token-env VAR"
-        ));
-    }
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(shutdown.child_token())
         // Room for a marked `arguments` (a few bytes longer) behind our own limit.
@@ -108,9 +136,9 @@ pub async fn serve(
         .map_err(|e| format!("the HTTP server failed: {e}"))
 }
 
-async fn resolve(addr: &str) -> Result<SocketAddr, String> {
-    let mut found = tokio::net::lookup_host(addr)
-        .await
+/// `HOST:PORT` to an address, once at startup (a host name is looked up, blocking).
+fn resolve(addr: &str) -> Result<SocketAddr, String> {
+    let mut found = std::net::ToSocketAddrs::to_socket_addrs(addr)
         .map_err(|e| format!("--http {addr}: not an address to listen on ({e}); use HOST:PORT"))?;
     found
         .next()
@@ -128,11 +156,14 @@ async fn check_request(State(guard): State<Guard>, request: Request, next: Next)
             .into_response();
     }
     if let Some(token) = &guard.token {
+        // The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
         let presented = request
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token);
         if !presented.is_some_and(|p| same_secret(p.trim().as_bytes(), token.as_bytes())) {
             let mut response = (
                 StatusCode::UNAUTHORIZED,
