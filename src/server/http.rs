@@ -55,7 +55,7 @@ impl HttpOptions {
         let addr = resolve(&self.addr)?;
         let token = match &self.auth_token_env {
             Some(var)
-                if !is_env_var_name(var) || !is_showable_var_name(var) && env(var).is_none() =>
+                if !is_env_var_name(var) || (!is_showable_var_name(var) && env(var).is_none()) =>
             {
                 return Err(
                     "--auth-token-env takes the NAME of the environment variable that holds \
