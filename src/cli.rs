@@ -187,7 +187,13 @@ pub fn run(cli: Cli) -> ExitCode {
             for warning in catalog.warnings() {
                 tracing::warn!("{warning}");
             }
-            if catalog.agents().is_empty() {
+            if catalog.agents().is_empty() && catalog.has_rejections() {
+                tracing::warn!(
+                    "no usable agent definitions in {} (the rejected ones are in the warnings \
+                     above); no tools are offered",
+                    catalog.workspace().display()
+                );
+            } else if catalog.agents().is_empty() {
                 tracing::warn!(
                     "no agent definitions found in {} (looked in {}); no tools are offered",
                     catalog.workspace().display(),

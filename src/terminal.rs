@@ -34,6 +34,13 @@ pub async fn run_agent(
         Ok(accepted) => accepted,
         Err(e) => {
             eprintln!("error: {}: {}", e.code, e.message);
+            if json {
+                // The shape of a refused tool call, so scripts read one place.
+                println!(
+                    "{}",
+                    serde_json::json!({"error": {"code": e.code.as_str(), "message": e.message}})
+                );
+            }
             return ExitCode::from(EXIT_FAILED);
         }
     };

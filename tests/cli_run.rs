@@ -101,6 +101,31 @@ async fn run_prints_the_result_or_the_error_code() {
     let out = run(&["run", "nobody", "Do it."], ws.path()).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("error: unknown_agent: there is no agent named `nobody`"));
+
+    // A refusal prints the tool's error shape with --json; `run` holds to the tool's rules.
+    let out = run(&["run", "nobody", "Do it.", "--json"], ws.path()).await;
+    let refusal: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(refusal["error"]["code"], "unknown_agent", "{refusal}");
+    let out = run(&["run", "worker", " \n\t", "--json"], ws.path()).await;
+    assert_eq!(out.status.code(), Some(1));
+    let refusal: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(refusal["error"]["code"], "invalid_input", "{refusal}");
+    assert_eq!(mock.requests().len(), 3, "the refused runs asked no model");
+
+    // A workspace whose only definition was rejected says so instead of listing nothing.
+    let broken = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(broken.path().join(".claude/agents")).unwrap();
+    std::fs::write(broken.path().join(".claude/agents/a.md"), "no frontmatter").unwrap();
+    let out = run(&["run", "a", "Do it."], broken.path()).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains(
+            "there is no agent named `a`; this workspace has no usable agents; some definition \
+             files were rejected (`mcp-agents check` says why)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -116,6 +116,13 @@ impl SessionManager {
 
     /// Starts a session and its first run; returns before any tool or provider work.
     pub fn spawn(self: &Arc<Self>, name: &str, task: &str) -> Result<Accepted, AgentError> {
+        // Checked here as well as by the tool, so `run` holds to the same rule.
+        if task.trim().is_empty() {
+            return Err(AgentError::new(
+                ErrorCode::InvalidInput,
+                "`task` must not be empty",
+            ));
+        }
         let definition = self.catalog.get(name).cloned().ok_or_else(|| {
             let names: Vec<&str> = self
                 .catalog
@@ -123,12 +130,19 @@ impl SessionManager {
                 .iter()
                 .map(|a| a.name.as_str())
                 .collect();
+            let known = if names.is_empty() {
+                "this workspace has no usable agents".to_owned()
+            } else {
+                format!("the agents are: {}", names.join(", "))
+            };
+            let rejected = if self.catalog.has_rejections() {
+                "; some definition files were rejected (`mcp-agents check` says why)"
+            } else {
+                ""
+            };
             AgentError::new(
                 ErrorCode::UnknownAgent,
-                format!(
-                    "there is no agent named `{name}`; the agents are: {}",
-                    names.join(", ")
-                ),
+                format!("there is no agent named `{name}`; {known}{rejected}"),
             )
         })?;
         let system = self.system_context(&definition)?;
@@ -161,6 +175,12 @@ impl SessionManager {
         message: &str,
         interrupt: bool,
     ) -> Result<Accepted, AgentError> {
+        if message.trim().is_empty() {
+            return Err(AgentError::new(
+                ErrorCode::InvalidInput,
+                "`message` must not be empty",
+            ));
+        }
         let session = self.get_one(target)?;
         // Read the key before taking the locks; it is only used when resuming.
         let provider = self.provider_for(&session.definition);
