@@ -237,6 +237,15 @@ async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
             ),
         ),
         (
+            ".agents/agents/quits.md",
+            agent(
+                &mock,
+                "quits",
+                "    quits:\n      command: /bin/sh\n      args: [\"-c\", \"exit 3\"]\n",
+                "",
+            ),
+        ),
+        (
             ".agents/agents/missing.md",
             agent(
                 &mock,
@@ -284,6 +293,7 @@ async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
             "missing",
             "MCP server gone cannot start `/nonexistent/mcp-server`",
         ),
+        ("quits", "MCP server quits failed during server/discover: "),
     ];
     for (name, expected) in expectations {
         let started = std::time::Instant::now();
@@ -299,6 +309,12 @@ async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
             assert!(
                 message.contains("307"),
                 "the redirect is reported, not followed: {message}"
+            );
+        }
+        if name == "quits" {
+            assert!(
+                message.contains("the process ended or closed its output before answering"),
+                "the cause, not the transport's type names: {message}"
             );
         }
         if name == "hanging" {
@@ -639,6 +655,12 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
             "the host is named: {message}"
         );
         assert!(!message.contains("s3cr3t"), "{name}: {message}");
+        if name == "closed-port" {
+            assert!(
+                message.contains("Connection refused"),
+                "the cause, not the transport's type names: {message}"
+            );
+        }
         assert!(!message.contains("/mcp"), "{name}: {message}");
     }
     assert!(mock.requests().is_empty());

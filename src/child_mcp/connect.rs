@@ -14,7 +14,9 @@ use rmcp::model::{
     InitializeRequestParams, ProtocolVersion, Tool,
 };
 use rmcp::service::{ClientInitializeError, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode};
 use rmcp::{ClientServiceExt, RoleClient, ServiceError};
@@ -248,7 +250,59 @@ async fn explain_refusal(
                 e.code.0, e.message
             )
         }
-        other => format!("failed during server/discover: {other}"),
+        other => {
+            // The transport's own error is not chained as the source of rmcp's.
+            let cause = match &other {
+                ClientInitializeError::TransportError { error, .. } => {
+                    innermost_causes(error.error.as_ref())
+                }
+                _ => innermost_causes(&other),
+            };
+            let exited = matches!(launch, Launch::Stdio { .. })
+                && (cause.contains("Broken pipe")
+                    || matches!(other, ClientInitializeError::ConnectionClosed(_)));
+            let hint = if exited {
+                format!(
+                    "; the process ended or closed its output before answering (what it \
+                     wrote to stderr is above, prefixed with [{server}])"
+                )
+            } else {
+                String::new()
+            };
+            let at = match launch {
+                Launch::Http { url, .. } => format!(" at {}", origin(url)),
+                Launch::Stdio { .. } => String::new(),
+            };
+            format!("failed during server/discover{at}: {cause}{hint}")
+        }
+    }
+}
+
+/// The last two errors of `error`'s source chain ("tcp connect error: Connection refused"),
+/// or `error` itself when it has no source: the transport layers above them only name Rust
+/// types.
+fn innermost_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut chain = vec![error.to_string()];
+    let mut next = cause_of(error);
+    while let Some(e) = next {
+        chain.push(e.to_string());
+        next = cause_of(e);
+    }
+    if chain.len() == 1 {
+        return chain.remove(0);
+    }
+    let start = chain.len().saturating_sub(2).max(1);
+    chain[start..].join(": ")
+}
+
+/// `error`'s source; for rmcp's HTTP client error, the HTTP client's error it wraps without
+/// naming it as its source.
+fn cause_of<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(inner)) => Some(inner),
+        _ => error.source(),
     }
 }
 
