@@ -19,18 +19,30 @@ fn discover_body() -> serde_json::Value {
         "io.modelcontextprotocol/clientCapabilities": {}}}})
 }
 
-async fn post(url: &str, headers: &[(&str, &str)]) -> u16 {
-    let client = mcp_agents::providers::http::shared_client();
-    let mut request = client
+/// POSTs `body` as a 2026-07-28 request of `method`, with extra `headers`.
+async fn send(
+    url: &str,
+    method: &str,
+    body: &serde_json::Value,
+    headers: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut request = mcp_agents::providers::http::shared_client()
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "server/discover")
-        .json(&discover_body());
+        .header("mcp-method", method)
+        .json(body);
     for (k, v) in headers {
         request = request.header(*k, *v);
     }
-    request.send().await.unwrap().status().as_u16()
+    request.send().await.unwrap()
+}
+
+async fn post(url: &str, headers: &[(&str, &str)]) -> u16 {
+    send(url, "server/discover", &discover_body(), headers)
+        .await
+        .status()
+        .as_u16()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,16 +177,7 @@ async fn arguments_that_are_not_an_object_are_invalid_input() {
     call["method"] = json!("tools/call");
     call["params"]["name"] = json!("spawn_agent");
     call["params"]["arguments"] = json!(["worker", "task"]);
-    let response = mcp_agents::providers::http::shared_client()
-        .post(&url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "spawn_agent")
-        .json(&call)
-        .send()
-        .await
-        .unwrap();
+    let response = send(&url, "tools/call", &call, &[("mcp-name", "spawn_agent")]).await;
     assert_eq!(response.status().as_u16(), 200);
     let text = response.text().await.unwrap();
     // A JSON body, or one SSE event carrying it.
@@ -202,16 +205,7 @@ async fn a_body_over_4_mib_is_refused_with_413() {
         .unwrap();
     let mut call = discover_body();
     call["params"]["padding"] = json!("x".repeat(4 * 1024 * 1024));
-    let status = mcp_agents::providers::http::shared_client()
-        .post(&url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "server/discover")
-        .json(&call)
-        .send()
-        .await
-        .unwrap()
-        .status();
+    let status = send(&url, "server/discover", &call, &[]).await.status();
     assert_eq!(status.as_u16(), 413);
     assert_eq!(post(&url, &[]).await, 200, "and the server serves on");
 }
