@@ -38,6 +38,24 @@ async fn start(
     (ws, connection)
 }
 
+/// A server over a workspace with one agent, `name`, whose only child is the fixture `fx`
+/// started with `args` (and `extra` lines of its configuration) and tagged with a fresh
+/// marker: the mock, the marker, the workspace and the connection.
+async fn one_fixture_agent(
+    name: &str,
+    args: &[&str],
+    extra: &str,
+) -> (MockProvider, String, tempfile::TempDir, Connection) {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker();
+    let files = vec![(
+        ".agents/agents/a.md",
+        agent(&mock, name, &stdio_child("fx", args, &m, extra), ""),
+    )];
+    let (ws, c) = start(&mock, &files, &[]).await;
+    (mock, m, ws, c)
+}
+
 /// The names of the tools the provider was offered in request `n`.
 fn offered(mock: &MockProvider, n: usize) -> Vec<String> {
     mock.requests()[n].body["tools"]
@@ -688,13 +706,7 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = marker();
-    let files = vec![(
-        ".agents/agents/a.md",
-        agent(&mock, "refused", &stdio_child("fx", &[], &m, ""), ""),
-    )];
-    let (_ws, c) = start(&mock, &files, &[]).await;
+    let (mock, m, _ws, c) = one_fixture_agent("refused", &[], "").await;
     mock.push([
         Step::tool_calls(vec![
             ("fx__refuse", json!({"bytes": 1_200_000})),
@@ -736,18 +748,8 @@ async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
 async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
     use mcp_agents::child_mcp::toolset::model_tool_name;
     use mcp_agents::fixture_server::odd_tool_name;
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = marker();
-    let files = vec![(
-        ".agents/agents/a.md",
-        agent(
-            &mock,
-            "odd",
-            &stdio_child("fx", &["--odd-name"], &m, "      tool_timeout_sec: 2\n"),
-            "",
-        ),
-    )];
-    let (_ws, c) = start(&mock, &files, &[]).await;
+    let (mock, m, _ws, c) =
+        one_fixture_agent("odd", &["--odd-name"], "      tool_timeout_sec: 2\n").await;
     let offered_name = model_tool_name("fx", &odd_tool_name(), &Default::default());
     mock.push([
         Step::tool_call(&offered_name, json!({"ms": 10_000})),
@@ -781,13 +783,7 @@ async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_mid_tool_call_stops_the_call_and_carries_on() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = marker();
-    let files = vec![(
-        ".agents/agents/a.md",
-        agent(&mock, "sleeper", &stdio_child("fx", &[], &m, ""), ""),
-    )];
-    let (_ws, c) = start(&mock, &files, &[]).await;
+    let (mock, m, _ws, c) = one_fixture_agent("sleeper", &[], "").await;
     mock.push([
         Step::tool_call("fx__sleep", json!({"ms": 60_000})).with_reasoning(),
         Step::text("switched"),
@@ -817,13 +813,7 @@ async fn an_interrupt_mid_tool_call_stops_the_call_and_carries_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_child_outlives_failure_interruption_or_the_server() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = marker();
-    let files = vec![(
-        ".agents/agents/a.md",
-        agent(&mock, "worker", &stdio_child("fx", &[], &m, ""), ""),
-    )];
-    let (_ws, c) = start(&mock, &files, &[]).await;
+    let (mock, m, _ws, c) = one_fixture_agent("worker", &[], "").await;
     // Failure: the provider refuses while the child runs.
     mock.push([Step::openai_error(400, "invalid_request_error", None, "no")]);
     assert_eq!(run_to_end(&c, "worker").await["status"], "failed");
@@ -842,13 +832,7 @@ async fn no_child_outlives_failure_interruption_or_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_session_holds_no_child_and_a_resume_reconnects() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = marker();
-    let files = vec![(
-        ".agents/agents/a.md",
-        agent(&mock, "again", &stdio_child("fx", &[], &m, ""), ""),
-    )];
-    let (_ws, c) = start(&mock, &files, &[]).await;
+    let (mock, m, _ws, c) = one_fixture_agent("again", &[], "").await;
     mock.push([
         Step::tool_call("fx__echo", json!({"text": "first"})),
         Step::text("first done"),
