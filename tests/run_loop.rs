@@ -49,6 +49,16 @@ impl Harness {
     }
 
     async fn run(&self, conversation: &mut Conversation, max_turns: u32) -> RunOutcome {
+        self.run_from(conversation, 0, max_turns).await
+    }
+
+    /// A run that already made `turns_taken` requests.
+    async fn run_from(
+        &self,
+        conversation: &mut Conversation,
+        turns_taken: u32,
+        max_turns: u32,
+    ) -> RunOutcome {
         run_model_loop(
             conversation,
             RunContext {
@@ -60,10 +70,28 @@ impl Harness {
                 interrupts: self.interrupt.subscribe(),
                 cancel: self.cancel.clone(),
                 max_turns,
-                turns_taken: 0,
+                turns_taken,
             },
         )
         .await
+    }
+
+    /// Runs; after `after` (while the run must still be going) calls `step`, then lets the
+    /// run finish.
+    async fn run_and_after(
+        &self,
+        conversation: &mut Conversation,
+        after: Duration,
+        step: impl FnOnce(&Self),
+    ) -> RunOutcome {
+        let run = self.run(conversation, 32);
+        tokio::pin!(run);
+        tokio::select! {
+            outcome = &mut run => panic!("finished early: {outcome:?}"),
+            () = tokio::time::sleep(after) => {}
+        }
+        step(self);
+        run.await
     }
 
     /// Queues `message` and interrupts, as `send_input` with `interrupt: true` does.
@@ -134,21 +162,7 @@ async fn requests_made_before_count_against_the_limit() {
     // A run that carries on after late input keeps counting where it was.
     let h = Harness::new(Responses, vec![Step::tool_call("test__echo", json!({})); 5]).await;
     let mut conversation = Conversation::new(Responses);
-    let outcome = run_model_loop(
-        &mut conversation,
-        RunContext {
-            provider: &h.provider,
-            system: "sys",
-            tools: h.tools.as_ref(),
-            inbox: h.inbox.as_ref(),
-            observer: h.recorder.as_ref(),
-            interrupts: h.interrupt.subscribe(),
-            cancel: h.cancel.clone(),
-            max_turns: 3,
-            turns_taken: 2,
-        },
-    )
-    .await;
+    let outcome = h.run_from(&mut conversation, 2, 3).await;
     match outcome {
         RunOutcome::Failed(e) => assert_eq!(e.code, ErrorCode::TurnLimit),
         other => panic!("{other:?}"),
@@ -244,16 +258,11 @@ async fn an_interrupt_abandons_the_request_in_flight() {
     for wire in [Responses, Messages] {
         let h = Harness::new(wire, vec![Step::Hang, Step::text("redirected")]).await;
         let mut conversation = Conversation::new(wire);
-        let outcome = {
-            let run = h.run(&mut conversation, 32);
-            tokio::pin!(run);
-            tokio::select! {
-                outcome = &mut run => panic!("finished early: {outcome:?}"),
-                () = tokio::time::sleep(Duration::from_secs(2)) => {}
-            }
-            h.interrupt_with("Stop that; do this instead.");
-            run.await
-        };
+        let outcome = h
+            .run_and_after(&mut conversation, Duration::from_secs(2), |h| {
+                h.interrupt_with("Stop that; do this instead.")
+            })
+            .await;
         assert_eq!(
             outcome,
             RunOutcome::Completed("redirected".into()),
@@ -294,16 +303,11 @@ async fn an_interrupt_during_tool_calls_answers_every_unanswered_call() {
         )
         .await;
         let mut conversation = Conversation::new(wire);
-        let outcome = {
-            let run = h.run(&mut conversation, 32);
-            tokio::pin!(run);
-            tokio::select! {
-                outcome = &mut run => panic!("finished early: {outcome:?}"),
-                () = tokio::time::sleep(Duration::from_secs(3)) => {}
-            }
-            h.interrupt_with("New plan.");
-            run.await
-        };
+        let outcome = h
+            .run_and_after(&mut conversation, Duration::from_secs(3), |h| {
+                h.interrupt_with("New plan.")
+            })
+            .await;
         assert_eq!(
             outcome,
             RunOutcome::Completed("ok, switching".into()),
@@ -333,16 +337,11 @@ async fn cancellation_leaves_a_conversation_that_can_be_resumed() {
     )
     .await;
     let mut conversation = Conversation::new(Messages);
-    let outcome = {
-        let run = h.run(&mut conversation, 32);
-        tokio::pin!(run);
-        tokio::select! {
-            outcome = &mut run => panic!("finished early: {outcome:?}"),
-            () = tokio::time::sleep(Duration::from_secs(1)) => {}
-        }
-        h.cancel.cancel();
-        run.await
-    };
+    let outcome = h
+        .run_and_after(&mut conversation, Duration::from_secs(1), |h| {
+            h.cancel.cancel()
+        })
+        .await;
     assert_eq!(outcome, RunOutcome::Cancelled);
 
     // A later run (a resume) on the same conversation is accepted by the mock.
