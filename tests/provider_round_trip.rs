@@ -12,31 +12,49 @@ use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, client};
 use tokio_util::sync::CancellationToken;
 
-async fn run(
+/// One conversation against a mock that plays a script, with in-process tools and a
+/// recorder of usage and activity.
+struct Talk {
     wire: WireApi,
-    mock: &MockProvider,
-    conversation: &mut Conversation,
-    inbox: &Queue,
-    tools: &TestTools,
-    recorder: &Recorder,
-) -> RunOutcome {
-    let provider = client(wire, mock);
-    let (_tx, rx) = tokio::sync::watch::channel(0u64);
-    run_model_loop(
-        conversation,
-        RunContext {
-            provider: &provider,
-            system: "You test things.",
-            tools,
-            inbox,
-            observer: recorder,
-            interrupts: rx,
-            cancel: CancellationToken::new(),
-            max_turns: 32,
-            turns_taken: 0,
-        },
-    )
-    .await
+    mock: MockProvider,
+    tools: TestTools,
+    recorder: Recorder,
+    conversation: Conversation,
+}
+
+impl Talk {
+    async fn new(wire: WireApi, script: impl IntoIterator<Item = Step>) -> Talk {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        mock.push(script);
+        Talk {
+            wire,
+            mock,
+            tools: TestTools::new(),
+            recorder: Recorder::default(),
+            conversation: Conversation::new(wire),
+        }
+    }
+
+    /// One run that starts with `task`.
+    async fn run(&mut self, task: &str) -> RunOutcome {
+        let provider = client(self.wire, &self.mock);
+        let (_tx, rx) = tokio::sync::watch::channel(0u64);
+        run_model_loop(
+            &mut self.conversation,
+            RunContext {
+                provider: &provider,
+                system: "You test things.",
+                tools: &self.tools,
+                inbox: &Queue::with(&[task]),
+                observer: &self.recorder,
+                interrupts: rx,
+                cancel: CancellationToken::new(),
+                max_turns: 32,
+                turns_taken: 0,
+            },
+        )
+        .await
+    }
 }
 
 fn all_scripted(mock: &MockProvider) {
@@ -52,35 +70,24 @@ fn all_scripted(mock: &MockProvider) {
 
 #[tokio::test]
 async fn responses_tool_calls_then_text() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    mock.push([
-        Step::tool_call("test__echo", json!({"text": "hi"})).with_reasoning(),
-        Step::tool_calls(vec![
-            ("test__fail", json!({})),
-            ("test__echo", json!({"text": "again"})),
-        ])
-        .with_reasoning(),
-        Step::text("All done."),
-    ]);
-    let (tools, recorder, inbox) = (
-        TestTools::new(),
-        Recorder::default(),
-        Queue::with(&["Do it."]),
-    );
-    let mut conversation = Conversation::new(WireApi::Responses);
-    let outcome = run(
+    let mut talk = Talk::new(
         WireApi::Responses,
-        &mock,
-        &mut conversation,
-        &inbox,
-        &tools,
-        &recorder,
+        [
+            Step::tool_call("test__echo", json!({"text": "hi"})).with_reasoning(),
+            Step::tool_calls(vec![
+                ("test__fail", json!({})),
+                ("test__echo", json!({"text": "again"})),
+            ])
+            .with_reasoning(),
+            Step::text("All done."),
+        ],
     )
     .await;
+    let outcome = talk.run("Do it.").await;
 
     assert_eq!(outcome, RunOutcome::Completed("All done.".into()));
-    all_scripted(&mock);
-    let requests = mock.requests();
+    all_scripted(&talk.mock);
+    let requests = talk.mock.requests();
     assert_eq!(requests.len(), 3);
     let first = &requests[0].body;
     assert_eq!(first["store"], false);
@@ -116,13 +123,16 @@ async fn responses_tool_calls_then_text() {
     assert_eq!(input[3]["output"], r#"echo: {"text":"hi"}"#);
     assert_eq!(input[7]["output"], "Error: the tool failed on purpose");
     assert_eq!(input[8]["call_id"], input[6]["call_id"]);
-    assert_eq!(tools.called(), ["test__echo", "test__fail", "test__echo"]);
+    assert_eq!(
+        talk.tools.called(),
+        ["test__echo", "test__fail", "test__echo"]
+    );
 
-    let usage = recorder.total();
+    let usage = talk.recorder.total();
     assert_eq!((usage.turns, usage.tool_calls), (3, 3));
     assert_eq!((usage.input_tokens, usage.output_tokens), (300, 60));
     assert_eq!(
-        conversation.items().len(),
+        talk.conversation.items().len(),
         10,
         "the final message joins the history"
     );
@@ -130,31 +140,24 @@ async fn responses_tool_calls_then_text() {
 
 #[tokio::test]
 async fn messages_tool_calls_then_text() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    mock.push([
-        Step::tool_calls(vec![
-            ("test__echo", json!({"text": "a"})),
-            ("test__echo", json!({"text": "b"})),
-        ])
-        .with_reasoning(),
-        Step::tool_call("test__fail", json!({})).with_reasoning(),
-        Step::text("Finished."),
-    ]);
-    let (tools, recorder, inbox) = (TestTools::new(), Recorder::default(), Queue::with(&["Go."]));
-    let mut conversation = Conversation::new(WireApi::AnthropicMessages);
-    let outcome = run(
+    let mut talk = Talk::new(
         WireApi::AnthropicMessages,
-        &mock,
-        &mut conversation,
-        &inbox,
-        &tools,
-        &recorder,
+        [
+            Step::tool_calls(vec![
+                ("test__echo", json!({"text": "a"})),
+                ("test__echo", json!({"text": "b"})),
+            ])
+            .with_reasoning(),
+            Step::tool_call("test__fail", json!({})).with_reasoning(),
+            Step::text("Finished."),
+        ],
     )
     .await;
+    let outcome = talk.run("Go.").await;
 
     assert_eq!(outcome, RunOutcome::Completed("Finished.".into()));
-    all_scripted(&mock);
-    let requests = mock.requests();
+    all_scripted(&talk.mock);
+    let requests = talk.mock.requests();
     let headers = &requests[0].headers;
     assert_eq!(headers["x-api-key"], KEY);
     assert_eq!(headers["anthropic-version"], "2023-06-01");
@@ -183,38 +186,27 @@ async fn messages_tool_calls_then_text() {
     );
     assert!(results.iter().all(|r| r["type"] == "tool_result"));
     assert_eq!(messages[4]["content"][0]["is_error"], true);
-    assert_eq!(recorder.total().tool_calls, 3);
+    assert_eq!(talk.recorder.total().tool_calls, 3);
 }
 
 #[tokio::test]
 async fn a_paused_messages_turn_continues_with_the_same_content() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    mock.push([
-        Step::text("First half, ").with_stop_reason("pause_turn"),
-        Step::text("second half.").with_stop_reason("max_tokens"),
-        Step::text(" The end."),
-    ]);
-    let (tools, recorder, inbox) = (
-        TestTools::new(),
-        Recorder::default(),
-        Queue::with(&["Write."]),
-    );
-    let mut conversation = Conversation::new(WireApi::AnthropicMessages);
-    let outcome = run(
+    let mut talk = Talk::new(
         WireApi::AnthropicMessages,
-        &mock,
-        &mut conversation,
-        &inbox,
-        &tools,
-        &recorder,
+        [
+            Step::text("First half, ").with_stop_reason("pause_turn"),
+            Step::text("second half.").with_stop_reason("max_tokens"),
+            Step::text(" The end."),
+        ],
     )
     .await;
+    let outcome = talk.run("Write.").await;
     assert_eq!(
         outcome,
         RunOutcome::Completed("First half, second half. The end.".into())
     );
-    all_scripted(&mock);
-    let last = &mock.requests()[2].body["messages"];
+    all_scripted(&talk.mock);
+    let last = &talk.mock.requests()[2].body["messages"];
     assert_eq!(
         last.as_array().unwrap().len(),
         2,
@@ -225,37 +217,16 @@ async fn a_paused_messages_turn_continues_with_the_same_content() {
         json!([{"type": "text", "text": "First half,"}, {"type": "text", "text": "second half."}]),
         "trailing whitespace is trimmed before asking the API to continue"
     );
-    assert_eq!(recorder.total().turns, 3);
+    assert_eq!(talk.recorder.total().turns, 3);
 }
 
 #[tokio::test]
 async fn resuming_keeps_the_conversation() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    mock.push([Step::text("One."), Step::text("Two.")]);
-    let (tools, recorder) = (TestTools::new(), Recorder::default());
-    let mut conversation = Conversation::new(WireApi::Responses);
-    let first = Queue::with(&["First task."]);
-    run(
-        WireApi::Responses,
-        &mock,
-        &mut conversation,
-        &first,
-        &tools,
-        &recorder,
-    )
-    .await;
-    let second = Queue::with(&["Follow-up."]);
-    let outcome = run(
-        WireApi::Responses,
-        &mock,
-        &mut conversation,
-        &second,
-        &tools,
-        &recorder,
-    )
-    .await;
+    let mut talk = Talk::new(WireApi::Responses, [Step::text("One."), Step::text("Two.")]).await;
+    talk.run("First task.").await;
+    let outcome = talk.run("Follow-up.").await;
     assert_eq!(outcome, RunOutcome::Completed("Two.".into()));
-    let input = &mock.requests()[1].body["input"];
+    let input = &talk.mock.requests()[1].body["input"];
     let texts: Vec<&str> = input
         .as_array()
         .unwrap()
