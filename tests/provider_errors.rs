@@ -33,6 +33,12 @@ impl Outcome {
             .map(|e| AgentError::from(e.clone()).code)
     }
 
+    /// Fails, showing the message, unless it contains `text`.
+    fn assert_says(&self, text: &str) {
+        let message = self.message();
+        assert!(message.contains(text), "{message}");
+    }
+
     fn message(&self) -> String {
         match &self.result {
             Err(e) => AgentError::from(e.clone()).message,
@@ -223,11 +229,7 @@ async fn retries_are_capped() {
     assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
     assert_eq!(outcome.requests, 4, "1 attempt and 3 retries");
     assert!(outcome.message().contains("HTTP 503"));
-    assert!(
-        outcome.message().contains("after 4 attempts"),
-        "{}",
-        outcome.message()
-    );
+    outcome.assert_says("after 4 attempts");
 }
 
 #[tokio::test(start_paused = true)]
@@ -281,11 +283,7 @@ async fn refusals_are_not_retried_and_quote_the_provider() {
         .with_header("retry-after", "3600");
     let outcome = play(Messages, vec![too_long]).await;
     assert_eq!(outcome.requests, 1);
-    assert!(
-        outcome.message().contains("asked to wait 3600 s"),
-        "{}",
-        outcome.message()
-    );
+    outcome.assert_says("asked to wait 3600 s");
 }
 
 #[tokio::test(start_paused = true)]
@@ -322,11 +320,7 @@ async fn dropped_connections_and_garbage_are_retried_then_reported() {
 
     let outcome = play(Messages, vec![Step::Drop; 4]).await;
     assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
-    assert!(
-        outcome.message().contains("failed"),
-        "{}",
-        outcome.message()
-    );
+    outcome.assert_says("failed");
 
     let garbage = Step::Raw {
         status: 200,
@@ -337,19 +331,11 @@ async fn dropped_connections_and_garbage_are_retried_then_reported() {
     assert_eq!(outcome.result.unwrap().text, "ok");
     let outcome = play(Messages, vec![garbage; 4]).await;
     assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
-    assert!(
-        outcome.message().contains("not JSON"),
-        "{}",
-        outcome.message()
-    );
+    outcome.assert_says("not JSON");
 
     let wrong_shape = Step::json(200, json!({"hello": "world"}));
     let outcome = play(Messages, vec![wrong_shape; 4]).await;
-    assert!(
-        outcome.message().contains("not a Messages API message"),
-        "{}",
-        outcome.message()
-    );
+    outcome.assert_says("not a Messages API message");
 }
 
 #[tokio::test(start_paused = true)]
@@ -411,11 +397,7 @@ async fn huge_error_messages_are_quoted_in_part_and_huge_replies_refused() {
         (outcome.code(), outcome.requests),
         (Some(ErrorCode::ProviderError), 1)
     );
-    assert!(
-        outcome.message().contains("larger than 32 MiB"),
-        "{}",
-        outcome.message()
-    );
+    outcome.assert_says("larger than 32 MiB");
 }
 
 #[tokio::test(start_paused = true)]
@@ -429,10 +411,6 @@ async fn a_key_the_provider_quotes_back_is_redacted() {
     );
     let outcome = play(Responses, vec![quoting]).await;
     assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
-    assert!(
-        outcome.message().contains("auth=Bearer [redacted]"),
-        "{}",
-        outcome.message()
-    );
+    outcome.assert_says("auth=Bearer [redacted]");
     // `play` also checks that the key is nowhere in the message.
 }
