@@ -103,6 +103,15 @@ pub async fn stdio(
         .spawn()
         .expect("start mcp-agents");
     let pid = transport.id();
+    open_session(transport, generation, pid).await
+}
+
+/// Starts an MCP session of `generation` over `transport`, within 20 s.
+async fn open_session<T, E, A>(transport: T, generation: Generation, pid: Option<u32>) -> Connection
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let handler = TestClient {
         generation: Some(generation),
         ..TestClient::default()
@@ -203,24 +212,7 @@ pub async fn connect_http(url: &str, generation: Generation, token: Option<&str>
         config = config.auth_header(token.to_owned());
     }
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    let handler = TestClient {
-        generation: Some(generation),
-        ..TestClient::default()
-    };
-    let progress = handler.progress.clone();
-    let client = tokio::time::timeout(
-        Duration::from_secs(20),
-        handler.serve_with_lifecycle(transport, lifecycle(generation)),
-    )
-    .await
-    .expect("the server answers in time")
-    .expect("the session starts");
-    Connection {
-        client,
-        progress,
-        server: None,
-        pid: None,
-    }
+    open_session(transport, generation, None).await
 }
 
 impl Connection {
