@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use url::Url;
 
-use crate::definition::{ChildServerConfig, ChildTransport, ValueSource};
+use crate::definition::{ChildServerConfig, ChildTransport, ValueSource, debug_http, debug_stdio};
 
 /// Variables a stdio child keeps from our environment, when they are set: enough to find
 /// programs and a home directory on every platform, nothing else.
@@ -48,18 +48,8 @@ impl std::fmt::Debug for Launch {
                 args,
                 env,
                 cwd,
-            } => f
-                .debug_struct("Stdio")
-                .field("command", command)
-                .field("args", &format_args!("<{} args>", args.len()))
-                .field("env", &env.keys().collect::<Vec<_>>())
-                .field("cwd", cwd)
-                .finish(),
-            Launch::Http { url, headers } => f
-                .debug_struct("Http")
-                .field("host", &url.host_str())
-                .field("headers", &headers.keys().collect::<Vec<_>>())
-                .finish(),
+            } => debug_stdio(f, command, args.len(), env.keys(), cwd),
+            Launch::Http { url, headers } => debug_http(f, url, headers.keys()),
         }
     }
 }

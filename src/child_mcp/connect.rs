@@ -24,6 +24,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::config::Launch;
+use crate::definition::endpoint::origin;
 
 /// The client side of a child connection: it announces itself and asks for nothing.
 #[derive(Clone)]
@@ -409,15 +410,6 @@ impl Redactor {
         };
         let message = message.replace(url.as_str(), &origin(url));
         redact_urls(&message)
-    }
-}
-
-/// `scheme://host[:port]` of `url`; user info, path, query and fragment are left out.
-fn origin(url: &Url) -> String {
-    let host = url.host_str().unwrap_or("");
-    match url.port() {
-        Some(port) => format!("{}://{host}:{port}", url.scheme()),
-        None => format!("{}://{host}", url.scheme()),
     }
 }
 

@@ -344,7 +344,7 @@ pub enum ChildTransport {
 }
 
 impl fmt::Debug for ChildTransport {
-    /// Shows the command, URL host and the names of variables and headers; never argument,
+    /// Shows the command, URL origin and the names of variables and headers; never argument,
     /// env or header text, which may carry credentials.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -353,29 +353,39 @@ impl fmt::Debug for ChildTransport {
                 args,
                 env,
                 cwd,
-            } => f
-                .debug_struct("Stdio")
-                .field("command", command)
-                .field("args", &format_args!("<{} args>", args.len()))
-                .field("env", &env.keys().collect::<Vec<_>>())
-                .field("cwd", cwd)
-                .finish(),
-            ChildTransport::Http { url, headers } => f
-                .debug_struct("Http")
-                // The origin only: a path or query may carry a secret.
-                .field(
-                    "url",
-                    &format_args!(
-                        "{}://{}{}",
-                        url.scheme(),
-                        url.host_str().unwrap_or(""),
-                        url.port().map(|p| format!(":{p}")).unwrap_or_default()
-                    ),
-                )
-                .field("headers", &headers.keys().collect::<Vec<_>>())
-                .finish(),
+            } => debug_stdio(f, command, args.len(), env.keys(), cwd),
+            ChildTransport::Http { url, headers } => debug_http(f, url, headers.keys()),
         }
     }
+}
+
+/// `Debug` of a stdio child (here and in `child_mcp::config::Launch`): the command, how
+/// many arguments, the names of its variables and its directory; never a value.
+pub fn debug_stdio<'a>(
+    f: &mut fmt::Formatter<'_>,
+    command: &str,
+    args: usize,
+    env: impl Iterator<Item = &'a String>,
+    cwd: &dyn fmt::Debug,
+) -> fmt::Result {
+    f.debug_struct("Stdio")
+        .field("command", &command)
+        .field("args", &format_args!("<{args} args>"))
+        .field("env", &env.collect::<Vec<_>>())
+        .field("cwd", cwd)
+        .finish()
+}
+
+/// `Debug` of an HTTP child: the URL's origin and the names of its headers; never a value.
+pub fn debug_http<'a>(
+    f: &mut fmt::Formatter<'_>,
+    url: &Url,
+    headers: impl Iterator<Item = &'a String>,
+) -> fmt::Result {
+    f.debug_struct("Http")
+        .field("url", &endpoint::origin(url))
+        .field("headers", &headers.collect::<Vec<_>>())
+        .finish()
 }
 
 /// Where a child's env or header value comes from when a run starts.
