@@ -8,14 +8,10 @@
 //!
 //! Run: `cargo bench --bench loop_overhead`. Results go to docs/performance.md.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use mcp_agents::definition::{
-    AgentDefinition, Format, Model, ModelOrigin, ProviderConfig, ProviderKind, Sandbox, SourceFile,
-    ToolFilter, WireApi,
-};
+use mcp_agents::definition::WireApi;
 use mcp_agents::mock::{MockProvider, Step};
 use mcp_agents::providers::{
     ApiKey, Conversation, ProviderClient, ToolOutput, ToolSpec, messages, responses,
@@ -29,35 +25,6 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 const KEY: &str = "bench-key";
-
-fn definition(wire: WireApi, base_url: &str) -> AgentDefinition {
-    AgentDefinition {
-        name: "bench".into(),
-        description: "d".into(),
-        instructions: "i".into(),
-        model: Model {
-            id: "mock-model".into(),
-            origin: ModelOrigin::Explicit,
-        },
-        provider: ProviderConfig {
-            kind: ProviderKind::Custom,
-            base_url: url::Url::parse(base_url).unwrap(),
-            env_key: "K".into(),
-            wire_api: wire,
-        },
-        max_turns: 1000,
-        mcp_servers: BTreeMap::new(),
-        skills: vec![],
-        sandbox: Sandbox::Default,
-        tools: ToolFilter::default(),
-        reasoning_effort: None,
-        temperature: None,
-        source: SourceFile {
-            path: "b.md".into(),
-            format: Format::CanonicalMarkdown,
-        },
-    }
-}
 
 struct Echo(Vec<ToolDescriptor>);
 
@@ -119,7 +86,10 @@ fn whole_runs(c: &mut Criterion) {
             WireApi::Responses => mock.responses_base_url(),
             WireApi::AnthropicMessages => mock.messages_base_url(),
         };
-        let provider = ProviderClient::new(&definition(wire, &base), ApiKey::for_tests(KEY));
+        let provider = ProviderClient::new(
+            &mcp_agents::mock::definition(wire, url::Url::parse(&base).unwrap()),
+            ApiKey::for_tests(KEY),
+        );
         group.bench_function(wire.as_str(), |b| {
             b.iter(|| {
                 let mut steps = vec![Step::tool_call("t__echo", json!({"text": "x"})); 99];

@@ -29,6 +29,11 @@ use axum::response::Response;
 use axum::routing::post;
 use serde_json::Value;
 
+use crate::definition::{
+    AgentDefinition, DEFAULT_MAX_TURNS, Format, Model, ModelOrigin, ProviderConfig, ProviderKind,
+    Sandbox, SourceFile, ToolFilter, WireApi,
+};
+
 /// Which wire format a request used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MockWire {
@@ -483,5 +488,36 @@ fn refusal(wire: MockWire, status: u16, kind: &str, param: Option<&str>, message
         status,
         message: message.to_owned(),
         body,
+    }
+}
+
+/// A `custom`-provider agent whose endpoint is `base_url` (a mock's base URL for `wire`),
+/// for tests and benchmarks that drive a provider client without a workspace.
+pub fn definition(wire: WireApi, base_url: url::Url) -> AgentDefinition {
+    AgentDefinition {
+        name: "tester".into(),
+        description: "d".into(),
+        instructions: "You test things.".into(),
+        model: Model {
+            id: "mock-model".into(),
+            origin: ModelOrigin::Explicit,
+        },
+        provider: ProviderConfig {
+            kind: ProviderKind::Custom,
+            base_url,
+            env_key: "MOCK_PROVIDER_KEY".into(),
+            wire_api: wire,
+        },
+        max_turns: DEFAULT_MAX_TURNS,
+        mcp_servers: Default::default(),
+        skills: vec![],
+        sandbox: Sandbox::Default,
+        tools: ToolFilter::default(),
+        reasoning_effort: None,
+        temperature: None,
+        source: SourceFile {
+            path: "x.md".into(),
+            format: Format::CanonicalMarkdown,
+        },
     }
 }

@@ -1,13 +1,10 @@
 //! Helpers for driving providers and the model loop against the mock endpoints.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use mcp_agents::definition::{
-    AgentDefinition, DEFAULT_MAX_TURNS, Format, Model, ModelOrigin, ProviderConfig, ProviderKind,
-    Sandbox, SourceFile, ToolFilter, WireApi,
-};
+use mcp_agents::definition::{AgentDefinition, WireApi};
 use mcp_agents::providers::{ApiKey, ProviderClient, RetryPolicy, ToolSpec};
 use mcp_agents::sessions::activity::Activity;
 use mcp_agents::sessions::run::{
@@ -20,32 +17,7 @@ pub const KEY: &str = "sk-test-SECRET-0123456789";
 
 /// A custom-provider definition pointing at a mock.
 pub fn definition(wire: WireApi, base_url: &str) -> AgentDefinition {
-    AgentDefinition {
-        name: "tester".into(),
-        description: "d".into(),
-        instructions: "You test things.".into(),
-        model: Model {
-            id: "mock-model".into(),
-            origin: ModelOrigin::Explicit,
-        },
-        provider: ProviderConfig {
-            kind: ProviderKind::Custom,
-            base_url: url::Url::parse(base_url).unwrap(),
-            env_key: "MOCK_PROVIDER_KEY".into(),
-            wire_api: wire,
-        },
-        max_turns: DEFAULT_MAX_TURNS,
-        mcp_servers: BTreeMap::new(),
-        skills: vec![],
-        sandbox: Sandbox::Default,
-        tools: ToolFilter::default(),
-        reasoning_effort: None,
-        temperature: None,
-        source: SourceFile {
-            path: "x.md".into(),
-            format: Format::CanonicalMarkdown,
-        },
-    }
+    mcp_agents::mock::definition(wire, url::Url::parse(base_url).unwrap())
 }
 
 /// A client for `wire` at the mock, with quick retries.
