@@ -14,8 +14,10 @@ pub const MARKER: &str = "mcp-agents/arguments-not-an-object";
 
 /// The message with a non-object `arguments` replaced, or `None` when it needs no change.
 pub fn mark_non_object_arguments(message: &[u8]) -> Option<Vec<u8>> {
-    // Cheap test first: most messages are not tool calls.
-    if !contains(message, b"tools/call") {
+    // Cheap tests first, so that a well-formed call is not parsed twice: most messages are
+    // not tool calls, and a call without `"arguments"`, or whose every `"arguments"` is
+    // followed by an object (or null), needs nothing.
+    if !contains(message, b"tools/call") || arguments_need_no_mark(message) {
         return None;
     }
     let mut value: Value = serde_json::from_slice(message).ok()?;
@@ -40,6 +42,25 @@ pub fn mark_non_object_arguments(message: &[u8]) -> Option<Vec<u8>> {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Whether the raw message has no `"arguments"` (an escaped one inside a string does not
+/// count), or has it only followed by `:` and an object or `null`. Then the message's
+/// `arguments`, if any, needs no mark.
+fn arguments_need_no_mark(message: &[u8]) -> bool {
+    const KEY: &[u8] = b"\"arguments\"";
+    let mut rest = message;
+    while let Some(at) = rest.windows(KEY.len()).position(|w| w == KEY) {
+        rest = &rest[at + KEY.len()..];
+        let value = rest
+            .iter()
+            .position(|b| !b.is_ascii_whitespace() && *b != b':')
+            .map(|i| &rest[i..]);
+        if !value.is_some_and(|v| v.starts_with(b"{") || v.starts_with(b"null")) {
+            return false;
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -87,6 +108,23 @@ mod tests {
             assert_eq!(value["params"]["arguments"], json!({ MARKER: kind }));
             assert_eq!(value["params"]["name"], "wait_agent");
         }
+    }
+
+    #[test]
+    fn the_quick_check_sees_through_strings_and_spacing() {
+        assert!(arguments_need_no_mark(
+            br#"{"params":{"arguments" : {"a":1}}}"#
+        ));
+        assert!(arguments_need_no_mark(br#"{"params":{"name":"x"}}"#));
+        assert!(arguments_need_no_mark(br#"{"params":{"arguments":null}}"#));
+        assert!(!arguments_need_no_mark(br#"{"params":{"arguments":[1]}}"#));
+        // A task that quotes `"arguments": {` does not hide a real array.
+        let quoting = br#"{"params":{"x":"say "arguments": {}","arguments":"s"}}"#;
+        assert!(!arguments_need_no_mark(quoting));
+        // `"arguments"` as a value is no answer either way: the message is parsed.
+        assert!(!arguments_need_no_mark(
+            br#"{"params":{"name":"arguments"}}"#
+        ));
     }
 
     #[test]
