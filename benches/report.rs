@@ -376,7 +376,7 @@ async fn http_snapshots(mock: &MockProvider, ws: &Path) -> (f64, Stats) {
             break url.to_owned();
         }
     };
-    mcp_agents::providers::http::shared_client();
+    mcp_agents::net::install_tls();
     let connect = || async {
         let transport = StreamableHttpClientTransport::with_client(
             reqwest::Client::new(),

@@ -11,9 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::check;
 use crate::discovery::{Catalog, DefaultModel, LoadOptions, Workspace, load_catalog};
+use crate::limits::SERVER_SHUTDOWN_BOUND;
 use crate::providers::RetryPolicy;
 use crate::server::http::{HttpOptions, Listen};
-use crate::sessions::activity::SHUTDOWN_BOUND;
 use crate::sessions::manager::{EnvLookup, Limits, ManagerConfig, SessionManager};
 
 /// Exit status for a usage or workspace error (clap uses the same for bad arguments).
@@ -275,7 +275,7 @@ fn serve(catalog: Catalog, http: Option<Listen>) -> ExitCode {
                 ) => served,
                 () = async {
                     shutdown.cancelled().await;
-                    tokio::time::sleep(SHUTDOWN_BOUND).await;
+                    tokio::time::sleep(SERVER_SHUTDOWN_BOUND).await;
                 } => Ok(()),
             },
             None => tokio::select! {
@@ -283,7 +283,7 @@ fn serve(catalog: Catalog, http: Option<Listen>) -> ExitCode {
                 () = shutdown.cancelled() => Ok(()),
             },
         };
-        manager.shutdown(SHUTDOWN_BOUND).await;
+        manager.shutdown(SERVER_SHUTDOWN_BOUND).await;
         match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {

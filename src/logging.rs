@@ -11,7 +11,7 @@ use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::child_mcp::connect::redact_urls;
+use crate::redact::redact_urls;
 
 /// Installs the stderr logger once; later calls do nothing.
 pub fn init() {

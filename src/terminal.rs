@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::limits::{SERVER_SHUTDOWN_BOUND, TERMINAL_WAIT};
 use crate::server::tools::snapshot_json;
-use crate::sessions::activity::SHUTDOWN_BOUND;
 use crate::sessions::manager::{SessionManager, WaitEvent};
 use crate::sessions::session::{Snapshot, Status, short_id};
 
@@ -48,7 +48,7 @@ pub async fn run_agent(
     display.started(&accepted.name, &accepted.agent_id);
     let outcome = follow(&manager, &accepted.agent_id, &mut display, &cancel).await;
     display.clear();
-    manager.shutdown(SHUTDOWN_BOUND).await;
+    manager.shutdown(SERVER_SHUTDOWN_BOUND).await;
     match outcome {
         Some(snapshot) => report(&snapshot, json),
         None => {
@@ -70,7 +70,7 @@ async fn follow(
     // What it is doing already: transitions before the first wait are not reported again.
     display.transition(&manager.snapshot(id).ok()?);
     loop {
-        let mut waiter = manager.wait(&ids, Duration::from_secs(300)).ok()?;
+        let mut waiter = manager.wait(&ids, TERMINAL_WAIT).ok()?;
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return None,

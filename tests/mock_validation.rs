@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use support::run_kit::KEY;
 
 async fn post(url: String, headers: &[(&str, &str)], body: Value) -> (u16, Value) {
-    let client = mcp_agents::providers::http::shared_client();
+    let client = mcp_agents::net::loopback_client();
     let mut request = client.post(url).json(&body);
     for (k, v) in headers {
         request = request.header(*k, *v);

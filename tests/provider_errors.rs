@@ -10,13 +10,13 @@ use std::time::Duration;
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::{AgentError, ErrorCode};
 use mcp_agents::mock::{MockProvider, Step};
-use mcp_agents::providers::http::MAX_REPLY_BYTES;
 use mcp_agents::providers::{Conversation, ProviderError, Reply, RetryNotice};
 use serde_json::json;
 use support::run_kit::{KEY, client};
 use tokio::time::Instant;
 
 use WireApi::{AnthropicMessages as Messages, Responses};
+use mcp_agents::limits::PROVIDER_REPLY_BYTES;
 
 struct Outcome {
     result: Result<Reply, ProviderError>,
@@ -390,7 +390,7 @@ async fn huge_error_messages_are_quoted_in_part_and_huge_replies_refused() {
     let huge = Step::Raw {
         status: 200,
         headers: vec![],
-        body: "x".repeat(MAX_REPLY_BYTES + 1),
+        body: "x".repeat(PROVIDER_REPLY_BYTES + 1),
     };
     let outcome = play(Responses, vec![huge, Step::text("never")]).await;
     assert_eq!(

@@ -26,7 +26,7 @@ async fn send(
     body: &serde_json::Value,
     headers: &[(&str, &str)],
 ) -> reqwest::Response {
-    let mut request = mcp_agents::providers::http::shared_client()
+    let mut request = mcp_agents::net::loopback_client()
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use url::Url;
 
-use crate::definition::{ChildServerConfig, ChildTransport, ValueSource, debug_http, debug_stdio};
+use crate::definition::{ChildServerConfig, ChildTransport, ValueSource};
+use crate::redact::{debug_http, debug_stdio};
 
 /// Variables a stdio child keeps from our environment, when they are set: enough to find
 /// programs and a home directory on every platform, nothing else.

@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
@@ -21,10 +20,10 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildPr
 use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode};
 use rmcp::{ClientServiceExt, RoleClient, ServiceError};
 use tokio::time::Instant;
-use url::Url;
 
 use super::config::Launch;
-use crate::definition::endpoint::origin;
+use crate::limits::CHILD_ABANDON_TIMEOUT;
+use crate::redact::{Redactor, origin};
 
 /// The client side of a child connection: it announces itself and asks for nothing.
 #[derive(Clone)]
@@ -62,7 +61,10 @@ pub async fn connect(
     launch: &Launch,
     bound: Duration,
 ) -> Result<(ChildConnection, Vec<Tool>), String> {
-    let redactor = Redactor::for_launch(launch);
+    let redactor = Redactor::for_url(match launch {
+        Launch::Http { url, .. } => Some(url),
+        Launch::Stdio { .. } => None,
+    });
     connect_unredacted(server, launch, bound, redactor.clone())
         .await
         .map_err(|message| redactor.apply(&message))
@@ -92,11 +94,11 @@ async fn connect_unredacted(
     match listed {
         Ok(Ok(tools)) => Ok((connection, tools)),
         Ok(Err(e)) => {
-            connection.shutdown(Duration::from_secs(1)).await;
+            connection.shutdown(CHILD_ABANDON_TIMEOUT).await;
             Err(format!("tools/list failed: {e}"))
         }
         Err(_) => {
-            connection.shutdown(Duration::from_secs(1)).await;
+            connection.shutdown(CHILD_ABANDON_TIMEOUT).await;
             Err(format!(
                 "did not list its tools within {} s of starting",
                 bound.as_secs()
@@ -112,22 +114,6 @@ fn modern() -> ClientLifecycleMode {
 }
 
 /// Starts the child and runs the lifecycle chosen by `mode`, before `deadline`.
-/// The HTTP client of every HTTP child, built once (a `reqwest::Client` is shared by
-/// cloning). Redirects are never followed (SPEC §8.1).
-fn child_client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        crate::providers::http::install_tls();
-        reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            // Building fails only when the TLS backend cannot initialize; the provider
-            // client (built first in every run) would have failed the same way.
-            .expect("the HTTP client needs a working TLS backend")
-    })
-}
-
 async fn start(
     server: &str,
     launch: &Launch,
@@ -165,7 +151,7 @@ async fn start(
             service.map(|s| (s, group))
         }
         Launch::Http { url, headers } => {
-            let http = child_client().clone();
+            let http = crate::net::child_client(url).clone();
             let mut header_map = HashMap::new();
             for (name, value) in headers {
                 let name = http::HeaderName::from_bytes(name.as_bytes())
@@ -235,7 +221,7 @@ async fn explain_refusal(
             {
                 Ok((mut service, group)) => {
                     let version = service.peer_info().map(|i| i.protocol_version.to_string());
-                    let _ = service.close_with_timeout(Duration::from_secs(1)).await;
+                    let _ = service.close_with_timeout(CHILD_ABANDON_TIMEOUT).await;
                     if let Some(pid) = group {
                         kill_group(pid);
                     }
@@ -373,188 +359,5 @@ impl Drop for ChildConnection {
         if let Some(pid) = self.process_group.take() {
             kill_group(pid);
         }
-    }
-}
-
-/// Takes an HTTP child's URL out of error texts (the rule of `definition::endpoint`: error
-/// messages never echo a URL, whose path, query or user info may carry a secret). The
-/// configured URL, and any other URL in the text (as in reqwest's `for url (…)`), become
-/// `scheme://host[:port]`. Errors of stdio children are left as they are.
-#[derive(Clone, Default)]
-pub struct Redactor {
-    url: Option<Url>,
-}
-
-impl std::fmt::Debug for Redactor {
-    /// The origin only: the URL's path, query or user info may carry a secret.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Redactor")
-            .field("origin", &self.url.as_ref().map(origin))
-            .finish()
-    }
-}
-
-impl Redactor {
-    pub fn for_launch(launch: &Launch) -> Self {
-        match launch {
-            Launch::Http { url, .. } => Redactor {
-                url: Some(url.clone()),
-            },
-            Launch::Stdio { .. } => Redactor::default(),
-        }
-    }
-
-    pub fn apply(&self, message: &str) -> String {
-        let Some(url) = &self.url else {
-            return message.to_owned();
-        };
-        let message = message.replace(url.as_str(), &origin(url));
-        redact_urls(&message)
-    }
-}
-
-/// Every `scheme://…` in `text` reduced to its origin. A URL runs to the next whitespace (a
-/// quote or parenthesis can be part of a path) less any trailing sentence punctuation, and a
-/// closing `)`, quote or `>` that matches the character just before the URL is kept out of
-/// it. Text that does not parse as a URL with a
-/// host is replaced whole.
-pub fn redact_urls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let before = &rest[..at];
-        let scheme_len = before
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-            .count();
-        // ASCII only, so the count is in bytes. A scheme starts with a letter: characters
-        // before it that may only follow one (".http://…") belong to the text.
-        let run = &rest[at - scheme_len..at];
-        let start = at
-            - run
-                .trim_start_matches(|c: char| !c.is_ascii_alphabetic())
-                .len();
-        let scheme = &rest[start..at];
-        if !scheme.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            out.push_str(&rest[..at + 3]);
-            rest = &rest[at + 3..];
-            continue;
-        }
-        let after = &rest[at + 3..];
-        let mut len = after.find(char::is_whitespace).unwrap_or(after.len());
-        // Sentence punctuation after the URL stays in the text.
-        len = after[..len]
-            .trim_end_matches(['.', ',', ';', ':', '!', '?'])
-            .len();
-        let closer = match rest[..start].chars().next_back() {
-            Some('(') => Some(')'),
-            Some('<') => Some('>'),
-            Some(q @ ('"' | '\'' | '`')) => Some(q),
-            _ => None,
-        };
-        if let Some(closer) = closer
-            && after[..len].ends_with(closer)
-        {
-            len -= 1;
-        }
-        let candidate = &rest[start..at + 3 + len];
-        out.push_str(&rest[..start]);
-        match Url::parse(candidate) {
-            Ok(url) if url.host_str().is_some() => out.push_str(&origin(&url)),
-            _ => {
-                out.push_str(scheme);
-                out.push_str("://(not shown)");
-            }
-        }
-        rest = &after[len..];
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn any_text_is_redacted_without_panicking(text in "\\PC{0,200}") {
-            let _ = redact_urls(&text);
-        }
-
-        #[test]
-        fn a_url_path_never_survives(
-            before in "[a-z (<\"'.,]{0,20}",
-            scheme in "(http|https|ws)",
-            secret in "[A-Z]{8}",
-            after in "[a-z )>\"'.,]{0,20}",
-        ) {
-            let text = format!("{before}{scheme}://host.example:8443/p/{secret}?k={secret}{after}");
-            let redacted = redact_urls(&text);
-            prop_assert!(!redacted.contains(&secret), "{}", redacted);
-            prop_assert!(redacted.contains("host.example:8443"), "{}", redacted);
-        }
-    }
-
-    fn http(url: &str) -> Redactor {
-        Redactor {
-            url: Some(Url::parse(url).unwrap()),
-        }
-    }
-
-    #[test]
-    fn urls_lose_everything_after_the_port() {
-        let r = http("http://127.0.0.1:8123/mcp/s3cr3t-path?token=s3cr3t-query#s3cr3t-frag");
-        // What rmcp and reqwest really say when nothing listens at the port.
-        let message = "failed during server/discover: Send message error Transport [rmcp::\
-                       transport::worker::WorkerTransport<…>] error: Client error: error sending \
-                       request for url (http://127.0.0.1:8123/mcp/s3cr3t-path?token=s3cr3t-query\
-                       #s3cr3t-frag), when send discover request";
-        assert_eq!(
-            r.apply(message),
-            "failed during server/discover: Send message error Transport [rmcp::transport::\
-             worker::WorkerTransport<…>] error: Client error: error sending request for url \
-             (http://127.0.0.1:8123), when send discover request"
-        );
-        // Another URL, or the same without its fragment, goes the same way.
-        assert_eq!(
-            r.apply("for url (http://127.0.0.1:8123/mcp/s3cr3t-path?token=s3cr3t-query), when"),
-            "for url (http://127.0.0.1:8123), when"
-        );
-        assert_eq!(
-            r.apply("see http://other.example/s3cr3t. Then https://x.example/s3cr3t;"),
-            "see http://other.example. Then https://x.example;"
-        );
-        assert_eq!(
-            r.apply("see https://user:pw@example.com/a/b?c=d#e and http://[::1]:9/x)"),
-            "see https://example.com and http://[::1]:9"
-        );
-        let with_paren = http("https://example.com/a)b?k=secret");
-        assert_eq!(
-            with_paren.apply("for url (https://example.com/a)b?k=secret)"),
-            "for url (https://example.com)"
-        );
-        assert_eq!(
-            r.apply("::// 1://x ://"),
-            "::// 1://x ://",
-            "no scheme, nothing to redact"
-        );
-        assert_eq!(r.apply("bad http://"), "bad http://(not shown)");
-        assert_eq!(
-            r.apply("ünïcode before https://h.example/sécret"),
-            "ünïcode before https://h.example"
-        );
-        assert_eq!(
-            r.apply("moved to \"https://other.example/p'q?k=v\" and <http://localhost:1/a>"),
-            "moved to \"https://other.example\" and <http://localhost:1>"
-        );
-    }
-
-    #[test]
-    fn stdio_errors_are_left_alone() {
-        let r = Redactor::default();
-        assert_eq!(r.apply("see http://x.example/y"), "see http://x.example/y");
     }
 }

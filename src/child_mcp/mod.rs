@@ -24,8 +24,9 @@ use serde_json::Value;
 
 use crate::definition::AgentDefinition;
 use crate::error::{AgentError, ErrorCode};
+use crate::limits::CHILD_SHUTDOWN_TIMEOUT;
 use crate::providers::ToolSpec;
-use crate::sessions::activity::{Activity, CHILD_SHUTDOWN_TIMEOUT};
+use crate::sessions::activity::Activity;
 use crate::sessions::manager::{EnvLookup, RunTools, ToolsFactory};
 use crate::sessions::run::{BoxFuture, RunObserver, ToolBox, ToolDescriptor, ToolResult};
 use connect::ChildConnection;

@@ -1,15 +1,13 @@
 //! Forwarding a stdio child's stderr to ours (SPEC §8.3), one prefixed line at a time.
 //!
 //! The pipe is drained until the child closes it, whatever it writes: a line that is not
-//! UTF-8 is shown lossily, and a line longer than [`MAX_LINE`] is shown in pieces. Stopping
+//! UTF-8 is shown lossily, and a line longer than [`CHILD_STDERR_LINE_BYTES`] is shown in pieces. Stopping
 //! early would close the pipe, and the child's next write to stderr would then fail
 //! (SIGPIPE ends many servers); reading a line without a bound would let a child that never
 //! writes a newline grow our memory without end.
 
+use crate::limits::CHILD_STDERR_LINE_BYTES;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
-
-/// The longest piece of a line shown at once.
-pub const MAX_LINE: usize = 8 * 1024;
 
 /// Reads `stderr` to its end and hands each line, prefixed with `[server] `, to `emit`.
 pub async fn forward_lines<R>(server: &str, stderr: R, mut emit: impl FnMut(String))
@@ -21,7 +19,7 @@ where
     loop {
         line.clear();
         // `take` bounds this read; a longer line continues in the next piece.
-        let limit = u64::try_from(MAX_LINE).unwrap_or(u64::MAX);
+        let limit = u64::try_from(CHILD_STDERR_LINE_BYTES).unwrap_or(u64::MAX);
         match (&mut reader).take(limit).read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
@@ -66,7 +64,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_line_without_end_is_shown_in_bounded_pieces() {
-        let mut bytes = vec![b'x'; MAX_LINE * 2 + 5];
+        let mut bytes = vec![b'x'; CHILD_STDERR_LINE_BYTES * 2 + 5];
         bytes.extend_from_slice(b"\nnext");
         let seen = lines_of(&bytes).await;
         assert_eq!(
@@ -75,8 +73,8 @@ mod tests {
             "{:?}",
             seen.iter().map(String::len).collect::<Vec<_>>()
         );
-        assert_eq!(seen[0].len(), "[srv] ".len() + MAX_LINE);
-        assert_eq!(seen[1].len(), "[srv] ".len() + MAX_LINE);
+        assert_eq!(seen[0].len(), "[srv] ".len() + CHILD_STDERR_LINE_BYTES);
+        assert_eq!(seen[1].len(), "[srv] ".len() + CHILD_STDERR_LINE_BYTES);
         assert_eq!(seen[2], "[srv] xxxxx");
         assert_eq!(
             seen[3], "[srv] next",

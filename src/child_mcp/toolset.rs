@@ -9,15 +9,9 @@ use serde_json::{Map, Value, json};
 
 use crate::definition::tool_filter::provider_safe;
 use crate::definition::{AgentDefinition, ToolHints, ToolNames};
-
-/// Longest description given to the model, in bytes.
-pub const MAX_DESCRIPTION_BYTES: usize = 4 * 1024;
-/// Longest rendered tool output given to the model, in bytes.
-pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
-/// Longest child tool name activity shows, in characters.
-pub const MAX_ACTIVITY_NAME_CHARS: usize = 128;
-/// Longest tool name the providers accept.
-pub const MAX_TOOL_NAME: usize = 64;
+use crate::limits::{
+    ACTIVITY_TOOL_NAME_CHARS, TOOL_DESCRIPTION_BYTES, TOOL_NAME_CHARS, TOOL_OUTPUT_BYTES,
+};
 
 /// `<server>__<tool>` reduced to `[A-Za-z0-9_-]{1,64}`, unique among `taken`: a name that
 /// needs cutting gets a short hash of the full name, and a collision gets `_2`, `_3`, …
@@ -25,9 +19,9 @@ pub const MAX_TOOL_NAME: usize = 64;
 pub fn model_tool_name(server: &str, tool: &str, taken: &HashSet<String>) -> String {
     let full = format!("{server}__{tool}");
     let mut name = provider_safe(&full);
-    if name.len() > MAX_TOOL_NAME {
+    if name.len() > TOOL_NAME_CHARS {
         let hash = format!("{:08x}", fnv1a(full.as_bytes()) as u32);
-        name.truncate(MAX_TOOL_NAME - hash.len() - 1);
+        name.truncate(TOOL_NAME_CHARS - hash.len() - 1);
         name.push('_');
         name.push_str(&hash);
     }
@@ -38,7 +32,7 @@ pub fn model_tool_name(server: &str, tool: &str, taken: &HashSet<String>) -> Str
         .map(|n| {
             let suffix = format!("_{n}");
             let mut base = name.clone();
-            base.truncate(MAX_TOOL_NAME - suffix.len());
+            base.truncate(TOOL_NAME_CHARS - suffix.len());
             base + &suffix
         })
         .find(|candidate| !taken.contains(candidate))
@@ -53,11 +47,11 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Removes control, zero-width, bidirectional and other invisible characters
-/// ([`is_hidden`]), folds whitespace, and caps the result at [`MAX_DESCRIPTION_BYTES`] on a
+/// ([`is_hidden`]), folds whitespace, and caps the result at [`TOOL_DESCRIPTION_BYTES`] on a
 /// character boundary.
 pub fn sanitize_description(text: &str) -> String {
     let folded = sanitize_text(text);
-    cap_utf8(&folded, MAX_DESCRIPTION_BYTES).to_owned()
+    cap_utf8(&folded, TOOL_DESCRIPTION_BYTES).to_owned()
 }
 
 /// [`sanitize_description`] without the cap: hidden characters removed, whitespace folded.
@@ -113,12 +107,12 @@ const HIDDEN: &[(char, char)] = &[
 
 /// A child's tool name as activity shows it (the `tool` and `summary` fields, progress
 /// notifications, the terminal status line, and the timeout message): hidden characters
-/// removed as in descriptions, whitespace folded, and at most [`MAX_ACTIVITY_NAME_CHARS`]
+/// removed as in descriptions, whitespace folded, and at most [`ACTIVITY_TOOL_NAME_CHARS`]
 /// characters. Calls to the child use the name as it was listed.
 pub fn activity_tool_name(raw: &str) -> String {
     sanitize_text(raw)
         .chars()
-        .take(MAX_ACTIVITY_NAME_CHARS)
+        .take(ACTIVITY_TOOL_NAME_CHARS)
         .collect()
 }
 
@@ -207,7 +201,7 @@ pub fn offered(
 }
 
 /// A tool result as text for the model: text as is, structured content as JSON (when there is
-/// no text), other content summarized; capped at [`MAX_OUTPUT_BYTES`] with a visible marker.
+/// no text), other content summarized; capped at [`TOOL_OUTPUT_BYTES`] with a visible marker.
 pub fn render_result(result: &CallToolResult) -> String {
     let mut parts: Vec<String> = result.content.iter().map(render_block).collect();
     // A tool that returns structured content also sends it as text (the MCP spec asks it
@@ -227,10 +221,10 @@ pub fn render_result(result: &CallToolResult) -> String {
 
 /// Caps rendered output, saying how much was cut.
 pub fn cap_output(text: String) -> String {
-    if text.len() <= MAX_OUTPUT_BYTES {
+    if text.len() <= TOOL_OUTPUT_BYTES {
         return text;
     }
-    let kept = cap_utf8(&text, MAX_OUTPUT_BYTES);
+    let kept = cap_utf8(&text, TOOL_OUTPUT_BYTES);
     format!(
         "{kept}\n[output truncated: {} of {} bytes shown]",
         kept.len(),
@@ -319,7 +313,9 @@ mod tests {
         );
         let long = "é".repeat(5000);
         let capped = sanitize_description(&long);
-        assert!(capped.len() <= MAX_DESCRIPTION_BYTES && capped.len() >= MAX_DESCRIPTION_BYTES - 1);
+        assert!(
+            capped.len() <= TOOL_DESCRIPTION_BYTES && capped.len() >= TOOL_DESCRIPTION_BYTES - 1
+        );
         assert!(capped.chars().all(|c| c == 'é'));
     }
 
@@ -450,12 +446,12 @@ mod tests {
         );
         let shown = activity_tool_name(&raw);
         assert!(shown.starts_with("sleep]0;owned[2J zzz"), "{shown}");
-        assert_eq!(shown.chars().count(), MAX_ACTIVITY_NAME_CHARS);
+        assert_eq!(shown.chars().count(), ACTIVITY_TOOL_NAME_CHARS);
         assert!(!shown.chars().any(|c| c.is_control() || is_hidden(c)));
         let wide = "字".repeat(500);
         assert_eq!(
             activity_tool_name(&wide),
-            "字".repeat(MAX_ACTIVITY_NAME_CHARS)
+            "字".repeat(ACTIVITY_TOOL_NAME_CHARS)
         );
         assert_eq!(activity_tool_name("search.issues"), "search.issues");
     }
@@ -497,12 +493,12 @@ mod tests {
 
     #[test]
     fn output_is_capped_with_a_marker() {
-        let text = "a".repeat(MAX_OUTPUT_BYTES + 10);
+        let text = "a".repeat(TOOL_OUTPUT_BYTES + 10);
         let capped = cap_output(text);
         assert!(capped.starts_with(&"a".repeat(100)));
         assert!(capped.ends_with(&format!(
-            "[output truncated: {MAX_OUTPUT_BYTES} of {} bytes shown]",
-            MAX_OUTPUT_BYTES + 10
+            "[output truncated: {TOOL_OUTPUT_BYTES} of {} bytes shown]",
+            TOOL_OUTPUT_BYTES + 10
         )));
     }
 }

@@ -46,16 +46,6 @@ pub fn check_endpoint(raw: &str, usage: EndpointUse) -> Result<Url, String> {
     }
 }
 
-/// `scheme://host[:port]` of `url`: what messages and `Debug` output may show of a URL,
-/// whose user info, path or query can carry a secret.
-pub fn origin(url: &Url) -> String {
-    let host = url.host_str().unwrap_or("");
-    match url.port() {
-        Some(port) => format!("{}://{host}:{port}", url.scheme()),
-        None => format!("{}://{host}", url.scheme()),
-    }
-}
-
 /// `localhost` (any case, optionally with a trailing dot), 127.0.0.0/8, `::1`, and the IPv4
 /// loopback range written as an IPv4-mapped IPv6 address.
 pub fn is_loopback(host: &Host<&str>) -> bool {

@@ -22,17 +22,11 @@ use std::time::Duration;
 
 use url::Url;
 
+use crate::redact::{debug_http, debug_stdio};
+
+use crate::limits::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
 pub use template::Template;
 pub use tool_filter::{ToolFilter, ToolNames, ToolNaming, ToolPattern};
-
-/// Model requests a run may make when the definition does not say (SPEC §12).
-pub const DEFAULT_MAX_TURNS: u32 = 32;
-/// The range `max_turns` must fall in.
-pub const MAX_TURNS_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
-/// Child server startup bound (connect, discover, list tools).
-pub const CHILD_STARTUP_TIMEOUT: Duration = Duration::from_secs(15);
-/// Child tool call bound.
-pub const CHILD_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One subagent, as the catalog holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -359,35 +353,6 @@ impl fmt::Debug for ChildTransport {
     }
 }
 
-/// `Debug` of a stdio child (here and in `child_mcp::config::Launch`): the command, how
-/// many arguments, the names of its variables and its directory; never a value.
-pub fn debug_stdio<'a>(
-    f: &mut fmt::Formatter<'_>,
-    command: &str,
-    args: usize,
-    env: impl Iterator<Item = &'a String>,
-    cwd: &dyn fmt::Debug,
-) -> fmt::Result {
-    f.debug_struct("Stdio")
-        .field("command", &command)
-        .field("args", &format_args!("<{args} args>"))
-        .field("env", &env.collect::<Vec<_>>())
-        .field("cwd", cwd)
-        .finish()
-}
-
-/// `Debug` of an HTTP child: the URL's origin and the names of its headers; never a value.
-pub fn debug_http<'a>(
-    f: &mut fmt::Formatter<'_>,
-    url: &Url,
-    headers: impl Iterator<Item = &'a String>,
-) -> fmt::Result {
-    f.debug_struct("Http")
-        .field("url", &endpoint::origin(url))
-        .field("headers", &headers.collect::<Vec<_>>())
-        .finish()
-}
-
 /// Where a child's env or header value comes from when a run starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ValueSource {
@@ -401,6 +366,7 @@ pub enum ValueSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::DEFAULT_MAX_TURNS;
 
     #[test]
     fn child_bounds_are_the_specified_ones() {

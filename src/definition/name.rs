@@ -1,8 +1,7 @@
 //! The agent and skill name rule of SPEC §3.1: 1–64 characters, lowercase letters and digits,
 //! single `_` or `-` separators (`^[a-z0-9]+([_-][a-z0-9]+)*$`).
 
-/// Longest name allowed, in characters (all allowed characters are ASCII, so also bytes).
-pub const MAX_NAME_LEN: usize = 64;
+use crate::limits::NAME_CHARS;
 
 /// Checks `name` against the rule; the error says what is wrong in a way a user can act on.
 pub fn check_name(name: &str) -> Result<(), String> {
@@ -10,9 +9,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
         return Err("the name is empty".to_owned());
     }
     let chars = name.chars().count();
-    if chars > MAX_NAME_LEN {
+    if chars > NAME_CHARS {
         return Err(format!(
-            "the name is {chars} characters long; the limit is {MAX_NAME_LEN}"
+            "the name is {chars} characters long; the limit is {NAME_CHARS}"
         ));
     }
     let rule = "use lowercase letters and digits with single `-` or `_` separators";

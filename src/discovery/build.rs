@@ -16,10 +16,10 @@ use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::name::check_name;
 use crate::definition::template::is_env_var_name;
 use crate::definition::{
-    AgentDefinition, ChildServerConfig, DEFAULT_MAX_TURNS, Format, MAX_TURNS_RANGE, Model,
-    ModelOrigin, ProviderConfig, ProviderKind, ReasoningEffort, Sandbox, SourceFile, ToolFilter,
-    ToolNaming, ToolPattern, WireApi,
+    AgentDefinition, ChildServerConfig, Format, Model, ModelOrigin, ProviderConfig, ProviderKind,
+    ReasoningEffort, Sandbox, SourceFile, ToolFilter, ToolNaming, ToolPattern, WireApi,
 };
+use crate::limits::{DEFAULT_MAX_TURNS, MAX_TURNS_RANGE};
 
 /// What one file turned out to be.
 #[derive(Debug)]

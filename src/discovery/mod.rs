@@ -37,7 +37,6 @@ use std::sync::Arc;
 
 pub use claude::CLAUDE_ALIASES;
 pub use skills::{Skill, SkillRegistry};
-pub use walk::MAX_DEPTH;
 
 use crate::definition::{AgentDefinition, Format, ProviderKind, SourceFile};
 use build::{Ctx, Parsed};

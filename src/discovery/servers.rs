@@ -13,10 +13,8 @@ use super::secrets::{reject_literal_secret_header, reject_literal_secrets, rejec
 use super::shared::SharedFiles;
 use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::template::is_env_var_name;
-use crate::definition::{
-    CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT, ChildServerConfig, ChildTransport, Template,
-    ValueSource,
-};
+use crate::definition::{ChildServerConfig, ChildTransport, Template, ValueSource};
+use crate::limits::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
 
 const SERVER_SECRET_ADVICE: &str = "put the credential in an environment variable and pass it \
     with a ${VAR} placeholder in `env` or `headers` (or `bearer_token_env_var`)";

@@ -8,12 +8,10 @@ use std::fs::OpenOptions;
 use std::io::Read;
 use std::path::Path;
 
+use crate::limits::{DEFINITION_FILE_BYTES, DEFINITION_NESTING};
 use serde_json::{Map, Number, Value};
 
-/// Largest definition, skill or `.mcp.json` file read (SPEC §3).
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
-
-/// Reads a file as UTF-8 text of at most [`MAX_FILE_BYTES`], without a leading byte-order mark.
+/// Reads a file as UTF-8 text of at most [`DEFINITION_FILE_BYTES`], without a leading byte-order mark.
 /// Only regular files are read: a FIFO would block the read (and the whole load) forever.
 pub fn read_text(path: &Path) -> Result<String, String> {
     let unreadable = |e: std::io::Error| format!("cannot be read: {e}");
@@ -32,15 +30,15 @@ pub fn read_text(path: &Path) -> Result<String, String> {
         return Err(NOT_REGULAR.to_owned());
     }
     let len = metadata.len();
-    if len > MAX_FILE_BYTES {
+    if len > DEFINITION_FILE_BYTES {
         return Err(too_large(len));
     }
     let mut bytes = Vec::with_capacity(len as usize);
     // Read one byte past the limit so a file that grew since `metadata` is still caught.
-    file.take(MAX_FILE_BYTES + 1)
+    file.take(DEFINITION_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot be read: {e}"))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
+    if bytes.len() as u64 > DEFINITION_FILE_BYTES {
         return Err(too_large(bytes.len() as u64));
     }
     let mut text = String::from_utf8(bytes).map_err(|e| {
@@ -58,7 +56,7 @@ pub fn read_text(path: &Path) -> Result<String, String> {
 const NOT_REGULAR: &str = "is not a regular file (a FIFO, socket or device), so it is not read";
 
 fn too_large(len: u64) -> String {
-    format!("is larger than 1 MiB ({len} bytes; the limit is {MAX_FILE_BYTES})")
+    format!("is larger than 1 MiB ({len} bytes; the limit is {DEFINITION_FILE_BYTES})")
 }
 
 /// A Markdown file split at its frontmatter fences.
@@ -141,20 +139,14 @@ pub struct Frontmatter {
     pub lenient_note: Option<String>,
 }
 
-/// Deepest bracket nesting handed to the YAML parser. The parser refuses more than 128
-/// levels, but only after scanning the whole document, in time quadratic in the depth
-/// (40,000 levels take six seconds); counting brackets first bounds that. Brackets inside
-/// quoted text count too, so the limit sits well above the parser's own.
-pub const MAX_BRACKET_DEPTH: usize = 256;
-
 /// Parses frontmatter YAML (as returned in [`Split::yaml`]) into an object. An empty
 /// frontmatter is an empty object.
 pub fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, String> {
-    if let Some(offset) = bracket_depth_exceeded(yaml, MAX_BRACKET_DEPTH) {
+    if let Some(offset) = bracket_depth_exceeded(yaml, DEFINITION_NESTING) {
         let (line, column) = line_column(yaml, offset);
         return Err(format!(
             "invalid YAML at line {line}, column {column}: brackets nest more than \
-             {MAX_BRACKET_DEPTH} levels deep"
+             {DEFINITION_NESTING} levels deep"
         ));
     }
     match parse_yaml_object(yaml) {

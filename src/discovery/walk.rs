@@ -11,9 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{Effect, Warning};
-
-/// Deepest level searched: a file directly in a root is at depth 1.
-pub const MAX_DEPTH: usize = 8;
+use crate::limits::DISCOVERY_DEPTH;
 
 /// A file worth parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,13 +149,13 @@ impl Walker<'_> {
                     continue;
                 }
                 if kind == Kind::Dir {
-                    if depth < MAX_DEPTH {
+                    if depth < DISCOVERY_DEPTH {
                         stack.push((canonical, shown, depth + 1));
                     } else {
                         self.warn_path(
                             &shown,
                             format!(
-                                "is deeper than the {MAX_DEPTH} levels searched below {root}; \
+                                "is deeper than the {DISCOVERY_DEPTH} levels searched below {root}; \
                                  not searched"
                             ),
                             Effect::Skipped,

@@ -30,9 +30,10 @@ use axum::routing::post;
 use serde_json::Value;
 
 use crate::definition::{
-    AgentDefinition, DEFAULT_MAX_TURNS, Format, Model, ModelOrigin, ProviderConfig, ProviderKind,
-    Sandbox, SourceFile, ToolFilter, WireApi,
+    AgentDefinition, Format, Model, ModelOrigin, ProviderConfig, ProviderKind, Sandbox, SourceFile,
+    ToolFilter, WireApi,
 };
+use crate::limits::DEFAULT_MAX_TURNS;
 
 /// Which wire format a request used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

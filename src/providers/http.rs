@@ -1,13 +1,11 @@
-//! The HTTP side shared by both wire APIs: one process-wide client (10 s connect, 120 s
-//! request, no redirects), the retry loop, and the classification of every failure into
-//! "retry", "context limit" or "give up".
+//! The HTTP side shared by both wire APIs: the retry loop, and the classification of every
+//! failure into "retry", "context limit" or "give up". The client itself is `net`'s.
 //!
 //! Retried: connection errors, timeouts, unreadable bodies, 408, 409, 429, 5xx and 529
 //! (unless the provider says `x-should-retry: false` or the quota is exhausted). The delay is
 //! the provider's (`retry-after-ms`, `retry-after`, "try again in 2.5s") when it gives one,
 //! else exponential backoff with jitter. A context-window overflow is never retried.
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -15,32 +13,12 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 use url::Url;
 
-use super::{CONNECT_TIMEOUT, ProviderError, ProviderFailure, REQUEST_TIMEOUT};
-
-/// The process's HTTP client for providers. Redirects are not followed: a redirect could
-/// carry the key to another host.
-pub fn shared_client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        install_tls();
-        reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(REQUEST_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("mcp-agents/", env!("CARGO_PKG_VERSION")))
-            .build()
-            // Building fails only when the TLS backend cannot initialize, which would make
-            // every provider unusable; there is nothing to fall back to.
-            .expect("the HTTP client needs a working TLS backend")
-    })
-}
-
-/// reqwest is built without a default TLS provider, and building a client without one
-/// panics; ring is ours. Every client of this program is built after this call. Installing
-/// twice is harmless (the first one stays).
-pub(crate) fn install_tls() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
+use super::{ProviderError, ProviderFailure};
+use crate::limits::{
+    PROVIDER_BODY_CHARS, PROVIDER_CONNECT_TIMEOUT, PROVIDER_MAX_REQUESTED_DELAY,
+    PROVIDER_MESSAGE_CHARS, PROVIDER_REPLY_BYTES, PROVIDER_REQUEST_TIMEOUT, PROVIDER_RETRIES,
+    PROVIDER_RETRY_BASE_DELAY, PROVIDER_RETRY_MAX_DELAY,
+};
 
 /// How many times, and how patiently, to retry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,10 +36,10 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_retries: 4,
-            base_delay: Duration::from_millis(500),
-            max_delay: Duration::from_secs(8),
-            max_requested_delay: Duration::from_secs(60),
+            max_retries: PROVIDER_RETRIES,
+            base_delay: PROVIDER_RETRY_BASE_DELAY,
+            max_delay: PROVIDER_RETRY_MAX_DELAY,
+            max_requested_delay: PROVIDER_MAX_REQUESTED_DELAY,
         }
     }
 }
@@ -229,11 +207,7 @@ async fn attempt<T>(
     parse(value)
 }
 
-/// The largest reply body read. A model's reply, reasoning included, is a few MiB at most;
-/// anything larger is not a reply this loop could keep in its history anyway.
-pub const MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
-
-/// Reads the body, refusing (without retrying) one larger than [`MAX_REPLY_BYTES`].
+/// Reads the body, refusing (without retrying) one larger than [`PROVIDER_REPLY_BYTES`].
 async fn read_bounded(
     mut response: reqwest::Response,
     provider: &str,
@@ -241,12 +215,12 @@ async fn read_bounded(
     let too_large = || {
         AttemptError::Fatal(ProviderError::failed(format!(
             "{provider} sent a reply larger than {} MiB, more than any model reply",
-            MAX_REPLY_BYTES / (1024 * 1024)
+            PROVIDER_REPLY_BYTES / (1024 * 1024)
         )))
     };
     if response
         .content_length()
-        .is_some_and(|n| n > MAX_REPLY_BYTES as u64)
+        .is_some_and(|n| n > PROVIDER_REPLY_BYTES as u64)
     {
         return Err(too_large());
     }
@@ -256,7 +230,7 @@ async fn read_bounded(
         .await
         .map_err(|e| transport_error(provider, &e))?
     {
-        if body.len() + chunk.len() > MAX_REPLY_BYTES {
+        if body.len() + chunk.len() > PROVIDER_REPLY_BYTES {
             return Err(too_large());
         }
         body.extend_from_slice(&chunk);
@@ -271,12 +245,12 @@ fn transport_error(provider: &str, e: &reqwest::Error) -> AttemptError {
         if e.is_connect() {
             format!(
                 "could not connect to {provider} within {} s",
-                CONNECT_TIMEOUT.as_secs()
+                PROVIDER_CONNECT_TIMEOUT.as_secs()
             )
         } else {
             format!(
                 "{provider} did not answer within {} s",
-                REQUEST_TIMEOUT.as_secs()
+                PROVIDER_REQUEST_TIMEOUT.as_secs()
             )
         }
     } else if e.is_connect() {
@@ -367,8 +341,8 @@ pub fn classify_status(
     let details = error_details(body);
     // The whole message (or body) is classified; a bounded part of it is quoted.
     let (message, quoted) = match &details.message {
-        Some(message) => (message.as_str(), snippet(message, QUOTED_MESSAGE_CHARS)),
-        None => (body, snippet(body, QUOTED_BODY_CHARS)),
+        Some(message) => (message.as_str(), snippet(message, PROVIDER_MESSAGE_CHARS)),
+        None => (body, snippet(body, PROVIDER_BODY_CHARS)),
     };
     let quoted = quoted.unwrap_or_else(|| "no error message".to_owned());
     let label = match (&details.code, &details.kind) {
@@ -404,12 +378,6 @@ pub fn classify_status(
     }
     AttemptError::Fatal(ProviderError::failed(full))
 }
-
-/// The start of a body that is not a JSON error, for the message; `None` when empty.
-/// How much of a provider's error message is quoted; real ones are a sentence or two.
-const QUOTED_MESSAGE_CHARS: usize = 1000;
-/// How much of a body that carries no error message is quoted.
-const QUOTED_BODY_CHARS: usize = 300;
 
 /// The trimmed text, cut at `max` characters with "…" when longer; `None` when empty.
 fn snippet(text: &str, max: usize) -> Option<String> {

@@ -8,13 +8,10 @@ use super::credentials::ApiKey;
 use super::http::AttemptError;
 use super::{ModelSettings, ProviderError, ProviderFailure, Reply, StopReason, ToolCall};
 use super::{ToolOutput, ToolSpec, Usage};
+use crate::limits::MESSAGES_MAX_TOKENS;
 
 /// The API version this client speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-
-/// `max_tokens` for every request. Every current model accepts it; a reply that needs more
-/// continues in the next request (stop reason `max_tokens` is handled like `pause_turn`).
-pub const MAX_TOKENS: u64 = 8192;
 
 pub fn headers(key: &ApiKey) -> HeaderMap {
     let mut headers = HeaderMap::new();
@@ -38,7 +35,7 @@ pub fn request_body(
 ) -> Value {
     let mut body = json!({
         "model": settings.model,
-        "max_tokens": MAX_TOKENS,
+        "max_tokens": MESSAGES_MAX_TOKENS,
         "system": system,
         "messages": messages,
     });

@@ -18,8 +18,6 @@ pub mod http;
 pub mod messages;
 pub mod responses;
 
-use std::time::Duration;
-
 use serde_json::Value;
 use url::Url;
 
@@ -213,11 +211,12 @@ impl ProviderClient {
                 .to_owned(),
             kind => kind.as_str().to_owned(),
         };
+        let endpoint = endpoint(&provider.base_url, provider.wire_api);
         ProviderClient {
-            http: http::shared_client().clone(),
+            http: crate::net::provider_client(&endpoint).clone(),
             label,
             wire: provider.wire_api,
-            endpoint: endpoint(&provider.base_url, provider.wire_api),
+            endpoint,
             key,
             settings: ModelSettings {
                 model: definition.model.id.clone(),
@@ -314,10 +313,6 @@ pub fn endpoint(base_url: &Url, wire: WireApi) -> Url {
     url.set_path(&format!("{path}{suffix}"));
     url
 }
-
-/// Provider request bounds (SPEC §6).
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
 #[cfg(test)]
 mod tests {

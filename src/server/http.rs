@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use super::handler::AgentsServer;
 use crate::definition::endpoint::is_loopback;
 use crate::definition::template::{is_env_var_name, is_showable_var_name};
+use crate::limits::HTTP_REQUEST_BODY_BYTES;
 use crate::sessions::manager::SessionManager;
 
 /// How to serve HTTP.
@@ -104,7 +105,7 @@ pub async fn serve(
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(shutdown.child_token())
         // Room for a marked `arguments` (a few bytes longer) behind our own limit.
-        .with_max_request_body_bytes(MAX_REQUEST_BODY + 1024);
+        .with_max_request_body_bytes(HTTP_REQUEST_BODY_BYTES + 1024);
     if !loopback {
         // Host checks guard loopback servers against DNS rebinding; a server reachable on
         // the network is protected by its token instead.
@@ -183,9 +184,6 @@ async fn check_request(State(guard): State<Guard>, request: Request, next: Next)
     next.run(request).await
 }
 
-/// The largest request body read (the `rmcp` default).
-const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
-
 /// Reads a POST body and marks a `tools/call` whose `arguments` is not an object
 /// ([`super::arguments`]); other requests pass untouched.
 async fn mark_arguments(request: Request) -> Result<Request, Response> {
@@ -193,7 +191,7 @@ async fn mark_arguments(request: Request) -> Result<Request, Response> {
         return Ok(request);
     }
     let (mut parts, body) = request.into_parts();
-    let bytes = match Limited::new(body, MAX_REQUEST_BODY).collect().await {
+    let bytes = match Limited::new(body, HTTP_REQUEST_BODY_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
             return Err((

@@ -10,16 +10,13 @@ use serde_json::{Value, json};
 
 use crate::discovery::Catalog;
 use crate::error::{AgentError, ErrorCode};
+use crate::limits::{AGENT_DESCRIPTION_CHARS, DEFAULT_WAIT, MAX_WAIT_MS};
 use crate::sessions::manager::Accepted;
 use crate::sessions::session::{Snapshot, Status};
 
 pub const SPAWN_AGENT: &str = "spawn_agent";
 pub const SEND_INPUT: &str = "send_input";
 pub const WAIT_AGENT: &str = "wait_agent";
-
-/// `wait_agent`'s bounds (SPEC §4.3).
-pub const DEFAULT_WAIT: Duration = Duration::from_millis(30_000);
-pub const MAX_WAIT_MS: u64 = 300_000;
 
 /// What the server tells the parent model about the workflow.
 pub const INSTRUCTIONS: &str = "This server runs subagents defined in this workspace, each \
@@ -51,11 +48,6 @@ fn object(value: Value) -> Arc<JsonObject> {
         _ => Arc::new(JsonObject::new()),
     }
 }
-
-/// The longest agent description shown whole in `spawn_agent`'s description. Real
-/// descriptions are mostly under 300 characters; the few longer ones carry worked examples,
-/// and every one of them is sent to the parent model with each request.
-const AGENT_DESCRIPTION_CHARS: usize = 1024;
 
 /// One line per agent for the description: `name: description`, whitespace collapsed, cut
 /// at [`AGENT_DESCRIPTION_CHARS`].
@@ -176,7 +168,7 @@ fn wait_agent_tool() -> Tool {
                         "items": {"type": "string", "minLength": 1},
                         "description": "The agent_ids to wait for."},
             "timeout_ms": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS,
-                           "default": 30000, "description": "Longest wait, in milliseconds."}
+                           "default": DEFAULT_WAIT.as_millis() as u64, "description": "Longest wait, in milliseconds."}
         },
         "required": ["targets"],
         "additionalProperties": false

@@ -1,16 +1,10 @@
 //! A running session's coarse activity (SPEC §7): which phase it is in, a short phrase for
 //! people, and the operation's own time limit. Never prompts, model text or tool arguments.
 
+use crate::limits::{
+    CHILD_CALL_TIMEOUT, CHILD_SHUTDOWN_TIMEOUT, CHILD_STARTUP_TIMEOUT, PROVIDER_REQUEST_TIMEOUT,
+};
 use std::time::Duration;
-
-use crate::definition::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
-use crate::providers::REQUEST_TIMEOUT;
-
-/// Child connection shutdown bound (SPEC §12).
-pub const CHILD_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long stopping every run may take: the children's shutdown bound and a second for
-/// the runs to notice.
-pub const SHUTDOWN_BOUND: Duration = Duration::from_secs(CHILD_SHUTDOWN_TIMEOUT.as_secs() + 1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -72,7 +66,7 @@ impl Activity {
             summary: format!("Waiting for {model} (turn {turn} of {max_turns})"),
             tool: None,
             target: Some(provider.to_owned()),
-            timeout: Some(REQUEST_TIMEOUT),
+            timeout: Some(PROVIDER_REQUEST_TIMEOUT),
         }
     }
 

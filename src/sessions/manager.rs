@@ -26,6 +26,7 @@ use super::session::{Session, SessionState, Snapshot, Status, new_agent_id, shor
 use crate::definition::AgentDefinition;
 use crate::discovery::Catalog;
 use crate::error::{AgentError, ErrorCode};
+use crate::limits::{CONCURRENT_RUNS, QUEUED_INPUTS, RETAINED_TERMINAL_SESSIONS};
 use crate::providers::{Conversation, ProviderClient, RetryPolicy};
 
 /// SPEC §12.
@@ -39,9 +40,9 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            concurrent_runs: 8,
-            queued_inputs: 16,
-            retained_terminal: 64,
+            concurrent_runs: CONCURRENT_RUNS,
+            queued_inputs: QUEUED_INPUTS,
+            retained_terminal: RETAINED_TERMINAL_SESSIONS,
         }
     }
 }

@@ -206,7 +206,7 @@ pub async fn start_http_server(
 }
 
 pub async fn connect_http(url: &str, generation: Generation, token: Option<&str>) -> Connection {
-    mcp_agents::providers::http::shared_client(); // installs the TLS provider reqwest needs
+    mcp_agents::net::install_tls(); // installs the TLS provider reqwest needs
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     if let Some(token) = token {
         config = config.auth_header(token.to_owned());

@@ -1,0 +1,109 @@
+//! Every bound the server holds to, in one place (SPEC §12), each with the section of SPEC.md
+//! it comes from. Nothing else in the code spells a limit as a literal: a module that needs
+//! one names it from here, so changing a limit is a one-line change that every message,
+//! activity and check follows.
+//!
+//! The bounds that are not SPEC §12's (retry pacing, the largest reply read, how much of a
+//! provider's message is quoted) are here too, below the SPEC's, for the same reason.
+
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+// ----- Sessions (SPEC §5) -----
+
+/// Runs executing at once across the process (SPEC §5, §12).
+pub const CONCURRENT_RUNS: usize = 8;
+/// Inputs `send_input` may queue on one session (SPEC §4.2, §12).
+pub const QUEUED_INPUTS: usize = 16;
+/// Terminal sessions retained before the least recently used is evicted (SPEC §5, §12).
+pub const RETAINED_TERMINAL_SESSIONS: usize = 64;
+
+// ----- The model loop (SPEC §3.1, §6) -----
+
+/// Model requests a run may make when the definition does not say (SPEC §3.1, §12).
+pub const DEFAULT_MAX_TURNS: u32 = 32;
+/// The range `max_turns` must fall in (SPEC §3.1, §12).
+pub const MAX_TURNS_RANGE: RangeInclusive<u32> = 1..=1000;
+
+// ----- Providers (SPEC §6, §6.1) -----
+
+/// Connecting to a provider (SPEC §6, §12).
+pub const PROVIDER_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// A provider request (SPEC §6, §12).
+pub const PROVIDER_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// Messages `max_tokens` of every request (SPEC §6.1 "Output length").
+pub const MESSAGES_MAX_TOKENS: u64 = 8192;
+
+// ----- Child MCP servers (SPEC §8) -----
+
+/// Connecting to a child, discovering 2026-07-28 and listing its tools (SPEC §8.2, §12).
+pub const CHILD_STARTUP_TIMEOUT: Duration = Duration::from_secs(15);
+/// One child tool call (SPEC §8.3, §12).
+pub const CHILD_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Closing a child connection before its process group is killed (SPEC §8.2, §12).
+pub const CHILD_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long stopping every run may take at server shutdown: the children's shutdown bound
+/// and a second for the runs to notice (SPEC §8.2).
+pub const SERVER_SHUTDOWN_BOUND: Duration =
+    Duration::from_secs(CHILD_SHUTDOWN_TIMEOUT.as_secs() + 1);
+/// Closing a child that failed during startup or was started only to ask its version: it
+/// did no work, so it gets less time than a run's shutdown (SPEC §8.2).
+pub const CHILD_ABANDON_TIMEOUT: Duration = Duration::from_secs(1);
+/// Connecting to an HTTP child (SPEC §8.1; the providers' connect bound).
+pub const CHILD_HTTP_CONNECT_TIMEOUT: Duration = PROVIDER_CONNECT_TIMEOUT;
+/// A child tool's description given to the model, in bytes (SPEC §8.3, §12).
+pub const TOOL_DESCRIPTION_BYTES: usize = 4 * 1024;
+/// Rendered tool output given to the model, in bytes (SPEC §8.3, §12).
+pub const TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
+/// A tool name the providers accept, in characters (SPEC §8.4).
+pub const TOOL_NAME_CHARS: usize = 64;
+/// A child tool's name as activity shows it, in characters (SPEC §7).
+pub const ACTIVITY_TOOL_NAME_CHARS: usize = 128;
+/// The longest piece of a child's stderr line forwarded at once, in bytes (SPEC §8.3).
+pub const CHILD_STDERR_LINE_BYTES: usize = 8 * 1024;
+
+// ----- The MCP surface (SPEC §4, §10) -----
+
+/// `wait_agent`'s default `timeout_ms` (SPEC §4.3, §12).
+pub const DEFAULT_WAIT: Duration = Duration::from_millis(30_000);
+/// `wait_agent`'s largest `timeout_ms` (SPEC §4.3, §12).
+pub const MAX_WAIT_MS: u64 = 300_000;
+/// The longest wait `mcp-agents run` makes at once before waiting again (SPEC §2).
+pub const TERMINAL_WAIT: Duration = Duration::from_millis(MAX_WAIT_MS);
+/// An agent's description shown whole in `spawn_agent`'s description, in characters
+/// (SPEC §4.1). Real descriptions are mostly under 300 characters; the few longer ones carry
+/// worked examples, and every one of them is sent to the parent model with each request.
+pub const AGENT_DESCRIPTION_CHARS: usize = 1024;
+/// The largest HTTP request body read (SPEC §10).
+pub const HTTP_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+// ----- Discovery (SPEC §3) -----
+
+/// A definition or skill file, in bytes (SPEC §3, §12).
+pub const DEFINITION_FILE_BYTES: u64 = 1024 * 1024;
+/// The deepest level searched below a root; a file directly in a root is at depth 1
+/// (SPEC §3, §12).
+pub const DISCOVERY_DEPTH: usize = 8;
+/// An agent or skill name, in characters (SPEC §3.1, §12).
+pub const NAME_CHARS: usize = 64;
+/// Brackets nested in a definition's YAML or TOML before it is refused: the parsers
+/// recurse, and no real definition comes near this (SPEC §3).
+pub const DEFINITION_NESTING: usize = 256;
+
+// ----- Beyond SPEC §12 -----
+
+/// Retries of a provider request after the first attempt (SPEC §6 "a bounded number").
+pub const PROVIDER_RETRIES: u32 = 4;
+/// The first retry's backoff; doubled per retry (SPEC §6).
+pub const PROVIDER_RETRY_BASE_DELAY: Duration = Duration::from_millis(500);
+/// The longest backoff between two attempts (SPEC §6).
+pub const PROVIDER_RETRY_MAX_DELAY: Duration = Duration::from_secs(8);
+/// The longest `retry-after` honoured; a longer one ends the retries (SPEC §6).
+pub const PROVIDER_MAX_REQUESTED_DELAY: Duration = Duration::from_secs(60);
+/// The largest reply body read. A model's reply, reasoning included, is a few MiB at most;
+/// anything larger is not a reply this loop could keep in its history anyway (SPEC §6).
+pub const PROVIDER_REPLY_BYTES: usize = 32 * 1024 * 1024;
+/// How much of a provider's error message is quoted, in characters (SPEC §6.1 "Errors").
+pub const PROVIDER_MESSAGE_CHARS: usize = 1000;
+/// How much of an error body that carries no message is quoted, in characters (SPEC §6.1).
+pub const PROVIDER_BODY_CHARS: usize = 300;
