@@ -14,13 +14,13 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_agents::definition::WireApi;
 use mcp_agents::mock::{MockProvider, Step};
 use mcp_agents::providers::{
-    ApiKey, Conversation, ProviderClient, ToolOutput, ToolSpec, messages, responses,
+    ApiKey, Conversation, ProviderClient, ToolOutput, messages, responses,
 };
 use mcp_agents::sessions::activity::Activity;
 use mcp_agents::sessions::run::{
-    BoxFuture, Inbox, RunContext, RunObserver, RunOutcome, ToolBox, ToolDescriptor, ToolResult,
-    UsageDelta, run_model_loop,
+    Inbox, RunContext, RunObserver, RunOutcome, UsageDelta, run_model_loop,
 };
+use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -14,7 +14,8 @@ use crate::discovery::{Catalog, DefaultModel, LoadOptions, Workspace, load_catal
 use crate::limits::SERVER_SHUTDOWN_BOUND;
 use crate::providers::RetryPolicy;
 use crate::server::http::{HttpOptions, Listen};
-use crate::sessions::manager::{EnvLookup, Limits, ManagerConfig, SessionManager};
+use crate::sessions::manager::{Limits, ManagerConfig, SessionManager};
+use crate::toolbox::EnvLookup;
 
 /// Exit status for a usage or workspace error (clap uses the same for bad arguments).
 pub const EXIT_USAGE: u8 = 2;

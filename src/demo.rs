@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
 use crate::mock::{MockProvider, Step};
-use crate::sessions::manager::{EnvLookup, SessionManager};
+use crate::sessions::manager::SessionManager;
+use crate::toolbox::EnvLookup;
 
 /// The variable the demo agent reads its key from; the demo supplies it itself.
 const KEY_VAR: &str = "MCP_AGENTS_DEMO_KEY";

@@ -34,3 +34,4 @@ pub mod redact;
 pub mod server;
 pub mod sessions;
 pub mod terminal;
+pub mod toolbox;

@@ -18,11 +18,9 @@ use mcp_agents::error::AgentError;
 use mcp_agents::error::ErrorCode;
 use mcp_agents::mock::{MockProvider, Step};
 use mcp_agents::providers::RetryPolicy;
-use mcp_agents::sessions::manager::{
-    EnvLookup, Limits, ManagerConfig, RunTools, SessionManager, ToolsFactory, WaitEvent,
-};
-use mcp_agents::sessions::run::{BoxFuture, RunObserver};
+use mcp_agents::sessions::manager::{Limits, ManagerConfig, SessionManager, WaitEvent};
 use mcp_agents::sessions::session::{Snapshot, Status};
+use mcp_agents::toolbox::{BoxFuture, EnvLookup, RunTools, ToolsFactory};
 use support::binary::{self, KEY_VAR};
 use support::run_kit::KEY;
 
@@ -225,12 +223,11 @@ impl ToolsFactory for PanicsOnce {
         &'a self,
         definition: &'a AgentDefinition,
         workspace: &'a std::path::Path,
-        observer: &'a dyn RunObserver,
     ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>> {
         if !self.panicked.swap(true, Ordering::SeqCst) {
             return Box::pin(async { panic!("a bug while opening tools") });
         }
-        self.real.open(definition, workspace, observer)
+        self.real.open(definition, workspace)
     }
 }
 
@@ -281,7 +278,6 @@ impl ToolsFactory for Gate {
         &'a self,
         _: &'a AgentDefinition,
         _: &'a std::path::Path,
-        _: &'a dyn RunObserver,
     ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>> {
         Box::pin(async {
             self.0.notified().await;

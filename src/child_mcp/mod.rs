@@ -9,7 +9,7 @@
 //!
 //! Each run connects its definition's children in parallel when it starts and shuts them
 //! down when it ends; a terminal session holds no child process or connection. This layer
-//! knows nothing about providers.
+//! knows nothing about providers or sessions: it implements `crate::toolbox`.
 
 pub mod config;
 pub mod connect;
@@ -25,10 +25,9 @@ use serde_json::Value;
 use crate::definition::AgentDefinition;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::CHILD_SHUTDOWN_TIMEOUT;
-use crate::providers::ToolSpec;
-use crate::sessions::activity::Activity;
-use crate::sessions::manager::{EnvLookup, RunTools, ToolsFactory};
-use crate::sessions::run::{BoxFuture, RunObserver, ToolBox, ToolDescriptor, ToolResult};
+use crate::toolbox::{
+    BoxFuture, EnvLookup, RunTools, ToolBox, ToolDescriptor, ToolResult, ToolSpec, ToolsFactory,
+};
 use connect::ChildConnection;
 
 /// Opens a run's child servers.
@@ -48,22 +47,12 @@ impl ToolsFactory for ChildServers {
         &'a self,
         definition: &'a AgentDefinition,
         workspace: &'a Path,
-        observer: &'a dyn RunObserver,
     ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>> {
         Box::pin(async move {
-            let names: Vec<&str> = definition.mcp_servers.keys().map(String::as_str).collect();
-            if names.is_empty() {
+            if definition.mcp_servers.is_empty() {
                 return Ok(Box::new(ChildToolSet::default()) as Box<dyn RunTools>);
             }
-            // They start in parallel: one activity names them all, bounded by the longest
-            // of their startup timeouts.
-            let bound = definition
-                .mcp_servers
-                .values()
-                .map(|c| c.startup_timeout)
-                .max()
-                .unwrap_or_default();
-            observer.activity(Activity::child_startup(&names.join(", "), bound));
+            // In parallel, each within its own startup bound.
             let starts = definition
                 .mcp_servers
                 .iter()

@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 use super::credentials::ApiKey;
 use super::http::AttemptError;
 use super::{ModelSettings, ProviderError, ProviderFailure, Reply, StopReason, ToolCall};
-use super::{ToolOutput, ToolSpec, Usage};
+use super::{ToolOutput, Usage};
 use crate::limits::MESSAGES_MAX_TOKENS;
+use crate::toolbox::ToolSpec;
 
 /// The API version this client speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";

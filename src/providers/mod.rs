@@ -23,17 +23,9 @@ use url::Url;
 
 use crate::definition::{AgentDefinition, ProviderKind, ReasoningEffort, WireApi};
 use crate::error::{AgentError, ErrorCode};
+use crate::toolbox::ToolSpec;
 pub use credentials::ApiKey;
 pub use http::{RetryNotice, RetryPolicy};
-
-/// A tool as the model is told about it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// A JSON Schema object for the arguments.
-    pub input_schema: Value,
-}
 
 /// One tool call the model asked for.
 #[derive(Debug, Clone, PartialEq)]

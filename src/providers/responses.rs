@@ -7,7 +7,8 @@ use serde_json::{Map, Value, json};
 use super::credentials::ApiKey;
 use super::http::{AttemptError, is_context_overflow};
 use super::{ModelSettings, ProviderError, ProviderFailure, Reply, StopReason, ToolCall};
-use super::{ToolOutput, ToolSpec, Usage};
+use super::{ToolOutput, Usage};
+use crate::toolbox::ToolSpec;
 
 pub fn headers(key: &ApiKey) -> HeaderMap {
     let mut headers = HeaderMap::new();

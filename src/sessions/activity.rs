@@ -6,6 +6,8 @@ use crate::limits::{
 };
 use std::time::Duration;
 
+use crate::definition::AgentDefinition;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Starting,
@@ -50,14 +52,24 @@ impl Activity {
         }
     }
 
-    pub fn child_startup(server: &str, timeout: Duration) -> Self {
-        Activity {
+    /// Starting `definition`'s child servers, or `None` when it has none. They start in
+    /// parallel: one activity names them all, bounded by the longest of their startup
+    /// timeouts.
+    pub fn child_startup(definition: &AgentDefinition) -> Option<Self> {
+        let servers = &definition.mcp_servers;
+        let bound = servers.values().map(|c| c.startup_timeout).max()?;
+        let names = servers
+            .keys()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        Some(Activity {
             phase: Phase::ChildMcpStartup,
-            summary: format!("Starting MCP server {server}"),
+            summary: format!("Starting MCP server {names}"),
             tool: None,
-            target: Some(server.to_owned()),
-            timeout: Some(timeout.min(CHILD_STARTUP_TIMEOUT)),
-        }
+            target: Some(names),
+            timeout: Some(bound.min(CHILD_STARTUP_TIMEOUT)),
+        })
     }
 
     pub fn provider_request(provider: &str, model: &str, turn: u32, max_turns: u32) -> Self {

@@ -21,13 +21,14 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::activity::Activity;
-use super::run::{BoxFuture, RunContext, RunObserver, RunOutcome, ToolBox, run_model_loop};
+use super::run::{RunContext, RunObserver, RunOutcome, run_model_loop};
 use super::session::{Session, SessionState, Snapshot, Status, new_agent_id, short_id};
 use crate::definition::AgentDefinition;
 use crate::discovery::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{CONCURRENT_RUNS, QUEUED_INPUTS, RETAINED_TERMINAL_SESSIONS};
 use crate::providers::{Conversation, ProviderClient, RetryPolicy};
+use crate::toolbox::{EnvLookup, ToolsFactory};
 
 /// SPEC §12.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,25 +47,6 @@ impl Default for Limits {
         }
     }
 }
-
-/// The tools of one run, opened when the run starts and shut down when it ends.
-pub trait RunTools: ToolBox {
-    /// Closes connections and stops child processes, within the shutdown bound.
-    fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()>;
-}
-
-/// Opens a run's tools (the child MCP layer in the server; in-process tools in tests).
-pub trait ToolsFactory: Send + Sync {
-    fn open<'a>(
-        &'a self,
-        definition: &'a AgentDefinition,
-        workspace: &'a Path,
-        observer: &'a dyn RunObserver,
-    ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>>;
-}
-
-/// Reads an environment variable (the process environment in the server).
-pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// How the manager reaches the outside world.
 pub struct ManagerConfig {
@@ -413,10 +395,13 @@ impl SessionManager {
         let workspace: PathBuf = self.workspace().to_owned();
         let turns_before_run = session.lock().totals.turns;
         loop {
+            if let Some(starting) = Activity::child_startup(&session.definition) {
+                session.activity(starting);
+            }
             let outcome = match self
                 .config
                 .tools
-                .open(&session.definition, &workspace, session.as_ref())
+                .open(&session.definition, &workspace)
                 .await
             {
                 Err(e) => RunOutcome::Failed(e),

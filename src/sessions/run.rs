@@ -3,8 +3,8 @@
 //!
 //! What the loop is given ([`RunContext`]):
 //! - the provider client (with the key read for this run) and the system context;
-//! - the tools, behind [`ToolBox`], so tests can pass in-process tools and the child MCP
-//!   layer can plug in its own;
+//! - the tools, behind [`ToolBox`] (`crate::toolbox`), so tests can pass in-process tools
+//!   and the child MCP layer can plug in its own;
 //! - an [`Inbox`] of queued user input, delivered in order at each request boundary (after
 //!   any pending tool results);
 //! - an interrupt signal: a change of its value abandons the request or tool call in flight,
@@ -16,49 +16,15 @@
 //! Tool calls of one reply run one after another, in the order the model gave them, each
 //! bounded by its server's call timeout.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::time::Duration;
-
-use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::activity::Activity;
 use crate::error::{AgentError, ErrorCode};
 use crate::providers::{
-    Conversation, ProviderClient, RetryNotice, StopReason, ToolCall, ToolOutput, ToolSpec,
+    Conversation, ProviderClient, RetryNotice, StopReason, ToolCall, ToolOutput,
 };
-
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// A tool the model may call, and where it comes from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolDescriptor {
-    /// What the model sees (its name is the one the model calls).
-    pub spec: ToolSpec,
-    /// The child server's name, for activity.
-    pub server: String,
-    /// The tool's name on that server, for activity.
-    pub tool: String,
-    /// The call bound.
-    pub timeout: Duration,
-}
-
-/// A tool's answer. A failure is an answer too: the model decides what to do about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolResult {
-    pub content: String,
-    pub is_error: bool,
-}
-
-/// The tools of one run.
-pub trait ToolBox: Send + Sync {
-    fn tools(&self) -> &[ToolDescriptor];
-    /// Calls `tools()[index]`; the loop has found the tool the model named and checked that
-    /// the arguments are an object.
-    fn call(&self, index: usize, arguments: Value) -> BoxFuture<'_, ToolResult>;
-}
+use crate::toolbox::{ToolBox, ToolSpec};
 
 /// Queued user input.
 pub trait Inbox: Send + Sync {

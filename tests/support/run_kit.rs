@@ -5,11 +5,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use mcp_agents::definition::{AgentDefinition, WireApi};
-use mcp_agents::providers::{ApiKey, ProviderClient, RetryPolicy, ToolSpec};
+use mcp_agents::providers::{ApiKey, ProviderClient, RetryPolicy};
 use mcp_agents::sessions::activity::Activity;
-use mcp_agents::sessions::run::{
-    BoxFuture, Inbox, RunObserver, ToolBox, ToolDescriptor, ToolResult, UsageDelta,
-};
+use mcp_agents::sessions::run::{Inbox, RunObserver, UsageDelta};
+use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 
 /// The key the mocks accept.

@@ -1,0 +1,81 @@
+//! The vocabulary between the model loop and its tools: what a tool looks like to the
+//! model ([`ToolSpec`]), where it comes from ([`ToolDescriptor`]), what a call answers
+//! ([`ToolResult`]), and the traits that connect the two sides.
+//!
+//! | trait | implemented by | used by |
+//! | --- | --- | --- |
+//! | [`ToolBox`] | `child_mcp::ChildToolSet`; in-process tools in tests | the model loop |
+//! | [`RunTools`] | the same, plus shutdown | the session manager |
+//! | [`ToolsFactory`] | `child_mcp::ChildServers`; stand-ins in tests | the session manager |
+//!
+//! `child_mcp` implements these and `sessions` uses them; neither knows the other, and
+//! `providers` reads only [`ToolSpec`] from here.
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::definition::AgentDefinition;
+use crate::error::AgentError;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Reads an environment variable (the process environment in the server; a map in tests).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// A tool as the model is told about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema object for the arguments.
+    pub input_schema: Value,
+}
+
+/// A tool the model may call, and where it comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDescriptor {
+    /// What the model sees (its name is the one the model calls).
+    pub spec: ToolSpec,
+    /// The child server's name, for activity.
+    pub server: String,
+    /// The tool's name on that server, for activity.
+    pub tool: String,
+    /// The call bound.
+    pub timeout: Duration,
+}
+
+/// A tool's answer. A failure is an answer too: the model decides what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// The tools of one run.
+pub trait ToolBox: Send + Sync {
+    fn tools(&self) -> &[ToolDescriptor];
+    /// Calls `tools()[index]`; the loop has found the tool the model named and checked that
+    /// the arguments are an object.
+    fn call(&self, index: usize, arguments: Value) -> BoxFuture<'_, ToolResult>;
+}
+
+/// The tools of one run, opened when the run starts and shut down when it ends.
+pub trait RunTools: ToolBox {
+    /// Closes connections and stops child processes, within the shutdown bound.
+    fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()>;
+}
+
+/// Opens a run's tools (the child MCP layer in the server; in-process tools in tests). The
+/// caller reports the startup as activity; opening only opens.
+pub trait ToolsFactory: Send + Sync {
+    fn open<'a>(
+        &'a self,
+        definition: &'a AgentDefinition,
+        workspace: &'a Path,
+    ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>>;
+}
