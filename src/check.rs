@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::definition::{AgentDefinition, ModelOrigin, ProviderKind};
-use crate::discovery::{Catalog, Effect};
+use crate::definition::{Catalog, Effect};
 
 /// The model column: the id the agent will really use, and where it came from.
 pub fn model_label(definition: &AgentDefinition) -> String {

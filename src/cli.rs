@@ -10,7 +10,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::check;
-use crate::discovery::{Catalog, DefaultModel, LoadOptions, Workspace, load_catalog};
+use crate::definition::Catalog;
+use crate::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
 use crate::limits::SERVER_SHUTDOWN_BOUND;
 use crate::providers::RetryPolicy;
 use crate::server::http::{HttpOptions, Listen};

@@ -6,8 +6,9 @@ mod support;
 
 use std::collections::BTreeSet;
 
+use mcp_agents::definition::Effect;
 use mcp_agents::definition::{ChildTransport, ModelOrigin};
-use mcp_agents::discovery::{Effect, LoadOptions};
+use mcp_agents::discovery::LoadOptions;
 
 #[test]
 fn the_corpus_loads_as_a_careful_user_would_expect() {
@@ -49,7 +50,7 @@ fn without_a_default_model_exactly_the_parent_model_files_are_refused() {
     let root = support::fixture_path("corpus");
     let without = support::load_at(&root, &LoadOptions::default());
 
-    let loaded = |c: &mcp_agents::discovery::Catalog| -> BTreeSet<String> {
+    let loaded = |c: &mcp_agents::definition::Catalog| -> BTreeSet<String> {
         c.agents().iter().map(|a| a.name.clone()).collect()
     };
     let deferred: BTreeSet<String> = with_default

@@ -3,7 +3,8 @@
 
 mod support;
 
-use mcp_agents::discovery::{Effect, LoadOptions};
+use mcp_agents::definition::Effect;
+use mcp_agents::discovery::LoadOptions;
 
 #[test]
 fn every_malformed_file_is_one_warning_and_the_rest_loads() {

@@ -36,7 +36,7 @@ fn a_root_that_links_outside_the_workspace_is_not_searched() {
         "{}",
         warning.reason
     );
-    assert_eq!(warning.effect, mcp_agents::discovery::Effect::Skipped);
+    assert_eq!(warning.effect, mcp_agents::definition::Effect::Skipped);
 }
 
 #[test]

@@ -5,14 +5,13 @@
 
 use std::path::Path;
 
+use mcp_agents::definition::SkillRegistry;
 use mcp_agents::definition::endpoint::is_loopback;
 use mcp_agents::definition::name::check_name;
 use mcp_agents::definition::{Format, Template};
 use mcp_agents::discovery::skills::parse_skill;
 use mcp_agents::discovery::source::{parse_frontmatter, parse_toml, split_frontmatter};
-use mcp_agents::discovery::{
-    DefaultModel, LoadOptions, ParseOutcome, SkillRegistry, parse_definition,
-};
+use mcp_agents::discovery::{DefaultModel, LoadOptions, ParseOutcome, parse_definition};
 use mcp_agents::limits::MAX_TURNS_RANGE;
 use proptest::prelude::*;
 

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_agents::definition::Format;
-use mcp_agents::discovery::{LoadOptions, SkillRegistry, parse_definition};
+use mcp_agents::discovery::{LoadOptions, parse_definition};
+use mcp_agents::definition::SkillRegistry;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

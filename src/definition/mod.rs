@@ -3,6 +3,8 @@
 //!
 //! | module | what it holds |
 //! | --- | --- |
+//! | [`catalog`] | the loaded catalog, its warnings, and the roots it is read from |
+//! | [`skill`] | skills as the catalog holds them |
 //! | [`name`] | the name rule for agents and skills |
 //! | [`endpoint`] | the https/loopback rule for provider and child-server URLs |
 //! | [`template`] | `${VAR}` placeholders in child env and header values |
@@ -10,8 +12,10 @@
 //!
 //! A definition is immutable once loaded: sessions take a frozen copy at spawn.
 
+pub mod catalog;
 pub mod endpoint;
 pub mod name;
+pub mod skill;
 pub mod template;
 pub mod tool_filter;
 
@@ -25,6 +29,8 @@ use url::Url;
 use crate::redact::{debug_http, debug_stdio};
 
 use crate::limits::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
+pub use catalog::{AgentRoot, Catalog, Effect, SkillRoot, Warning};
+pub use skill::{Skill, SkillRegistry};
 pub use template::Template;
 pub use tool_filter::{ToolFilter, ToolNames, ToolNaming, ToolPattern};
 

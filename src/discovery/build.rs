@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::fields::Doc;
+use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
-use super::shared::SharedFiles;
-use super::skills::SkillRegistry;
 use super::{DefaultModel, LoadOptions};
+use crate::definition::SkillRegistry;
 use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::name::check_name;
 use crate::definition::template::is_env_var_name;
@@ -32,7 +32,7 @@ pub enum Parsed {
 /// Everything a format module needs besides the file's text.
 pub struct Ctx<'a> {
     pub options: &'a LoadOptions,
-    pub shared: &'a SharedFiles,
+    pub referenced: &'a ReferencedFiles,
     pub skills: &'a SkillRegistry,
     /// Notes on what was accepted with a caveat; each becomes one warning if the file loads.
     pub caveats: Vec<String>,
@@ -111,7 +111,7 @@ pub fn read_common(
     draft.max_turns = doc.integer(spellings.max_turns, MAX_TURNS_RANGE)?;
 
     if let Some((field, value)) = doc.find(&["mcp_servers", "mcpServers"])? {
-        draft.mcp_servers = parse_servers(field, value, ctx.shared, &mut ctx.caveats)?;
+        draft.mcp_servers = parse_servers(field, value, ctx.referenced, &mut ctx.caveats)?;
     }
 
     match doc.find(&["skills"])? {

@@ -74,7 +74,7 @@ fn fill_from_declaration(
     canonical: &std::path::Path,
     ctx: &Ctx<'_>,
 ) -> Result<(), String> {
-    match ctx.shared.codex_role(canonical) {
+    match ctx.referenced.codex_role(canonical) {
         Ok(Some(role)) => {
             draft.name.get_or_insert_with(|| role.name.clone());
             if draft.description.is_none() {

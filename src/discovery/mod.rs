@@ -1,4 +1,4 @@
-//! Discovery: turning a workspace's definition files into the immutable [`Catalog`]
+//! Discovery: turning a workspace's definition files into the immutable `Catalog`
 //! (SPEC §3 and §9, FORMATS.md).
 //!
 //! | module | job |
@@ -10,11 +10,11 @@
 //! | `canonical`, `claude`, `codex`, `opencode` | one module per format |
 //! | `servers` | child MCP server configurations in every spelling |
 //! | `secrets` | refusing literal credentials |
-//! | `shared` | `.mcp.json` and `.codex/config.toml`, read once when needed |
+//! | `referenced` | files definitions refer to: `.mcp.json`, `.codex/config.toml`, read once when needed |
 //! | `skills` | the skills registry |
 //!
 //! Discovery reads definition files and nothing else: no process is started, no variable
-//! named in a definition is read. Bad files become [`Warning`]s; loading never fails.
+//! named in a definition is read. Bad files become `Warning`s; loading never fails.
 
 mod build;
 mod canonical;
@@ -22,43 +22,27 @@ mod claude;
 mod codex;
 mod fields;
 mod opencode;
+mod referenced;
 mod secrets;
 mod servers;
-mod shared;
 pub mod skills;
 pub mod source;
 mod walk;
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use claude::CLAUDE_ALIASES;
-pub use skills::{Skill, SkillRegistry};
 
-use crate::definition::{AgentDefinition, Format, ProviderKind, SourceFile};
+use crate::definition::{
+    AgentDefinition, AgentRoot, Catalog, Effect, Format, ProviderKind, SkillRegistry, SkillRoot,
+    SourceFile, Warning,
+};
 use build::{Ctx, Parsed};
-use shared::SharedFiles;
+use referenced::ReferencedFiles;
 use walk::{Candidate, walk};
-
-/// The agent roots in precedence order (SPEC §3). OpenCode reads both `agents` and `agent`.
-pub const AGENT_ROOTS: &[(usize, &str)] = &[
-    (0, ".agents/agents"),
-    (1, ".claude/agents"),
-    (2, ".codex/agents"),
-    (3, ".opencode/agents"),
-    (3, ".opencode/agent"),
-];
-
-/// The skill roots in precedence order (SPEC §9).
-pub const SKILL_ROOTS: &[(usize, &str)] = &[
-    (0, ".agents/skills"),
-    (1, ".claude/skills"),
-    (2, ".codex/skills"),
-    (3, ".opencode/skills"),
-];
 
 /// A canonical, existing workspace directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,100 +117,12 @@ impl LoadOptions {
     }
 }
 
-/// What happened to the file a warning is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Effect {
-    /// The file is not used: it is invalid, unreadable, too large or not UTF-8.
-    Rejected,
-    /// The file is valid but another definition already has its name.
-    Shadowed,
-    /// A path was not searched or followed (a link out of its root, too deep).
-    Skipped,
-    /// The file is used, with a caveat.
-    Loaded,
-}
-
-impl Effect {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Effect::Rejected => "rejected",
-            Effect::Shadowed => "shadowed",
-            Effect::Skipped => "skipped",
-            Effect::Loaded => "loaded",
-        }
-    }
-}
-
-/// One problem with one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    /// Relative to the workspace.
-    pub file: PathBuf,
-    pub reason: String,
-    pub effect: Effect,
-}
-
-impl fmt::Display for Warning {
-    /// `<relative path>: <reason>`; callers prefix `warning: `.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.file.display(), self.reason)
-    }
-}
-
-/// The agents and skills of a workspace, as loaded at startup.
-#[derive(Debug, Clone)]
-pub struct Catalog {
-    workspace: PathBuf,
-    agents: Vec<Arc<AgentDefinition>>,
-    by_name: HashMap<String, usize>,
-    skills: SkillRegistry,
-    warnings: Vec<Warning>,
-}
-
-impl Catalog {
-    pub fn workspace(&self) -> &Path {
-        &self.workspace
-    }
-
-    /// Agents in discovery order.
-    pub fn agents(&self) -> &[Arc<AgentDefinition>] {
-        &self.agents
-    }
-
-    pub fn get(&self, name: &str) -> Option<&Arc<AgentDefinition>> {
-        self.by_name.get(name).map(|&i| &self.agents[i])
-    }
-
-    pub fn skills(&self) -> &SkillRegistry {
-        &self.skills
-    }
-
-    pub fn warnings(&self) -> &[Warning] {
-        &self.warnings
-    }
-
-    /// Whether any definition or skill file was rejected.
-    pub fn has_rejections(&self) -> bool {
-        self.warnings.iter().any(|w| w.effect == Effect::Rejected)
-    }
-
-    /// The roots agents are looked for in, for messages about an empty catalog.
-    pub fn agent_roots() -> impl Iterator<Item = &'static str> {
-        AGENT_ROOTS.iter().map(|(_, root)| *root)
-    }
-
-    /// The folders skills are read from, in precedence order, for messages.
-    pub fn skill_roots() -> impl Iterator<Item = &'static str> {
-        SKILL_ROOTS.iter().map(|(_, root)| *root)
-    }
-}
-
 /// Loads the catalog of `workspace`. Never fails: every problem is a warning.
 pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
     let root = workspace.path();
     let mut warnings = Vec::new();
     let skills = load_skills(root, &mut warnings);
-    let shared = SharedFiles::new(root);
+    let referenced = ReferencedFiles::new(root);
 
     let is_definition = |name: &OsStr| {
         let name = Path::new(name);
@@ -235,9 +131,9 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
             Some("md" | "toml")
         )
     };
-    let candidates = walk(root, AGENT_ROOTS, &is_definition, &mut warnings);
+    let candidates = walk(root, &AgentRoot::ALL, &is_definition, &mut warnings);
 
-    let parsed = parse_all(root, &candidates, options, &shared, &skills);
+    let parsed = parse_all(root, &candidates, options, &referenced, &skills);
 
     let mut agents: Vec<Arc<AgentDefinition>> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
@@ -276,13 +172,7 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
             Err(reason) => warnings.push(warn(reason, Effect::Rejected)),
         }
     }
-    Catalog {
-        workspace: root.to_owned(),
-        agents,
-        by_name,
-        skills,
-        warnings,
-    }
+    Catalog::new(root.to_owned(), agents, skills, warnings)
 }
 
 /// What one definition's text turned out to be (see [`parse_definition`]).
@@ -306,10 +196,10 @@ pub fn parse_definition(
     skills: &SkillRegistry,
     options: &LoadOptions,
 ) -> Result<ParseOutcome, String> {
-    let shared = SharedFiles::new(workspace);
+    let referenced = ReferencedFiles::new(workspace);
     let mut ctx = Ctx {
         options,
-        shared: &shared,
+        referenced: &referenced,
         skills,
         caveats: Vec::new(),
     };
@@ -336,12 +226,12 @@ struct FileResult {
 /// the name check that follows depends on order). Results keep the candidates' order.
 fn parse_all(
     root: &Path,
-    candidates: &[Candidate],
+    candidates: &[Candidate<AgentRoot>],
     options: &LoadOptions,
-    shared: &SharedFiles,
+    referenced: &ReferencedFiles,
     skills: &SkillRegistry,
 ) -> Vec<FileResult> {
-    let parse_chunk = |chunk: &[Candidate]| -> Vec<FileResult> {
+    let parse_chunk = |chunk: &[Candidate<AgentRoot>]| -> Vec<FileResult> {
         chunk
             .iter()
             .filter_map(|candidate| {
@@ -350,7 +240,7 @@ fn parse_all(
                 let rel = relative(root, &candidate.canonical);
                 let mut ctx = Ctx {
                     options,
-                    shared,
+                    referenced,
                     skills,
                     caveats: Vec::new(),
                 };
@@ -384,20 +274,13 @@ fn parse_all(
     })
 }
 
-fn format_of(candidate: &Candidate) -> Option<Format> {
+fn format_of(candidate: &Candidate<AgentRoot>) -> Option<Format> {
     let ext = candidate.canonical.extension().and_then(OsStr::to_str)?;
-    Some(match (candidate.precedence, ext) {
-        (0, "md") => Format::CanonicalMarkdown,
-        (0, "toml") => Format::CanonicalToml,
-        (1, "md") => Format::Claude,
-        (2, "toml") => Format::Codex,
-        (3, "md") => Format::OpenCode,
-        _ => return None,
-    })
+    candidate.root.format_for(ext)
 }
 
 fn parse_candidate(
-    candidate: &Candidate,
+    candidate: &Candidate<AgentRoot>,
     format: Format,
     rel: PathBuf,
     ctx: &mut Ctx<'_>,
@@ -435,7 +318,7 @@ fn parse_text(
 fn load_skills(root: &Path, warnings: &mut Vec<Warning>) -> SkillRegistry {
     let is_skill = |name: &OsStr| name == "SKILL.md";
     let mut registry = SkillRegistry::default();
-    for candidate in walk(root, SKILL_ROOTS, &is_skill, warnings) {
+    for candidate in walk(root, &SkillRoot::ALL, &is_skill, warnings) {
         let rel = relative(root, &candidate.canonical);
         let folder = candidate
             .canonical

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::fields::{Doc, wrong_type};
+use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secret_header, reject_literal_secrets, reject_secret_fields};
-use super::shared::SharedFiles;
 use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::template::is_env_var_name;
 use crate::definition::{ChildServerConfig, ChildTransport, Template, ValueSource};
@@ -24,7 +24,7 @@ const SERVER_SECRET_ADVICE: &str = "put the credential in an environment variabl
 pub fn parse_servers(
     field: &str,
     value: &Value,
-    shared: &SharedFiles,
+    files: &ReferencedFiles,
     caveats: &mut Vec<String>,
 ) -> Result<BTreeMap<String, ChildServerConfig>, String> {
     let mut entries: Vec<(String, String, &Value)> = Vec::new();
@@ -73,7 +73,7 @@ pub fn parse_servers(
         add(name, parsed)?;
     }
     for name in referenced {
-        let mcp_json = shared.mcp_json().map_err(|e| {
+        let mcp_json = files.mcp_json().map_err(|e| {
             format!("`{field}` names the server `{name}`, but the workspace's .mcp.json {e}")
         })?;
         let config = mcp_json.get(&name).ok_or_else(|| {
@@ -429,16 +429,4 @@ fn timeout(
         return Ok(bound);
     }
     Ok(asked)
-}
-
-/// The `mcpServers` object of a parsed `.mcp.json`.
-pub fn mcp_json_servers(document: &Map<String, Value>) -> Result<Map<String, Value>, String> {
-    match document.get("mcpServers") {
-        Some(Value::Object(servers)) => Ok(servers.clone()),
-        Some(other) => Err(format!(
-            "has `mcpServers` as {}, not a mapping",
-            super::source::describe_type(other)
-        )),
-        None => Ok(Map::new()),
-    }
 }

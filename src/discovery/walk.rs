@@ -10,27 +10,53 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Effect, Warning};
+use crate::definition::{AgentRoot, Effect, SkillRoot, Warning};
 use crate::limits::DISCOVERY_DEPTH;
+
+/// A folder the walk starts from: agent roots and skill roots alike.
+pub trait Root: Copy {
+    /// Relative to the workspace.
+    fn path(self) -> &'static str;
+    /// Lower comes first.
+    fn precedence(self) -> usize;
+}
+
+impl Root for AgentRoot {
+    fn path(self) -> &'static str {
+        AgentRoot::path(self)
+    }
+    fn precedence(self) -> usize {
+        AgentRoot::precedence(self)
+    }
+}
+
+impl Root for SkillRoot {
+    fn path(self) -> &'static str {
+        SkillRoot::path(self)
+    }
+    fn precedence(self) -> usize {
+        SkillRoot::precedence(self)
+    }
+}
 
 /// A file worth parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
-    /// Index of the root in precedence order (0 first).
-    pub precedence: usize,
+pub struct Candidate<R> {
+    /// The root that found it.
+    pub root: R,
     pub canonical: PathBuf,
     /// The canonical path below the (canonical) root that found it.
     pub rel_in_root: PathBuf,
 }
 
-/// Walks `roots` (pairs of precedence and workspace-relative directory) and returns the
-/// candidates whose file name satisfies `wanted`, sorted and with each canonical file once.
-pub fn walk(
+/// Walks `roots` and returns the candidates whose file name satisfies `wanted`, sorted by
+/// root precedence then canonical path, with each canonical file once.
+pub fn walk<R: Root>(
     workspace: &Path,
-    roots: &[(usize, &str)],
+    roots: &[R],
     wanted: &dyn Fn(&OsStr) -> bool,
     warnings: &mut Vec<Warning>,
-) -> Vec<Candidate> {
+) -> Vec<Candidate<R>> {
     let mut walker = Walker {
         workspace,
         wanted,
@@ -38,13 +64,19 @@ pub fn walk(
         visited_dirs: HashSet::new(),
         found: Vec::new(),
     };
-    for &(precedence, root) in roots {
-        walker.walk_root(precedence, root);
+    for &root in roots {
+        walker.walk_root(root);
     }
     let mut found = walker.found;
     found.sort_by(|a, b| {
-        (a.precedence, a.canonical.as_os_str().as_encoded_bytes())
-            .cmp(&(b.precedence, b.canonical.as_os_str().as_encoded_bytes()))
+        (
+            a.root.precedence(),
+            a.canonical.as_os_str().as_encoded_bytes(),
+        )
+            .cmp(&(
+                b.root.precedence(),
+                b.canonical.as_os_str().as_encoded_bytes(),
+            ))
     });
     let mut seen = HashSet::new();
     found.retain(|c| seen.insert(c.canonical.clone()));
@@ -72,16 +104,17 @@ impl Kind {
     }
 }
 
-struct Walker<'a> {
+struct Walker<'a, R> {
     workspace: &'a Path,
     wanted: &'a dyn Fn(&OsStr) -> bool,
     warnings: &'a mut Vec<Warning>,
     visited_dirs: HashSet<PathBuf>,
-    found: Vec<Candidate>,
+    found: Vec<Candidate<R>>,
 }
 
-impl Walker<'_> {
-    fn walk_root(&mut self, precedence: usize, root: &str) {
+impl<R: Root> Walker<'_, R> {
+    fn walk_root(&mut self, found_by: R) {
+        let root = found_by.path();
         let path = self.workspace.join(root);
         let canonical_root = match path.canonicalize() {
             Ok(c) => c,
@@ -167,7 +200,7 @@ impl Walker<'_> {
                         .unwrap_or(&canonical)
                         .to_owned();
                     self.found.push(Candidate {
-                        precedence,
+                        root: found_by,
                         canonical,
                         rel_in_root,
                     });

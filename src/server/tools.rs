@@ -8,7 +8,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use crate::discovery::Catalog;
+use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{AGENT_DESCRIPTION_CHARS, DEFAULT_WAIT, MAX_WAIT_MS};
 use crate::sessions::manager::Accepted;

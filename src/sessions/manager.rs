@@ -24,7 +24,7 @@ use super::activity::Activity;
 use super::run::{RunContext, RunObserver, RunOutcome, run_model_loop};
 use super::session::{Session, SessionState, Snapshot, Status, new_agent_id, short_id};
 use crate::definition::AgentDefinition;
-use crate::discovery::Catalog;
+use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{CONCURRENT_RUNS, QUEUED_INPUTS, RETAINED_TERMINAL_SESSIONS};
 use crate::providers::{Conversation, ProviderClient, RetryPolicy};

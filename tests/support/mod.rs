@@ -28,9 +28,9 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use mcp_agents::discovery::{
-    AGENT_ROOTS, Catalog, DefaultModel, Effect, LoadOptions, SKILL_ROOTS, Workspace, load_catalog,
-};
+use mcp_agents::definition::{AgentRoot, SkillRoot};
+use mcp_agents::definition::{Catalog, Effect};
+use mcp_agents::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
 
 pub fn fixture_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -174,7 +174,7 @@ pub fn check_fixture(name: &str) -> Catalog {
         let loaded_name = agent
             .map(|a| a.name.clone())
             .or(skill.map(|s| s.name.clone()));
-        let warnings_here: Vec<(usize, &mcp_agents::discovery::Warning)> = catalog
+        let warnings_here: Vec<(usize, &mcp_agents::definition::Warning)> = catalog
             .warnings()
             .iter()
             .enumerate()
@@ -257,12 +257,12 @@ pub fn check_fixture(name: &str) -> Catalog {
 /// found without following links, hidden names included so a fixture cannot hide one.
 fn definition_like_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for (_, dir) in AGENT_ROOTS {
+    for dir in AgentRoot::ALL.map(AgentRoot::path) {
         collect(&root.join(dir), &mut out, &|n| {
             n.ends_with(".md") || n.ends_with(".toml")
         });
     }
-    for (_, dir) in SKILL_ROOTS {
+    for dir in SkillRoot::ALL.map(SkillRoot::path) {
         collect(&root.join(dir), &mut out, &|n| n == "SKILL.md");
     }
     out.sort();

@@ -10,8 +10,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use super::servers::mcp_json_servers;
-use super::source::{parse_json_object, parse_toml, read_text};
+use super::source::{describe_type, parse_json_object, parse_toml, read_text};
 
 /// A Codex role declared in `.codex/config.toml`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,15 +19,15 @@ pub struct CodexRole {
     pub description: Option<String>,
 }
 
-pub struct SharedFiles {
+pub struct ReferencedFiles {
     workspace: PathBuf,
     mcp_json: OnceLock<Result<Map<String, Value>, String>>,
     codex_roles: OnceLock<Result<HashMap<PathBuf, CodexRole>, String>>,
 }
 
-impl SharedFiles {
+impl ReferencedFiles {
     pub fn new(workspace: &Path) -> Self {
-        SharedFiles {
+        ReferencedFiles {
             workspace: workspace.to_owned(),
             mcp_json: OnceLock::new(),
             codex_roles: OnceLock::new(),
@@ -105,4 +104,16 @@ fn read_confined(workspace: &Path, rel: &Path) -> Result<Option<String>, String>
         return Err("is a link to a file outside the workspace, which is not read".to_owned());
     }
     read_text(&canonical).map(Some)
+}
+
+/// The `mcpServers` object of a parsed `.mcp.json`.
+fn mcp_json_servers(document: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+    match document.get("mcpServers") {
+        Some(Value::Object(servers)) => Ok(servers.clone()),
+        Some(other) => Err(format!(
+            "has `mcpServers` as {}, not a mapping",
+            describe_type(other)
+        )),
+        None => Ok(Map::new()),
+    }
 }

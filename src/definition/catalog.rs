@@ -1,0 +1,220 @@
+//! The catalog (SPEC §3): the agents and skills a workspace defines, as loaded at startup,
+//! and the warnings about every file that could not be used as written. Plain data, built
+//! by `discovery` and read by everyone else; it never changes after loading.
+//!
+//! The roots are here too, with what each one holds: which folders are searched, in which
+//! precedence, and which file format a file in each one is.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::skill::SkillRegistry;
+use super::{AgentDefinition, Format};
+
+/// A folder agent definitions are read from (SPEC §3), in precedence order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AgentRoot {
+    /// `.agents/agents`: canonical Markdown and TOML.
+    Agents,
+    /// `.claude/agents`: Claude Code Markdown.
+    Claude,
+    /// `.codex/agents`: Codex TOML.
+    Codex,
+    /// `.opencode/agents`: OpenCode Markdown.
+    OpenCode,
+    /// `.opencode/agent`: OpenCode reads the singular spelling too, at the same precedence.
+    OpenCodeSingular,
+}
+
+impl AgentRoot {
+    pub const ALL: [AgentRoot; 5] = [
+        AgentRoot::Agents,
+        AgentRoot::Claude,
+        AgentRoot::Codex,
+        AgentRoot::OpenCode,
+        AgentRoot::OpenCodeSingular,
+    ];
+
+    /// The folder, relative to the workspace.
+    pub fn path(self) -> &'static str {
+        match self {
+            AgentRoot::Agents => ".agents/agents",
+            AgentRoot::Claude => ".claude/agents",
+            AgentRoot::Codex => ".codex/agents",
+            AgentRoot::OpenCode => ".opencode/agents",
+            AgentRoot::OpenCodeSingular => ".opencode/agent",
+        }
+    }
+
+    /// Lower comes first; OpenCode's two spellings share one rank.
+    pub fn precedence(self) -> usize {
+        match self {
+            AgentRoot::Agents => 0,
+            AgentRoot::Claude => 1,
+            AgentRoot::Codex => 2,
+            AgentRoot::OpenCode | AgentRoot::OpenCodeSingular => 3,
+        }
+    }
+
+    /// The format of a file with extension `ext` in this root, or `None` when the root does
+    /// not read such files (`.toml` under `.claude/agents`).
+    pub fn format_for(self, ext: &str) -> Option<Format> {
+        Some(match (self, ext) {
+            (AgentRoot::Agents, "md") => Format::CanonicalMarkdown,
+            (AgentRoot::Agents, "toml") => Format::CanonicalToml,
+            (AgentRoot::Claude, "md") => Format::Claude,
+            (AgentRoot::Codex, "toml") => Format::Codex,
+            (AgentRoot::OpenCode | AgentRoot::OpenCodeSingular, "md") => Format::OpenCode,
+            _ => return None,
+        })
+    }
+}
+
+/// A folder skills are read from (SPEC §9), in precedence order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SkillRoot {
+    Agents,
+    Claude,
+    Codex,
+    OpenCode,
+}
+
+impl SkillRoot {
+    pub const ALL: [SkillRoot; 4] = [
+        SkillRoot::Agents,
+        SkillRoot::Claude,
+        SkillRoot::Codex,
+        SkillRoot::OpenCode,
+    ];
+
+    /// The folder, relative to the workspace.
+    pub fn path(self) -> &'static str {
+        match self {
+            SkillRoot::Agents => ".agents/skills",
+            SkillRoot::Claude => ".claude/skills",
+            SkillRoot::Codex => ".codex/skills",
+            SkillRoot::OpenCode => ".opencode/skills",
+        }
+    }
+
+    /// Lower comes first.
+    pub fn precedence(self) -> usize {
+        match self {
+            SkillRoot::Agents => 0,
+            SkillRoot::Claude => 1,
+            SkillRoot::Codex => 2,
+            SkillRoot::OpenCode => 3,
+        }
+    }
+}
+
+/// What happened to the file a warning is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// The file is not used: it is invalid, unreadable, too large or not UTF-8.
+    Rejected,
+    /// The file is valid but another definition already has its name.
+    Shadowed,
+    /// A path was not searched or followed (a link out of its root, too deep).
+    Skipped,
+    /// The file is used, with a caveat.
+    Loaded,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Rejected => "rejected",
+            Effect::Shadowed => "shadowed",
+            Effect::Skipped => "skipped",
+            Effect::Loaded => "loaded",
+        }
+    }
+}
+
+/// One problem with one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// Relative to the workspace.
+    pub file: PathBuf,
+    pub reason: String,
+    pub effect: Effect,
+}
+
+impl fmt::Display for Warning {
+    /// `<relative path>: <reason>`; callers prefix `warning: `.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.reason)
+    }
+}
+
+/// The agents and skills of a workspace, as loaded at startup.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    workspace: PathBuf,
+    agents: Vec<Arc<AgentDefinition>>,
+    by_name: HashMap<String, usize>,
+    skills: SkillRegistry,
+    warnings: Vec<Warning>,
+}
+
+impl Catalog {
+    /// A catalog of `agents`, whose names the loader has already made unique (a later
+    /// duplicate would be unreachable by name).
+    pub fn new(
+        workspace: PathBuf,
+        agents: Vec<Arc<AgentDefinition>>,
+        skills: SkillRegistry,
+        warnings: Vec<Warning>,
+    ) -> Self {
+        let mut by_name = HashMap::with_capacity(agents.len());
+        for (index, agent) in agents.iter().enumerate() {
+            by_name.entry(agent.name.clone()).or_insert(index);
+        }
+        Catalog {
+            workspace,
+            agents,
+            by_name,
+            skills,
+            warnings,
+        }
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// Agents in discovery order.
+    pub fn agents(&self) -> &[Arc<AgentDefinition>] {
+        &self.agents
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<AgentDefinition>> {
+        self.by_name.get(name).map(|&i| &self.agents[i])
+    }
+
+    pub fn skills(&self) -> &SkillRegistry {
+        &self.skills
+    }
+
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Whether any definition or skill file was rejected.
+    pub fn has_rejections(&self) -> bool {
+        self.warnings.iter().any(|w| w.effect == Effect::Rejected)
+    }
+
+    /// The roots agents are looked for in, for messages about an empty catalog.
+    pub fn agent_roots() -> impl Iterator<Item = &'static str> {
+        AgentRoot::ALL.iter().map(|root| root.path())
+    }
+
+    /// The folders skills are read from, in precedence order, for messages.
+    pub fn skill_roots() -> impl Iterator<Item = &'static str> {
+        SkillRoot::ALL.iter().map(|root| root.path())
+    }
+}
