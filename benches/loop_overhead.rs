@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_agents::definition::WireApi;
-use mcp_agents::mock::{MockProvider, Step};
 use mcp_agents::providers::{
     ApiKey, Conversation, ProviderClient, ToolOutput, messages, responses,
 };
@@ -20,6 +19,7 @@ use mcp_agents::sessions::activity::Activity;
 use mcp_agents::sessions::run::{
     Inbox, RunContext, RunObserver, RunOutcome, UsageDelta, run_model_loop,
 };
+use mcp_agents::testkit::mock::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -87,7 +87,7 @@ fn whole_runs(c: &mut Criterion) {
             WireApi::AnthropicMessages => mock.messages_base_url(),
         };
         let provider = ProviderClient::new(
-            &mcp_agents::mock::definition(wire, url::Url::parse(&base).unwrap()),
+            &mcp_agents::testkit::mock::definition(wire, url::Url::parse(&base).unwrap()),
             ApiKey::for_tests(KEY),
         );
         group.bench_function(wire.as_str(), |b| {

@@ -113,7 +113,7 @@ pub enum Command {
     },
     /// A child MCP server for tests and the offline demo
     #[command(hide = true)]
-    FixtureServer(crate::fixture_server::FixtureOptions),
+    FixtureServer(crate::testkit::fixture_server::FixtureOptions),
 }
 
 /// `modelcontextprotocol agents …`: the same program under the name the original
@@ -296,12 +296,12 @@ fn serve(catalog: Catalog, http: Option<Listen>) -> ExitCode {
     })
 }
 
-fn run_fixture(options: crate::fixture_server::FixtureOptions) -> ExitCode {
+fn run_fixture(options: crate::testkit::fixture_server::FixtureOptions) -> ExitCode {
     with_runtime(|cancel| async move {
         // The runtime's signal handlers replace the default action, so a signal must end
         // the server here.
         let served = tokio::select! {
-            served = crate::fixture_server::run(options) => served,
+            served = crate::testkit::fixture_server::run(options) => served,
             () = cancel.cancelled() => Ok(()),
         };
         match served {

@@ -12,8 +12,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
-use crate::mock::{MockProvider, Step};
 use crate::sessions::manager::SessionManager;
+use crate::testkit::mock::{MockProvider, Step};
 use crate::toolbox::EnvLookup;
 
 /// The variable the demo agent reads its key from; the demo supplies it itself.

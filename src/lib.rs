@@ -12,8 +12,7 @@
 //! | [`logging`] | stderr logging in the `warning: <file>: <reason>` style |
 //! | [`error`] | the error codes of SPEC §11 |
 //! | [`providers`] | the OpenAI Responses and Anthropic Messages wire clients |
-//! | [`mock`] | loopback model endpoints for tests and the offline demo |
-//! | [`fixture_server`] | a real child MCP server for tests and the offline demo |
+//! | [`testkit`] | loopback model endpoints and a fixture child server, for the demo and tests |
 //! | [`sessions`] | sessions, the session manager and the model loop of one run |
 //! | [`server`] | the MCP server: the three tools over stdio and streamable HTTP |
 
@@ -24,14 +23,13 @@ pub mod definition;
 pub mod demo;
 pub mod discovery;
 pub mod error;
-pub mod fixture_server;
 pub mod limits;
 pub mod logging;
-pub mod mock;
 pub mod net;
 pub mod providers;
 pub mod redact;
 pub mod server;
 pub mod sessions;
 pub mod terminal;
+pub mod testkit;
 pub mod toolbox;

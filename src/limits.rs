@@ -34,6 +34,12 @@ pub const PROVIDER_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// Messages `max_tokens` of every request (SPEC §6.1 "Output length").
 pub const MESSAGES_MAX_TOKENS: u64 = 8192;
 
+// ----- Activity (SPEC §7) -----
+
+/// Activity transitions a session remembers, so that a waiter that wakes after several quick
+/// ones reports each (SPEC §4.3 progress, §7).
+pub const ACTIVITY_HISTORY: usize = 16;
+
 // ----- Child MCP servers (SPEC §8) -----
 
 /// Connecting to a child, discovering 2026-07-28 and listing its tools (SPEC §8.2, §12).

@@ -13,9 +13,10 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::limits::{SERVER_SHUTDOWN_BOUND, TERMINAL_WAIT};
-use crate::server::tools::snapshot_json;
-use crate::sessions::manager::{SessionManager, WaitEvent};
+use crate::sessions::manager::SessionManager;
+use crate::sessions::record::snapshot_json;
 use crate::sessions::session::{Snapshot, Status, short_id};
+use crate::sessions::wait::{Progress, Step, WaitEvent};
 
 /// Exit status when the run failed (the error code is printed).
 pub const EXIT_FAILED: u8 = 1;
@@ -66,17 +67,24 @@ async fn follow(
     cancel: &CancellationToken,
 ) -> Option<Snapshot> {
     let ids = [id.to_owned()];
-    let mut ticker = tokio::time::interval(Duration::from_millis(120));
-    // What it is doing already: transitions before the first wait are not reported again.
-    display.transition(&manager.snapshot(id).ok()?);
+    let mut ticker = tokio::time::interval(REDRAW_INTERVAL);
     loop {
+        // Each wait starts by reporting the current activity; the display skips what it
+        // has shown already.
         let mut waiter = manager.wait(&ids, TERMINAL_WAIT).ok()?;
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return None,
                 _ = ticker.tick(), if display.live => display.redraw(&manager.snapshot(id).ok()?),
                 event = waiter.next() => match event {
-                    WaitEvent::Progress(_) => display.transition(&manager.snapshot(id).ok()?),
+                    WaitEvent::Progress(steps) => {
+                        for step in &steps {
+                            display.transition(step);
+                        }
+                        if display.live {
+                            display.redraw(&manager.snapshot(id).ok()?);
+                        }
+                    }
                     WaitEvent::Finished { timed_out: false, mut agents } => return agents.pop(),
                     // The wait's own bound passed; the agent runs on, so wait again.
                     WaitEvent::Finished { timed_out: true, .. } => break,
@@ -119,11 +127,16 @@ fn count(n: u64, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
+/// How often the live status line is redrawn (its spinner and elapsed time move).
+const REDRAW_INTERVAL: Duration = Duration::from_millis(120);
+
 /// The activity display on stderr.
 struct Display {
     live: bool,
     spinner: usize,
     drawn: bool,
+    /// The last transition shown as a line.
+    shown: u64,
 }
 
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -134,6 +147,7 @@ impl Display {
             live,
             spinner: 0,
             drawn: false,
+            shown: 0,
         }
     }
 
@@ -144,20 +158,24 @@ impl Display {
         }
     }
 
-    /// A new activity: one line, or a redraw of the status line.
-    fn transition(&mut self, snapshot: &Snapshot) {
-        if self.live {
-            self.redraw(snapshot);
-        } else if let Some((activity, _)) = &snapshot.activity {
-            eprintln!(
-                "[{} {} +{:.1}s] {} · {}",
-                snapshot.name,
-                short_id(&snapshot.agent_id),
-                snapshot.total_elapsed.as_secs_f64(),
-                activity.phase.as_str(),
-                activity.summary
-            );
+    /// A transition: one line when not live (each once); the live line is redrawn by the
+    /// caller.
+    fn transition(&mut self, progress: &Progress) {
+        let Step::Activity { seq, activity, at } = &progress.step else {
+            return;
+        };
+        if self.live || *seq <= self.shown {
+            return;
         }
+        self.shown = *seq;
+        eprintln!(
+            "[{} {} +{:.1}s] {} · {}",
+            progress.name,
+            short_id(&progress.agent_id),
+            at.as_secs_f64(),
+            activity.phase.as_str(),
+            activity.summary
+        );
     }
 
     fn redraw(&mut self, snapshot: &Snapshot) {

@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_agents::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
 use support::children::{self, agent, assert_no_process_left, http_child, stdio_child};
@@ -747,7 +747,7 @@ async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
     use mcp_agents::child_mcp::toolset::model_tool_name;
-    use mcp_agents::fixture_server::odd_tool_name;
+    use mcp_agents::testkit::fixture_server::odd_tool_name;
     let (mock, m, _ws, c) =
         one_fixture_agent("odd", &["--odd-name"], "      tool_timeout_sec: 2\n").await;
     let offered_name = model_tool_name("fx", &odd_tool_name(), &Default::default());

@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_agents::mock::{MockProvider, Step};
+use mcp_agents::testkit::mock::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, BIN, KEY_VAR};
 use support::interop;

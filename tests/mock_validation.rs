@@ -3,7 +3,7 @@
 
 mod support;
 
-use mcp_agents::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::KEY;
 

@@ -5,9 +5,9 @@
 mod support;
 
 use mcp_agents::definition::WireApi;
-use mcp_agents::mock::{MockProvider, RecordedOutcome, Step};
 use mcp_agents::providers::Conversation;
 use mcp_agents::sessions::run::{RunContext, RunOutcome, run_model_loop};
+use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, client};
 use tokio_util::sync::CancellationToken;

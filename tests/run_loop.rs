@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::ErrorCode;
-use mcp_agents::mock::{MockProvider, RecordedOutcome, Step};
 use mcp_agents::providers::{ApiKey, Conversation, ProviderClient};
 use mcp_agents::sessions::activity::Phase;
 use mcp_agents::sessions::run::{INTERRUPTED_RESULT, RunContext, RunOutcome, run_model_loop};
+use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, client, definition};
 use tokio::sync::watch;

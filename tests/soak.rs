@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use mcp_agents::child_mcp::ChildServers;
 use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
-use mcp_agents::mock::{MockProvider, Step};
 use mcp_agents::providers::RetryPolicy;
 use mcp_agents::sessions::manager::{Limits, ManagerConfig, SessionManager};
+use mcp_agents::testkit::mock::{MockProvider, Step};
 use mcp_agents::toolbox::EnvLookup;
 use rand::RngExt;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};

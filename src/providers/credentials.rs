@@ -40,7 +40,8 @@ impl ApiKey {
         &self.0
     }
 
-    /// For tests and the offline demo, which run against loopback mocks.
+    /// For tests, which run against loopback mocks.
+    #[cfg(any(test, feature = "testkit"))]
     pub fn for_tests(value: &str) -> ApiKey {
         ApiKey(value.to_owned())
     }

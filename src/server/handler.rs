@@ -11,7 +11,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::tools::{self, Call};
-use crate::sessions::manager::{SessionManager, WaitEvent};
+use crate::sessions::manager::SessionManager;
+use crate::sessions::wait::WaitEvent;
 
 #[derive(Clone)]
 pub struct AgentsServer {
@@ -49,9 +50,9 @@ impl AgentsServer {
                 WaitEvent::Finished { timed_out, agents } => {
                     return tools::success(tools::wait_json(timed_out, &agents));
                 }
-                WaitEvent::Progress(lines) => {
+                WaitEvent::Progress(steps) => {
                     let Some(token) = &token else { continue };
-                    for line in lines {
+                    for line in steps.iter().map(|p| p.message()) {
                         sent += 1;
                         let param = ProgressNotificationParam::new(token.clone(), f64::from(sent))
                             .with_message(line);

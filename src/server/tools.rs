@@ -12,7 +12,8 @@ use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{AGENT_DESCRIPTION_CHARS, DEFAULT_WAIT, MAX_WAIT_MS};
 use crate::sessions::manager::Accepted;
-use crate::sessions::session::{Snapshot, Status};
+use crate::sessions::record::{error_json, snapshot_json};
+use crate::sessions::session::Snapshot;
 
 pub const SPAWN_AGENT: &str = "spawn_agent";
 pub const SEND_INPUT: &str = "send_input";
@@ -397,11 +398,6 @@ pub fn failure(error: &AgentError) -> CallToolResult {
     result
 }
 
-/// `{"code", "message"}`: a refused call's and a failed agent's error alike.
-fn error_json(error: &AgentError) -> Value {
-    json!({"code": error.code.as_str(), "message": error.message})
-}
-
 pub fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
     let mut value = json!({
         "agent_id": accepted.agent_id,
@@ -419,51 +415,6 @@ pub fn wait_json(timed_out: bool, agents: &[Snapshot]) -> Value {
         "timed_out": timed_out,
         "agents": agents.iter().map(snapshot_json).collect::<Vec<_>>(),
     })
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-pub fn snapshot_json(s: &Snapshot) -> Value {
-    let mut value = json!({
-        "agent_id": s.agent_id,
-        "name": s.name,
-        "status": s.status.as_str(),
-    });
-    match &s.status {
-        Status::Completed(text) => value["result"] = json!(text),
-        Status::Failed(e) => value["error"] = error_json(e),
-        Status::Running => {}
-    }
-    value["total_elapsed_ms"] = json!(millis(s.total_elapsed));
-    value["turns"] = json!(s.totals.turns);
-    value["usage"] = json!({
-        "input_tokens": s.totals.input_tokens,
-        "output_tokens": s.totals.output_tokens,
-        "tool_calls": s.totals.tool_calls,
-    });
-    if s.queued > 0 {
-        value["queued"] = json!(s.queued);
-    }
-    if let Some((activity, elapsed)) = &s.activity {
-        let mut a = json!({
-            "phase": activity.phase.as_str(),
-            "summary": activity.summary,
-        });
-        if let Some(tool) = &activity.tool {
-            a["tool"] = json!(tool);
-        }
-        if let Some(target) = &activity.target {
-            a["target"] = json!(target);
-        }
-        a["activity_elapsed_ms"] = json!(millis(*elapsed));
-        if let Some(timeout) = activity.timeout {
-            a["operation_timeout_remaining_ms"] = json!(millis(timeout.saturating_sub(*elapsed)));
-        }
-        value["activity"] = a;
-    }
-    value
 }
 
 #[cfg(test)]

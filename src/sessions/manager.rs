@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -23,6 +23,7 @@ use tokio_util::task::TaskTracker;
 use super::activity::Activity;
 use super::run::{RunContext, RunObserver, RunOutcome, run_model_loop};
 use super::session::{Session, SessionState, Snapshot, Status, new_agent_id, short_id};
+use super::wait::Waiter;
 use crate::definition::AgentDefinition;
 use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
@@ -206,10 +207,7 @@ impl SessionManager {
                 state.status = Status::Running;
                 state.permit = Some(permit);
                 state.ended_at = None;
-                state.activity = Some(super::session::ActivityState {
-                    activity: Activity::starting(),
-                    since: Instant::now(),
-                });
+                state.set_activity(Activity::starting(), session.spawned_at);
                 resume = Some(provider);
             }
         }
@@ -235,15 +233,11 @@ impl SessionManager {
         for session in &sessions {
             session.lock().recency = self.next_recency();
         }
-        let receivers: Vec<watch::Receiver<u64>> = sessions.iter().map(|s| s.subscribe()).collect();
-        let versions = receivers.iter().map(|r| *r.borrow()).collect();
-        Ok(Waiter {
+        Ok(Waiter::new(
             sessions,
-            receivers,
-            versions,
-            deadline: Instant::now() + timeout,
-            shutdown: self.shutdown.clone(),
-        })
+            Instant::now() + timeout,
+            self.shutdown.clone(),
+        ))
     }
 
     /// One session's state now, without waiting or touching its recency.
@@ -497,75 +491,4 @@ impl SessionManager {
             registry.remove(&id);
         }
     }
-}
-
-/// An ongoing `wait_agent`.
-pub struct Waiter {
-    sessions: Vec<Arc<Session>>,
-    receivers: Vec<watch::Receiver<u64>>,
-    versions: Vec<u64>,
-    deadline: Instant,
-    /// The server is stopping: answer now rather than hold the transport open.
-    shutdown: CancellationToken,
-}
-
-/// What a waiter has to say next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WaitEvent {
-    /// Targets moved on: one line per transition, `<name> <short id>: <summary>`.
-    Progress(Vec<String>),
-    /// Every target is terminal, or the deadline passed.
-    Finished {
-        timed_out: bool,
-        agents: Vec<Snapshot>,
-    },
-}
-
-impl Waiter {
-    /// Waits for the next transition of a target, or the end. Event-driven: it sleeps until
-    /// a target changes or the deadline passes.
-    pub async fn next(&mut self) -> WaitEvent {
-        loop {
-            for receiver in &mut self.receivers {
-                receiver.borrow_and_update();
-            }
-            let snapshots: Vec<Snapshot> = self.sessions.iter().map(|s| s.snapshot()).collect();
-            let all_terminal = snapshots.iter().all(|s| s.status.is_terminal());
-            if all_terminal || Instant::now() >= self.deadline || self.shutdown.is_cancelled() {
-                return WaitEvent::Finished {
-                    timed_out: !all_terminal,
-                    agents: snapshots,
-                };
-            }
-            let mut progress = Vec::new();
-            for (seen, snapshot) in self.versions.iter_mut().zip(&snapshots) {
-                if snapshot.version != *seen {
-                    *seen = snapshot.version;
-                    progress.push(progress_line(snapshot));
-                }
-            }
-            if !progress.is_empty() {
-                return WaitEvent::Progress(progress);
-            }
-            // Not empty: with no targets, `all_terminal` above is true and we returned.
-            let changed = futures_util::future::select_all(
-                self.receivers.iter_mut().map(|r| Box::pin(r.changed())),
-            );
-            tokio::select! {
-                _ = changed => {}
-                () = tokio::time::sleep_until(self.deadline) => {}
-                () = self.shutdown.cancelled() => {}
-            }
-        }
-    }
-}
-
-fn progress_line(snapshot: &Snapshot) -> String {
-    let what = match (&snapshot.status, &snapshot.activity) {
-        (Status::Running, Some((activity, _))) => activity.summary.clone(),
-        (Status::Running, None) => "running".to_owned(),
-        (Status::Completed(_), _) => "completed".to_owned(),
-        (Status::Failed(e), _) => format!("failed ({})", e.code),
-    };
-    format!("{} {}: {what}", snapshot.name, short_id(&snapshot.agent_id))
 }

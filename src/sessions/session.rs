@@ -14,6 +14,7 @@ use super::activity::Activity;
 use super::run::{Inbox, RunObserver, UsageDelta};
 use crate::definition::AgentDefinition;
 use crate::error::AgentError;
+use crate::limits::ACTIVITY_HISTORY;
 use crate::providers::Conversation;
 
 /// Where a session stands.
@@ -54,6 +55,16 @@ pub struct ActivityState {
     pub since: Instant,
 }
 
+/// One activity transition, numbered in the order it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    /// 1 for the session's first transition.
+    pub seq: u64,
+    pub activity: Activity,
+    /// When it happened, counted from the spawn.
+    pub at: Duration,
+}
+
 /// What `wait_agent` reports about a session at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
@@ -84,6 +95,9 @@ pub(crate) struct SessionState {
     pub interrupt: watch::Sender<u64>,
     pub totals: Totals,
     pub activity: Option<ActivityState>,
+    /// The latest transitions (at most [`ACTIVITY_HISTORY`]), so a waiter that wakes after
+    /// several quick ones still reports each.
+    pub transitions: VecDeque<Transition>,
     pub ended_at: Option<Instant>,
     /// Larger is more recently used (SPEC §5 retention).
     pub recency: u64,
@@ -93,6 +107,24 @@ pub(crate) struct SessionState {
 }
 
 impl SessionState {
+    /// Makes `activity` current and records the transition.
+    pub fn set_activity(&mut self, activity: Activity, spawned_at: Instant) {
+        let now = Instant::now();
+        let seq = self.transitions.back().map_or(1, |t| t.seq + 1);
+        if self.transitions.len() == ACTIVITY_HISTORY {
+            self.transitions.pop_front();
+        }
+        self.transitions.push_back(Transition {
+            seq,
+            activity: activity.clone(),
+            at: now.saturating_duration_since(spawned_at),
+        });
+        self.activity = Some(ActivityState {
+            activity,
+            since: now,
+        });
+    }
+
     /// The input `send_input` queued that no request has carried yet.
     pub fn queued_inputs(&self) -> usize {
         self.queue
@@ -120,25 +152,25 @@ impl Session {
         recency: u64,
     ) -> Session {
         let now = Instant::now();
+        let mut state = SessionState {
+            status: Status::Running,
+            conversation: None,
+            queue: VecDeque::from([task]),
+            task_pending: true,
+            interrupt: watch::channel(0).0,
+            totals: Totals::default(),
+            activity: None,
+            transitions: VecDeque::new(),
+            ended_at: None,
+            recency,
+            permit: None,
+        };
+        state.set_activity(Activity::starting(), now);
         Session {
             id,
             system,
             spawned_at: now,
-            state: Mutex::new(SessionState {
-                status: Status::Running,
-                conversation: None,
-                queue: VecDeque::from([task]),
-                task_pending: true,
-                interrupt: watch::channel(0).0,
-                totals: Totals::default(),
-                activity: Some(ActivityState {
-                    activity: Activity::starting(),
-                    since: now,
-                }),
-                ended_at: None,
-                recency,
-                permit: None,
-            }),
+            state: Mutex::new(state),
             changes: watch::channel(0).0,
             definition,
         }
@@ -157,6 +189,20 @@ impl Session {
 
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
+    }
+
+    /// The recorded transitions after `seq`, oldest first (the older ones beyond the
+    /// history's bound are gone), and the newest sequence number.
+    pub fn transitions_after(&self, seq: u64) -> (Vec<Transition>, u64) {
+        let state = self.lock();
+        let newest = state.transitions.back().map_or(0, |t| t.seq);
+        let after = state
+            .transitions
+            .iter()
+            .filter(|t| t.seq > seq)
+            .cloned()
+            .collect();
+        (after, newest)
     }
 
     pub fn snapshot(&self) -> Snapshot {
@@ -196,10 +242,7 @@ impl Inbox for Session {
 
 impl RunObserver for Session {
     fn activity(&self, activity: Activity) {
-        self.lock().activity = Some(ActivityState {
-            activity,
-            since: Instant::now(),
-        });
+        self.lock().set_activity(activity, self.spawned_at);
         self.notify();
     }
 

@@ -16,11 +16,11 @@ pub const KEY: &str = "sk-test-SECRET-0123456789";
 
 /// A custom-provider definition pointing at a mock.
 pub fn definition(wire: WireApi, base_url: &str) -> AgentDefinition {
-    mcp_agents::mock::definition(wire, url::Url::parse(base_url).unwrap())
+    mcp_agents::testkit::mock::definition(wire, url::Url::parse(base_url).unwrap())
 }
 
 /// A client for `wire` at the mock, with quick retries.
-pub fn client(wire: WireApi, mock: &mcp_agents::mock::MockProvider) -> ProviderClient {
+pub fn client(wire: WireApi, mock: &mcp_agents::testkit::mock::MockProvider) -> ProviderClient {
     let base = match wire {
         WireApi::Responses => mock.responses_base_url(),
         WireApi::AnthropicMessages => mock.messages_base_url(),

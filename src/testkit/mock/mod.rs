@@ -29,12 +29,6 @@ use axum::response::Response;
 use axum::routing::post;
 use serde_json::Value;
 
-use crate::definition::{
-    AgentDefinition, Format, Model, ModelOrigin, ProviderConfig, ProviderKind, Sandbox, SourceFile,
-    ToolFilter, WireApi,
-};
-use crate::limits::DEFAULT_MAX_TURNS;
-
 /// Which wire format a request used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MockWire {
@@ -494,7 +488,16 @@ fn refusal(wire: MockWire, status: u16, kind: &str, param: Option<&str>, message
 
 /// A `custom`-provider agent whose endpoint is `base_url` (a mock's base URL for `wire`),
 /// for tests and benchmarks that drive a provider client without a workspace.
-pub fn definition(wire: WireApi, base_url: url::Url) -> AgentDefinition {
+#[cfg(any(test, feature = "testkit"))]
+pub fn definition(
+    wire: crate::definition::WireApi,
+    base_url: url::Url,
+) -> crate::definition::AgentDefinition {
+    use crate::definition::{
+        AgentDefinition, Format, Model, ModelOrigin, ProviderConfig, ProviderKind, Sandbox,
+        SourceFile, ToolFilter,
+    };
+    use crate::limits::DEFAULT_MAX_TURNS;
     AgentDefinition {
         name: "tester".into(),
         description: "d".into(),

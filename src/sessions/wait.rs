@@ -1,0 +1,259 @@
+//! Waiting on sessions (SPEC §4.3): an event wait over several targets under one deadline,
+//! which also says what each target is doing as it goes, for progress notifications and
+//! the terminal's activity lines.
+//!
+//! A [`Waiter`] sleeps until a target changes, the deadline passes or the server stops;
+//! no polling. Its first event, when any target still runs, is each running target's
+//! current activity, so a client shows what is happening from the first moment. After
+//! that it reports every activity transition (each one, even several that happened while
+//! it slept, up to the history a session keeps) and every target that ends while others
+//! still run.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::activity::Activity;
+use super::session::{Session, Snapshot, Status, short_id};
+
+/// An ongoing wait.
+pub struct Waiter {
+    targets: Vec<Target>,
+    deadline: Instant,
+    /// The server is stopping: answer now rather than hold the transport open.
+    shutdown: CancellationToken,
+    /// The current activities have been reported.
+    started: bool,
+}
+
+struct Target {
+    session: Arc<Session>,
+    changes: watch::Receiver<u64>,
+    /// The last transition reported.
+    seen: u64,
+    /// Its end has been reported.
+    ended: bool,
+}
+
+/// What a waiter has to say next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitEvent {
+    /// Targets moved on, in the order it happened for each.
+    Progress(Vec<Progress>),
+    /// Every target is terminal, or the deadline passed.
+    Finished {
+        timed_out: bool,
+        agents: Vec<Snapshot>,
+    },
+}
+
+/// One thing a target did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    pub agent_id: String,
+    pub name: String,
+    pub step: Step,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// It began `activity`, `at` after its spawn; `seq` numbers its transitions.
+    Activity {
+        seq: u64,
+        activity: Activity,
+        at: Duration,
+    },
+    /// It reached a terminal state.
+    Ended(Status),
+}
+
+impl Progress {
+    /// `<name> <short agent_id>: <summary>`, the message of a progress notification.
+    pub fn message(&self) -> String {
+        let what = match &self.step {
+            Step::Activity { activity, .. } => activity.summary.clone(),
+            Step::Ended(Status::Completed(_)) => "completed".to_owned(),
+            Step::Ended(Status::Failed(e)) => format!("failed ({})", e.code),
+            Step::Ended(Status::Running) => "running".to_owned(),
+        };
+        format!("{} {}: {what}", self.name, short_id(&self.agent_id))
+    }
+}
+
+impl Waiter {
+    pub(crate) fn new(
+        sessions: Vec<Arc<Session>>,
+        deadline: Instant,
+        shutdown: CancellationToken,
+    ) -> Self {
+        let targets = sessions
+            .into_iter()
+            .map(|session| Target {
+                changes: session.subscribe(),
+                seen: 0,
+                ended: false,
+                session,
+            })
+            .collect();
+        Waiter {
+            targets,
+            deadline,
+            shutdown,
+            started: false,
+        }
+    }
+
+    /// Waits for the next transition of a target, or the end.
+    pub async fn next(&mut self) -> WaitEvent {
+        loop {
+            for target in &mut self.targets {
+                target.changes.borrow_and_update();
+            }
+            let snapshots: Vec<Snapshot> =
+                self.targets.iter().map(|t| t.session.snapshot()).collect();
+            let all_terminal = snapshots.iter().all(|s| s.status.is_terminal());
+            if all_terminal || Instant::now() >= self.deadline || self.shutdown.is_cancelled() {
+                return WaitEvent::Finished {
+                    timed_out: !all_terminal,
+                    agents: snapshots,
+                };
+            }
+            let progress = if self.started {
+                self.transitions(&snapshots)
+            } else {
+                self.started = true;
+                self.current(&snapshots)
+            };
+            if !progress.is_empty() {
+                return WaitEvent::Progress(progress);
+            }
+            // Not empty: with no targets, `all_terminal` above is true and we returned.
+            let changed = futures_util::future::select_all(
+                self.targets
+                    .iter_mut()
+                    .map(|t| Box::pin(t.changes.changed())),
+            );
+            tokio::select! {
+                _ = changed => {}
+                () = tokio::time::sleep_until(self.deadline) => {}
+                () = self.shutdown.cancelled() => {}
+            }
+        }
+    }
+
+    /// What each running target is doing now; the targets that are already terminal were
+    /// terminal before the wait and are not news.
+    fn current(&mut self, snapshots: &[Snapshot]) -> Vec<Progress> {
+        let mut progress = Vec::new();
+        for (target, snapshot) in self.targets.iter_mut().zip(snapshots) {
+            let (recorded, newest) = target.session.transitions_after(0);
+            target.seen = newest;
+            if snapshot.status.is_terminal() {
+                target.ended = true;
+                continue;
+            }
+            if let Some(latest) = recorded.into_iter().last() {
+                progress.push(Progress {
+                    agent_id: snapshot.agent_id.clone(),
+                    name: snapshot.name.clone(),
+                    step: Step::Activity {
+                        seq: latest.seq,
+                        activity: latest.activity,
+                        at: latest.at,
+                    },
+                });
+            }
+        }
+        progress
+    }
+
+    /// The transitions since the last report, and the targets that ended since.
+    fn transitions(&mut self, snapshots: &[Snapshot]) -> Vec<Progress> {
+        let mut progress = Vec::new();
+        for (target, snapshot) in self.targets.iter_mut().zip(snapshots) {
+            let (recorded, newest) = target.session.transitions_after(target.seen);
+            target.seen = newest;
+            for transition in recorded {
+                progress.push(Progress {
+                    agent_id: snapshot.agent_id.clone(),
+                    name: snapshot.name.clone(),
+                    step: Step::Activity {
+                        seq: transition.seq,
+                        activity: transition.activity,
+                        at: transition.at,
+                    },
+                });
+            }
+            if snapshot.status.is_terminal() && !target.ended {
+                target.ended = true;
+                progress.push(Progress {
+                    agent_id: snapshot.agent_id.clone(),
+                    name: snapshot.name.clone(),
+                    step: Step::Ended(snapshot.status.clone()),
+                });
+            } else if !snapshot.status.is_terminal() {
+                // Resumed after it ended: its next end is news again.
+                target.ended = false;
+            }
+        }
+        progress
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sessions::run::RunObserver;
+    use crate::testkit::mock;
+    use std::time::Duration;
+
+    fn session() -> Arc<Session> {
+        let definition = Arc::new(mock::definition(
+            crate::definition::WireApi::Responses,
+            url::Url::parse("http://127.0.0.1:9/v1").unwrap(),
+        ));
+        Arc::new(Session::new(
+            "a".repeat(32),
+            definition,
+            String::new(),
+            "t".into(),
+            1,
+        ))
+    }
+
+    fn activities(event: WaitEvent) -> Vec<String> {
+        match event {
+            WaitEvent::Progress(steps) => steps.iter().map(Progress::message).collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_first_event_is_the_current_activity_then_every_transition_once() {
+        let s = session();
+        let mut waiter = Waiter::new(
+            vec![s.clone()],
+            Instant::now() + Duration::from_secs(60),
+            CancellationToken::new(),
+        );
+        assert_eq!(
+            activities(waiter.next().await),
+            ["tester aaaaaaaa: Starting"]
+        );
+        // Three transitions before the waiter looks again: each is reported, in order.
+        s.activity(Activity::provider_request("p", "m", 1, 3));
+        s.activity(Activity::tool_call("srv", "t", Duration::from_secs(60)));
+        s.activity(Activity::provider_request("p", "m", 2, 3));
+        assert_eq!(
+            activities(waiter.next().await),
+            [
+                "tester aaaaaaaa: Waiting for m (turn 1 of 3)",
+                "tester aaaaaaaa: Calling srv.t",
+                "tester aaaaaaaa: Waiting for m (turn 2 of 3)"
+            ]
+        );
+    }
+}
