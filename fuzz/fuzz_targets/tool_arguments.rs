@@ -3,7 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_agents::server::tools::{SEND_INPUT, SPAWN_AGENT, WAIT_AGENT, parse_call};
+use mcp_agents::server::call::parse_call;
+use mcp_agents::server::schema::{SEND_INPUT, SPAWN_AGENT, WAIT_AGENT};
 
 fuzz_target!(|data: &[u8]| {
     if let Some(marked) = mcp_agents::server::arguments::mark_non_object_arguments(data) {

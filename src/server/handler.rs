@@ -10,7 +10,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use super::tools::{self, Call};
+use super::call::{self, Call};
+use super::schema;
 use crate::sessions::manager::SessionManager;
 use crate::sessions::wait::WaitEvent;
 
@@ -22,7 +23,7 @@ pub struct AgentsServer {
 
 impl AgentsServer {
     pub fn new(manager: Arc<SessionManager>) -> Self {
-        let tools = Arc::new(tools::tool_list(manager.catalog()));
+        let tools = Arc::new(schema::tool_list(manager.catalog()));
         AgentsServer { manager, tools }
     }
 
@@ -34,7 +35,7 @@ impl AgentsServer {
     ) -> CallToolResult {
         let mut waiter = match self.manager.wait(&targets, timeout) {
             Ok(waiter) => waiter,
-            Err(e) => return tools::failure(&e),
+            Err(e) => return call::failure(&e),
         };
         let token = context.meta.get_progress_token();
         let mut sent = 0u32;
@@ -43,12 +44,12 @@ impl AgentsServer {
                 biased;
                 // The client gave up (cancelled on stdio, closed the stream on HTTP): nobody
                 // reads what follows.
-                () = context.ct.cancelled() => return tools::success(serde_json::json!({})),
+                () = context.ct.cancelled() => return call::success(serde_json::json!({})),
                 event = waiter.next() => event,
             };
             match event {
                 WaitEvent::Finished { timed_out, agents } => {
-                    return tools::success(tools::wait_json(timed_out, &agents));
+                    return call::success(call::wait_json(timed_out, &agents));
                 }
                 WaitEvent::Progress(steps) => {
                     let Some(token) = &token else { continue };
@@ -70,7 +71,7 @@ impl ServerHandler for AgentsServer {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("mcp-agents", env!("CARGO_PKG_VERSION")))
-            .with_instructions(tools::INSTRUCTIONS)
+            .with_instructions(schema::INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -95,28 +96,28 @@ impl ServerHandler for AgentsServer {
                 None,
             ));
         }
-        let call = match tools::parse_call(&request.name, request.arguments.as_ref()) {
+        let call = match call::parse_call(&request.name, request.arguments.as_ref()) {
             None => {
                 return Err(McpError::invalid_params(
                     format!("tool not found: {}", request.name),
                     None,
                 ));
             }
-            Some(Err(e)) => return Ok(tools::failure(&e).into()),
+            Some(Err(e)) => return Ok(call::failure(&e).into()),
             Some(Ok(call)) => call,
         };
         let result = match call {
             Call::Spawn { name, task } => match self.manager.spawn(&name, &task) {
-                Ok(accepted) => tools::success(tools::accepted_json(&accepted, false)),
-                Err(e) => tools::failure(&e),
+                Ok(accepted) => call::success(call::accepted_json(&accepted, false)),
+                Err(e) => call::failure(&e),
             },
             Call::SendInput {
                 target,
                 message,
                 interrupt,
             } => match self.manager.send_input(&target, &message, interrupt) {
-                Ok(accepted) => tools::success(tools::accepted_json(&accepted, true)),
-                Err(e) => tools::failure(&e),
+                Ok(accepted) => call::success(call::accepted_json(&accepted, true)),
+                Err(e) => call::failure(&e),
             },
             Call::Wait { targets, timeout } => self.wait(targets, timeout, &context).await,
         };

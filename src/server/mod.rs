@@ -4,13 +4,15 @@
 //! | module | job |
 //! | --- | --- |
 //! | [`arguments`] | `tools/call` messages whose `arguments` is not an object, marked for the checks |
-//! | [`tools`] | schemas, descriptions, argument checks and result shapes of the three tools |
+//! | [`schema`] | the three tools: typed arguments and the schemas generated from them, descriptions |
+//! | [`call`] | a call's arguments read into those types, and the results' shapes |
 //! | [`handler`] | the `rmcp` server handler: `tools/list`, `tools/call`, progress |
 //! | [`stdio`] | serving on stdin/stdout |
 //! | [`http`] | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks |
 
 pub mod arguments;
+pub mod call;
 pub mod handler;
 pub mod http;
+pub mod schema;
 pub mod stdio;
-pub mod tools;

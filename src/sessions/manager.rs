@@ -49,6 +49,18 @@ impl Default for Limits {
     }
 }
 
+/// The rule for every text the tools take (a task, a message, a name, an id): it must hold
+/// more than whitespace. The tools' argument checks and `mcp-agents run` both come here.
+pub fn require_text(field: &str, text: &str) -> Result<(), AgentError> {
+    if text.trim().is_empty() {
+        return Err(AgentError::new(
+            ErrorCode::InvalidInput,
+            format!("`{field}` must not be empty"),
+        ));
+    }
+    Ok(())
+}
+
 /// How the manager reaches the outside world.
 pub struct ManagerConfig {
     pub env: EnvLookup,
@@ -100,13 +112,7 @@ impl SessionManager {
 
     /// Starts a session and its first run; returns before any tool or provider work.
     pub fn spawn(self: &Arc<Self>, name: &str, task: &str) -> Result<Accepted, AgentError> {
-        // Checked here as well as by the tool, so `run` holds to the same rule.
-        if task.trim().is_empty() {
-            return Err(AgentError::new(
-                ErrorCode::InvalidInput,
-                "`task` must not be empty",
-            ));
-        }
+        require_text("task", task)?;
         let definition = self.catalog.get(name).cloned().ok_or_else(|| {
             let names: Vec<&str> = self
                 .catalog
@@ -159,12 +165,7 @@ impl SessionManager {
         message: &str,
         interrupt: bool,
     ) -> Result<Accepted, AgentError> {
-        if message.trim().is_empty() {
-            return Err(AgentError::new(
-                ErrorCode::InvalidInput,
-                "`message` must not be empty",
-            ));
-        }
+        require_text("message", message)?;
         let session = self.get_one(target)?;
         // Read the key before taking the locks; it is only used when resuming.
         let provider = self.provider_for(&session.definition);

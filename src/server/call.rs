@@ -1,0 +1,375 @@
+//! A `tools/call` from arguments to result (SPEC §4): the arguments are read into the
+//! tool's typed struct ([`super::schema`]), every refusal is an `invalid_input` that names
+//! the field, and results carry their JSON twice (`structuredContent` and one text block).
+
+use std::collections::HashSet;
+use std::fmt;
+use std::time::Duration;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::schemars;
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde_json::{Value, json};
+
+use super::schema::{
+    Flag, SEND_INPUT, SPAWN_AGENT, SendInputArgs, SpawnArgs, Targets, Text, WAIT_AGENT, WaitArgs,
+    WaitTimeout, field_names,
+};
+use crate::error::{AgentError, ErrorCode};
+use crate::limits::MAX_WAIT_MS;
+use crate::sessions::manager::{Accepted, require_text};
+use crate::sessions::record::{error_json, snapshot_json};
+use crate::sessions::session::Snapshot;
+
+/// A checked call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    Spawn {
+        name: String,
+        task: String,
+    },
+    SendInput {
+        target: String,
+        message: String,
+        interrupt: bool,
+    },
+    Wait {
+        targets: Vec<String>,
+        timeout: Duration,
+    },
+}
+
+fn invalid(message: impl Into<String>) -> AgentError {
+    AgentError::new(ErrorCode::InvalidInput, message)
+}
+
+/// Checks a call's arguments against the tool's schema, naming the field at fault.
+/// `None` when `tool` is not one of the three.
+pub fn parse_call(tool: &str, arguments: Option<&JsonObject>) -> Option<Result<Call, AgentError>> {
+    let empty = JsonObject::new();
+    let arguments = arguments.unwrap_or(&empty);
+    if let Some(kind) = arguments.get(super::arguments::MARKER) {
+        if !matches!(tool, SPAWN_AGENT | SEND_INPUT | WAIT_AGENT) {
+            return None;
+        }
+        let kind = kind.as_str().unwrap_or("not an object");
+        return Some(Err(invalid(format!(
+            "`arguments` must be a JSON object with the tool's fields, not {kind}"
+        ))));
+    }
+    let call = match tool {
+        SPAWN_AGENT => read::<SpawnArgs>(arguments).map(|a| Call::Spawn {
+            name: a.name.0,
+            task: a.task.0,
+        }),
+        SEND_INPUT => read::<SendInputArgs>(arguments).map(|a| Call::SendInput {
+            target: a.target.0,
+            message: a.message.0,
+            interrupt: a.interrupt.0,
+        }),
+        WAIT_AGENT => read::<WaitArgs>(arguments).map(|a| Call::Wait {
+            targets: a.targets.0,
+            timeout: a.timeout_ms.0,
+        }),
+        _ => return None,
+    };
+    Some(call)
+}
+
+/// Reads `arguments` into `T`. The field types' checks say what is wrong with a value
+/// ("must not be empty"); the path of the failure names the field; serde's own complaints
+/// (a missing or unknown field) are put in the same words.
+fn read<T: DeserializeOwned + schemars::JsonSchema + std::any::Any>(
+    arguments: &JsonObject,
+) -> Result<T, AgentError> {
+    serde_path_to_error::deserialize(arguments).map_err(|e| {
+        let field = e.path().to_string();
+        let message = e.into_inner().to_string();
+        if let Some(missing) = quoted_after(&message, "missing field ") {
+            return invalid(format!("`{missing}` is required"));
+        }
+        if let Some(unknown) = quoted_after(&message, "unknown field ") {
+            return invalid(format!(
+                "unknown field `{unknown}`; the fields are: {}",
+                field_names::<T>().join(", ")
+            ));
+        }
+        // A rule's message has [`FIELD`] where the field's path goes, so that a rule about
+        // one element of a list (`targets[0]`) can name it.
+        invalid(message.replacen(FIELD, &field, 1))
+    })
+}
+
+/// Where a rule's message names its field; [`read`] fills it in.
+const FIELD: &str = "{field}";
+
+/// The text between the backquotes that follow `prefix` in serde's message.
+fn quoted_after<'m>(message: &'m str, prefix: &str) -> Option<&'m str> {
+    let rest = message.strip_prefix(prefix)?.strip_prefix('`')?;
+    rest.split('`').next()
+}
+
+/// A rule's failure, with [`FIELD`] where the field's name goes.
+fn rule<E: serde::de::Error>(what: impl fmt::Display) -> E {
+    E::custom(format!("`{FIELD}` {what}"))
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Null => Err(rule("is required")),
+            Value::String(s) => require_text(FIELD, &s)
+                .map(|()| Text(s))
+                .map_err(|e| D::Error::custom(e.message)),
+            other => Err(rule(format!("must be a string, not {}", kind(&other)))),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Null => Ok(Flag(false)),
+            Value::Bool(b) => Ok(Flag(b)),
+            other => Err(rule(format!("must be true or false, not {}", kind(&other)))),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Targets {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let items = match Value::deserialize(d)? {
+            Value::Null => return Err(rule("is required")),
+            Value::Array(items) => items,
+            other => {
+                return Err(rule(format!(
+                    "must be a list of agent_ids, not {}",
+                    kind(&other)
+                )));
+            }
+        };
+        if items.is_empty() {
+            return Err(rule("must name at least one agent_id"));
+        }
+        let mut targets: Vec<String> = Vec::with_capacity(items.len());
+        let mut seen = HashSet::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            // An element's rule names the element: `targets[0]`.
+            let element = format!("{FIELD}[{i}]");
+            match item {
+                Value::String(s) if let Err(e) = require_text(&element, &s) => {
+                    return Err(D::Error::custom(e.message));
+                }
+                Value::String(s) if !seen.insert(s.clone()) => {
+                    return Err(rule(format!("lists {s} twice")));
+                }
+                Value::String(s) => targets.push(s),
+                other => {
+                    return Err(D::Error::custom(format!(
+                        "`{element}` must be a string, not {}",
+                        kind(&other)
+                    )));
+                }
+            }
+        }
+        Ok(Targets(targets))
+    }
+}
+
+impl<'de> Deserialize<'de> for WaitTimeout {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = match Value::deserialize(d)? {
+            Value::Null => return Ok(WaitTimeout::default()),
+            Value::Number(n) => n,
+            other => return Err(rule(format!("must be an integer, not {}", kind(&other)))),
+        };
+        // JSON Schema's `integer` includes 1000.0, which some clients send. As a float,
+        // every whole number in range is exact.
+        let ms = match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Some(u as f64),
+            (None, Some(i)) => Some(i as f64),
+            (None, None) => n.as_f64().filter(|f| f.fract() == 0.0),
+        };
+        match ms {
+            Some(ms) if (0.0..=MAX_WAIT_MS as f64).contains(&ms) => {
+                Ok(WaitTimeout(Duration::from_millis(ms as u64)))
+            }
+            Some(_) => Err(rule(format!("is {n}; it must be from 0 to {MAX_WAIT_MS}"))),
+            None => Err(rule("must be a whole number of milliseconds")),
+        }
+    }
+}
+
+/// A success: the JSON as `structuredContent` and as one text block.
+pub fn success(value: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    result.structured_content = Some(value);
+    result
+}
+
+/// A failure: `{"error": {"code", "message"}}` as `structuredContent` and text, `isError`.
+pub fn failure(error: &AgentError) -> CallToolResult {
+    let value = json!({ "error": error_json(error) });
+    let mut result = CallToolResult::error(vec![ContentBlock::text(value.to_string())]);
+    result.structured_content = Some(value);
+    result
+}
+
+pub fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
+    let mut value = json!({
+        "agent_id": accepted.agent_id,
+        "name": accepted.name,
+        "status": "running",
+    });
+    if with_queue {
+        value["queued"] = json!(accepted.queued);
+    }
+    value
+}
+
+pub fn wait_json(timed_out: bool, agents: &[Snapshot]) -> Value {
+    json!({
+        "timed_out": timed_out,
+        "agents": agents.iter().map(snapshot_json).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(tool: &str, args: Value) -> Result<Call, AgentError> {
+        parse_call(tool, args.as_object()).unwrap()
+    }
+
+    fn refusal(tool: &str, args: Value) -> String {
+        let e = call(tool, args).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        e.message
+    }
+
+    #[test]
+    fn arguments_are_checked_field_by_field() {
+        assert_eq!(
+            call(SPAWN_AGENT, json!({"name": "r", "task": "t"})).unwrap(),
+            Call::Spawn {
+                name: "r".into(),
+                task: "t".into()
+            }
+        );
+        assert_eq!(
+            refusal(SPAWN_AGENT, json!({"task": "t"})),
+            "`name` is required"
+        );
+        assert_eq!(
+            refusal(SPAWN_AGENT, json!({"name": "r", "task": " "})),
+            "`task` must not be empty"
+        );
+        assert_eq!(
+            refusal(SPAWN_AGENT, json!({"name": 3, "task": "t"})),
+            "`name` must be a string, not a number"
+        );
+        assert!(
+            refusal(SPAWN_AGENT, json!({"name": "r", "task": "t", "x": 1}))
+                .contains("unknown field `x`")
+        );
+        assert_eq!(
+            call(SEND_INPUT, json!({"target": "a", "message": "m"})).unwrap(),
+            Call::SendInput {
+                target: "a".into(),
+                message: "m".into(),
+                interrupt: false
+            }
+        );
+        assert!(
+            refusal(
+                SEND_INPUT,
+                json!({"target": "a", "message": "m", "interrupt": "yes"})
+            )
+            .contains("`interrupt`")
+        );
+        assert_eq!(
+            call(WAIT_AGENT, json!({"targets": ["a"]})).unwrap(),
+            Call::Wait {
+                targets: vec!["a".into()],
+                timeout: Duration::from_millis(30_000)
+            },
+            "SPEC §4.3: the default wait is 30 s"
+        );
+        assert_eq!(
+            call(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 300_000})).unwrap(),
+            Call::Wait {
+                targets: vec!["a".into()],
+                timeout: Duration::from_millis(300_000)
+            },
+            "the maximum itself is accepted"
+        );
+        assert_eq!(
+            refusal(WAIT_AGENT, json!({"targets": []})),
+            "`targets` must name at least one agent_id"
+        );
+        assert_eq!(
+            refusal(WAIT_AGENT, json!({"targets": ["a", "a"]})),
+            "`targets` lists a twice"
+        );
+        assert_eq!(
+            refusal(WAIT_AGENT, json!({"targets": [""]})),
+            "`targets[0]` must not be empty"
+        );
+        assert!(
+            refusal(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 300001}))
+                .contains("from 0 to 300000")
+        );
+        assert!(
+            refusal(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": -1}))
+                .contains("from 0 to 300000")
+        );
+        assert!(
+            refusal(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 1.5}))
+                .contains("whole number")
+        );
+        assert!(call(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 0})).is_ok());
+        match call(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 1000.0})) {
+            Ok(Call::Wait { timeout, .. }) => assert_eq!(timeout, Duration::from_millis(1000)),
+            other => panic!("a whole float is an integer to JSON Schema: {other:?}"),
+        }
+        assert!(
+            refusal(
+                WAIT_AGENT,
+                json!({"targets": ["a"], "timeout_ms": 300001.0})
+            )
+            .contains("from 0 to 300000")
+        );
+        assert!(
+            refusal(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": -0.5}))
+                .contains("whole number")
+        );
+        assert!(parse_call("other", None).is_none());
+        assert_eq!(
+            parse_call(SPAWN_AGENT, None).unwrap().unwrap_err().message,
+            "`name` is required"
+        );
+    }
+
+    #[test]
+    fn results_carry_the_same_json_twice() {
+        let r = failure(&AgentError::new(ErrorCode::QueueFull, "full"));
+        assert_eq!(r.is_error, Some(true));
+        let expected = json!({"error": {"code": "queue_full", "message": "full"}});
+        assert_eq!(r.structured_content, Some(expected.clone()));
+        let text = r.content[0].as_text().unwrap().text.clone();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), expected);
+    }
+}

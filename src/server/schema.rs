@@ -1,0 +1,378 @@
+//! The three tools as the parent model sees them (SPEC §4): names, descriptions, input and
+//! output schemas, and the workflow instructions.
+//!
+//! Each tool's input is one typed struct, and its JSON Schema is generated from that struct
+//! (`schemars`, as `rmcp` does for its own tools), so the schema a client sees and the
+//! checks its arguments meet cannot drift apart. Each field's type carries both halves of
+//! its rule: the schema it declares ([`JsonSchema`]) and the check that turns a bad value
+//! into an `invalid_input` message naming the field ([`Deserialize`], in [`super::call`]).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::server::common::schema_for_input;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::definition::Catalog;
+use crate::limits::{AGENT_DESCRIPTION_CHARS, DEFAULT_WAIT, MAX_WAIT_MS};
+
+pub const SPAWN_AGENT: &str = "spawn_agent";
+pub const SEND_INPUT: &str = "send_input";
+pub const WAIT_AGENT: &str = "wait_agent";
+
+/// What the server tells the parent model about the workflow.
+pub const INSTRUCTIONS: &str = "This server runs subagents defined in this workspace, each \
+with its own model and tools, in the background.\n\
+1. spawn_agent starts one on a self-contained task and returns its agent_id at once.\n\
+2. Keep working; then call wait_agent with the ids and a bounded timeout_ms (about 55000 or \
+less unless your client allows longer tool calls).\n\
+3. While an agent runs, wait_agent shows its `activity` (what it is doing and for how long); \
+a timeout returns control and cancels nothing, so wait again.\n\
+4. Continue a finished agent, or steer a running one, with send_input (interrupt: true \
+cancels its current step first).\n\
+5. If an agent fails with context_limit, spawn a fresh agent for a narrower task.";
+
+/// `spawn_agent`'s arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnArgs {
+    /// Which agent to start.
+    pub name: Text,
+    /// The task, self-contained: what to do, the context it needs, and what to return.
+    pub task: Text,
+}
+
+/// `send_input`'s arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendInputArgs {
+    /// The agent_id.
+    pub target: Text,
+    /// What to tell the agent.
+    pub message: Text,
+    /// Cancel the agent's current step first.
+    #[serde(default)]
+    pub interrupt: Flag,
+}
+
+/// `wait_agent`'s arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// The agent_ids to wait for.
+    pub targets: Targets,
+    /// Longest wait, in milliseconds.
+    #[serde(default)]
+    pub timeout_ms: WaitTimeout,
+}
+
+/// A required, nonempty string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text(pub String);
+
+/// A boolean that is false when absent or null.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Flag(pub bool);
+
+/// One or more distinct, nonempty agent_ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Targets(pub Vec<String>);
+
+/// `timeout_ms`: a whole number of milliseconds from 0 to [`MAX_WAIT_MS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitTimeout(pub Duration);
+
+impl Default for WaitTimeout {
+    fn default() -> Self {
+        WaitTimeout(DEFAULT_WAIT)
+    }
+}
+
+impl JsonSchema for Text {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "Text".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string", "minLength": 1})
+    }
+}
+
+impl JsonSchema for Flag {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "Flag".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "boolean", "default": false})
+    }
+}
+
+impl JsonSchema for Targets {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "Targets".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": true,
+            "items": {"type": "string", "minLength": 1}
+        })
+    }
+}
+
+impl JsonSchema for WaitTimeout {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "WaitTimeout".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let default = u64::try_from(DEFAULT_WAIT.as_millis()).unwrap_or(MAX_WAIT_MS);
+        json_schema!({"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS, "default": default})
+    }
+}
+
+/// The input schema generated from `T`, without the `$schema` line (the MCP default
+/// dialect, 2020-12, is the one generated).
+fn input_schema<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
+    // Fails only for a struct whose schema is not an object; ours are, and
+    // `the_input_schemas_are_pinned` holds them to it.
+    let mut schema = schema_for_input::<T>()
+        .map(|s| s.as_ref().clone())
+        .unwrap_or_default();
+    schema.remove("$schema");
+    Arc::new(schema)
+}
+
+/// The field names of `T`'s schema, for the "unknown field" message.
+pub fn field_names<T: JsonSchema + std::any::Any>() -> Vec<String> {
+    input_schema::<T>()
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The tool list: the three tools, or none for an empty catalog.
+pub fn tool_list(catalog: &Catalog) -> Vec<Tool> {
+    if catalog.agents().is_empty() {
+        return Vec::new();
+    }
+    vec![
+        spawn_agent_tool(catalog),
+        send_input_tool(),
+        wait_agent_tool(),
+    ]
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// One line per agent for the description: `name: description`, whitespace collapsed, cut
+/// at [`AGENT_DESCRIPTION_CHARS`].
+fn agent_line(name: &str, description: &str) -> String {
+    let flat = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = flat.chars().take(AGENT_DESCRIPTION_CHARS).collect();
+    let ellipsis = if cut.len() < flat.len() { "…" } else { "" };
+    format!("- {name}: {cut}{ellipsis}")
+}
+
+/// A tool's output schema: its success shape or the error shape. The root says `object`
+/// because MCP requires it, and `rmcp` drops an output schema whose root is anything else
+/// when it talks to a client of an older protocol version.
+fn result_schema(success: Value) -> Value {
+    json!({"type": "object", "anyOf": [success, error_shape()]})
+}
+
+fn error_shape() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"error": {"type": "object", "properties": {
+            "code": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["code", "message"]}},
+        "required": ["error"]
+    })
+}
+
+fn spawn_agent_tool(catalog: &Catalog) -> Tool {
+    let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
+    let list: Vec<String> = catalog
+        .agents()
+        .iter()
+        .map(|a| agent_line(&a.name, &a.description))
+        .collect();
+    let description = format!(
+        "Start a subagent in the background on a focused task and return its agent_id at \
+         once, before it does any work. The subagent has its own model and tools and does not \
+         see this conversation: put everything it needs in `task`. Keep working, then collect \
+         the result with wait_agent. At most 8 agents run at once; finished agents do not \
+         count.\n\nAgents:\n{}",
+        list.join("\n")
+    );
+    // The catalog's names are known only at startup: they join the generated schema.
+    let mut input = input_schema::<SpawnArgs>().as_ref().clone();
+    if let Some(Value::Object(name)) = input.get_mut("properties").and_then(|p| p.get_mut("name")) {
+        name.insert("enum".into(), json!(names));
+    }
+    let output = result_schema(json!({
+        "type": "object",
+        "properties": {"agent_id": {"type": "string"}, "name": {"type": "string"},
+                       "status": {"type": "string", "enum": ["running"]}},
+        "required": ["agent_id", "name", "status"]
+    }));
+    Tool::new(SPAWN_AGENT, description, Arc::new(input))
+        .with_raw_output_schema(object(output))
+        .annotate(
+            ToolAnnotations::with_title("Spawn agent")
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(true),
+        )
+}
+
+fn send_input_tool() -> Tool {
+    let description = "Send a message to an agent. While it runs, the message is queued and \
+        delivered at its next step, after any pending tool results (at most 16 queued). With \
+        interrupt: true, its current model request or tool call is cancelled first and it \
+        continues with the queued input, this message included. A completed or failed agent \
+        is resumed with this message on the same conversation (it needs a free run slot).";
+    let output = result_schema(json!({
+        "type": "object",
+        "properties": {"agent_id": {"type": "string"}, "name": {"type": "string"},
+                       "status": {"type": "string", "enum": ["running"]},
+                       "queued": {"type": "integer", "minimum": 0}},
+        "required": ["agent_id", "name", "status", "queued"]
+    }));
+    Tool::new(SEND_INPUT, description, input_schema::<SendInputArgs>())
+        .with_raw_output_schema(object(output))
+        .annotate(
+            ToolAnnotations::with_title("Send input to agent")
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(true),
+        )
+}
+
+fn wait_agent_tool() -> Tool {
+    let description = "Wait until every listed agent has finished, or until timeout_ms \
+        passes, and return each agent's status: its result or error, turns, token usage and \
+        elapsed time, and for a running agent its current activity (phase, what it is doing, \
+        for how long). It is an event wait: a finished agent returns at once; timeout_ms 0 \
+        returns a snapshot. A timeout only returns control: agents keep running, so wait \
+        again. Results stay available and can be read again. Many clients abort a tool call \
+        after 60 s, so keep timeout_ms at about 55000 or less unless your client allows \
+        longer calls.";
+    let agent = json!({
+        "type": "object",
+        "properties": {
+            "agent_id": {"type": "string"}, "name": {"type": "string"},
+            "status": {"type": "string", "enum": ["running", "completed", "failed"]},
+            "result": {"type": "string"},
+            "error": {"type": "object"},
+            "total_elapsed_ms": {"type": "integer"}, "turns": {"type": "integer"},
+            "usage": {"type": "object"}, "queued": {"type": "integer"},
+            "activity": {"type": "object"}
+        },
+        "required": ["agent_id", "name", "status", "total_elapsed_ms", "turns", "usage"]
+    });
+    let output = result_schema(json!({
+        "type": "object",
+        "properties": {"timed_out": {"type": "boolean"}, "agents": {"type": "array", "items": agent}},
+        "required": ["timed_out", "agents"]
+    }));
+    Tool::new(WAIT_AGENT, description, input_schema::<WaitArgs>())
+        .with_raw_output_schema(object(output))
+        .annotate(
+            ToolAnnotations::with_title("Wait for agents")
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_lines_keep_descriptions_up_to_the_cap_whole() {
+        let whole = "w".repeat(AGENT_DESCRIPTION_CHARS);
+        assert_eq!(agent_line("a", &whole), format!("- a: {whole}"));
+        let longer = format!("{whole}é");
+        assert_eq!(agent_line("a", &longer), format!("- a: {whole}…"));
+        assert_eq!(agent_line("a", "two\n  lines"), "- a: two lines");
+    }
+
+    /// The schemas clients see, pinned: a change to an argument struct shows here.
+    #[test]
+    fn the_input_schemas_are_pinned() {
+        let schema = |s: Arc<JsonObject>| Value::Object(s.as_ref().clone());
+        assert_eq!(
+            schema(input_schema::<SpawnArgs>()),
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "description": "Which agent to start."},
+                    "task": {"type": "string", "minLength": 1,
+                             "description": "The task, self-contained: what to do, the context it needs, and what to return."}
+                },
+                "required": ["name", "task"],
+                "additionalProperties": false
+            })
+        );
+        assert_eq!(
+            schema(input_schema::<SendInputArgs>()),
+            json!({
+                "type": "object",
+                "properties": {
+                    "target": {"type": "string", "minLength": 1, "description": "The agent_id."},
+                    "message": {"type": "string", "minLength": 1, "description": "What to tell the agent."},
+                    "interrupt": {"type": "boolean", "default": false,
+                                  "description": "Cancel the agent's current step first."}
+                },
+                "required": ["target", "message"],
+                "additionalProperties": false
+            })
+        );
+        assert_eq!(
+            schema(input_schema::<WaitArgs>()),
+            json!({
+                "type": "object",
+                "properties": {
+                    "targets": {"type": "array", "minItems": 1, "uniqueItems": true,
+                                "items": {"type": "string", "minLength": 1},
+                                "description": "The agent_ids to wait for."},
+                    "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 300000,
+                                   "default": 30000, "description": "Longest wait, in milliseconds."}
+                },
+                "required": ["targets"],
+                "additionalProperties": false
+            })
+        );
+        assert_eq!(
+            field_names::<SendInputArgs>(),
+            ["target", "message", "interrupt"]
+        );
+    }
+}
