@@ -6,9 +6,6 @@
 //! | [`definition`] | the canonical agent definition and the rules shared by every format |
 //! | [`discovery`] | walking the workspace and loading the catalog of agents and skills |
 //! | [`cli`] | the command line, shared by the `mcp-agents` and `modelcontextprotocol` binaries |
-//! | [`check`] | the `check` command's table and JSON report |
-//! | [`terminal`] | `mcp-agents run`: one subagent from a terminal, with live activity |
-//! | [`demo`] | `mcp-agents demo`: the offline demo |
 //! | [`logging`] | stderr logging in the `warning: <file>: <reason>` style |
 //! | [`error`] | the error codes of SPEC §11 |
 //! | [`providers`] | the OpenAI Responses and Anthropic Messages wire clients |
@@ -16,11 +13,9 @@
 //! | [`sessions`] | sessions, the session manager and the model loop of one run |
 //! | [`server`] | the MCP server: the three tools over stdio and streamable HTTP |
 
-pub mod check;
 pub mod child_mcp;
 pub mod cli;
 pub mod definition;
-pub mod demo;
 pub mod discovery;
 pub mod error;
 pub mod limits;
@@ -30,6 +25,5 @@ pub mod providers;
 pub mod redact;
 pub mod server;
 pub mod sessions;
-pub mod terminal;
 pub mod testkit;
 pub mod toolbox;

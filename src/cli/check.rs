@@ -1,7 +1,10 @@
 //! The `check` command's report: a table of agents (or one JSON object) and every warning.
 
+use std::process::ExitCode;
+
 use serde_json::{Value, json};
 
+use super::EXIT_REJECTED;
 use crate::definition::{AgentDefinition, ModelOrigin, ProviderKind};
 use crate::definition::{Catalog, Effect};
 
@@ -172,4 +175,21 @@ pub fn render_json(catalog: &Catalog) -> Value {
         "skills": skills,
         "warnings": warnings,
     })
+}
+
+/// Prints the warnings, then the report; exits 1 when a definition was rejected.
+pub fn run_check(catalog: &Catalog, json: bool) -> ExitCode {
+    for warning in catalog.warnings() {
+        eprintln!("warning: {warning}");
+    }
+    if json {
+        println!("{:#}", render_json(catalog));
+    } else {
+        print!("{}", render_table(catalog));
+    }
+    if catalog.has_rejections() {
+        ExitCode::from(EXIT_REJECTED)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -1,22 +1,28 @@
 //! The command line (SPEC §2), shared by `mcp-agents` and `modelcontextprotocol agents`.
+//!
+//! | module | job |
+//! | --- | --- |
+//! | [`runtime`] | the async runtime, signals, and the session manager wired to the process |
+//! | [`serve`] | `mcp-agents [DIR]`: the stdio or HTTP server |
+//! | [`check`] | `mcp-agents check`: the table and JSON report |
+//! | [`run`] | `mcp-agents run`: one subagent from a terminal, with live activity |
+//! | [`demo`] | `mcp-agents demo`: the offline demo |
+
+pub mod check;
+pub mod demo;
+pub mod run;
+pub mod runtime;
+pub mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use std::sync::Arc;
-
-use tokio_util::sync::CancellationToken;
-
-use crate::check;
 use crate::definition::Catalog;
 use crate::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
-use crate::limits::SERVER_SHUTDOWN_BOUND;
-use crate::providers::RetryPolicy;
-use crate::server::http::{HttpOptions, Listen};
-use crate::sessions::manager::{Limits, ManagerConfig, SessionManager};
-use crate::toolbox::EnvLookup;
+use crate::server::http::HttpOptions;
+use runtime::{server_manager, with_runtime};
 
 /// Exit status for a usage or workspace error (clap uses the same for bad arguments).
 pub const EXIT_USAGE: u8 = 2;
@@ -144,7 +150,7 @@ pub fn run(cli: Cli) -> ExitCode {
             let Some(catalog) = open_and_load(dir, &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            run_check(&catalog, json)
+            check::run_check(&catalog, json)
         }
         Some(Command::Run {
             workspace,
@@ -160,13 +166,13 @@ pub fn run(cli: Cli) -> ExitCode {
             }
             with_runtime(|cancel| async move {
                 let manager = server_manager(catalog);
-                crate::terminal::run_agent(manager, &name, &task, json, cancel).await
+                run::run_agent(manager, &name, &task, json, cancel).await
             })
         }
         Some(Command::Demo { json }) => {
-            with_runtime(|cancel| async move { crate::demo::run_demo(json, cancel).await })
+            with_runtime(|cancel| async move { demo::run_demo(json, cancel).await })
         }
-        Some(Command::FixtureServer(options)) => run_fixture(options),
+        Some(Command::FixtureServer(options)) => serve::run_fixture(options),
         None => {
             // Checked before the catalog loads: a bad option is one line, not the last of
             // the definitions' warnings.
@@ -202,139 +208,9 @@ pub fn run(cli: Cli) -> ExitCode {
                     Catalog::agent_roots().collect::<Vec<_>>().join(", ")
                 );
             }
-            serve(catalog, listen)
+            serve::serve(catalog, listen)
         }
     }
-}
-
-/// The session manager of the server and `run`: the process environment for keys and
-/// children, the default retry policy and limits.
-fn server_manager(catalog: Catalog) -> Arc<SessionManager> {
-    session_manager(catalog, Arc::new(|var| std::env::var(var).ok()))
-}
-
-/// A session manager whose keys and child environments come from `env`, with the default
-/// retry policy and limits (the server's, `run`'s and the demo's).
-pub(crate) fn session_manager(catalog: Catalog, env: EnvLookup) -> Arc<SessionManager> {
-    SessionManager::new(
-        Arc::new(catalog),
-        ManagerConfig {
-            env: env.clone(),
-            tools: Arc::new(crate::child_mcp::ChildServers::new(env)),
-            retry: RetryPolicy::default(),
-            limits: Limits::default(),
-        },
-    )
-}
-
-/// Runs `body` on a multi-threaded runtime, with a token that SIGINT or SIGTERM cancels.
-fn with_runtime<F, Fut>(body: F) -> ExitCode
-where
-    F: FnOnce(CancellationToken) -> Fut,
-    Fut: std::future::Future<Output = ExitCode>,
-{
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let code = runtime.block_on(async move {
-        let cancel = CancellationToken::new();
-        tokio::spawn(cancel_on_signal(cancel.clone()));
-        body(cancel).await
-    });
-    // The work is done (runs stopped, children shut down). A blocking read of stdin may
-    // still wait for a line that never comes; dropping the runtime would wait for it.
-    runtime.shutdown_background();
-    code
-}
-
-/// Runs the server until the client goes away or a signal arrives, then stops every run.
-fn serve(catalog: Catalog, http: Option<Listen>) -> ExitCode {
-    with_runtime(|shutdown| async move {
-        let manager = server_manager(catalog);
-        // A signal stops the runs and answers pending waits at once, so the transport can
-        // close; the HTTP server then gets the shutdown bound to finish.
-        tokio::spawn({
-            let (manager, shutdown) = (manager.clone(), shutdown.clone());
-            async move {
-                shutdown.cancelled().await;
-                manager.begin_shutdown();
-            }
-        });
-        let served = match http {
-            Some(listen) => tokio::select! {
-                served = crate::server::http::serve(
-                    manager.clone(),
-                    listen,
-                    shutdown.clone(),
-                    |addr| eprintln!("mcp-agents: serving MCP at http://{addr}/mcp"),
-                ) => served,
-                () = async {
-                    shutdown.cancelled().await;
-                    tokio::time::sleep(SERVER_SHUTDOWN_BOUND).await;
-                } => Ok(()),
-            },
-            None => tokio::select! {
-                served = crate::server::stdio::serve(manager.clone()) => served,
-                () = shutdown.cancelled() => Ok(()),
-            },
-        };
-        manager.shutdown(SERVER_SHUTDOWN_BOUND).await;
-        match served {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(message) => {
-                eprintln!("error: {message}");
-                ExitCode::FAILURE
-            }
-        }
-    })
-}
-
-fn run_fixture(options: crate::testkit::fixture_server::FixtureOptions) -> ExitCode {
-    with_runtime(|cancel| async move {
-        // The runtime's signal handlers replace the default action, so a signal must end
-        // the server here.
-        let served = tokio::select! {
-            served = crate::testkit::fixture_server::run(options) => served,
-            () = cancel.cancelled() => Ok(()),
-        };
-        match served {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(message) => {
-                eprintln!("error: {message}");
-                ExitCode::FAILURE
-            }
-        }
-    })
-}
-
-/// Cancels `token` on SIGINT or SIGTERM.
-async fn cancel_on_signal(token: CancellationToken) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut interrupt), Ok(mut terminate)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            return;
-        };
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-    token.cancel();
 }
 
 fn open_and_load(dir: Option<PathBuf>, options: &LoadOptions) -> Option<Catalog> {
@@ -345,21 +221,5 @@ fn open_and_load(dir: Option<PathBuf>, options: &LoadOptions) -> Option<Catalog>
             eprintln!("error: {message}");
             None
         }
-    }
-}
-
-fn run_check(catalog: &Catalog, json: bool) -> ExitCode {
-    for warning in catalog.warnings() {
-        eprintln!("warning: {warning}");
-    }
-    if json {
-        println!("{:#}", check::render_json(catalog));
-    } else {
-        print!("{}", check::render_table(catalog));
-    }
-    if catalog.has_rejections() {
-        ExitCode::from(EXIT_REJECTED)
-    } else {
-        ExitCode::SUCCESS
     }
 }

@@ -55,7 +55,7 @@ pub async fn run_demo(json: bool, cancel: CancellationToken) -> ExitCode {
                 mock.responses_base_url()
             );
             eprintln!("task: {TASK}");
-            let code = crate::terminal::run_agent(manager, "demo", TASK, json, cancel).await;
+            let code = super::run::run_agent(manager, "demo", TASK, json, cancel).await;
             drop(workspace);
             drop(mock);
             code
@@ -104,6 +104,6 @@ async fn prepare() -> Result<(MockProvider, tempfile::TempDir, Arc<SessionManage
             std::env::var(var).ok()
         }
     });
-    let manager = crate::cli::session_manager(catalog, env);
+    let manager = super::runtime::session_manager(catalog, env);
     Ok((mock, workspace, manager))
 }

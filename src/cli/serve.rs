@@ -1,0 +1,69 @@
+//! `mcp-agents [DIR]`: serving MCP on stdio or streamable HTTP until the client goes away
+//! or a signal arrives, then stopping every run within the shutdown bound.
+
+use std::process::ExitCode;
+
+use super::runtime::{server_manager, with_runtime};
+use crate::definition::Catalog;
+use crate::limits::SERVER_SHUTDOWN_BOUND;
+use crate::server::http::Listen;
+
+/// Runs the server until the client goes away or a signal arrives, then stops every run.
+pub fn serve(catalog: Catalog, http: Option<Listen>) -> ExitCode {
+    with_runtime(|shutdown| async move {
+        let manager = server_manager(catalog);
+        // A signal stops the runs and answers pending waits at once, so the transport can
+        // close; the HTTP server then gets the shutdown bound to finish.
+        tokio::spawn({
+            let (manager, shutdown) = (manager.clone(), shutdown.clone());
+            async move {
+                shutdown.cancelled().await;
+                manager.begin_shutdown();
+            }
+        });
+        let served = match http {
+            Some(listen) => tokio::select! {
+                served = crate::server::http::serve(
+                    manager.clone(),
+                    listen,
+                    shutdown.clone(),
+                    |addr| eprintln!("mcp-agents: serving MCP at http://{addr}/mcp"),
+                ) => served,
+                () = async {
+                    shutdown.cancelled().await;
+                    tokio::time::sleep(SERVER_SHUTDOWN_BOUND).await;
+                } => Ok(()),
+            },
+            None => tokio::select! {
+                served = crate::server::stdio::serve(manager.clone()) => served,
+                () = shutdown.cancelled() => Ok(()),
+            },
+        };
+        manager.shutdown(SERVER_SHUTDOWN_BOUND).await;
+        match served {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+pub fn run_fixture(options: crate::testkit::fixture_server::FixtureOptions) -> ExitCode {
+    with_runtime(|cancel| async move {
+        // The runtime's signal handlers replace the default action, so a signal must end
+        // the server here.
+        let served = tokio::select! {
+            served = crate::testkit::fixture_server::run(options) => served,
+            () = cancel.cancelled() => Ok(()),
+        };
+        match served {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
