@@ -3,7 +3,7 @@
 //! the client going away or a signal. Each ends with a clear error code for that session and
 //! the server still serving the others; no child process outlives its run or the server.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

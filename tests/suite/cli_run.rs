@@ -2,7 +2,7 @@
 //! the result on stdout, exit statuses, `--json`, and Ctrl-C stopping the agent and its
 //! children.
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! work; the npm `server-everything`, which speaks only the older protocol, must be refused
 //! with a clear `child_mcp_startup_error`.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! delay or backoff, quota and other refusals not retried, timeouts, dropped connections and
 //! malformed bodies. Time is paused, so delays and timeouts cost nothing.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

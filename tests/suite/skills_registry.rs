@@ -1,7 +1,7 @@
 //! The skills registry (SPEC §9): discovery with the agents' precedence and safety rules,
 //! lookup by name, and the text preloading adds.
 
-mod support;
+use crate::support;
 
 #[test]
 fn skills_load_with_precedence_and_caveats() {

@@ -2,7 +2,7 @@
 //! interrupts, resume, retention and eviction, snapshots with activity, progress
 //! notifications, and the error codes of every refusal.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! The name rule (SPEC §3.1) in every format, and how each format finds a name.
 
-mod support;
+use crate::support;
 
 #[test]
 fn every_name_edge_is_accepted_or_rejected_as_the_rule_says() {

@@ -1,7 +1,7 @@
 //! Tool allow and deny lists from every format (SPEC §8.5, FORMATS.md): which child tools
 //! each agent would be offered. Deny always wins; read-only needs the read-only hint.
 
-mod support;
+use crate::support;
 
 use mcp_agents::definition::ToolHints;
 

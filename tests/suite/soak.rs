@@ -4,7 +4,7 @@
 //! server stack in this process (MCP over an in-memory pipe). At the end every session must
 //! be in a correct terminal state, and no task, file descriptor or child process may be left.
 
-mod support;
+use crate::support;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -258,10 +258,17 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
     // Let everything finish; every retained session must end completed or failed with a run
     // error code, never stuck.
     mock.push(vec![Step::text("late"); 200]);
-    let retained: Vec<String> = ids.iter().rev().take(64).cloned().collect();
+    // Every session the soak created that the server still holds: `send_input` resumes
+    // old sessions at random, so a running one can be anywhere in `ids`, not only among
+    // the newest (running sessions are never evicted). Held ones are at most 64 terminal
+    // plus the running.
     let mut finished = Value::Null;
     for _ in 0..60 {
-        let (_, value) = call("wait_agent", json!({"targets": retained.iter().filter(|id| manager.snapshot(id).is_ok()).collect::<Vec<_>>(), "timeout_ms": 1000})).await;
+        let held: Vec<&String> = ids
+            .iter()
+            .filter(|id| manager.snapshot(id).is_ok())
+            .collect();
+        let (_, value) = call("wait_agent", json!({"targets": held, "timeout_ms": 1000})).await;
         if value["timed_out"] == false {
             finished = value;
             break;

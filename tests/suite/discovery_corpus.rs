@@ -2,7 +2,7 @@
 //! sources and licenses): every file loads, is skipped, or is rejected for the reason
 //! FORMATS.md gives, and nothing crashes.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

@@ -5,7 +5,7 @@
 //! run that panics still ends its session and gives its permit back; the spawn's task is not
 //! queued input.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! Fields other than providers: sandbox and isolation, Claude's permission modes and
 //! ignored fields, Codex config keys, OpenCode modes (SPEC §3.1, FORMATS.md).
 
-mod support;
+use crate::support;
 
 use mcp_agents::definition::{ModelOrigin, ProviderKind, Sandbox, WireApi};
 

@@ -2,7 +2,7 @@
 //! both protocol generations (2026-07-28 `server/discover`, 2025-11-25 `initialize`):
 //! the three tools, their schemas, a spawn → wait round trip, and a clean stdout.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, Write};
 use std::process::{Command, Stdio};

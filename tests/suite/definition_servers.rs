@@ -1,7 +1,7 @@
 //! Child MCP server configurations (SPEC §8.1, FORMATS.md): every spelling, `.mcp.json`
 //! references, `${VAR}` syntax, transports, credentials, and Codex's extra keys.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

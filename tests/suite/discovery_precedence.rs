@@ -1,6 +1,6 @@
 //! Root precedence, lexical order inside a root, first name wins (SPEC §3).
 
-mod support;
+use crate::support;
 
 #[test]
 fn roots_and_lexical_order_decide_which_definition_wins() {

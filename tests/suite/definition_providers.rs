@@ -2,7 +2,7 @@
 //! provider's three fields, literal secrets, Claude aliases, Codex provider tables and
 //! OpenCode's `provider/model` ids.
 
-mod support;
+use crate::support;
 
 use mcp_agents::definition::{ModelOrigin, ProviderKind, ReasoningEffort, WireApi};
 

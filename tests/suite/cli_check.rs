@@ -1,7 +1,7 @@
 //! The command line, driven through the real binaries: workspace argument handling and
 //! `check` (table, JSON, exit status, warnings on stderr).
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Output};
 

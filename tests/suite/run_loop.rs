@@ -3,7 +3,7 @@
 //! run, usage accounting and activity. The mocks check that every request the loop sends
 //! after an interruption is still a valid conversation.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

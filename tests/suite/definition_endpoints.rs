@@ -1,6 +1,6 @@
 //! The https/loopback rule for provider endpoints and child-server URLs (SPEC §3.2, §8.1).
 
-mod support;
+use crate::support;
 
 use mcp_agents::definition::ChildTransport;
 

@@ -2,7 +2,7 @@
 //! HTTP children, the protocol requirement, bounds, environment clearing, redirects,
 //! filtering, naming, sanitizing, output caps, and no process left behind.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The depth limit: files up to 8 levels below a root are read, deeper ones are not
 //! (SPEC §3), and the directory that is not searched gets a warning.
 
-mod support;
+use crate::support;
 
 #[test]
 fn depth_eight_is_read_and_depth_nine_is_not() {

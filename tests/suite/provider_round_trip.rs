@@ -2,7 +2,7 @@
 //! reasoning and thinking go back unchanged, every tool call is answered in the provider's
 //! native form, and tool errors reach the model as results.
 
-mod support;
+use crate::support;
 
 use mcp_agents::definition::WireApi;
 use mcp_agents::providers::Conversation;

@@ -2,7 +2,7 @@
 //! with a warning, a canonical file is used once however it is reached, and broken or
 //! looping links are reported without stopping discovery.
 
-mod support;
+use crate::support;
 
 #[test]
 fn links_are_confined_and_files_used_once() {

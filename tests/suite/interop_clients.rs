@@ -3,7 +3,7 @@
 //! the binary over stdio and HTTP, in both protocol generations, calling all three tools,
 //! receiving progress notifications and seeing an error result.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

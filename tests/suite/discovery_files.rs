@@ -1,7 +1,7 @@
 //! Reading files: size limit, UTF-8, frontmatter shape, YAML and TOML errors with their
 //! line and column, the lenient retry for unquoted colons (SPEC §3, FORMATS.md).
 
-mod support;
+use crate::support;
 
 use mcp_agents::definition::Effect;
 use mcp_agents::discovery::LoadOptions;

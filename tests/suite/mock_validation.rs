@@ -1,7 +1,7 @@
 //! The mock endpoints refuse what the real APIs refuse, in the real APIs' words, so a client
 //! bug shows up as a failing test rather than a passing one.
 
-mod support;
+use crate::support;
 
 use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};

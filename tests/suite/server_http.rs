@@ -2,7 +2,7 @@
 //! token enforced on every request, and a non-loopback bind without a token refused at
 //! startup.
 
-mod support;
+use crate::support;
 
 use mcp_agents::testkit::mock::{MockProvider, Step};
 use serde_json::json;
