@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use super::EXIT_REJECTED;
+use super::exit::EXIT_REJECTED;
 use crate::definition::{AgentDefinition, ModelOrigin, ProviderKind};
 use crate::definition::{Catalog, Effect};
 

@@ -2,6 +2,7 @@
 //!
 //! | module | job |
 //! | --- | --- |
+//! | [`exit`] | the exit statuses |
 //! | [`runtime`] | the async runtime, signals, and the session manager wired to the process |
 //! | [`serve`] | `mcp-agents [DIR]`: the stdio or HTTP server |
 //! | [`check`] | `mcp-agents check`: the table and JSON report |
@@ -10,6 +11,7 @@
 
 pub mod check;
 pub mod demo;
+pub mod exit;
 pub mod run;
 pub mod runtime;
 pub mod serve;
@@ -22,12 +24,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::definition::Catalog;
 use crate::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
 use crate::server::http::HttpOptions;
+use exit::EXIT_USAGE;
 use runtime::{server_manager, with_runtime};
-
-/// Exit status for a usage or workspace error (clap uses the same for bad arguments).
-pub const EXIT_USAGE: u8 = 2;
-/// Exit status of `check` when a definition was rejected.
-pub const EXIT_REJECTED: u8 = 1;
 
 const ABOUT: &str = "An MCP server that lets any MCP client delegate focused tasks to \
 subagents defined in the workspace's .agents/agents, .claude/agents, .codex/agents and \

@@ -12,16 +12,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
 use crate::limits::{SERVER_SHUTDOWN_BOUND, TERMINAL_WAIT};
 use crate::sessions::manager::SessionManager;
 use crate::sessions::record::snapshot_json;
 use crate::sessions::session::{Snapshot, Status, short_id};
 use crate::sessions::wait::{Progress, Step, WaitEvent};
-
-/// Exit status when the run failed (the error code is printed).
-pub const EXIT_FAILED: u8 = 1;
-/// Exit status after Ctrl-C.
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Spawns `name` on `task`, shows its activity until it ends, prints the outcome.
 pub async fn run_agent(

@@ -10,8 +10,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::agent::{AgentDefinition, Format};
 use super::skill::SkillRegistry;
-use super::{AgentDefinition, Format};
 
 /// A folder agent definitions are read from (SPEC §3), in precedence order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::fields::Doc;
+use super::options::{DefaultModel, LoadOptions};
 use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
-use super::{DefaultModel, LoadOptions};
 use crate::definition::SkillRegistry;
 use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::name::check_name;

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::aliases::CLAUDE_ALIASES;
 use super::build::{
     CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, add_allow_list, finalize,
     note_ignored_tools, qualified_patterns, read_common,
@@ -9,20 +10,6 @@ use super::build::{
 use super::fields::{Doc, string_list};
 use super::source::{parse_frontmatter, split_frontmatter};
 use crate::definition::{Format, Model, ModelOrigin, ProviderKind, Sandbox, SourceFile};
-
-/// Claude Code's model aliases, the variables that override them, and the models they
-/// resolve to on the Anthropic API (Claude Code's documented mapping as of 2026-11; see
-/// docs/agents.md).
-pub const CLAUDE_ALIASES: &[(&str, &str, &str)] = &[
-    (
-        "sonnet",
-        "ANTHROPIC_DEFAULT_SONNET_MODEL",
-        "claude-sonnet-5-5",
-    ),
-    ("opus", "ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-5-5"),
-    ("haiku", "ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-5-5"),
-    ("fable", "ANTHROPIC_DEFAULT_FABLE_MODEL", "claude-fable-5-2"),
-];
 
 const SPELLINGS: Spellings = Spellings {
     reasoning_effort: &["reasoning_effort", "reasoningEffort", "effort"],

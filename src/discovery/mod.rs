@@ -3,6 +3,8 @@
 //!
 //! | module | job |
 //! | --- | --- |
+//! | `options` | the workspace and what loading takes besides it |
+//! | `aliases` | Claude Code's model aliases |
 //! | `walk` | the roots, depth limit, canonical-path confinement, precedence order |
 //! | `source` | reading a file (size, UTF-8) and parsing YAML frontmatter or TOML |
 //! | `fields` | typed field reads with aliases |
@@ -16,12 +18,14 @@
 //! Discovery reads definition files and nothing else: no process is started, no variable
 //! named in a definition is read. Bad files become `Warning`s; loading never fails.
 
+mod aliases;
 mod build;
 mod canonical;
 mod claude;
 mod codex;
 mod fields;
 mod opencode;
+mod options;
 mod referenced;
 mod secrets;
 mod servers;
@@ -34,88 +38,16 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use claude::CLAUDE_ALIASES;
+pub use aliases::CLAUDE_ALIASES;
+pub use options::{DefaultModel, LoadOptions, Workspace};
 
 use crate::definition::{
-    AgentDefinition, AgentRoot, Catalog, Effect, Format, ProviderKind, SkillRegistry, SkillRoot,
-    SourceFile, Warning,
+    AgentDefinition, AgentRoot, Catalog, Effect, Format, SkillRegistry, SkillRoot, SourceFile,
+    Warning,
 };
 use build::{Ctx, Parsed};
 use referenced::ReferencedFiles;
 use walk::{Candidate, walk};
-
-/// A canonical, existing workspace directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Workspace {
-    root: PathBuf,
-}
-
-impl Workspace {
-    /// Canonicalizes `path` and checks that it is a directory. The error is one line that
-    /// names the path.
-    pub fn open(path: &Path) -> Result<Workspace, String> {
-        let shown = path.display();
-        let root = path.canonicalize().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => format!("workspace {shown} does not exist"),
-            _ => format!("workspace {shown} cannot be opened: {e}"),
-        })?;
-        if !root.is_dir() {
-            return Err(format!("workspace {shown} is not a directory"));
-        }
-        Ok(Workspace { root })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.root
-    }
-}
-
-/// `--default-model PROVIDER/MODEL`: the model for definitions that defer to their parent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DefaultModel {
-    pub provider: ProviderKind,
-    pub model: String,
-}
-
-impl std::str::FromStr for DefaultModel {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        let usage = "expected PROVIDER/MODEL with PROVIDER openai or anthropic, \
-                     for example anthropic/claude-sonnet-5-5";
-        let (provider, model) = s
-            .split_once('/')
-            .filter(|(_, m)| !m.trim().is_empty())
-            .ok_or_else(|| format!("{s:?}: {usage}"))?;
-        match ProviderKind::parse(provider) {
-            Some(kind @ (ProviderKind::OpenAi | ProviderKind::Anthropic)) => Ok(DefaultModel {
-                provider: kind,
-                model: model.trim().to_owned(),
-            }),
-            _ => Err(format!("{s:?}: {usage}")),
-        }
-    }
-}
-
-/// What loading takes besides the workspace.
-#[derive(Debug, Clone, Default)]
-pub struct LoadOptions {
-    pub default_model: Option<DefaultModel>,
-    /// Variables that discovery itself reads (Claude's alias overrides), captured once so
-    /// loading is repeatable and tests need not touch the process environment.
-    pub env: HashMap<String, String>,
-}
-
-impl LoadOptions {
-    /// Options with the variables discovery reads taken from this process's environment.
-    pub fn from_process_env(default_model: Option<DefaultModel>) -> Self {
-        let env = CLAUDE_ALIASES
-            .iter()
-            .filter_map(|(_, var, _)| std::env::var(var).ok().map(|v| ((*var).to_owned(), v)))
-            .collect();
-        LoadOptions { default_model, env }
-    }
-}
 
 /// Loads the catalog of `workspace`. Never fails: every problem is a warning.
 pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {

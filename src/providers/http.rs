@@ -13,7 +13,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 use url::Url;
 
-use super::{ProviderError, ProviderFailure};
+use super::error::{ProviderError, ProviderFailure};
 use crate::limits::{
     PROVIDER_BODY_CHARS, PROVIDER_CONNECT_TIMEOUT, PROVIDER_MAX_REQUESTED_DELAY,
     PROVIDER_MESSAGE_CHARS, PROVIDER_REPLY_BYTES, PROVIDER_REQUEST_TIMEOUT, PROVIDER_RETRIES,

@@ -5,9 +5,9 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
 use super::credentials::ApiKey;
+use super::error::{ProviderError, ProviderFailure};
 use super::http::AttemptError;
-use super::{ModelSettings, ProviderError, ProviderFailure, Reply, StopReason, ToolCall};
-use super::{ToolOutput, Usage};
+use super::reply::{ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
 use crate::limits::MESSAGES_MAX_TOKENS;
 use crate::toolbox::ToolSpec;
 

@@ -5,9 +5,9 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::credentials::ApiKey;
+use super::error::{ProviderError, ProviderFailure};
 use super::http::{AttemptError, is_context_overflow};
-use super::{ModelSettings, ProviderError, ProviderFailure, Reply, StopReason, ToolCall};
-use super::{ToolOutput, Usage};
+use super::reply::{ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
 use crate::toolbox::ToolSpec;
 
 pub fn headers(key: &ApiKey) -> HeaderMap {

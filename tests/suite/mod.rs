@@ -2,6 +2,7 @@
 //! broke). They share one binary: each test binary links the whole crate, and thirty of
 //! them cost minutes of linking and gigabytes of disk.
 
+mod architecture;
 mod child_servers;
 mod cli_check;
 mod cli_run;

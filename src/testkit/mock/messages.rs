@@ -5,7 +5,8 @@ use std::collections::HashSet;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
-use super::{MockState, MockWire, Refusal, ScriptedReply, refusal, valid_tool_name};
+use super::script::{MockWire, ScriptedReply};
+use super::state::{MockState, Refusal, refusal, valid_tool_name};
 
 fn bad(message: &str) -> Refusal {
     refusal(

@@ -15,8 +15,12 @@
 
 mod messages;
 mod responses;
+mod script;
+mod state;
 
-use std::collections::{HashMap, VecDeque};
+pub use script::{MockWire, Recorded, RecordedOutcome, ScriptedReply, Step};
+use state::{MockState, lock, refusal};
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -28,195 +32,6 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
 use serde_json::Value;
-
-/// Which wire format a request used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MockWire {
-    Responses,
-    Messages,
-}
-
-/// One scripted answer.
-#[derive(Debug, Clone)]
-pub enum Step {
-    /// A successful reply, rendered in the request's wire format.
-    Reply(ScriptedReply),
-    /// Exactly this status, headers and body.
-    Raw {
-        status: u16,
-        headers: Vec<(String, String)>,
-        body: String,
-    },
-    /// Waits, then takes the inner step.
-    Delay(Duration, Box<Step>),
-    /// Never answers.
-    Hang,
-    /// Sends the status line and part of a body, then drops the connection.
-    Drop,
-}
-
-/// A reply's content; ids, signatures and encrypted reasoning are made up by the mock.
-#[derive(Debug, Clone, Default)]
-pub struct ScriptedReply {
-    pub text: Option<String>,
-    pub tool_calls: Vec<(String, Value)>,
-    /// Adds a reasoning item (Responses, with `encrypted_content`) or a thinking block
-    /// (Messages, with a `signature`) that later requests must echo unchanged.
-    pub reasoning: bool,
-    /// Messages `stop_reason` to report instead of the natural one (`pause_turn`,
-    /// `max_tokens`, `model_context_window_exceeded`, `refusal`).
-    pub stop_reason: Option<String>,
-    pub usage: (u64, u64),
-}
-
-impl Step {
-    /// A final text answer.
-    pub fn text(text: &str) -> Step {
-        Step::Reply(ScriptedReply {
-            text: Some(text.to_owned()),
-            usage: (100, 20),
-            ..ScriptedReply::default()
-        })
-    }
-
-    /// One tool call.
-    pub fn tool_call(name: &str, arguments: Value) -> Step {
-        Step::tool_calls(vec![(name, arguments)])
-    }
-
-    /// Several tool calls in one reply (parallel calls).
-    pub fn tool_calls(calls: Vec<(&str, Value)>) -> Step {
-        Step::Reply(ScriptedReply {
-            tool_calls: calls.into_iter().map(|(n, a)| (n.to_owned(), a)).collect(),
-            usage: (100, 20),
-            ..ScriptedReply::default()
-        })
-    }
-
-    /// Adds reasoning (or thinking) to a reply.
-    pub fn with_reasoning(self) -> Step {
-        match self {
-            Step::Reply(mut r) => {
-                r.reasoning = true;
-                Step::Reply(r)
-            }
-            other => other,
-        }
-    }
-
-    /// Overrides the Messages stop reason of a reply.
-    pub fn with_stop_reason(self, stop: &str) -> Step {
-        match self {
-            Step::Reply(mut r) => {
-                r.stop_reason = Some(stop.to_owned());
-                Step::Reply(r)
-            }
-            other => other,
-        }
-    }
-
-    /// Any JSON answer.
-    pub fn json(status: u16, body: Value) -> Step {
-        Step::Raw {
-            status,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: body.to_string(),
-        }
-    }
-
-    /// An OpenAI-shaped error: `{"error": {"message", "type", "param", "code"}}`.
-    pub fn openai_error(status: u16, kind: &str, code: Option<&str>, message: &str) -> Step {
-        Step::json(
-            status,
-            serde_json::json!({"error": {"message": message, "type": kind, "param": null,
-                                         "code": code}}),
-        )
-    }
-
-    /// An Anthropic-shaped error: `{"type": "error", "error": {"type", "message"}}`.
-    pub fn anthropic_error(status: u16, kind: &str, message: &str) -> Step {
-        Step::json(
-            status,
-            serde_json::json!({"type": "error", "error": {"type": kind, "message": message},
-                               "request_id": "req_mock"}),
-        )
-    }
-
-    /// Adds a response header to a raw step.
-    pub fn with_header(self, name: &str, value: &str) -> Step {
-        match self {
-            Step::Raw {
-                status,
-                mut headers,
-                body,
-            } => {
-                headers.push((name.to_owned(), value.to_owned()));
-                Step::Raw {
-                    status,
-                    headers,
-                    body,
-                }
-            }
-            other => other,
-        }
-    }
-
-    /// Waits `delay` before answering.
-    pub fn delayed(self, delay: Duration) -> Step {
-        Step::Delay(delay, Box::new(self))
-    }
-}
-
-/// A request the mock received.
-#[derive(Debug, Clone)]
-pub struct Recorded {
-    pub wire: MockWire,
-    pub headers: HeaderMap,
-    pub body: Value,
-    /// The status the mock answered with (after validation; before the script's delay).
-    pub outcome: RecordedOutcome,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RecordedOutcome {
-    /// The request was valid and took a step from the script.
-    Scripted,
-    /// The request was refused with this status and message.
-    Refused(u16, String),
-}
-
-/// What the mock issued and expects to see again, exactly.
-#[derive(Debug, Default)]
-struct Issued {
-    /// Responses reasoning items (without id), by `encrypted_content`.
-    reasoning: HashMap<String, Value>,
-    /// The `encrypted_content` of the reasoning issued with each function call.
-    call_reasoning: HashMap<String, String>,
-    /// Messages thinking text, by signature.
-    thinking: HashMap<String, String>,
-}
-
-#[derive(Debug, Default)]
-struct MockState {
-    script: VecDeque<Step>,
-    requests: Vec<Recorded>,
-    key: String,
-    issued: Issued,
-    /// Serialized input larger than this is a context-window overflow.
-    context_limit: Option<usize>,
-    counter: u64,
-    /// Whether requests are kept for [`MockProvider::requests`] (off for long runs).
-    not_recording: bool,
-    /// Requests refused as invalid, recorded or not.
-    refused: u64,
-}
-
-impl MockState {
-    fn next_id(&mut self) -> u64 {
-        self.counter += 1;
-        self.counter
-    }
-}
 
 /// A running mock endpoint on `127.0.0.1`. Dropping it stops the server.
 pub struct MockProvider {
@@ -297,14 +112,6 @@ impl Drop for MockProvider {
     }
 }
 
-/// The state lock; a panic while holding it (a bug in the mock) must not hide later
-/// requests, so poisoning is ignored.
-fn lock(state: &Mutex<MockState>) -> MutexGuard<'_, MockState> {
-    state
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 type Shared = Arc<Mutex<MockState>>;
 
 async fn responses_route(State(state): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
@@ -313,23 +120,6 @@ async fn responses_route(State(state): State<Shared>, headers: HeaderMap, body: 
 
 async fn messages_route(State(state): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
     handle(state, MockWire::Messages, headers, body).await
-}
-
-/// Both APIs' rule for function names, `^[a-zA-Z0-9_-]{1,64}$`. Written here on its own,
-/// not shared with the code that names tools, so the mock checks that code.
-fn valid_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// A refusal in the wire's error shape.
-struct Refusal {
-    status: u16,
-    /// The error's message, also inside `body`, kept for [`RecordedOutcome::Refused`].
-    message: String,
-    body: Value,
 }
 
 async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) -> Response {
@@ -467,23 +257,6 @@ fn json_response(status: u16, headers: &[(String, String)], body: String) -> Res
         }
     }
     response
-}
-
-/// An error body in the wire's shape.
-fn refusal(wire: MockWire, status: u16, kind: &str, param: Option<&str>, message: &str) -> Refusal {
-    let body = match wire {
-        MockWire::Responses => serde_json::json!({
-            "error": {"message": message, "type": kind, "param": param, "code": null}
-        }),
-        MockWire::Messages => serde_json::json!({
-            "type": "error", "error": {"type": kind, "message": message}, "request_id": "req_mock"
-        }),
-    };
-    Refusal {
-        status,
-        message: message.to_owned(),
-        body,
-    }
 }
 
 /// A `custom`-provider agent whose endpoint is `base_url` (a mock's base URL for `wire`),

@@ -1,0 +1,321 @@
+//! The canonical agent definition (SPEC §3.1): what a subagent is, whatever file format it
+//! was written in, and the filtering rule over the child tools it may be offered (§8.5).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use super::child::ChildServerConfig;
+use super::provider::ProviderConfig;
+use super::tool_filter::{ToolFilter, ToolNames};
+
+/// One subagent, as the catalog holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentDefinition {
+    pub name: String,
+    pub description: String,
+    pub instructions: String,
+    pub model: Model,
+    pub provider: ProviderConfig,
+    pub max_turns: u32,
+    /// Child MCP servers by name (sorted, so every listing is deterministic).
+    pub mcp_servers: BTreeMap<String, ChildServerConfig>,
+    /// Skills to preload, in the order listed.
+    pub skills: Vec<String>,
+    pub sandbox: Sandbox,
+    pub tools: ToolFilter,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    pub temperature: Option<f64>,
+    pub source: SourceFile,
+}
+
+impl AgentDefinition {
+    /// Whether the model may be offered `server`'s `tool`, given the tool's annotations
+    /// (SPEC §8.5): the agent's lists, the server's own lists, then read-only mode.
+    /// Deny lists always win. Without the name offered to the model, patterns are matched
+    /// against the child's name and that name under the provider character rule.
+    pub fn offers_tool(&self, server: &str, tool: &str, hints: ToolHints) -> bool {
+        self.offers_named_tool(&ToolNames::new(server, tool), hints)
+    }
+
+    /// [`offers_tool`](Self::offers_tool) for a tool whose names (and, when known, the exact
+    /// name offered to the model) are `names`: a pattern that matches any of them counts.
+    pub fn offers_named_tool(&self, names: &ToolNames<'_>, hints: ToolHints) -> bool {
+        let Some(config) = self.mcp_servers.get(names.server) else {
+            return false;
+        };
+        if !self.tools.permits_names(names) || !config.permits_names(names) {
+            return false;
+        }
+        match self.sandbox {
+            Sandbox::Default => true,
+            Sandbox::ReadOnly => hints.read_only == Some(true) && hints.destructive != Some(true),
+        }
+    }
+}
+
+/// The annotations of a child tool that filtering reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+}
+
+/// Where a definition came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    /// Canonical path relative to the workspace.
+    pub path: PathBuf,
+    pub format: Format,
+}
+
+/// The file formats of SPEC §3 / FORMATS.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// `.agents/agents/**/*.md`
+    CanonicalMarkdown,
+    /// `.agents/agents/**/*.toml`
+    CanonicalToml,
+    /// `.claude/agents/**/*.md`
+    Claude,
+    /// `.codex/agents/**/*.toml`
+    Codex,
+    /// `.opencode/agents/**/*.md` and `.opencode/agent/**/*.md`
+    OpenCode,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::CanonicalMarkdown => "canonical-md",
+            Format::CanonicalToml => "canonical-toml",
+            Format::Claude => "claude",
+            Format::Codex => "codex",
+            Format::OpenCode => "opencode",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The model a definition will really use, and how that was decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    pub id: String,
+    pub origin: ModelOrigin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelOrigin {
+    /// The file names the model id.
+    Explicit,
+    /// A Claude alias (`sonnet`, …), resolved through `env` when that variable was set, else
+    /// through the built-in table.
+    ClaudeAlias { alias: String, env: Option<String> },
+    /// The file defers to its parent's model; the server's default model is used.
+    ServerDefault,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sandbox {
+    #[default]
+    Default,
+    ReadOnly,
+}
+
+impl Sandbox {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sandbox::Default => "default",
+            Sandbox::ReadOnly => "read-only",
+        }
+    }
+}
+
+/// Reasoning effort, as the union of what the two wire APIs accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningEffort {
+    None,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    XHigh,
+    Max,
+}
+
+impl ReasoningEffort {
+    pub const ALL: [(&'static str, ReasoningEffort); 7] = [
+        ("none", ReasoningEffort::None),
+        ("minimal", ReasoningEffort::Minimal),
+        ("low", ReasoningEffort::Low),
+        ("medium", ReasoningEffort::Medium),
+        ("high", ReasoningEffort::High),
+        ("xhigh", ReasoningEffort::XHigh),
+        ("max", ReasoningEffort::Max),
+    ];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, e)| *e)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, e)| *e == self)
+            .map_or("medium", |(n, _)| n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::{ChildTransport, ProviderKind, ToolNaming, ToolPattern, WireApi};
+    use crate::limits::DEFAULT_MAX_TURNS;
+    use std::time::Duration;
+    use url::Url;
+
+    #[test]
+    fn child_bounds_are_the_specified_ones() {
+        // SPEC §8: startup 15 s, each call 60 s, unless a definition lowers them.
+        let config = ChildServerConfig::new(ChildTransport::Stdio {
+            command: "x".into(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+        });
+        assert_eq!(config.startup_timeout, Duration::from_secs(15));
+        assert_eq!(config.call_timeout, Duration::from_secs(60));
+    }
+
+    fn def_with(sandbox: Sandbox, tools: ToolFilter, server: ChildServerConfig) -> AgentDefinition {
+        AgentDefinition {
+            name: "a".into(),
+            description: "d".into(),
+            instructions: "i".into(),
+            model: Model {
+                id: "m".into(),
+                origin: ModelOrigin::Explicit,
+            },
+            provider: ProviderConfig {
+                kind: ProviderKind::OpenAi,
+                base_url: Url::parse("https://api.openai.com/v1").unwrap(),
+                env_key: "OPENAI_API_KEY".into(),
+                wire_api: WireApi::Responses,
+            },
+            max_turns: DEFAULT_MAX_TURNS,
+            mcp_servers: BTreeMap::from([("docs".to_owned(), server)]),
+            skills: vec![],
+            sandbox,
+            tools,
+            reasoning_effort: None,
+            temperature: None,
+            source: SourceFile {
+                path: "x.md".into(),
+                format: Format::CanonicalMarkdown,
+            },
+        }
+    }
+
+    fn stdio() -> ChildServerConfig {
+        ChildServerConfig::new(ChildTransport::Stdio {
+            command: "docs-mcp".into(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+        })
+    }
+
+    const RO: ToolHints = ToolHints {
+        read_only: Some(true),
+        destructive: None,
+    };
+
+    #[test]
+    fn read_only_needs_the_read_only_hint_and_no_destructive_hint() {
+        let d = def_with(Sandbox::ReadOnly, ToolFilter::default(), stdio());
+        assert!(d.offers_tool("docs", "read", RO));
+        assert!(!d.offers_tool("docs", "read", ToolHints::default()));
+        assert!(!d.offers_tool(
+            "docs",
+            "read",
+            ToolHints {
+                read_only: Some(true),
+                destructive: Some(true)
+            }
+        ));
+        assert!(!d.offers_tool("other", "read", RO), "unknown server");
+        let d = def_with(Sandbox::Default, ToolFilter::default(), stdio());
+        assert!(d.offers_tool("docs", "write", ToolHints::default()));
+    }
+
+    #[test]
+    fn deny_wins_over_read_only_and_server_lists() {
+        let mut server = stdio();
+        server.enabled_tools = Some(vec!["read".into(), "list_*".into()]);
+        server.disabled_tools = vec!["list_secrets".into()];
+        let d = def_with(Sandbox::Default, ToolFilter::default(), server);
+        assert!(d.offers_tool("docs", "read", RO));
+        assert!(d.offers_tool("docs", "list_pages", RO));
+        assert!(!d.offers_tool("docs", "list_secrets", RO));
+        assert!(!d.offers_tool("docs", "write", RO));
+
+        let tools = ToolFilter {
+            allow: None,
+            also_allow: vec![],
+            deny: vec![ToolPattern::new("docs__read", ToolNaming::Qualified)],
+        };
+        let d = def_with(Sandbox::ReadOnly, tools, stdio());
+        assert!(!d.offers_tool("docs", "read", RO));
+    }
+
+    #[test]
+    fn lists_match_the_name_the_model_is_offered() {
+        // `delete.issue` is offered as `docs__delete_issue`; lists written with that name
+        // must hold, at the agent's level and at the server's.
+        let names = ToolNames::new("docs", "delete.issue").offered_as("docs__delete_issue");
+        let deny = ToolFilter {
+            allow: None,
+            also_allow: vec![],
+            deny: vec![ToolPattern::new(
+                "docs__delete_issue",
+                ToolNaming::Qualified,
+            )],
+        };
+        let d = def_with(Sandbox::Default, deny, stdio());
+        assert!(!d.offers_named_tool(&names, RO));
+        assert!(!d.offers_tool("docs", "delete.issue", RO));
+        assert!(d.offers_tool("docs", "read", RO));
+
+        let mut allow = ToolFilter::default();
+        allow.allow(ToolPattern::new(
+            "docs__delete_issue",
+            ToolNaming::Qualified,
+        ));
+        let d = def_with(Sandbox::Default, allow, stdio());
+        assert!(d.offers_named_tool(&names, RO));
+        assert!(!d.offers_tool("docs", "read", RO));
+
+        let mut server = stdio();
+        server.disabled_tools = vec!["delete_issue".into()];
+        let d = def_with(Sandbox::Default, ToolFilter::default(), server);
+        assert!(!d.offers_named_tool(&names, RO));
+        assert!(!d.offers_tool("docs", "delete.issue", RO));
+
+        // A collision suffix is part of the offered name, and the server's lists see it.
+        let second = ToolNames::new("docs", "delete/issue").offered_as("docs__delete_issue_2");
+        let mut server = stdio();
+        server.disabled_tools = vec!["delete_issue_2".into()];
+        let d = def_with(Sandbox::Default, ToolFilter::default(), server);
+        assert!(!d.offers_named_tool(&second, RO));
+        let mut server = stdio();
+        server.enabled_tools = Some(vec!["delete_issue".into()]);
+        let d = def_with(Sandbox::Default, ToolFilter::default(), server);
+        assert!(d.offers_named_tool(&names, RO));
+        assert!(!d.offers_tool("docs", "read", RO));
+    }
+}

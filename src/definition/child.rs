@@ -1,0 +1,103 @@
+//! A definition's child MCP servers (SPEC §8.1): how each is started or reached, its own
+//! bounds and tool lists, and where its env and header values come from at run start.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use url::Url;
+
+use super::template::Template;
+use super::tool_filter::{self, ToolNames};
+use crate::limits::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
+use crate::redact::{debug_http, debug_stdio};
+
+/// One child MCP server of a definition (SPEC §8.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildServerConfig {
+    pub transport: ChildTransport,
+    /// At most [`CHILD_STARTUP_TIMEOUT`]; a definition may only lower it.
+    pub startup_timeout: Duration,
+    /// At most [`CHILD_CALL_TIMEOUT`]; a definition may only lower it.
+    pub call_timeout: Duration,
+    /// This server's own allow list of tool names (Codex `enabled_tools`); `*` globs allowed.
+    pub enabled_tools: Option<Vec<String>>,
+    /// This server's own deny list (Codex `disabled_tools`).
+    pub disabled_tools: Vec<String>,
+}
+
+impl ChildServerConfig {
+    pub fn new(transport: ChildTransport) -> Self {
+        ChildServerConfig {
+            transport,
+            startup_timeout: CHILD_STARTUP_TIMEOUT,
+            call_timeout: CHILD_CALL_TIMEOUT,
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
+        }
+    }
+
+    /// Whether this server's own lists let `tool` through (matched as listed and under the
+    /// provider character rule).
+    pub fn permits(&self, tool: &str) -> bool {
+        self.permits_names(&ToolNames::new("", tool))
+    }
+
+    /// Whether this server's own lists let the tool named `names` through: its lists name
+    /// bare tools, so they are matched against the tool's part of each name
+    /// ([`ToolNames::tool_candidates`]); any match counts, for deny as for allow.
+    pub fn permits_names(&self, names: &ToolNames<'_>) -> bool {
+        let candidates = names.tool_candidates();
+        let matches = |glob: &String| {
+            candidates
+                .iter()
+                .any(|candidate| tool_filter::glob_matches(glob, candidate))
+        };
+        self.enabled_tools
+            .as_ref()
+            .is_none_or(|allow| allow.iter().any(matches))
+            && !self.disabled_tools.iter().any(matches)
+    }
+}
+
+#[derive(Clone, PartialEq, Eq)]
+pub enum ChildTransport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, ValueSource>,
+        /// Relative paths are relative to the workspace.
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: Url,
+        headers: BTreeMap<String, ValueSource>,
+    },
+}
+
+impl fmt::Debug for ChildTransport {
+    /// Shows the command, URL origin and the names of variables and headers; never argument,
+    /// env or header text, which may carry credentials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChildTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => debug_stdio(f, command, args.len(), env.keys(), cwd),
+            ChildTransport::Http { url, headers } => debug_http(f, url, headers.keys()),
+        }
+    }
+}
+
+/// Where a child's env or header value comes from when a run starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueSource {
+    /// Literal text with `${VAR}` placeholders; an unset variable fails startup.
+    Template(Template),
+    /// Codex `env_vars` / `env_http_headers`: the value of this variable of ours, left out
+    /// when it is unset or empty.
+    EnvIfSet(String),
+}

@@ -1,0 +1,163 @@
+//! What a test scripts (the steps a mock answers with) and what it can read back (the
+//! requests the mock received).
+
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use serde_json::Value;
+
+/// Which wire format a request used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MockWire {
+    Responses,
+    Messages,
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// A successful reply, rendered in the request's wire format.
+    Reply(ScriptedReply),
+    /// Exactly this status, headers and body.
+    Raw {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// Waits, then takes the inner step.
+    Delay(Duration, Box<Step>),
+    /// Never answers.
+    Hang,
+    /// Sends the status line and part of a body, then drops the connection.
+    Drop,
+}
+
+/// A reply's content; ids, signatures and encrypted reasoning are made up by the mock.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedReply {
+    pub text: Option<String>,
+    pub tool_calls: Vec<(String, Value)>,
+    /// Adds a reasoning item (Responses, with `encrypted_content`) or a thinking block
+    /// (Messages, with a `signature`) that later requests must echo unchanged.
+    pub reasoning: bool,
+    /// Messages `stop_reason` to report instead of the natural one (`pause_turn`,
+    /// `max_tokens`, `model_context_window_exceeded`, `refusal`).
+    pub stop_reason: Option<String>,
+    pub usage: (u64, u64),
+}
+
+impl Step {
+    /// A final text answer.
+    pub fn text(text: &str) -> Step {
+        Step::Reply(ScriptedReply {
+            text: Some(text.to_owned()),
+            usage: (100, 20),
+            ..ScriptedReply::default()
+        })
+    }
+
+    /// One tool call.
+    pub fn tool_call(name: &str, arguments: Value) -> Step {
+        Step::tool_calls(vec![(name, arguments)])
+    }
+
+    /// Several tool calls in one reply (parallel calls).
+    pub fn tool_calls(calls: Vec<(&str, Value)>) -> Step {
+        Step::Reply(ScriptedReply {
+            tool_calls: calls.into_iter().map(|(n, a)| (n.to_owned(), a)).collect(),
+            usage: (100, 20),
+            ..ScriptedReply::default()
+        })
+    }
+
+    /// Adds reasoning (or thinking) to a reply.
+    pub fn with_reasoning(self) -> Step {
+        match self {
+            Step::Reply(mut r) => {
+                r.reasoning = true;
+                Step::Reply(r)
+            }
+            other => other,
+        }
+    }
+
+    /// Overrides the Messages stop reason of a reply.
+    pub fn with_stop_reason(self, stop: &str) -> Step {
+        match self {
+            Step::Reply(mut r) => {
+                r.stop_reason = Some(stop.to_owned());
+                Step::Reply(r)
+            }
+            other => other,
+        }
+    }
+
+    /// Any JSON answer.
+    pub fn json(status: u16, body: Value) -> Step {
+        Step::Raw {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.to_string(),
+        }
+    }
+
+    /// An OpenAI-shaped error: `{"error": {"message", "type", "param", "code"}}`.
+    pub fn openai_error(status: u16, kind: &str, code: Option<&str>, message: &str) -> Step {
+        Step::json(
+            status,
+            serde_json::json!({"error": {"message": message, "type": kind, "param": null,
+                                         "code": code}}),
+        )
+    }
+
+    /// An Anthropic-shaped error: `{"type": "error", "error": {"type", "message"}}`.
+    pub fn anthropic_error(status: u16, kind: &str, message: &str) -> Step {
+        Step::json(
+            status,
+            serde_json::json!({"type": "error", "error": {"type": kind, "message": message},
+                               "request_id": "req_mock"}),
+        )
+    }
+
+    /// Adds a response header to a raw step.
+    pub fn with_header(self, name: &str, value: &str) -> Step {
+        match self {
+            Step::Raw {
+                status,
+                mut headers,
+                body,
+            } => {
+                headers.push((name.to_owned(), value.to_owned()));
+                Step::Raw {
+                    status,
+                    headers,
+                    body,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Waits `delay` before answering.
+    pub fn delayed(self, delay: Duration) -> Step {
+        Step::Delay(delay, Box::new(self))
+    }
+}
+
+/// A request the mock received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub wire: MockWire,
+    pub headers: HeaderMap,
+    pub body: Value,
+    /// The status the mock answered with (after validation; before the script's delay).
+    pub outcome: RecordedOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordedOutcome {
+    /// The request was valid and took a step from the script.
+    Scripted,
+    /// The request was refused with this status and message.
+    Refused(u16, String),
+}

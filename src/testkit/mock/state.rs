@@ -1,0 +1,90 @@
+//! The mock's state behind its lock: the script, what it recorded, what it issued and
+//! expects to see echoed, and the refusals in each wire's error shape.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard};
+
+use serde_json::Value;
+
+use super::script::{MockWire, Recorded, Step};
+
+/// What the mock issued and expects to see again, exactly.
+#[derive(Debug, Default)]
+pub(super) struct Issued {
+    /// Responses reasoning items (without id), by `encrypted_content`.
+    pub(super) reasoning: HashMap<String, Value>,
+    /// The `encrypted_content` of the reasoning issued with each function call.
+    pub(super) call_reasoning: HashMap<String, String>,
+    /// Messages thinking text, by signature.
+    pub(super) thinking: HashMap<String, String>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct MockState {
+    pub(super) script: VecDeque<Step>,
+    pub(super) requests: Vec<Recorded>,
+    pub(super) key: String,
+    pub(super) issued: Issued,
+    /// Serialized input larger than this is a context-window overflow.
+    pub(super) context_limit: Option<usize>,
+    pub(super) counter: u64,
+    /// Whether requests are kept for [`MockProvider::requests`] (off for long runs).
+    pub(super) not_recording: bool,
+    /// Requests refused as invalid, recorded or not.
+    pub(super) refused: u64,
+}
+
+impl MockState {
+    pub(super) fn next_id(&mut self) -> u64 {
+        self.counter += 1;
+        self.counter
+    }
+}
+
+/// The state lock; a panic while holding it (a bug in the mock) must not hide later
+/// requests, so poisoning is ignored.
+pub(super) fn lock(state: &Mutex<MockState>) -> MutexGuard<'_, MockState> {
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Both APIs' rule for function names, `^[a-zA-Z0-9_-]{1,64}$`. Written here on its own,
+/// not shared with the code that names tools, so the mock checks that code.
+pub(super) fn valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A refusal in the wire's error shape.
+pub(super) struct Refusal {
+    pub(super) status: u16,
+    /// The error's message, also inside `body`, kept for [`RecordedOutcome::Refused`].
+    pub(super) message: String,
+    pub(super) body: Value,
+}
+
+/// An error body in the wire's shape.
+pub(super) fn refusal(
+    wire: MockWire,
+    status: u16,
+    kind: &str,
+    param: Option<&str>,
+    message: &str,
+) -> Refusal {
+    let body = match wire {
+        MockWire::Responses => serde_json::json!({
+            "error": {"message": message, "type": kind, "param": param, "code": null}
+        }),
+        MockWire::Messages => serde_json::json!({
+            "type": "error", "error": {"type": kind, "message": message}, "request_id": "req_mock"
+        }),
+    };
+    Refusal {
+        status,
+        message: message.to_owned(),
+        body,
+    }
+}
