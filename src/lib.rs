@@ -1,17 +1,23 @@
 //! `mcp-agents`: an MCP server that lets a parent agent delegate focused tasks to subagents
-//! defined in plain files (see `README.md` and `docs/`).
+//! defined in plain files (see `README.md` and `docs/`; the layering is in
+//! `docs/architecture.md`).
 //!
 //! | module | layer |
 //! | --- | --- |
-//! | [`definition`] | the canonical agent definition and the rules shared by every format |
-//! | [`discovery`] | walking the workspace and loading the catalog of agents and skills |
-//! | [`cli`] | the command line, shared by the `mcp-agents` and `modelcontextprotocol` binaries |
-//! | [`logging`] | stderr logging in the `warning: <file>: <reason>` style |
+//! | [`limits`] | every bound of SPEC §12, named, with its section |
 //! | [`error`] | the error codes of SPEC §11 |
+//! | [`redact`] | secret hiding for logs, errors and `Debug` |
+//! | [`net`] | the shared HTTP clients |
+//! | [`logging`] | stderr logging in the `warning: <file>: <reason>` style |
+//! | [`definition`] | the canonical agent definition, the catalog, and the rules every format shares |
+//! | [`discovery`] | walking the workspace and loading the catalog of agents and skills |
+//! | [`toolbox`] | the loop's tool vocabulary, between sessions and child_mcp |
 //! | [`providers`] | the OpenAI Responses and Anthropic Messages wire clients |
-//! | [`testkit`] | loopback model endpoints and a fixture child server, for the demo and tests |
+//! | [`child_mcp`] | child MCP servers as the tools of a run |
 //! | [`sessions`] | sessions, the session manager and the model loop of one run |
 //! | [`server`] | the MCP server: the three tools over stdio and streamable HTTP |
+//! | [`testkit`] | loopback model endpoints and a fixture child server, for the demo and tests |
+//! | [`cli`] | the command line, shared by the `mcp-agents` and `modelcontextprotocol` binaries |
 
 pub mod child_mcp;
 pub mod cli;

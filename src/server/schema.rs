@@ -5,7 +5,7 @@
 //! (`schemars`, as `rmcp` does for its own tools), so the schema a client sees and the
 //! checks its arguments meet cannot drift apart. Each field's type carries both halves of
 //! its rule: the schema it declares ([`JsonSchema`]) and the check that turns a bad value
-//! into an `invalid_input` message naming the field ([`Deserialize`], in [`super::call`]).
+//! into an `invalid_input` message naming the field (its `Deserialize`, in `call.rs`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
