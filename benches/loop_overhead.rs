@@ -3,8 +3,9 @@
 //! - `loop_100_turns/*`: a whole run of 100 model requests (99 tool calls, then the final
 //!   text) against the mock endpoint on loopback: loop, HTTP, JSON and the mock together.
 //! - `client_side_turn/*`: what the loop itself does per turn, without network or mock:
-//!   build the request body for a 50-turn history, serialize it, parse a reply, append the
-//!   reply and the tool result to the history.
+//!   encode the request body for a 50-turn history, parse a whole (non-streamed) reply,
+//!   append the reply and the tool result to the history. `turn_growth` measures the same
+//!   work with a streamed reply at 10, 100 and 500 turns.
 //!
 //! Run: `cargo bench --bench loop_overhead`. Results go to docs/performance.md.
 
@@ -12,9 +13,9 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_agents::definition::WireApi;
-use mcp_agents::providers::{
-    ApiKey, Conversation, ProviderClient, ToolOutput, messages, responses,
-};
+use mcp_agents::providers::formats::format;
+use mcp_agents::providers::wire::Request;
+use mcp_agents::providers::{ApiKey, Conversation, ProviderClient, ToolOutput};
 use mcp_agents::sessions::activity::Activity;
 use mcp_agents::sessions::run::{
     Inbox, RunContext, RunObserver, RunOutcome, UsageDelta, run_model_loop,
@@ -136,24 +137,26 @@ fn history(wire: WireApi) -> Conversation {
 }
 
 fn reply(wire: WireApi, i: usize) -> mcp_agents::providers::Reply {
-    match wire {
-        WireApi::Responses => responses::parse_reply(json!({
+    let body = match wire {
+        WireApi::Responses => json!({
             "id": "resp", "object": "response", "status": "completed",
             "output": [
                 {"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": "gAAAA".repeat(40)},
                 {"type": "function_call", "id": "fc", "call_id": format!("call_{i}"), "name": "t__echo",
                  "arguments": "{\"text\": \"x\"}", "status": "completed"}],
             "usage": {"input_tokens": 1000, "output_tokens": 50}
-        })),
-        WireApi::AnthropicMessages => messages::parse_reply(json!({
+        }),
+        WireApi::AnthropicMessages => json!({
             "id": "msg", "type": "message", "role": "assistant",
             "content": [
                 {"type": "thinking", "thinking": "hmm ".repeat(40), "signature": "sig".repeat(40)},
                 {"type": "tool_use", "id": format!("toolu_{i}"), "name": "t__echo", "input": {"text": "x"}}],
             "stop_reason": "tool_use", "usage": {"input_tokens": 1000, "output_tokens": 50}
-        })),
-    }
-    .unwrap_or_else(|_| panic!("valid reply"))
+        }),
+    };
+    format(wire)
+        .parse("bench", body)
+        .unwrap_or_else(|_| panic!("valid reply"))
 }
 
 fn client_side(c: &mut Criterion) {
@@ -179,21 +182,19 @@ fn client_side(c: &mut Criterion) {
             b.iter_batched(
                 || conversation.clone(),
                 |mut next| {
-                    let body = match wire {
-                        WireApi::Responses => {
-                            responses::request_body(&settings, "sys", conversation.items(), &tools)
-                        }
-                        WireApi::AnthropicMessages => {
-                            messages::request_body(&settings, "sys", conversation.items(), &tools)
-                        }
-                    };
-                    let bytes = serde_json::to_vec(&body).unwrap();
+                    let bytes = format(wire)
+                        .encode(&Request {
+                            settings: &settings,
+                            system: "sys",
+                            history: conversation.history(),
+                            tools: &tools,
+                            max_output_tokens: 32_000,
+                        })
+                        .unwrap();
                     let parsed: Value = serde_json::from_slice(&raw_bytes).unwrap();
-                    let reply = match wire {
-                        WireApi::Responses => responses::parse_reply(parsed),
-                        WireApi::AnthropicMessages => messages::parse_reply(parsed),
-                    }
-                    .unwrap_or_else(|_| panic!("valid"));
+                    let reply = format(wire)
+                        .parse("bench", parsed)
+                        .unwrap_or_else(|_| panic!("valid"));
                     next.push_reply(&reply);
                     next.push_tool_outputs(&[ToolOutput {
                         call_id: "c".into(),

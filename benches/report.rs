@@ -13,8 +13,9 @@ use mcp_agents::child_mcp::ChildServers;
 use mcp_agents::child_mcp::config::Launch;
 use mcp_agents::definition::WireApi;
 use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
-use mcp_agents::providers::{Conversation, RetryPolicy};
-use mcp_agents::providers::{ModelSettings, ToolOutput, responses};
+use mcp_agents::providers::formats::format;
+use mcp_agents::providers::wire::Request;
+use mcp_agents::providers::{Conversation, ModelSettings, RetryPolicy, ToolOutput};
 use mcp_agents::sessions::manager::{Limits, ManagerConfig, SessionManager};
 use mcp_agents::sessions::wait::WaitEvent;
 use mcp_agents::testkit::mock::{MockProvider, Step};
@@ -47,7 +48,7 @@ fn write(root: &Path, rel: &str, text: &str) {
     fs::write(path, text).unwrap();
 }
 
-/// `worker` (no tools) and `tooled` (the fixture child, 100 turns allowed) at the mock.
+/// `worker` (no tools) and `tooled` (the fixture child, 500 turns allowed) at the mock.
 fn workspace(mock: &MockProvider) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let head = |name: &str, turns: u32| {
@@ -67,7 +68,7 @@ fn workspace(mock: &MockProvider) -> tempfile::TempDir {
         ".agents/agents/tooled.md",
         &format!(
             "{}mcp_servers:\n  fx:\n    command: {BIN}\n    args: [fixture-server]\n---\nWork.\n",
-            head("tooled", 100)
+            head("tooled", TURNS_PER_RETAINED_SESSION)
         ),
     );
     dir
@@ -249,7 +250,7 @@ fn loop_overhead() -> Stats {
     let mut conversation = Conversation::new(WireApi::Responses);
     conversation.push_user_texts(&["Go.".into()]);
     for i in 0..50 {
-        let reply = responses::parse_reply(json!({"status": "completed", "output": [
+        let reply = format(WireApi::Responses).parse("bench", json!({"status": "completed", "output": [
             {"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": "gAAAA".repeat(40)},
             {"type": "function_call", "id": "fc", "call_id": format!("c{i}"), "name": "t__echo", "arguments": "{}"}],
             "usage": {"input_tokens": 1, "output_tokens": 1}})).unwrap_or_else(|_| panic!());
@@ -278,14 +279,17 @@ fn loop_overhead() -> Stats {
     for _ in 0..2000 {
         let mut next = conversation.clone();
         let started = Instant::now();
-        let body = serde_json::to_vec(&responses::request_body(
-            &settings,
-            "sys",
-            next.items(),
-            &tools,
-        ))
-        .unwrap();
-        let parsed = responses::parse_reply(serde_json::from_slice(&reply).unwrap())
+        let body = format(WireApi::Responses)
+            .encode(&Request {
+                settings: &settings,
+                system: "sys",
+                history: next.history(),
+                tools: &tools,
+                max_output_tokens: 32_000,
+            })
+            .unwrap();
+        let parsed = format(WireApi::Responses)
+            .parse("bench", serde_json::from_slice(&reply).unwrap())
             .unwrap_or_else(|_| panic!());
         next.push_reply(&parsed);
         next.push_tool_outputs(&[ToolOutput {
@@ -328,22 +332,28 @@ async fn child_round_trip(ws: &Path) -> Stats {
     Stats(samples)
 }
 
-/// RSS of the server at idle, and after 64 retained sessions of 100 turns each.
+/// Turns of each of the 64 retained sessions the memory row measures.
+const TURNS_PER_RETAINED_SESSION: u32 = 500;
+
+/// RSS of the server at idle, and after 64 retained sessions of 500 turns each.
 async fn memory(mock: &MockProvider, ws: &Path) -> (u64, u64) {
     let (client, pid) = stdio_client(ws).await;
     client.list_all_tools().await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let idle = rss_kib(pid);
-    // One at a time: the mock's script is shared, so each run gets exactly its 100 turns.
+    // One at a time: the mock's script is shared, so each run gets exactly its turns.
     for n in 0..64 {
         let mut steps =
-            vec![Step::tool_call("fx__echo", json!({"text": format!("turn of agent {n}")})); 99];
+            vec![
+                Step::tool_call("fx__echo", json!({"text": format!("turn of agent {n}")}));
+                TURNS_PER_RETAINED_SESSION as usize - 1
+            ];
         steps.push(Step::text("done"));
         mock.push(steps);
         let id = call(
             &client,
             "spawn_agent",
-            json!({"name": "tooled", "task": "Run a hundred turns."}),
+            json!({"name": "tooled", "task": "Run five hundred turns."}),
         )
         .await["agent_id"]
             .clone();
@@ -355,7 +365,7 @@ async fn memory(mock: &MockProvider, ws: &Path) -> (u64, u64) {
         .await;
         let agent = &done["agents"][0];
         assert_eq!(agent["status"], "completed", "{agent}");
-        assert_eq!(agent["turns"], 100);
+        assert_eq!(agent["turns"], TURNS_PER_RETAINED_SESSION);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let retained = rss_kib(pid);
@@ -464,7 +474,7 @@ fn main() {
         println!("| loop overhead per turn, 50-turn history, 10 tools (2,000 turns) | well under 1 ms of CPU | p50 {}, p99 {} |", ms(turn.at(0.5)), ms(turn.at(0.99)));
         println!("| child tool call round trip over stdio (2,000 calls) | — | p50 {}, p99 {} |", ms(child.at(0.5)), ms(child.at(0.99)));
         println!("| server memory (RSS) at idle | — | {:.1} MiB |", idle as f64 / 1024.0);
-        println!("| server memory with 64 retained sessions of 100 turns each | bounded | {:.1} MiB |", retained as f64 / 1024.0);
+        println!("| server memory with 64 retained sessions of {TURNS_PER_RETAINED_SESSION} turns each | < 64 MiB | {:.1} MiB |", retained as f64 / 1024.0);
         println!("| `wait_agent` snapshots, 8 running sessions, 100 HTTP clients (10 s) | no error, no stall | {rate:.0} calls/s; p50 {}, p99 {}, max {} |", ms(snapshots.at(0.5)), ms(snapshots.at(0.99)), ms(snapshots.at(1.0)));
     });
 }

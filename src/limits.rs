@@ -17,6 +17,9 @@ pub const CONCURRENT_RUNS: usize = 8;
 pub const QUEUED_INPUTS: usize = 16;
 /// Terminal sessions retained before the least recently used is evicted (SPEC §5, §12).
 pub const RETAINED_TERMINAL_SESSIONS: usize = 64;
+/// The retained terminal sessions' histories together, in bytes of provider JSON; past it
+/// the least recently used are evicted (SPEC §5, §12).
+pub const RETAINED_HISTORY_BYTES: usize = 512 * 1024 * 1024;
 
 // ----- The model loop (SPEC §3.1, §6) -----
 
@@ -29,10 +32,47 @@ pub const MAX_TURNS_RANGE: RangeInclusive<u32> = 1..=1000;
 
 /// Connecting to a provider (SPEC §6, §12).
 pub const PROVIDER_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// A provider request (SPEC §6, §12).
+/// The request timeout: the wait for a streamed reply to begin (response headers and first
+/// bytes), and every silence between two of its events (SPEC §6.1 "What the 120 s request
+/// timeout bounds", §12).
 pub const PROVIDER_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
-/// Messages `max_tokens` of every request (SPEC §6.1 "Output length").
-pub const MESSAGES_MAX_TOKENS: u64 = 8192;
+/// The longest one request may take, however steadily its reply keeps arriving
+/// (SPEC §6.1, §12).
+pub const PROVIDER_REQUEST_CEILING: Duration = Duration::from_secs(15 * 60);
+/// Retries of a request whose reply stalled or broke off after it began: the provider bills
+/// a generation whether or not it was received (SPEC §6.1).
+pub const PROVIDER_STALL_RETRIES: u32 = 1;
+/// `max_output_tokens` for a model the table below does not know (SPEC §6.1 "Output
+/// length").
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 32_000;
+/// The range a definition's `max_output_tokens` must fall in (SPEC §3.1). Responses refuses
+/// less than 16; no model's documented maximum comes near the top, and a value above a
+/// model's own maximum is retried with the maximum the provider names (SPEC §6.1).
+pub const MAX_OUTPUT_TOKENS_RANGE: RangeInclusive<u32> = 16..=1_000_000;
+/// The documented longest reply of the current Claude and GPT families, by model id prefix,
+/// the first matching prefix wins (SPEC §6.1 "Output length"; sources in docs/agents.md).
+/// A model none of them matches gets [`DEFAULT_MAX_OUTPUT_TOKENS`].
+pub const MODEL_MAX_OUTPUT_TOKENS: &[(&str, u32)] = &[
+    ("claude-opus-4-6", 128_000),
+    ("claude-opus-4-7", 128_000),
+    ("claude-opus-4-8", 128_000),
+    ("claude-sonnet-4-6", 128_000),
+    ("claude-opus-4-5", 64_000),
+    ("claude-sonnet-4-5", 64_000),
+    ("claude-haiku-4-5", 64_000),
+    ("claude-opus-4-1", 32_000),
+    ("claude-opus-4", 32_000),
+    ("claude-sonnet-4", 64_000),
+    ("claude-3-7-sonnet", 64_000),
+    ("claude-3-5-haiku", 8_192),
+    ("claude-3-haiku", 4_096),
+    ("gpt-5-chat", 16_384),
+    ("gpt-5", 128_000),
+    ("gpt-4.1", 32_768),
+    ("gpt-4o", 16_384),
+    ("o3", 100_000),
+    ("o4-mini", 100_000),
+];
 
 // ----- Activity (SPEC §7) -----
 

@@ -3,7 +3,7 @@
 //!
 //! | client | bounds | used for |
 //! | --- | --- | --- |
-//! | [`provider_client`] | connect 10 s, request 120 s, no redirects | model requests |
+//! | [`provider_client`] | connect 10 s, no redirects (a streamed reply's own bounds are the provider layer's) | model requests |
 //! | [`child_client`] | connect 10 s, no redirects | streamable-HTTP child servers |
 //!
 //! Neither follows redirects: a redirect could carry a key or a child's credential header
@@ -18,18 +18,16 @@ use std::sync::OnceLock;
 
 use url::Url;
 
-use crate::limits::{
-    CHILD_HTTP_CONNECT_TIMEOUT, PROVIDER_CONNECT_TIMEOUT, PROVIDER_REQUEST_TIMEOUT,
-};
+use crate::limits::{CHILD_HTTP_CONNECT_TIMEOUT, PROVIDER_CONNECT_TIMEOUT};
 
-/// The client for requests to a provider at `url`.
+/// The client for requests to a provider at `url`. Only connecting is bounded here: a
+/// streamed reply may rightly last longer than any total timeout, so the provider layer
+/// bounds its start, its silences and its length itself (SPEC §6.1).
 pub fn provider_client(url: &Url) -> &'static reqwest::Client {
     static PLAIN: OnceLock<reqwest::Client> = OnceLock::new();
     static TLS: OnceLock<reqwest::Client> = OnceLock::new();
     pick(url, &PLAIN, &TLS, || {
-        reqwest::Client::builder()
-            .connect_timeout(PROVIDER_CONNECT_TIMEOUT)
-            .timeout(PROVIDER_REQUEST_TIMEOUT)
+        reqwest::Client::builder().connect_timeout(PROVIDER_CONNECT_TIMEOUT)
     })
 }
 

@@ -18,6 +18,9 @@ pub struct AgentDefinition {
     pub model: Model,
     pub provider: ProviderConfig,
     pub max_turns: u32,
+    /// The longest reply of one request, in tokens, when the definition sets it; otherwise
+    /// the model's default applies (SPEC §3.1, §6.1).
+    pub max_output_tokens: Option<u32>,
     /// Child MCP servers by name (sorted, so every listing is deterministic).
     pub mcp_servers: BTreeMap<String, ChildServerConfig>,
     /// Skills to preload, in the order listed.
@@ -208,6 +211,7 @@ mod tests {
                 wire_api: WireApi::Responses,
             },
             max_turns: DEFAULT_MAX_TURNS,
+            max_output_tokens: None,
             mcp_servers: BTreeMap::from([("docs".to_owned(), server)]),
             skills: vec![],
             sandbox,

@@ -19,7 +19,7 @@ use crate::definition::{
     AgentDefinition, ChildServerConfig, Format, Model, ModelOrigin, ProviderConfig, ProviderKind,
     ReasoningEffort, Sandbox, SourceFile, ToolFilter, ToolNaming, ToolPattern, WireApi,
 };
-use crate::limits::{DEFAULT_MAX_TURNS, MAX_TURNS_RANGE};
+use crate::limits::{DEFAULT_MAX_TURNS, MAX_OUTPUT_TOKENS_RANGE, MAX_TURNS_RANGE};
 
 /// What one file turned out to be.
 #[derive(Debug)]
@@ -65,6 +65,7 @@ pub struct Draft {
     pub env_key: Option<String>,
     pub wire_api: Option<String>,
     pub max_turns: Option<u32>,
+    pub max_output_tokens: Option<u32>,
     pub mcp_servers: BTreeMap<String, ChildServerConfig>,
     pub skills: Vec<String>,
     pub sandbox: Sandbox,
@@ -109,6 +110,10 @@ pub fn read_common(
     draft.env_key = doc.string(&["env_key", "envKey"])?;
     draft.wire_api = doc.string(&["wire_api", "wireApi"])?;
     draft.max_turns = doc.integer(spellings.max_turns, MAX_TURNS_RANGE)?;
+    draft.max_output_tokens = doc.integer(
+        &["max_output_tokens", "maxOutputTokens"],
+        MAX_OUTPUT_TOKENS_RANGE,
+    )?;
 
     if let Some((field, value)) = doc.find(&["mcp_servers", "mcpServers"])? {
         draft.mcp_servers = parse_servers(field, value, ctx.referenced, &mut ctx.caveats)?;
@@ -375,6 +380,7 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
         model,
         provider,
         max_turns: draft.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+        max_output_tokens: draft.max_output_tokens,
         mcp_servers: draft.mcp_servers,
         skills: draft.skills,
         sandbox: draft.sandbox,

@@ -1,29 +1,51 @@
 //! A client for one definition's provider and model: the endpoint, the key read for this
-//! run, the wire API, and the retries around each request.
+//! run, the wire format, the output limit, and the retries around each request.
 
-use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
 use url::Url;
 
+use super::classify::named_output_maximum;
 use super::conversation::Conversation;
 use super::credentials::ApiKey;
-use super::error::ProviderError;
-use super::http::{self, RetryNotice, RetryPolicy};
+use super::error::{ProviderError, ProviderFailure};
+use super::formats::format;
+use super::http::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::reply::{ModelSettings, Reply};
-use super::{messages, responses};
+use super::wire::{Request, WireFormat};
 use crate::definition::{AgentDefinition, ProviderKind, WireApi};
 use crate::error::AgentError;
+use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS};
 use crate::toolbox::ToolSpec;
 
 /// A client for one definition's provider and model, holding the key read for this run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ProviderClient {
     http: reqwest::Client,
     label: String,
-    wire: WireApi,
+    wire: &'static dyn WireFormat,
     endpoint: Url,
     key: ApiKey,
     settings: ModelSettings,
     retry: RetryPolicy,
+    /// The longest reply asked for; lowered (once) to the maximum a provider names when it
+    /// refuses more, and kept for the requests after.
+    max_output_tokens: Arc<AtomicU32>,
+    /// Whether the definition set `max_output_tokens` (for the warning's wording).
+    output_limit_from_definition: bool,
+}
+
+impl std::fmt::Debug for ProviderClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderClient")
+            .field("label", &self.label)
+            .field("endpoint", &self.endpoint.origin().ascii_serialization())
+            .field("model", &self.settings.model)
+            .field("max_output_tokens", &self.max_output_tokens())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ProviderClient {
@@ -39,10 +61,13 @@ impl ProviderClient {
             kind => kind.as_str().to_owned(),
         };
         let endpoint = endpoint(&provider.base_url, provider.wire_api);
+        let limit = definition
+            .max_output_tokens
+            .unwrap_or_else(|| default_max_output_tokens(&definition.model.id));
         ProviderClient {
             http: crate::net::provider_client(&endpoint).clone(),
             label,
-            wire: provider.wire_api,
+            wire: format(provider.wire_api),
             endpoint,
             key,
             settings: ModelSettings {
@@ -51,6 +76,8 @@ impl ProviderClient {
                 reasoning_effort: definition.reasoning_effort,
             },
             retry: RetryPolicy::default(),
+            max_output_tokens: Arc::new(AtomicU32::new(limit)),
+            output_limit_from_definition: definition.max_output_tokens.is_some(),
         }
     }
 
@@ -81,6 +108,11 @@ impl ProviderClient {
         &self.settings.model
     }
 
+    /// The longest reply requests ask for now, in tokens.
+    pub fn max_output_tokens(&self) -> u32 {
+        self.max_output_tokens.load(Ordering::Relaxed)
+    }
+
     /// Asks for the next reply. Retries transient failures (reporting each through
     /// `on_retry`); the error says why it gave up.
     pub async fn complete(
@@ -90,54 +122,125 @@ impl ProviderClient {
         tools: &[ToolSpec],
         on_retry: &(dyn Fn(&RetryNotice) + Send + Sync),
     ) -> Result<Reply, ProviderError> {
-        let (body, headers) = match self.wire {
-            WireApi::Responses => (
-                responses::request_body(&self.settings, system, conversation.items(), tools),
-                responses::headers(&self.key),
-            ),
-            WireApi::AnthropicMessages => (
-                messages::request_body(&self.settings, system, conversation.items(), tools),
-                messages::headers(&self.key),
-            ),
+        self.complete_with(system, conversation, tools, &|n: &RetryNotice| on_retry(n))
+            .await
+    }
+
+    /// [`complete`](Self::complete), telling `events` about retries and when the reply
+    /// begins to arrive.
+    pub async fn complete_with(
+        &self,
+        system: &str,
+        conversation: &Conversation,
+        tools: &[ToolSpec],
+        events: &dyn RequestEvents,
+    ) -> Result<Reply, ProviderError> {
+        let redacted = Redacted {
+            key: &self.key,
+            events,
         };
-        let parse: fn(Value) -> Result<Reply, http::AttemptError> = match self.wire {
-            WireApi::Responses => responses::parse_reply,
-            WireApi::AnthropicMessages => messages::parse_reply,
+        let limit = self.max_output_tokens();
+        match self
+            .send(system, conversation, tools, limit, &redacted)
+            .await
+        {
+            Err(e) if e.failure == ProviderFailure::Failed => {
+                let Some(maximum) = named_output_maximum(&e.message).filter(|m| *m < limit) else {
+                    return Err(e);
+                };
+                // Once: the session keeps the lower limit for its later requests.
+                tracing::warn!(
+                    "{}: {} refused max_output_tokens {limit} for {}; using the model's \
+                     maximum of {maximum} it named{}",
+                    self.label,
+                    self.label,
+                    self.settings.model,
+                    if self.output_limit_from_definition {
+                        " (the definition's `max_output_tokens` is more than the model allows)"
+                    } else {
+                        ""
+                    }
+                );
+                self.max_output_tokens.store(maximum, Ordering::Relaxed);
+                self.send(system, conversation, tools, maximum, &redacted)
+                    .await
+            }
+            other => other,
+        }
+    }
+
+    async fn send(
+        &self,
+        system: &str,
+        conversation: &Conversation,
+        tools: &[ToolSpec],
+        max_output_tokens: u32,
+        events: &dyn RequestEvents,
+    ) -> Result<Reply, ProviderError> {
+        let request = Request {
+            settings: &self.settings,
+            system,
+            history: conversation.history(),
+            tools,
+            max_output_tokens,
         };
-        // What the provider says is quoted in errors and activity; never the key with it.
-        let redacted_retry = |notice: &RetryNotice| {
-            on_retry(&RetryNotice {
-                reason: self.key.redact(&notice.reason),
-                ..notice.clone()
+        let body = self
+            .wire
+            .encode(&request)
+            .map_err(|e| ProviderError::failed(format!("cannot encode the request: {e}")))?;
+        let headers = self.wire.headers(&self.key);
+        let target = Target {
+            client: &self.http,
+            url: &self.endpoint,
+            headers: &headers,
+            body: body.into(),
+            provider: &self.label,
+            wire: self.wire,
+        };
+        http::send_with_retries(&target, &self.retry, events)
+            .await
+            .map_err(|e| ProviderError {
+                message: self.key.redact(&e.message),
+                ..e
             })
-        };
-        http::post_with_retries(
-            &self.http,
-            &self.endpoint,
-            headers,
-            &body,
-            &self.label,
-            &self.retry,
-            parse,
-            &redacted_retry,
-        )
-        .await
-        .map_err(|e| ProviderError {
-            message: self.key.redact(&e.message),
-            ..e
+    }
+}
+
+/// What the provider says is quoted in errors and activity; never the key with it.
+struct Redacted<'a> {
+    key: &'a ApiKey,
+    events: &'a dyn RequestEvents,
+}
+
+impl RequestEvents for Redacted<'_> {
+    fn retrying(&self, notice: &RetryNotice) {
+        self.events.retrying(&RetryNotice {
+            reason: self.key.redact(&notice.reason),
+            ..notice.clone()
         })
     }
+
+    fn receiving(&self, left: Duration) {
+        self.events.receiving(left)
+    }
+}
+
+/// The output limit of `model` when its definition sets none: the documented maximum of its
+/// family, else [`DEFAULT_MAX_OUTPUT_TOKENS`]. A gateway's `vendor/model` id is looked up
+/// by the part after the last `/`.
+pub fn default_max_output_tokens(model: &str) -> u32 {
+    let id = model.rsplit('/').next().unwrap_or(model);
+    MODEL_MAX_OUTPUT_TOKENS
+        .iter()
+        .find(|(prefix, _)| id.starts_with(prefix))
+        .map_or(DEFAULT_MAX_OUTPUT_TOKENS, |(_, max)| *max)
 }
 
 /// `{base_url}/responses` or `{base_url}/v1/messages`.
 pub fn endpoint(base_url: &Url, wire: WireApi) -> Url {
     let mut url = base_url.clone();
     let path = url.path().trim_end_matches('/').to_owned();
-    let suffix = match wire {
-        WireApi::Responses => "/responses",
-        WireApi::AnthropicMessages => "/v1/messages",
-    };
-    url.set_path(&format!("{path}{suffix}"));
+    url.set_path(&format!("{path}{}", format(wire).path()));
     url
 }
 
@@ -164,5 +267,29 @@ mod tests {
             endpoint(&u("http://127.0.0.1:9/gw"), WireApi::AnthropicMessages).as_str(),
             "http://127.0.0.1:9/gw/v1/messages"
         );
+    }
+
+    #[test]
+    fn output_limits_default_to_the_model_familys_maximum() {
+        assert_eq!(default_max_output_tokens("claude-opus-4-6"), 128_000);
+        assert_eq!(
+            default_max_output_tokens("claude-sonnet-4-5-20250929"),
+            64_000
+        );
+        assert_eq!(
+            default_max_output_tokens("claude-opus-4-1-20250805"),
+            32_000
+        );
+        assert_eq!(default_max_output_tokens("claude-3-5-haiku-latest"), 8_192);
+        assert_eq!(default_max_output_tokens("gpt-5.4"), 128_000);
+        assert_eq!(default_max_output_tokens("openai/gpt-5.6-luna"), 128_000);
+        assert_eq!(default_max_output_tokens("gpt-5-chat-latest"), 16_384);
+        assert_eq!(default_max_output_tokens("gpt-4o-mini"), 16_384);
+        assert_eq!(default_max_output_tokens("o4-mini"), 100_000);
+        assert_eq!(
+            default_max_output_tokens("claude-sonnet-5-5"),
+            DEFAULT_MAX_OUTPUT_TOKENS
+        );
+        assert_eq!(default_max_output_tokens("local-model"), 32_000);
     }
 }

@@ -1,54 +1,105 @@
 //! A conversation kept in one wire API's own form (SPEC §6): the history is the provider's
 //! raw items, appended to and never rewritten.
 
-use serde_json::Value;
+use serde_json::value::RawValue;
 
+use super::formats::format;
+use super::history::{History, Role};
 use super::reply::{Reply, ToolOutput};
-use super::{messages, responses};
+use super::wire::WireFormat;
 use crate::definition::WireApi;
 
 /// A conversation in one wire API's native form. It only grows; nothing is summarized,
 /// pruned or rewritten.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Conversation {
-    wire: WireApi,
-    items: Vec<Value>,
+    api: WireApi,
+    wire: &'static dyn WireFormat,
+    history: History,
+}
+
+impl std::fmt::Debug for Conversation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conversation")
+            .field("api", &self.api)
+            .field("items", &self.history.len())
+            .field("bytes", &self.history.bytes())
+            .finish()
+    }
+}
+
+impl PartialEq for Conversation {
+    fn eq(&self, other: &Self) -> bool {
+        self.api == other.api && self.history == other.history
+    }
 }
 
 impl Conversation {
-    pub fn new(wire: WireApi) -> Self {
+    pub fn new(api: WireApi) -> Self {
         Conversation {
-            wire,
-            items: Vec::new(),
+            api,
+            wire: format(api),
+            history: History::default(),
         }
     }
 
-    /// The raw items (Responses `input` items or Messages `messages`).
-    pub fn items(&self) -> &[Value] {
-        &self.items
+    pub fn api(&self) -> WireApi {
+        self.api
+    }
+
+    /// The stored items (Responses `input` items or Messages content blocks), as received.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The stored items parsed into JSON values: a copy, for tests and diagnostics (the loop
+    /// never reads them back).
+    pub fn items(&self) -> Vec<serde_json::Value> {
+        self.history
+            .entries()
+            .iter()
+            .map(|e| serde_json::from_str(e.item.get()).unwrap_or(serde_json::Value::Null))
+            .collect()
+    }
+
+    /// How many items are stored.
+    pub fn len(&self) -> usize {
+        self.history.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.history.is_empty()
+    }
+
+    /// The bytes of JSON the history holds (SPEC §5 retention).
+    pub fn bytes(&self) -> usize {
+        self.history.bytes()
     }
 
     /// Adds user input, in order.
     pub fn push_user_texts(&mut self, texts: &[String]) {
-        match self.wire {
-            WireApi::Responses => responses::push_user_texts(&mut self.items, texts),
-            WireApi::AnthropicMessages => messages::push_user_texts(&mut self.items, texts),
+        for text in texts {
+            self.history.push(Role::User, self.wire.user_text(text));
         }
     }
 
-    /// Adds the model's reply.
+    /// Adds the model's reply (a copy of its items). A paused reply's continuation joins the
+    /// assistant turn it continues.
     pub fn push_reply(&mut self, reply: &Reply) {
-        match self.wire {
-            WireApi::Responses => self.items.extend(reply.items.iter().cloned()),
-            WireApi::AnthropicMessages => messages::push_reply(&mut self.items, reply),
+        self.push_reply_items(reply.items.clone());
+    }
+
+    /// Adds the model's reply items, taken (the loop's way: nothing is copied).
+    pub fn push_reply_items(&mut self, items: Vec<Box<RawValue>>) {
+        for item in items {
+            self.history.push(Role::Assistant, item);
         }
     }
 
     /// Adds one result per call, in the order given.
     pub fn push_tool_outputs(&mut self, outputs: &[ToolOutput]) {
-        match self.wire {
-            WireApi::Responses => responses::push_tool_outputs(&mut self.items, outputs),
-            WireApi::AnthropicMessages => messages::push_tool_outputs(&mut self.items, outputs),
+        for output in outputs {
+            self.history.push(Role::User, self.wire.tool_output(output));
         }
     }
 }

@@ -1,125 +1,284 @@
-//! Anthropic Messages (`POST {base_url}/v1/messages`). Assistant content blocks, thinking
-//! blocks with their signatures included, go back exactly as received.
+//! Anthropic Messages (`POST {base_url}/v1/messages`), streamed. Assistant content blocks,
+//! thinking blocks with their signatures included, go back exactly as received.
+//!
+//! A streamed reply is assembled as the official SDK does it: `message_start` carries the
+//! message without content, each block opens with `content_block_start` (text, tool use,
+//! thinking, redacted thinking, server tool use and results, kinds added later), grows with
+//! `content_block_delta` (text, tool input JSON, thinking, signature, citations) and closes
+//! with `content_block_stop`; `message_delta` brings the stop reason and the final usage,
+//! and `message_stop` ends the reply. `ping` keeps the connection alive. An `error` event
+//! (an overloaded API mid-reply) is classified like the HTTP status it stands for.
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
 
+use super::classify::{AttemptError, classify_error_event};
 use super::credentials::ApiKey;
 use super::error::{ProviderError, ProviderFailure};
-use super::http::AttemptError;
-use super::reply::{ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
-use crate::limits::MESSAGES_MAX_TOKENS;
-use crate::toolbox::ToolSpec;
+use super::history::GroupedMessages;
+use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage};
+use super::wire::{ReplyStream, Request, WireFormat, raw_item};
 
 /// The API version this client speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-pub fn headers(key: &ApiKey) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert(
-        "anthropic-version",
-        HeaderValue::from_static(ANTHROPIC_VERSION),
-    );
-    if let Ok(mut value) = HeaderValue::from_str(key.expose()) {
-        value.set_sensitive(true);
-        headers.insert("x-api-key", value);
-    }
-    headers
-}
+/// The Messages wire format.
+pub struct Messages;
 
-pub fn request_body(
-    settings: &ModelSettings,
-    system: &str,
-    messages: &[Value],
-    tools: &[ToolSpec],
-) -> Value {
-    let mut body = json!({
-        "model": settings.model,
-        "max_tokens": MESSAGES_MAX_TOKENS,
-        "system": system,
-        "messages": messages,
-    });
-    let map = body.as_object_mut().expect("a json! object literal");
-    if !tools.is_empty() {
-        let tools: Vec<Value> = tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "name": t.name,
-                    "description": t.description,
-                    "input_schema": t.input_schema,
-                })
-            })
-            .collect();
-        map.insert("tools".into(), Value::Array(tools));
+impl WireFormat for Messages {
+    fn path(&self) -> &'static str {
+        "/v1/messages"
     }
-    if let Some(effort) = settings.reasoning_effort {
-        map.insert("output_config".into(), json!({ "effort": effort.as_str() }));
-    }
-    if let Some(t) = settings.temperature {
-        map.insert("temperature".into(), json!(t));
-    }
-    body
-}
 
-/// User text goes into the last message when that is already a user message (after tool
-/// results, which must come first), else into a new one.
-pub fn push_user_texts(messages: &mut Vec<Value>, texts: &[String]) {
-    let blocks = texts.iter().map(|t| json!({"type": "text", "text": t}));
-    append_blocks(messages, "user", blocks.collect());
-}
-
-/// The assistant's content, as received. A continuation of a paused or cut-off reply joins
-/// the assistant message it continues.
-pub fn push_reply(messages: &mut Vec<Value>, reply: &Reply) {
-    let mut blocks = reply.items.clone();
-    if reply.stop == StopReason::Continue {
-        // The API refuses an assistant turn that ends in whitespace when asked to continue it.
-        if let Some(last) = blocks.last_mut()
-            && last["type"] == "text"
-            && let Some(text) = last["text"].as_str()
-        {
-            last["text"] = Value::String(text.trim_end().to_owned());
+    fn headers(&self, key: &ApiKey) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            "anthropic-version",
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
+        if let Ok(mut value) = HeaderValue::from_str(key.expose()) {
+            value.set_sensitive(true);
+            headers.insert("x-api-key", value);
         }
+        headers
     }
-    append_blocks(messages, "assistant", blocks);
-}
 
-/// One `tool_result` block per output, in a user message right after the tool calls.
-pub fn push_tool_outputs(messages: &mut Vec<Value>, outputs: &[ToolOutput]) {
-    let blocks = outputs
-        .iter()
-        .map(|o| {
-            let mut block = json!({
-                "type": "tool_result",
-                "tool_use_id": o.call_id,
-                "content": o.content,
-            });
-            if o.is_error {
-                block["is_error"] = json!(true);
-            }
-            block
+    fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
+        let settings = request.settings;
+        let body = Body {
+            model: &settings.model,
+            max_tokens: request.max_output_tokens,
+            system: request.system,
+            messages: request.history.as_messages(),
+            stream: true,
+            tools: (!request.tools.is_empty()).then(|| {
+                request
+                    .tools
+                    .iter()
+                    .map(|t| Tool {
+                        name: &t.name,
+                        description: &t.description,
+                        input_schema: &t.input_schema,
+                    })
+                    .collect()
+            }),
+            output_config: settings
+                .reasoning_effort
+                .map(|e| Effort { effort: e.as_str() }),
+            temperature: settings.temperature,
+        };
+        serde_json::to_vec(&body)
+    }
+
+    fn stream(&self, provider: &str) -> Box<dyn ReplyStream> {
+        Box::new(MessagesStream {
+            provider: provider.to_owned(),
+            message: None,
+            blocks: Vec::new(),
         })
-        .collect();
-    append_blocks(messages, "user", blocks);
+    }
+
+    fn parse(&self, _provider: &str, body: Value) -> Result<Reply, AttemptError> {
+        parse_message(body)
+    }
+
+    fn user_text(&self, text: &str) -> Box<RawValue> {
+        raw_item(&json!({"type": "text", "text": text}))
+    }
+
+    /// A `tool_result` block; the history puts it, with the others of the round, in the
+    /// user message right after the tool calls.
+    fn tool_output(&self, output: &ToolOutput) -> Box<RawValue> {
+        let mut block = json!({
+            "type": "tool_result",
+            "tool_use_id": output.call_id,
+            "content": output.content,
+        });
+        if output.is_error {
+            block["is_error"] = json!(true);
+        }
+        raw_item(&block)
+    }
 }
 
-fn append_blocks(messages: &mut Vec<Value>, role: &str, blocks: Vec<Value>) {
-    if blocks.is_empty() {
-        return;
-    }
-    if let Some(last) = messages.last_mut()
-        && last["role"] == role
-        && let Some(content) = last["content"].as_array_mut()
-    {
-        content.extend(blocks);
-        return;
-    }
-    messages.push(json!({"role": role, "content": blocks}));
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    system: &'a str,
+    messages: GroupedMessages<'a>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<Tool<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<Effort>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
 }
 
-pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Effort {
+    effort: &'static str,
+}
+
+/// One streamed reply being assembled.
+struct MessagesStream {
+    provider: String,
+    /// `message_start`'s message, which gets the content, stop reason and usage.
+    message: Option<Value>,
+    /// The content blocks, by index.
+    blocks: Vec<Option<Block>>,
+}
+
+/// One content block being assembled.
+struct Block {
+    value: Value,
+    /// A tool use's input, as JSON text so far (`input_json_delta`).
+    input_json: Option<String>,
+}
+
+impl Block {
+    /// The block as the non-streamed reply holds it. A tool input that is not JSON (cut off
+    /// mid-way) is left as the text received, which the reply reader marks as unreadable.
+    fn finish(mut self) -> Value {
+        if let Some(json) = self.input_json.take()
+            && !json.trim().is_empty()
+        {
+            self.value["input"] =
+                serde_json::from_str::<Value>(&json).unwrap_or(Value::String(json));
+        }
+        self.value
+    }
+}
+
+/// Appends `more` to the string field `name` of `block` (creating it if absent).
+fn append(block: &mut Value, name: &str, more: &str) {
+    match &mut block[name] {
+        Value::String(text) => text.push_str(more),
+        slot => *slot = Value::String(more.to_owned()),
+    }
+}
+
+impl ReplyStream for MessagesStream {
+    fn event(&mut self, event: &str, data: &str) -> Result<Option<Reply>, AttemptError> {
+        let Ok(mut value) = serde_json::from_str::<Value>(data) else {
+            if event == "message_stop" || event == "error" {
+                return Err(malformed(&format!("its `{event}` event is not JSON")));
+            }
+            return Ok(None);
+        };
+        let kind = value["type"].as_str().unwrap_or(event).to_owned();
+        let index = value["index"].as_u64().map(|i| i as usize);
+        match kind.as_str() {
+            "message_start" => self.message = Some(value["message"].take()),
+            "content_block_start" => {
+                let Some(index) = index else {
+                    return Err(malformed("a content_block_start has no index"));
+                };
+                let block = value["content_block"].take();
+                let input_json = block.get("input").map(|_| String::new());
+                if self.blocks.len() <= index {
+                    self.blocks.resize_with(index + 1, || None);
+                }
+                self.blocks[index] = Some(Block {
+                    value: block,
+                    input_json,
+                });
+            }
+            "content_block_delta" => {
+                let Some(block) = index
+                    .and_then(|i| self.blocks.get_mut(i))
+                    .and_then(Option::as_mut)
+                else {
+                    return Err(malformed("a content_block_delta names no open block"));
+                };
+                let delta = &value["delta"];
+                let text = |field: &str| delta[field].as_str().unwrap_or("");
+                match delta["type"].as_str() {
+                    Some("text_delta") => append(&mut block.value, "text", text("text")),
+                    Some("input_json_delta") => block
+                        .input_json
+                        .get_or_insert_with(String::new)
+                        .push_str(text("partial_json")),
+                    Some("thinking_delta") => {
+                        append(&mut block.value, "thinking", text("thinking"))
+                    }
+                    Some("signature_delta") => {
+                        block.value["signature"] = Value::String(text("signature").to_owned())
+                    }
+                    Some("citations_delta") => {
+                        let citation = delta["citation"].clone();
+                        match &mut block.value["citations"] {
+                            Value::Array(list) => list.push(citation),
+                            slot => *slot = Value::Array(vec![citation]),
+                        }
+                    }
+                    // Delta kinds added later: the block as it started is kept.
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(slot) = index.and_then(|i| self.blocks.get_mut(i))
+                    && let Some(block) = slot.take()
+                {
+                    *slot = Some(Block {
+                        value: block.finish(),
+                        input_json: None,
+                    });
+                }
+            }
+            "message_delta" => {
+                let Some(message) = self.message.as_mut() else {
+                    return Err(malformed("a message_delta came before message_start"));
+                };
+                if let Value::Object(delta) = value["delta"].take() {
+                    for (key, v) in delta {
+                        message[key] = v;
+                    }
+                }
+                // The final counts; fields it leaves out keep message_start's.
+                if let Value::Object(usage) = value["usage"].take() {
+                    for (key, v) in usage.into_iter().filter(|(_, v)| !v.is_null()) {
+                        message["usage"][key] = v;
+                    }
+                }
+            }
+            "message_stop" => {
+                let Some(mut message) = self.message.take() else {
+                    return Err(malformed("message_stop came before message_start"));
+                };
+                let content = std::mem::take(&mut self.blocks)
+                    .into_iter()
+                    .flatten()
+                    .map(Block::finish)
+                    .collect();
+                message["content"] = Value::Array(content);
+                return parse_message(message).map(Some);
+            }
+            "error" => return Err(classify_error_event(&self.provider, &value)),
+            // `ping`, and event types added later.
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    fn terminal_event(&self) -> &'static str {
+        "message_stop"
+    }
+}
+
+/// Reads a whole message.
+pub fn parse_message(mut body: Value) -> Result<Reply, AttemptError> {
     if body["type"] != "message" {
         return Err(malformed("its `type` is not \"message\""));
     }
@@ -127,34 +286,51 @@ pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
     let Some(Value::Array(mut content)) = body.get_mut("content").map(Value::take) else {
         return Err(malformed("it has no `content` list"));
     };
+    let stop_reason = body["stop_reason"].as_str().unwrap_or("");
+    let stop = match stop_reason {
+        "max_tokens" => StopReason::CutOff,
+        "pause_turn" => StopReason::Paused,
+        "model_context_window_exceeded" => {
+            return Err(AttemptError::Fatal(ProviderError {
+                failure: ProviderFailure::ContextLimit,
+                message: "the model stopped: model_context_window_exceeded".to_owned(),
+            }));
+        }
+        "refusal" => {
+            return Err(AttemptError::Fatal(ProviderError::failed(
+                "the model declined to continue (stop reason: refusal)",
+            )));
+        }
+        _ => StopReason::EndTurn,
+    };
+    if stop == StopReason::CutOff {
+        // Thinking the limit cut off before its signature cannot be sent back.
+        while content.last().is_some_and(|b| {
+            b["type"] == "thinking" && b["signature"].as_str().is_none_or(str::is_empty)
+        }) {
+            content.pop();
+        }
+    }
+    let last = content.len().saturating_sub(1);
     let mut text = String::new();
     let mut tool_calls = Vec::new();
-    for block in &mut content {
+    for (i, block) in content.iter_mut().enumerate() {
         match block["type"].as_str() {
             Some("text") => text.push_str(block["text"].as_str().unwrap_or("")),
             Some("tool_use") => {
-                let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
-                    return Err(malformed("a tool_use block has no id or name"));
-                };
-                let (call_id, name) = (id.to_owned(), name.to_owned());
-                let arguments = match &block["input"] {
-                    input @ Value::Object(_) => Ok(input.clone()),
-                    _ => {
-                        // The API accepts only an object here when the history is sent
-                        // back, so the block is kept with an empty one; the model is told
-                        // its arguments were unreadable.
-                        block["input"] = json!({});
-                        Err("the tool input is not a JSON object".to_owned())
-                    }
-                };
-                tool_calls.push(ToolCall {
-                    call_id,
-                    name,
-                    arguments,
-                });
+                tool_calls.push(tool_use(block, stop == StopReason::CutOff && i == last)?)
             }
             _ => {}
         }
+    }
+    if stop == StopReason::Paused
+        && let Some(last) = content.last_mut()
+        && last["type"] == "text"
+        && let Some(trimmed) = last["text"].as_str().map(str::trim_end)
+    {
+        // The API refuses an assistant turn that ends in whitespace when asked to go on
+        // with it; the answer keeps the text as written.
+        last["text"] = Value::String(trimmed.to_owned());
     }
     let usage = &body["usage"];
     let count = |field: &str| usage[field].as_u64().unwrap_or(0);
@@ -165,28 +341,40 @@ pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
             .saturating_add(count("cache_read_input_tokens")),
         output_tokens: count("output_tokens"),
     };
-    let stop = match body["stop_reason"].as_str() {
-        _ if !tool_calls.is_empty() => StopReason::ToolUse,
-        Some("pause_turn" | "max_tokens") => StopReason::Continue,
-        Some("model_context_window_exceeded") => {
-            return Err(AttemptError::Fatal(ProviderError {
-                failure: ProviderFailure::ContextLimit,
-                message: "the model stopped: model_context_window_exceeded".to_owned(),
-            }));
-        }
-        Some("refusal") => {
-            return Err(AttemptError::Fatal(ProviderError::failed(
-                "the model declined to continue (stop reason: refusal)",
-            )));
-        }
-        _ => StopReason::EndTurn,
+    let stop = match stop {
+        StopReason::EndTurn if !tool_calls.is_empty() => StopReason::ToolUse,
+        other => other,
     };
     Ok(Reply {
-        items: content,
+        items: content.iter().map(raw_item).collect(),
         text,
         tool_calls,
         usage,
         stop,
+    })
+}
+
+/// Reads a `tool_use` block, making it sendable back when its input is not an object.
+fn tool_use(block: &mut Value, being_written: bool) -> Result<ToolCall, AttemptError> {
+    let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
+        return Err(malformed("a tool_use block has no id or name"));
+    };
+    let (call_id, name) = (id.to_owned(), name.to_owned());
+    let arguments = match &block["input"] {
+        // The last block of a cut-off reply is the call the limit interrupted, however
+        // much of its input arrived.
+        _ if being_written => CallArguments::CutOff,
+        input @ Value::Object(_) => CallArguments::Object(input.clone()),
+        _ => CallArguments::Unreadable("the tool input is not a JSON object".to_owned()),
+    };
+    if !block["input"].is_object() {
+        // The API takes only an object here when the history is sent back.
+        block["input"] = Value::Object(Map::new());
+    }
+    Ok(ToolCall {
+        call_id,
+        name,
+        arguments,
     })
 }
 
@@ -207,6 +395,19 @@ mod tests {
                "cache_read_input_tokens": 3}})
     }
 
+    fn stream_of(events: &[Value]) -> Result<Option<Reply>, AttemptError> {
+        let mut stream = Messages.stream("anthropic");
+        let mut last = Ok(None);
+        for event in events {
+            let name = event["type"].as_str().unwrap().to_owned();
+            last = stream.event(&name, &event.to_string());
+            if !matches!(last, Ok(None)) {
+                break;
+            }
+        }
+        last
+    }
+
     #[test]
     fn parses_blocks_and_keeps_them_verbatim() {
         let content = json!([
@@ -214,8 +415,8 @@ mod tests {
             {"type": "text", "text": "Let me check."},
             {"type": "tool_use", "id": "toolu_1", "name": "get", "input": {"q": 1}}
         ]);
-        let reply = parse_reply(message(content.clone(), "tool_use")).unwrap();
-        assert_eq!(reply.items, content.as_array().unwrap().clone());
+        let reply = parse_message(message(content.clone(), "tool_use")).unwrap();
+        assert_eq!(reply.item_values(), content.as_array().unwrap().clone());
         assert_eq!(reply.text, "Let me check.");
         assert_eq!(reply.stop, StopReason::ToolUse);
         assert_eq!(reply.usage.input_tokens, 8, "cache tokens count as input");
@@ -225,17 +426,20 @@ mod tests {
     fn provider_counts_that_would_overflow_saturate() {
         let mut body = message(json!([{"type": "text", "text": "x"}]), "end_turn");
         body["usage"]["input_tokens"] = json!(u64::MAX);
-        let reply = parse_reply(body).unwrap();
+        let reply = parse_message(body).unwrap();
         assert_eq!(reply.usage.input_tokens, u64::MAX);
     }
 
     #[test]
     fn a_tool_use_whose_input_is_not_an_object_is_kept_sendable() {
         let content = json!([{"type": "tool_use", "id": "t1", "name": "n", "input": "oops"}]);
-        let reply = parse_reply(message(content, "tool_use")).unwrap();
-        assert!(reply.tool_calls[0].arguments.is_err());
+        let reply = parse_message(message(content, "tool_use")).unwrap();
+        assert!(matches!(
+            reply.tool_calls[0].arguments,
+            CallArguments::Unreadable(_)
+        ));
         assert_eq!(
-            reply.items[0]["input"],
+            reply.item_values()[0]["input"],
             json!({}),
             "the API takes only an object back"
         );
@@ -244,51 +448,127 @@ mod tests {
     #[test]
     fn stop_reasons_map() {
         let text = json!([{"type": "text", "text": "partial "}]);
+        let paused = parse_message(message(text.clone(), "pause_turn")).unwrap();
+        assert_eq!(paused.stop, StopReason::Paused);
         assert_eq!(
-            parse_reply(message(text.clone(), "pause_turn"))
+            paused.item_values()[0]["text"],
+            "partial",
+            "trailing whitespace is trimmed before the API is asked to go on"
+        );
+        assert_eq!(
+            paused.text, "partial ",
+            "the answer keeps the text as written"
+        );
+        let cut = parse_message(message(text.clone(), "max_tokens")).unwrap();
+        assert_eq!(cut.stop, StopReason::CutOff);
+        assert_eq!(
+            parse_message(message(text.clone(), "end_turn"))
                 .unwrap()
                 .stop,
-            StopReason::Continue
-        );
-        assert_eq!(
-            parse_reply(message(text.clone(), "end_turn")).unwrap().stop,
             StopReason::EndTurn
         );
-        match parse_reply(message(text.clone(), "model_context_window_exceeded")) {
+        match parse_message(message(text.clone(), "model_context_window_exceeded")) {
             Err(AttemptError::Fatal(e)) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
             other => panic!("{other:?}"),
         }
         assert!(matches!(
-            parse_reply(message(text, "refusal")),
+            parse_message(message(text, "refusal")),
             Err(AttemptError::Fatal(_))
         ));
     }
 
     #[test]
-    fn tool_results_come_first_and_text_joins_them() {
-        let mut messages = vec![json!({"role": "user", "content": "hi"})];
-        let reply = parse_reply(message(
-            json!([{"type": "tool_use", "id": "t1", "name": "n", "input": {}}]),
-            "tool_use",
-        ))
-        .unwrap();
-        push_reply(&mut messages, &reply);
-        push_tool_outputs(
-            &mut messages,
-            &[ToolOutput {
-                call_id: "t1".into(),
-                content: "out".into(),
-                is_error: true,
-            }],
-        );
-        push_user_texts(&mut messages, &["also this".into()]);
-        assert_eq!(messages.len(), 3);
+    fn a_tool_call_cut_off_by_the_limit_is_marked_and_kept_sendable() {
+        let content = json!([
+            {"type": "tool_use", "id": "t1", "name": "a", "input": {"x": 1}},
+            {"type": "tool_use", "id": "t2", "name": "b", "input": "{\"path\": \"src/ma"},
+            {"type": "thinking", "thinking": "and then", "signature": ""}
+        ]);
+        let reply = parse_message(message(content, "max_tokens")).unwrap();
+        assert_eq!(reply.stop, StopReason::CutOff);
         assert_eq!(
-            messages[2],
-            json!({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "t1", "content": "out", "is_error": true},
-                {"type": "text", "text": "also this"}
-            ]})
+            reply.tool_calls[0].arguments,
+            CallArguments::Object(json!({"x": 1}))
         );
+        assert_eq!(reply.tool_calls[1].arguments, CallArguments::CutOff);
+        let items = reply.item_values();
+        assert_eq!(items.len(), 2, "unsigned thinking cannot go back");
+        assert_eq!(items[1]["input"], json!({}));
+    }
+
+    #[test]
+    fn a_stream_assembles_the_message_a_whole_reply_would_be() {
+        let reply = stream_of(&[
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+                "role": "assistant", "model": "m", "content": [], "stop_reason": null,
+                "stop_sequence": null, "usage": {"input_tokens": 10, "cache_read_input_tokens": 4,
+                "output_tokens": 1}}}),
+            json!({"type": "ping"}),
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "thinking_delta", "thinking": "Let me "}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "thinking_delta", "thinking": "think."}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "signature_delta", "signature": "sig-9"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1,
+                   "content_block": {"type": "redacted_thinking", "data": "opaque"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "content_block_start", "index": 2,
+                   "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 2,
+                   "delta": {"type": "text_delta", "text": "Checking"}}),
+            json!({"type": "content_block_delta", "index": 2,
+                   "delta": {"type": "citations_delta", "citation": {"type": "char_location", "cited_text": "x"}}}),
+            json!({"type": "content_block_stop", "index": 2}),
+            json!({"type": "content_block_start", "index": 3,
+                   "content_block": {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 3,
+                   "delta": {"type": "input_json_delta", "partial_json": "{\"query\": \"x\"}"}}),
+            json!({"type": "content_block_stop", "index": 3}),
+            json!({"type": "content_block_start", "index": 4,
+                   "content_block": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}}),
+            json!({"type": "content_block_stop", "index": 4}),
+            json!({"type": "content_block_start", "index": 5,
+                   "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 5,
+                   "delta": {"type": "input_json_delta", "partial_json": "{\"q\": "}}),
+            json!({"type": "content_block_delta", "index": 5,
+                   "delta": {"type": "input_json_delta", "partial_json": "1}"}}),
+            json!({"type": "content_block_stop", "index": 5}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+                   "usage": {"output_tokens": 42}}),
+            json!({"type": "message_stop"}),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(reply.stop, StopReason::ToolUse);
+        assert_eq!(reply.text, "Checking");
+        assert_eq!(reply.usage.input_tokens, 14);
+        assert_eq!(reply.usage.output_tokens, 42);
+        assert_eq!(
+            reply.item_values(),
+            vec![
+                json!({"type": "thinking", "thinking": "Let me think.", "signature": "sig-9"}),
+                json!({"type": "redacted_thinking", "data": "opaque"}),
+                json!({"type": "text", "text": "Checking", "citations": [{"type": "char_location", "cited_text": "x"}]}),
+                json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}),
+                json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}),
+                json!({"type": "tool_use", "id": "toolu_1", "name": "get", "input": {"q": 1}}),
+            ]
+        );
+        assert_eq!(
+            reply.tool_calls.len(),
+            1,
+            "server tools are not ours to run"
+        );
+
+        let overloaded = stream_of(&[
+            json!({"type": "message_start", "message": {"type": "message", "content": []}}),
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ]);
+        assert!(matches!(overloaded, Err(AttemptError::Retryable { .. })));
     }
 }

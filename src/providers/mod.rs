@@ -2,33 +2,47 @@
 //!
 //! | module | job |
 //! | --- | --- |
-//! | [`client`] | one definition's client: endpoint, key, wire, retries |
-//! | [`conversation`] | the history in the wire API's own form |
-//! | [`reply`] | settings, replies, tool calls and outputs in typed form |
-//! | [`error`] | how a request fails, and its error code |
-//! | [`credentials`] | the key, read from the definition's `env_key` when a run starts |
-//! | [`http`] | the shared HTTP client, timeouts, retries and error classification |
+//! | [`client`] | one definition's client: endpoint, key, wire, output limit, retries |
+//! | [`conversation`] | the history of one session, in the wire API's own form |
+//! | [`history`] | the stored items, as bytes of provider JSON, and their encoding |
+//! | [`wire`] | what a wire format is ([`WireFormat`]): encode, read a reply, make items |
+//! | [`formats`] | the wire format a definition names |
 //! | [`responses`] | OpenAI Responses: `POST {base_url}/responses` |
 //! | [`messages`] | Anthropic Messages: `POST {base_url}/v1/messages` |
+//! | [`reply`] | settings, replies, tool calls and outputs in typed form |
+//! | [`http`] | one attempt and the retry loop around it |
+//! | [`stream`] | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
+//! | [`classify`] | how an attempt failed: retry, retry once, context limit, give up |
+//! | [`error`] | how a request fails, and its error code |
+//! | [`credentials`] | the key, read from the definition's `env_key` when a run starts |
 //!
-//! History is kept as the provider's own JSON items ([`Conversation`]) and sent back as
-//! received, so reasoning items, thinking blocks and fields this code does not know about
-//! survive every round trip. Only what the loop needs is read into typed values ([`Reply`]).
-//! Requests are not streamed: each is one JSON body, bounded by the request timeout.
+//! Every request is streamed (`stream: true`, server-sent events) and bounded as SPEC §6.1
+//! says: 120 s for the reply to begin and for any silence in it, 15 minutes in all. History
+//! is kept as the provider's own JSON items, stored as the bytes received ([`History`]), and
+//! sent back as they are, so reasoning items, thinking blocks and fields this code does not
+//! know about survive every round trip, and building a request copies bytes instead of
+//! cloning values. Only what the loop needs is read into typed values ([`Reply`]).
 //! This layer knows nothing about MCP.
 
+pub mod classify;
 pub mod client;
 pub mod conversation;
 pub mod credentials;
 pub mod error;
+pub mod formats;
+pub mod history;
 pub mod http;
 pub mod messages;
 pub mod reply;
 pub mod responses;
+pub mod stream;
+pub mod wire;
 
-pub use client::{ProviderClient, endpoint};
+pub use client::{ProviderClient, default_max_output_tokens, endpoint};
 pub use conversation::Conversation;
 pub use credentials::ApiKey;
 pub use error::{ProviderError, ProviderFailure};
-pub use http::{RetryNotice, RetryPolicy};
-pub use reply::{ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
+pub use history::History;
+pub use http::{RequestEvents, RetryNotice, RetryPolicy};
+pub use reply::{CallArguments, ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
+pub use wire::WireFormat;

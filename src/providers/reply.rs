@@ -3,8 +3,22 @@
 //! and the tool outputs that answer it.
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::definition::ReasoningEffort;
+
+/// What a tool call carries to run it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallArguments {
+    /// The arguments object.
+    Object(Value),
+    /// Why they could not be read (a Responses call carries them as a JSON string, which
+    /// may be malformed).
+    Unreadable(String),
+    /// The reply reached its output limit while the model was still writing this call, so
+    /// its arguments are incomplete; it is never run (SPEC §6.1 "Output length").
+    CutOff,
+}
 
 /// One tool call the model asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,9 +26,7 @@ pub struct ToolCall {
     /// `call_id` (Responses) or `tool_use.id` (Messages): what the result must name.
     pub call_id: String,
     pub name: String,
-    /// The arguments object, or why they could not be read (a Responses call carries them
-    /// as a JSON string, which may be malformed).
-    pub arguments: Result<Value, String>,
+    pub arguments: CallArguments,
 }
 
 /// Tokens the provider reported for one request.
@@ -31,22 +43,36 @@ pub enum StopReason {
     EndTurn,
     /// It asked for the tools in [`Reply::tool_calls`].
     ToolUse,
-    /// It paused or ran out of output tokens mid-answer (Messages `pause_turn`,
-    /// `max_tokens`); sending the history back as it is lets it continue.
-    Continue,
+    /// The provider paused a long turn (Messages `pause_turn`); sending the history back as
+    /// it is lets it go on.
+    Paused,
+    /// The reply reached the output limit (Messages `max_tokens`, Responses `incomplete`
+    /// with `max_output_tokens`). Without tool calls the model is asked, in a user turn, to
+    /// go on where it stopped; a call it was still writing is [`CallArguments::CutOff`].
+    CutOff,
 }
 
 /// One reply, in typed form plus the raw items that go into the history.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Reply {
     /// What to append to the history, exactly as the provider sent it (Responses output
     /// items without their server ids; Messages content blocks).
-    pub items: Vec<Value>,
+    pub items: Vec<Box<RawValue>>,
     /// The reply's text, concatenated.
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
     pub stop: StopReason,
+}
+
+impl Reply {
+    /// The items as JSON values (for tests and diagnostics; the loop never parses them).
+    pub fn item_values(&self) -> Vec<Value> {
+        self.items
+            .iter()
+            .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+            .collect()
+    }
 }
 
 /// A tool's answer, as the model will see it.

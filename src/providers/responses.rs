@@ -1,110 +1,228 @@
 //! OpenAI Responses (`POST {base_url}/responses`), stateless: `store: false`, the whole
-//! history in `input` every time, reasoning carried by `encrypted_content`.
+//! history in `input` every time, reasoning carried by `encrypted_content`, the reply
+//! streamed.
+//!
+//! A streamed reply is read the way the API documents and Codex does it: the items are those
+//! of `response.output_item.done` (each the complete item; the deltas before it only
+//! preview it), and the reply ends with `response.completed`, `response.incomplete` or
+//! `response.failed`, whose `response` carries the status and usage. An `error` event is
+//! classified like an HTTP error.
+
+use std::collections::BTreeMap;
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use super::classify::{AttemptError, classify_error_event, is_context_overflow, requested_delay};
 use super::credentials::ApiKey;
 use super::error::{ProviderError, ProviderFailure};
-use super::http::{AttemptError, is_context_overflow};
-use super::reply::{ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
-use crate::toolbox::ToolSpec;
+use super::history::FlatItems;
+use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage};
+use super::wire::{ReplyStream, Request, WireFormat, raw_item};
 
-pub fn headers(key: &ApiKey) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", key.expose())) {
-        value.set_sensitive(true);
-        headers.insert(AUTHORIZATION, value);
-    }
-    headers
-}
+/// The Responses wire format.
+pub struct Responses;
 
-pub fn request_body(
-    settings: &ModelSettings,
-    system: &str,
-    input: &[Value],
-    tools: &[ToolSpec],
-) -> Value {
-    let mut body = json!({
-        "model": settings.model,
-        "instructions": system,
-        "input": input,
-        "store": false,
-        "stream": false,
-        "include": ["reasoning.encrypted_content"],
-    });
-    let map = body.as_object_mut().expect("a json! object literal");
-    if !tools.is_empty() {
-        let tools: Vec<Value> = tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.input_schema,
-                    // MCP schemas rarely meet strict mode's rules (every property required,
-                    // no additional properties); the child validates arguments instead.
-                    "strict": false,
-                })
-            })
-            .collect();
-        map.insert("tools".into(), Value::Array(tools));
-        map.insert("tool_choice".into(), json!("auto"));
-        map.insert("parallel_tool_calls".into(), json!(true));
+impl WireFormat for Responses {
+    fn path(&self) -> &'static str {
+        "/responses"
     }
-    if let Some(effort) = settings.reasoning_effort {
-        map.insert("reasoning".into(), json!({ "effort": effort.as_str() }));
-    }
-    if let Some(t) = settings.temperature {
-        map.insert("temperature".into(), json!(t));
-    }
-    body
-}
 
-/// User input as `message` items.
-pub fn push_user_texts(items: &mut Vec<Value>, texts: &[String]) {
-    for text in texts {
-        items.push(json!({
+    fn headers(&self, key: &ApiKey) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", key.expose())) {
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        headers
+    }
+
+    fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
+        let settings = request.settings;
+        let with_tools = !request.tools.is_empty();
+        let body = Body {
+            model: &settings.model,
+            instructions: request.system,
+            input: request.history.as_items(),
+            store: false,
+            stream: true,
+            include: ["reasoning.encrypted_content"],
+            max_output_tokens: request.max_output_tokens,
+            tools: with_tools.then(|| {
+                request
+                    .tools
+                    .iter()
+                    .map(|t| FunctionTool {
+                        kind: "function",
+                        name: &t.name,
+                        description: &t.description,
+                        parameters: &t.input_schema,
+                        // MCP schemas rarely meet strict mode's rules (every property
+                        // required, no additional properties); the child validates arguments.
+                        strict: false,
+                    })
+                    .collect()
+            }),
+            tool_choice: with_tools.then_some("auto"),
+            parallel_tool_calls: with_tools.then_some(true),
+            reasoning: settings
+                .reasoning_effort
+                .map(|e| Effort { effort: e.as_str() }),
+            temperature: settings.temperature,
+        };
+        serde_json::to_vec(&body)
+    }
+
+    fn stream(&self, provider: &str) -> Box<dyn ReplyStream> {
+        Box::new(ResponsesStream {
+            provider: provider.to_owned(),
+            items: BTreeMap::new(),
+        })
+    }
+
+    fn parse(&self, _provider: &str, body: Value) -> Result<Reply, AttemptError> {
+        parse_response(body)
+    }
+
+    /// User input as a `message` item.
+    fn user_text(&self, text: &str) -> Box<RawValue> {
+        raw_item(&json!({
             "type": "message",
             "role": "user",
             "content": [{"type": "input_text", "text": text}],
-        }));
+        }))
     }
-}
 
-/// One `function_call_output` per result. The API has no error flag, so a failure says so
-/// in its text.
-pub fn push_tool_outputs(items: &mut Vec<Value>, outputs: &[ToolOutput]) {
-    for output in outputs {
+    /// A `function_call_output`. The API has no error flag, so a failure says so in its
+    /// text.
+    fn tool_output(&self, output: &ToolOutput) -> Box<RawValue> {
         let text = if output.is_error {
             format!("Error: {}", output.content)
         } else {
             output.content.clone()
         };
-        items.push(json!({
+        raw_item(&json!({
             "type": "function_call_output",
             "call_id": output.call_id,
             "output": text,
-        }));
+        }))
     }
 }
 
-/// Reads a response body. `status: failed` and `incomplete` become errors; a failure the
-/// API marks as transient is retried.
-pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
+/// The request body, in the order the fields have always been sent (a stable prefix).
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    instructions: &'a str,
+    input: FlatItems<'a>,
+    store: bool,
+    stream: bool,
+    include: [&'static str; 1],
+    max_output_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<FunctionTool<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Effort>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct FunctionTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+#[derive(Serialize)]
+struct Effort {
+    effort: &'static str,
+}
+
+/// One streamed reply being read.
+struct ResponsesStream {
+    provider: String,
+    /// The complete items, by `output_index`.
+    items: BTreeMap<u64, Value>,
+}
+
+const TERMINAL: [&str; 3] = [
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+];
+
+impl ReplyStream for ResponsesStream {
+    fn event(&mut self, event: &str, data: &str) -> Result<Option<Reply>, AttemptError> {
+        let Ok(mut value) = serde_json::from_str::<Value>(data) else {
+            // Like Codex, an unreadable event is skipped, unless it was the one that ends the
+            // reply.
+            if TERMINAL.contains(&event) {
+                return Err(malformed(&format!("its `{event}` event is not JSON")));
+            }
+            return Ok(None);
+        };
+        let kind = value["type"].as_str().unwrap_or(event).to_owned();
+        match kind.as_str() {
+            "response.output_item.done" => {
+                let index = value["output_index"]
+                    .as_u64()
+                    .unwrap_or(self.items.len() as u64);
+                self.items.insert(index, value["item"].take());
+                Ok(None)
+            }
+            kind if TERMINAL.contains(&kind) => {
+                let mut response = value["response"].take();
+                if !response.is_object() {
+                    return Err(malformed(&format!("its `{kind}` event has no response")));
+                }
+                if !self.items.is_empty() {
+                    let items = std::mem::take(&mut self.items);
+                    response["output"] = Value::Array(items.into_values().collect());
+                }
+                parse_response(response).map(Some)
+            }
+            "error" => Err(classify_error_event(&self.provider, &value)),
+            // `response.created`, `.in_progress`, `.output_item.added`, the content part,
+            // text, refusal, function-argument and reasoning deltas and their `.done`s, and
+            // event types added later: previews of what `output_item.done` brings whole.
+            _ => Ok(None),
+        }
+    }
+
+    fn terminal_event(&self) -> &'static str {
+        "response.completed"
+    }
+}
+
+/// Reads a whole response. `failed` and a non-length `incomplete` become errors; a failure
+/// the API marks as transient is retried.
+pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
     let status = body["status"].as_str().unwrap_or("");
-    match status {
-        "completed" => {}
+    let cut_off = match status {
+        "completed" => false,
         "failed" => return Err(failed_response(&body)),
         "incomplete" => {
             let reason = body["incomplete_details"]["reason"]
                 .as_str()
                 .unwrap_or("unknown");
-            return Err(AttemptError::Fatal(ProviderError::failed(format!(
-                "the model stopped before finishing its reply (incomplete: {reason})"
-            ))));
+            // The schema's example spells it `max_tokens`; the enum says `max_output_tokens`.
+            if !matches!(reason, "max_output_tokens" | "max_tokens") {
+                return Err(AttemptError::Fatal(ProviderError::failed(format!(
+                    "the model stopped before finishing its reply (incomplete: {reason})"
+                ))));
+            }
+            true
         }
         other => {
             return Err(AttemptError::Fatal(ProviderError::failed(format!(
@@ -112,11 +230,18 @@ pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
                  \"completed\""
             ))));
         }
-    }
+    };
     // Taken, not cloned: the items become the history.
-    let Some(Value::Array(output)) = body.get_mut("output").map(Value::take) else {
+    let Some(Value::Array(mut output)) = body.get_mut("output").map(Value::take) else {
         return Err(malformed("it has no `output` list"));
     };
+    if cut_off {
+        // A reasoning item must be followed by the item it led to; one the limit cut off
+        // before that cannot be sent back.
+        while output.last().is_some_and(|i| i["type"] == "reasoning") {
+            output.pop();
+        }
+    }
     let mut items = Vec::with_capacity(output.len());
     let mut text = String::new();
     let mut tool_calls = Vec::new();
@@ -139,20 +264,22 @@ pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
                     }
                 }
             }
-            Some("function_call") => tool_calls.push(function_call(&fields)?),
+            Some("function_call") => tool_calls.push(function_call(&fields, cut_off)?),
             _ => {}
         }
         // Under `store: false` the API keeps no items, so a server-issued `id` sent back
         // would be looked up and refused (404 "Item with id … not found"). Everything else
         // stays as sent.
         fields.remove("id");
-        items.push(Value::Object(fields));
+        items.push(raw_item(&Value::Object(fields)));
     }
     let usage = Usage {
         input_tokens: body["usage"]["input_tokens"].as_u64().unwrap_or(0),
         output_tokens: body["usage"]["output_tokens"].as_u64().unwrap_or(0),
     };
-    let stop = if tool_calls.is_empty() {
+    let stop = if cut_off {
+        StopReason::CutOff
+    } else if tool_calls.is_empty() {
         StopReason::EndTurn
     } else {
         StopReason::ToolUse
@@ -166,12 +293,12 @@ pub fn parse_reply(mut body: Value) -> Result<Reply, AttemptError> {
     })
 }
 
-fn function_call(fields: &Map<String, Value>) -> Result<ToolCall, AttemptError> {
+fn function_call(fields: &Map<String, Value>, cut_off: bool) -> Result<ToolCall, AttemptError> {
     let field = |name: &str| fields.get(name).and_then(Value::as_str);
     let (Some(call_id), Some(name)) = (field("call_id"), field("name")) else {
         return Err(malformed("a function_call has no call_id or name"));
     };
-    let arguments = match field("arguments") {
+    let parsed = match field("arguments") {
         Some(raw) => serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { raw })
             .map_err(|e| format!("the arguments are not valid JSON ({e})"))
             .and_then(|v| match v {
@@ -179,6 +306,14 @@ fn function_call(fields: &Map<String, Value>) -> Result<ToolCall, AttemptError> 
                 _ => Err("the arguments are not a JSON object".to_owned()),
             }),
         None => Err("the call has no arguments".to_owned()),
+    };
+    // In a reply cut off by the output limit, the call the model was still writing is
+    // not complete; its status says so, or its arguments do not parse.
+    let unfinished = cut_off && (field("status") != Some("completed") || parsed.is_err());
+    let arguments = match parsed {
+        _ if unfinished => CallArguments::CutOff,
+        Ok(object) => CallArguments::Object(object),
+        Err(why) => CallArguments::Unreadable(why),
     };
     Ok(ToolCall {
         call_id: call_id.to_owned(),
@@ -206,7 +341,7 @@ fn failed_response(body: &Value) -> AttemptError {
         Some("server_error" | "rate_limit_exceeded" | "server_is_overloaded" | "slow_down") => {
             AttemptError::Retryable {
                 reason: code.unwrap_or_default().to_owned(),
-                after: super::http::requested_delay(&HeaderMap::new(), message),
+                after: requested_delay(&HeaderMap::new(), message),
                 timeout: false,
                 message: full,
             }
@@ -226,6 +361,19 @@ fn malformed(what: &str) -> AttemptError {
 mod tests {
     use super::*;
 
+    fn stream_of(events: &[Value]) -> Result<Option<Reply>, AttemptError> {
+        let mut stream = Responses.stream("openai");
+        let mut last = Ok(None);
+        for event in events {
+            let name = event["type"].as_str().unwrap().to_owned();
+            last = stream.event(&name, &event.to_string());
+            if !matches!(last, Ok(None)) {
+                break;
+            }
+        }
+        last
+    }
+
     #[test]
     fn parses_text_calls_reasoning_and_usage() {
         let body = json!({
@@ -239,10 +387,13 @@ mod tests {
             ],
             "usage": {"input_tokens": 10, "output_tokens": 3}
         });
-        let reply = parse_reply(body).unwrap();
+        let reply = parse_response(body).unwrap();
         assert_eq!(reply.text, "Hi");
         assert_eq!(reply.stop, StopReason::ToolUse);
-        assert_eq!(reply.tool_calls[0].arguments, Ok(json!({"q": 1})));
+        assert_eq!(
+            reply.tool_calls[0].arguments,
+            CallArguments::Object(json!({"q": 1}))
+        );
         assert_eq!(
             reply.usage,
             Usage {
@@ -250,39 +401,102 @@ mod tests {
                 output_tokens: 3
             }
         );
+        let items = reply.item_values();
         assert_eq!(
-            reply.items[0],
+            items[0],
             json!({"type": "reasoning", "summary": [], "encrypted_content": "enc-1"})
         );
-        assert!(reply.items.iter().all(|i| i.get("id").is_none()));
+        assert!(items.iter().all(|i| i.get("id").is_none()));
     }
 
     #[test]
     fn malformed_arguments_become_an_error_for_that_call() {
         let body = json!({"status": "completed", "output": [
             {"type": "function_call", "call_id": "c", "name": "n", "arguments": "{nope"}]});
-        let reply = parse_reply(body).unwrap();
-        assert!(reply.tool_calls[0].arguments.is_err());
+        let reply = parse_response(body).unwrap();
+        assert!(matches!(
+            reply.tool_calls[0].arguments,
+            CallArguments::Unreadable(_)
+        ));
     }
 
     #[test]
     fn failed_responses_are_classified() {
         let overflow = json!({"status": "failed", "error": {"code": "context_length_exceeded",
             "message": "Your input exceeds the context window of this model."}});
-        match parse_reply(overflow) {
+        match parse_response(overflow) {
             Err(AttemptError::Fatal(e)) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
             other => panic!("{other:?}"),
         }
         let transient =
             json!({"status": "failed", "error": {"code": "server_error", "message": "x"}});
         assert!(matches!(
-            parse_reply(transient),
+            parse_response(transient),
             Err(AttemptError::Retryable { .. })
         ));
-        let incomplete = json!({"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": []});
+        let filtered = json!({"status": "incomplete", "incomplete_details": {"reason": "content_filter"}, "output": []});
         assert!(matches!(
-            parse_reply(incomplete),
+            parse_response(filtered),
             Err(AttemptError::Fatal(_))
         ));
+    }
+
+    #[test]
+    fn a_reply_cut_off_by_the_limit_keeps_what_can_be_sent_back() {
+        let body = json!({"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "a",
+             "arguments": "{}", "status": "completed"},
+            {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "b",
+             "arguments": "{\"path\": \"src/ma", "status": "incomplete"},
+            {"type": "reasoning", "id": "rs_3", "summary": [], "encrypted_content": "enc"}
+        ]});
+        let reply = parse_response(body).unwrap();
+        assert_eq!(reply.stop, StopReason::CutOff);
+        assert_eq!(
+            reply.tool_calls[0].arguments,
+            CallArguments::Object(json!({}))
+        );
+        assert_eq!(reply.tool_calls[1].arguments, CallArguments::CutOff);
+        assert_eq!(
+            reply.items.len(),
+            2,
+            "the trailing reasoning item is dropped"
+        );
+    }
+
+    #[test]
+    fn a_stream_is_read_from_its_done_items_and_its_last_event() {
+        let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1",
+            "name": "get", "arguments": "{\"q\":1}", "status": "completed"});
+        let reply = stream_of(&[
+            json!({"type": "response.created", "response": {"status": "in_progress", "output": []}}),
+            json!({"type": "response.output_item.added", "output_index": 0,
+                   "item": {"type": "function_call", "call_id": "call_1", "name": "get", "arguments": ""}}),
+            json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{\"q\""}),
+            json!({"type": "response.some_future_event"}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": call}),
+            json!({"type": "response.completed", "response": {"status": "completed", "output": [],
+                   "usage": {"input_tokens": 7, "output_tokens": 2}}}),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(reply.stop, StopReason::ToolUse);
+        assert_eq!(reply.usage.input_tokens, 7);
+        assert_eq!(reply.item_values()[0]["call_id"], "call_1");
+
+        let error = stream_of(&[
+            json!({"type": "response.created", "response": {"status": "in_progress"}}),
+            json!({"type": "error", "code": "server_is_overloaded", "message": "busy"}),
+        ]);
+        assert!(matches!(error, Err(AttemptError::Retryable { .. })));
+
+        let failed = stream_of(&[
+            json!({"type": "response.failed", "response": {"status": "failed",
+            "error": {"code": "context_length_exceeded", "message": "too long"}}}),
+        ]);
+        assert!(
+            matches!(failed, Err(AttemptError::Fatal(e)) if e.failure == ProviderFailure::ContextLimit)
+        );
     }
 }

@@ -82,6 +82,24 @@ impl Activity {
         }
     }
 
+    /// The reply began to arrive: it may go on for `left` more at most (the request's
+    /// ceiling; silences within it are bounded by the request timeout).
+    pub fn receiving(
+        provider: &str,
+        model: &str,
+        turn: u32,
+        max_turns: u32,
+        left: Duration,
+    ) -> Self {
+        Activity {
+            phase: Phase::ProviderRequest,
+            summary: format!("Receiving {model}'s reply (turn {turn} of {max_turns})"),
+            tool: None,
+            target: Some(provider.to_owned()),
+            timeout: Some(left),
+        }
+    }
+
     pub fn tool_call(server: &str, tool: &str, timeout: Duration) -> Self {
         Activity {
             phase: Phase::ToolCall,

@@ -27,7 +27,9 @@ use super::wait::Waiter;
 use crate::definition::AgentDefinition;
 use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
-use crate::limits::{CONCURRENT_RUNS, QUEUED_INPUTS, RETAINED_TERMINAL_SESSIONS};
+use crate::limits::{
+    CONCURRENT_RUNS, QUEUED_INPUTS, RETAINED_HISTORY_BYTES, RETAINED_TERMINAL_SESSIONS,
+};
 use crate::providers::{Conversation, ProviderClient, RetryPolicy};
 use crate::toolbox::{EnvLookup, ToolsFactory};
 
@@ -37,6 +39,8 @@ pub struct Limits {
     pub concurrent_runs: usize,
     pub queued_inputs: usize,
     pub retained_terminal: usize,
+    /// The retained terminal sessions' histories together, in bytes.
+    pub retained_history_bytes: usize,
 }
 
 impl Default for Limits {
@@ -45,6 +49,7 @@ impl Default for Limits {
             concurrent_runs: CONCURRENT_RUNS,
             queued_inputs: QUEUED_INPUTS,
             retained_terminal: RETAINED_TERMINAL_SESSIONS,
+            retained_history_bytes: RETAINED_HISTORY_BYTES,
         }
     }
 }
@@ -312,9 +317,11 @@ impl SessionManager {
             ErrorCode::UnknownAgent,
             format!(
                 "no agent has the id {}; ids are valid until the server restarts, and a \
-                 finished agent is forgotten once {} newer ones have finished",
+                 finished agent is forgotten once {} newer ones have finished (or sooner when \
+                 the finished agents' histories together pass {} MiB)",
                 missing.join(", "),
-                self.config.limits.retained_terminal
+                self.config.limits.retained_terminal,
+                self.config.limits.retained_history_bytes / (1024 * 1024)
             ),
         )
     }
@@ -467,29 +474,35 @@ impl SessionManager {
         session.notify();
     }
 
-    /// Drops the least recently used terminal sessions beyond the retention limit (ties:
-    /// smallest agent_id first). Running sessions are never evicted.
+    /// Drops the least recently used terminal sessions (ties: smallest agent_id first) while
+    /// more are retained than the limit allows, or their histories together hold more bytes
+    /// than the budget (SPEC §5). Running sessions are never evicted.
     fn evict_excess(&self) {
         let mut registry = self.registry();
-        let mut terminal: Vec<(u64, String)> = registry
+        let mut terminal: Vec<(u64, String, usize)> = registry
             .values()
             .filter_map(|s| {
                 let state = s.lock();
-                state
-                    .status
-                    .is_terminal()
-                    .then(|| (state.recency, s.id.clone()))
+                state.status.is_terminal().then(|| {
+                    let bytes = state.conversation.as_ref().map_or(0, Conversation::bytes);
+                    (state.recency, s.id.clone(), bytes)
+                })
             })
             .collect();
-        let excess = terminal
-            .len()
-            .saturating_sub(self.config.limits.retained_terminal);
-        if excess == 0 {
+        let limits = &self.config.limits;
+        let mut count = terminal.len();
+        let mut bytes: usize = terminal.iter().map(|(_, _, b)| b).sum();
+        if count <= limits.retained_terminal && bytes <= limits.retained_history_bytes {
             return;
         }
         terminal.sort();
-        for (_, id) in terminal.into_iter().take(excess) {
+        for (_, id, size) in terminal {
+            if count <= limits.retained_terminal && bytes <= limits.retained_history_bytes {
+                break;
+            }
             registry.remove(&id);
+            count -= 1;
+            bytes -= size;
         }
     }
 }

@@ -15,6 +15,11 @@
 //!
 //! Tool calls of one reply run one after another, in the order the model gave them, each
 //! bounded by its server's call timeout.
+//!
+//! A reply cut off by its output limit (SPEC §6.1 "Output length") goes on in a user turn
+//! that asks the model to continue where it stopped, never by sending history that ends
+//! with the assistant's turn; a tool call the limit cut off is answered with an error result
+//! and never run.
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -22,9 +27,11 @@ use tokio_util::sync::CancellationToken;
 use super::activity::Activity;
 use crate::error::{AgentError, ErrorCode};
 use crate::providers::{
-    Conversation, ProviderClient, RetryNotice, StopReason, ToolCall, ToolOutput,
+    CallArguments, Conversation, ProviderClient, RequestEvents, RetryNotice, StopReason, ToolCall,
+    ToolOutput,
 };
 use crate::toolbox::{ToolBox, ToolSpec};
+use std::time::Duration;
 
 /// Queued user input.
 pub trait Inbox: Send + Sync {
@@ -78,6 +85,60 @@ pub enum RunOutcome {
 pub const INTERRUPTED_RESULT: &str =
     "interrupted: new input arrived before this tool call finished, so it was cancelled";
 
+/// The user turn that continues a reply the output limit cut off.
+pub fn continue_after_cut_off(limit: u32) -> String {
+    format!(
+        "Your reply was cut off: it reached the output limit of {limit} tokens. Continue \
+         exactly where it stopped, without repeating anything already written."
+    )
+}
+
+/// What a tool call the output limit cut off tells the model.
+pub fn cut_off_result(name: &str, limit: u32) -> String {
+    format!(
+        "this call to `{name}` was cut off: the reply reached the output limit of {limit} \
+         tokens before the call's arguments were complete, so it was not run. Call it again \
+         if you still need it (with shorter arguments if they were long)."
+    )
+}
+
+/// Reports one request's retries and the start of its reply as activity.
+struct TurnEvents<'a> {
+    observer: &'a dyn RunObserver,
+    waiting: Activity,
+    provider: &'a ProviderClient,
+    turn: u32,
+    max_turns: u32,
+}
+
+impl RequestEvents for TurnEvents<'_> {
+    fn retrying(&self, notice: &RetryNotice) {
+        let waiting = &self.waiting;
+        let mut retrying = waiting.clone();
+        // The operation now lasts through the pause and the next attempt's bound.
+        retrying.timeout = waiting.timeout.map(|bound| bound + notice.delay);
+        retrying.summary = format!(
+            "{} (retry {} of {} after {}, in {} ms)",
+            waiting.summary,
+            notice.retry,
+            notice.max_retries,
+            notice.reason,
+            notice.delay.as_millis()
+        );
+        self.observer.activity(retrying);
+    }
+
+    fn receiving(&self, left: Duration) {
+        self.observer.activity(Activity::receiving(
+            self.provider.label(),
+            self.provider.model(),
+            self.turn,
+            self.max_turns,
+            left,
+        ));
+    }
+}
+
 /// Runs the loop until a final reply, a failure, or cancellation. `conversation` keeps
 /// everything that happened, whatever the outcome.
 pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>) -> RunOutcome {
@@ -124,27 +185,20 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         let waiting =
             Activity::provider_request(provider.label(), provider.model(), turns, max_turns);
         observer.activity(waiting.clone());
-        let on_retry = |notice: &RetryNotice| {
-            let mut retrying = waiting.clone();
-            // The operation now lasts through the pause and the next attempt's bound.
-            retrying.timeout = waiting.timeout.map(|bound| bound + notice.delay);
-            retrying.summary = format!(
-                "{} (retry {} of {} after {}, in {} ms)",
-                waiting.summary,
-                notice.retry,
-                notice.max_retries,
-                notice.reason,
-                notice.delay.as_millis()
-            );
-            observer.activity(retrying);
+        let events = TurnEvents {
+            observer,
+            waiting,
+            provider,
+            turn: turns,
+            max_turns,
         };
         let reply = tokio::select! {
             biased;
             () = cancel.cancelled() => return RunOutcome::Cancelled,
             () = interrupted(&mut interrupts) => continue,
-            reply = provider.complete(system, conversation, &specs, &on_retry) => reply,
+            reply = provider.complete_with(system, conversation, &specs, &events) => reply,
         };
-        let reply = match reply {
+        let mut reply = match reply {
             Ok(reply) => reply,
             Err(e) => return RunOutcome::Failed(e.into()),
         };
@@ -153,18 +207,10 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
             output_tokens: reply.usage.output_tokens,
             ..UsageDelta::default()
         });
-        conversation.push_reply(&reply);
+        conversation.push_reply_items(std::mem::take(&mut reply.items));
         answer.push_str(&reply.text);
         match reply.stop {
-            StopReason::Continue => continue,
-            StopReason::EndTurn => {
-                if inbox.is_empty() {
-                    return RunOutcome::Completed(answer);
-                }
-                // Input that arrived during the last request continues the run; the next
-                // request takes it.
-            }
-            StopReason::ToolUse => {
+            _ if !reply.tool_calls.is_empty() => {
                 answer.clear();
                 let mut outputs = Vec::with_capacity(reply.tool_calls.len());
                 let mut stopped = None;
@@ -177,7 +223,7 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
                         biased;
                         () = cancel.cancelled() => stopped = Some(Stop::Cancelled),
                         () = interrupted(&mut interrupts) => stopped = Some(Stop::Interrupted),
-                        output = call_tool(tools, call, observer) => {
+                        output = call_tool(tools, call, observer, provider) => {
                             outputs.push(output);
                             continue;
                         }
@@ -189,6 +235,19 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
                 if stopped == Some(Stop::Cancelled) {
                     return RunOutcome::Cancelled;
                 }
+            }
+            // The provider paused a long turn: the history as it is lets it go on.
+            StopReason::Paused => continue,
+            StopReason::CutOff => {
+                conversation
+                    .push_user_texts(&[continue_after_cut_off(provider.max_output_tokens())]);
+            }
+            StopReason::EndTurn | StopReason::ToolUse => {
+                if inbox.is_empty() {
+                    return RunOutcome::Completed(answer);
+                }
+                // Input that arrived during the last request continues the run; the next
+                // request takes it.
             }
         }
     }
@@ -218,7 +277,12 @@ fn interrupted_output(call: &ToolCall) -> ToolOutput {
 
 /// Runs one call: unknown tools and unreadable arguments are answered without calling
 /// anything; a call that outlives its bound is cancelled and reported.
-async fn call_tool(tools: &dyn ToolBox, call: &ToolCall, observer: &dyn RunObserver) -> ToolOutput {
+async fn call_tool(
+    tools: &dyn ToolBox,
+    call: &ToolCall,
+    observer: &dyn RunObserver,
+    provider: &ProviderClient,
+) -> ToolOutput {
     let answer = |content: String, is_error: bool| ToolOutput {
         call_id: call.call_id.clone(),
         content,
@@ -237,10 +301,16 @@ async fn call_tool(tools: &dyn ToolBox, call: &ToolCall, observer: &dyn RunObser
         );
     };
     let arguments = match &call.arguments {
-        Ok(arguments) => arguments.clone(),
-        Err(why) => {
+        CallArguments::Object(arguments) => arguments.clone(),
+        CallArguments::Unreadable(why) => {
             return answer(
                 format!("could not read the arguments for `{}`: {why}", call.name),
+                true,
+            );
+        }
+        CallArguments::CutOff => {
+            return answer(
+                cut_off_result(&call.name, provider.max_output_tokens()),
                 true,
             );
         }

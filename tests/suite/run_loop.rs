@@ -427,34 +427,39 @@ async fn activity_follows_the_loop_and_shows_retries() {
     h.run(&mut conversation, 32).await;
     let summaries = h.recorder.summaries();
     assert_eq!(summaries[0], "Waiting for mock-model (turn 1 of 32)");
-    assert_eq!(summaries[1], "Calling test.echo");
-    assert_eq!(summaries[2], "Waiting for mock-model (turn 2 of 32)");
+    assert_eq!(summaries[1], "Receiving mock-model's reply (turn 1 of 32)");
+    assert_eq!(summaries[2], "Calling test.echo");
+    assert_eq!(summaries[3], "Waiting for mock-model (turn 2 of 32)");
     assert!(
-        summaries[3]
+        summaries[4]
             .starts_with("Waiting for mock-model (turn 2 of 32) (retry 1 of 3 after HTTP 500"),
         "{}",
-        summaries[3]
+        summaries[4]
     );
+    assert_eq!(summaries[5], "Receiving mock-model's reply (turn 2 of 32)");
     let activities = h.recorder.activities.lock().unwrap().clone();
     assert_eq!(activities[0].phase, Phase::ProviderRequest);
     assert_eq!(activities[0].target.as_deref(), Some("127.0.0.1"));
     assert_eq!(activities[0].timeout, Some(Duration::from_secs(120)));
+    // Once the reply arrives, the bound running is the request's 15-minute ceiling.
+    assert_eq!(activities[1].phase, Phase::ProviderRequest);
+    assert_eq!(activities[1].timeout, Some(Duration::from_secs(15 * 60)));
     // While it waits to retry, the bound covers the pause and the next attempt.
-    let pause = activities[3].timeout.unwrap() - Duration::from_secs(120);
+    let pause = activities[4].timeout.unwrap() - Duration::from_secs(120);
     assert!(
-        pause > Duration::ZERO && summaries[3].contains(&format!("in {} ms", pause.as_millis())),
+        pause > Duration::ZERO && summaries[4].contains(&format!("in {} ms", pause.as_millis())),
         "{pause:?} {}",
-        summaries[3]
+        summaries[4]
     );
-    assert_eq!(activities[1].phase, Phase::ToolCall);
+    assert_eq!(activities[2].phase, Phase::ToolCall);
     assert_eq!(
         (
-            activities[1].tool.as_deref(),
-            activities[1].target.as_deref()
+            activities[2].tool.as_deref(),
+            activities[2].target.as_deref()
         ),
         (Some("echo"), Some("test"))
     );
-    assert_eq!(activities[1].timeout, Some(Duration::from_secs(60)));
+    assert_eq!(activities[2].timeout, Some(Duration::from_secs(60)));
     let text = format!("{activities:?}");
     assert!(!text.contains("Start."), "activity never carries prompts");
 }

@@ -6,6 +6,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 use super::script::{MockWire, ScriptedReply};
+use super::sse::{Event, pieces};
 use super::state::{MockState, Refusal, refusal, valid_tool_name};
 
 fn bad(message: &str) -> Refusal {
@@ -46,6 +47,22 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
         return Err(bad("messages: first message must use the \"user\" role"));
     }
     validate_messages(st, messages)?;
+    if let Some(last) = messages.last()
+        && last["role"] == "assistant"
+    {
+        // Claude 4.6 and later refuse a conversation that ends with the assistant's turn
+        // (prefill); going on after `pause_turn` by sending the paused content back is the
+        // documented exception.
+        let tail = last["content"]
+            .as_array()
+            .and_then(|blocks| blocks.last())
+            .map(Value::to_string);
+        if !tail.is_some_and(|t| st.issued.paused.contains(&t)) {
+            return Err(bad(
+                "This model does not support assistant message prefill. The conversation must end with a user message.",
+            ));
+        }
+    }
     if let Some(limit) = st.context_limit {
         let size = body["messages"].to_string().len() + body["system"].to_string().len();
         if size > limit {
@@ -180,6 +197,7 @@ fn validate_messages(st: &MockState, messages: &[Value]) -> Result<(), Refusal> 
     Ok(())
 }
 
+/// The reply as the whole message a non-streamed request gets.
 pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply) -> Value {
     let n = st.next_id();
     let mut content = Vec::new();
@@ -194,21 +212,132 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
     if let Some(text) = &reply.text {
         content.push(json!({"type": "text", "text": text}));
     }
+    let calls = reply.tool_calls.len();
     for (k, (name, input)) in reply.tool_calls.iter().enumerate() {
+        // A call the limit cut off has only part of its input; a whole reply holds no more
+        // of it than an empty object.
+        let input = if reply.cut_off && k + 1 == calls {
+            json!({})
+        } else {
+            input.clone()
+        };
         content.push(json!({"type": "tool_use", "id": format!("toolu_{n}_{k}"), "name": name, "input": input}));
     }
     let stop = reply.stop_reason.clone().unwrap_or_else(|| {
-        if reply.tool_calls.is_empty() {
+        if reply.cut_off {
+            "max_tokens"
+        } else if reply.tool_calls.is_empty() {
             "end_turn"
         } else {
             "tool_use"
         }
         .to_owned()
     });
+    if stop == "pause_turn"
+        && let Some(last) = content.last()
+    {
+        // What the client sends back to go on, trailing whitespace trimmed as the API wants.
+        let mut tail = last.clone();
+        if let Some(text) = tail["text"].as_str() {
+            tail["text"] = json!(text.trim_end());
+        }
+        st.issued.paused.insert(tail.to_string());
+    }
     let (input_tokens, output_tokens) = reply.usage;
     json!({
         "id": format!("msg_{n}"), "type": "message", "role": "assistant", "model": request["model"],
         "content": content, "stop_reason": stop, "stop_sequence": null,
         "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}
     })
+}
+
+/// The events a streamed request gets for `message`, in the API's order: `message_start`,
+/// a `ping`, each block started, grown in deltas and stopped, then `message_delta` with the
+/// stop reason and usage, and `message_stop`. A tool call the limit cut off streams half of
+/// its input.
+pub(super) fn events(message: &Value, reply: &ScriptedReply, delta_chars: usize) -> Vec<Event> {
+    let mut events: Vec<Event> = Vec::new();
+    let mut push = |kind: &str, mut data: Value| {
+        data["type"] = json!(kind);
+        events.push((kind.to_owned(), data));
+    };
+    let mut started = message.clone();
+    started["content"] = json!([]);
+    started["stop_reason"] = Value::Null;
+    started["stop_sequence"] = Value::Null;
+    started["usage"]["output_tokens"] = json!(1);
+    push("message_start", json!({"message": started}));
+    push("ping", json!({}));
+    let blocks = message["content"].as_array().cloned().unwrap_or_default();
+    let last = blocks.len().saturating_sub(1);
+    for (index, block) in blocks.iter().enumerate() {
+        let delta = |delta: Value| json!({"index": index, "delta": delta});
+        match block["type"].as_str() {
+            Some("text") => {
+                push(
+                    "content_block_start",
+                    json!({"index": index, "content_block": {"type": "text", "text": ""}}),
+                );
+                for piece in pieces(block["text"].as_str().unwrap_or(""), delta_chars) {
+                    push(
+                        "content_block_delta",
+                        delta(json!({"type": "text_delta", "text": piece})),
+                    );
+                }
+            }
+            Some("thinking") => {
+                push(
+                    "content_block_start",
+                    json!({"index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+                );
+                for piece in pieces(block["thinking"].as_str().unwrap_or(""), delta_chars) {
+                    push(
+                        "content_block_delta",
+                        delta(json!({"type": "thinking_delta", "thinking": piece})),
+                    );
+                }
+                push(
+                    "content_block_delta",
+                    delta(json!({"type": "signature_delta", "signature": block["signature"]})),
+                );
+            }
+            Some("tool_use") => {
+                let mut start = block.clone();
+                start["input"] = json!({});
+                push(
+                    "content_block_start",
+                    json!({"index": index, "content_block": start}),
+                );
+                let input = if reply.cut_off && index == last {
+                    let whole = reply
+                        .tool_calls
+                        .last()
+                        .map(|(_, a)| a.to_string())
+                        .unwrap_or_default();
+                    whole.chars().take(whole.chars().count() / 2).collect()
+                } else {
+                    block["input"].to_string()
+                };
+                for piece in pieces(&input, delta_chars) {
+                    push(
+                        "content_block_delta",
+                        delta(json!({"type": "input_json_delta", "partial_json": piece})),
+                    );
+                }
+            }
+            _ => push(
+                "content_block_start",
+                json!({"index": index, "content_block": block}),
+            ),
+        }
+        push("content_block_stop", json!({"index": index}));
+    }
+    push(
+        "message_delta",
+        json!({"delta": {"stop_reason": message["stop_reason"], "stop_sequence": null},
+        "usage": {"output_tokens": message["usage"]["output_tokens"]}}),
+    );
+    push("message_stop", json!({}));
+    events
 }

@@ -3,22 +3,28 @@
 //! wire formats, checks every request the way the real APIs do, and answers from a script.
 //!
 //! A [`MockProvider`] holds a queue of [`Step`]s. A valid request takes the next step: a
-//! scripted reply rendered in the request's wire format, a raw answer (any status, headers
-//! and body), a delay, a hang, or a connection dropped mid-body. An invalid request is
+//! scripted reply rendered in the request's wire format (as server-sent events when the
+//! request says `stream: true`, paced or broken off as its [`StreamShape`] says, else as one
+//! JSON body), a raw answer (any status, headers and body), a delay, a hang, or a
+//! connection dropped mid-body. An invalid request is
 //! answered with the error the real API gives, in its shape, and takes no step. Every request
 //! is recorded for assertions.
 //!
 //! What is checked (see `responses.rs` and `messages.rs`): the key header, required fields,
 //! `store: false` and no server item ids (Responses), tool call / result pairing in both
-//! directions, reasoning and thinking items echoed exactly as issued, tool definitions, and
-//! an optional context-window size.
+//! directions, reasoning and thinking items echoed exactly as issued, tool definitions, no
+//! Messages conversation ending with an assistant turn (prefill) other than after
+//! `pause_turn`, and an optional context-window size.
 
 mod messages;
 mod responses;
 mod script;
+mod sse;
 mod state;
 
-pub use script::{MockWire, Recorded, RecordedOutcome, ScriptedReply, Step};
+pub use script::{
+    MockWire, Recorded, RecordedOutcome, ScriptedReply, Step, StreamFault, StreamShape,
+};
 use state::{MockState, lock, refusal};
 
 use std::net::SocketAddr;
@@ -224,7 +230,14 @@ fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) 
                 MockWire::Responses => responses::render(st, request, &reply),
                 MockWire::Messages => messages::render(st, request, &reply),
             };
-            Rendered::Now(json_response(200, &[], body.to_string()))
+            if request["stream"] != true {
+                return Rendered::Now(json_response(200, &[], body.to_string()));
+            }
+            let events = match wire {
+                MockWire::Responses => responses::events(&body, reply.stream.delta_chars),
+                MockWire::Messages => messages::events(&body, &reply, reply.stream.delta_chars),
+            };
+            Rendered::Now(sse::response(wire, events, &reply.stream))
         }
         Step::Raw {
             status,
@@ -286,6 +299,7 @@ pub fn definition(
             wire_api: wire,
         },
         max_turns: DEFAULT_MAX_TURNS,
+        max_output_tokens: None,
         mcp_servers: Default::default(),
         skills: vec![],
         sandbox: Sandbox::Default,

@@ -6,6 +6,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 use super::script::{MockWire, ScriptedReply};
+use super::sse::{Event, pieces};
 use super::state::{MockState, Refusal, refusal, valid_tool_name};
 
 fn bad(message: &str) -> Refusal {
@@ -227,6 +228,7 @@ fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The reply as the whole response body a non-streamed request gets.
 pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply) -> Value {
     let n = st.next_id();
     let mut output = Vec::new();
@@ -258,13 +260,127 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
             "content": [{"type": "output_text", "text": text, "annotations": []}]
         }));
     }
+    if reply.cut_off
+        && let Some(last) = output.last_mut()
+    {
+        // The limit struck while the model wrote the last item.
+        last["status"] = json!("incomplete");
+        if last["type"] == "function_call" {
+            let arguments = last["arguments"].as_str().unwrap_or("").to_owned();
+            last["arguments"] = json!(half(&arguments));
+        }
+    }
     let (input_tokens, output_tokens) = reply.usage;
+    let (status, incomplete) = if reply.cut_off {
+        ("incomplete", json!({"reason": "max_output_tokens"}))
+    } else {
+        ("completed", Value::Null)
+    };
     json!({
         "id": format!("resp_{n}"), "object": "response", "created_at": 1_760_000_000 + n,
-        "status": "completed", "error": null, "incomplete_details": null,
-        "model": request["model"], "output": output, "store": false,
+        "status": status, "error": null, "incomplete_details": incomplete,
+        "model": request["model"], "output": output, "parallel_tool_calls": true,
+        "tool_choice": "auto", "tools": [], "store": false,
         "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
                   "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
                   "total_tokens": input_tokens + output_tokens}
     })
+}
+
+/// The first half of `text` (at a character boundary).
+fn half(text: &str) -> String {
+    text.chars().take(text.chars().count() / 2).collect()
+}
+
+/// The events a streamed request gets for `response`, in the API's order: the response
+/// created and in progress, each item added, its content or arguments in deltas, each item
+/// done, then `response.completed` or `response.incomplete` with the whole response.
+pub(super) fn events(response: &Value, delta_chars: usize) -> Vec<Event> {
+    let mut events: Vec<Event> = Vec::new();
+    let mut push = |kind: &str, mut data: Value| {
+        data["type"] = json!(kind);
+        data["sequence_number"] = json!(events.len());
+        events.push((kind.to_owned(), data));
+    };
+    let mut started = response.clone();
+    started["status"] = json!("in_progress");
+    started["output"] = json!([]);
+    started["usage"] = Value::Null;
+    started["incomplete_details"] = Value::Null;
+    push("response.created", json!({"response": started}));
+    push("response.in_progress", json!({"response": started}));
+    let output = response["output"].as_array().cloned().unwrap_or_default();
+    for (index, item) in output.iter().enumerate() {
+        let id = item["id"].clone();
+        let mut added = item.clone();
+        added["status"] = json!("in_progress");
+        match item["type"].as_str() {
+            Some("message") => {
+                added["content"] = json!([]);
+                push(
+                    "response.output_item.added",
+                    json!({"output_index": index, "item": added}),
+                );
+                for (c, part) in item["content"].as_array().into_iter().flatten().enumerate() {
+                    let text = part["text"].as_str().unwrap_or("");
+                    let at = |more: Value| {
+                        let mut v =
+                            json!({"item_id": id, "output_index": index, "content_index": c});
+                        for (k, x) in more.as_object().into_iter().flatten() {
+                            v[k] = x.clone();
+                        }
+                        v
+                    };
+                    push(
+                        "response.content_part.added",
+                        at(json!({"part": {"type": "output_text", "text": "", "annotations": []}})),
+                    );
+                    for piece in pieces(text, delta_chars) {
+                        push(
+                            "response.output_text.delta",
+                            at(json!({"delta": piece, "logprobs": []})),
+                        );
+                    }
+                    push(
+                        "response.output_text.done",
+                        at(json!({"text": text, "logprobs": []})),
+                    );
+                    push("response.content_part.done", at(json!({"part": part})));
+                }
+            }
+            Some("function_call") => {
+                added["arguments"] = json!("");
+                push(
+                    "response.output_item.added",
+                    json!({"output_index": index, "item": added}),
+                );
+                let arguments = item["arguments"].as_str().unwrap_or("");
+                for piece in pieces(arguments, delta_chars) {
+                    push(
+                        "response.function_call_arguments.delta",
+                        json!({"item_id": id, "output_index": index, "delta": piece}),
+                    );
+                }
+                push(
+                    "response.function_call_arguments.done",
+                    json!({"item_id": id, "output_index": index, "name": item["name"], "arguments": arguments}),
+                );
+            }
+            _ => push(
+                "response.output_item.added",
+                json!({"output_index": index, "item": item}),
+            ),
+        }
+        push(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+        );
+    }
+    let last = if response["status"] == "incomplete" {
+        "response.incomplete"
+    } else {
+        "response.completed"
+    };
+    push(last, json!({"response": response}));
+    events
 }

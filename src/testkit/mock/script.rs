@@ -32,6 +32,31 @@ pub enum Step {
     Drop,
 }
 
+/// How a streamed reply is delivered (a request with `stream: true`); a request without it
+/// gets the same reply as one JSON body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamShape {
+    /// The wait before each event after the first.
+    pub event_delay: Duration,
+    /// The most characters of text, thinking or tool arguments one delta event carries
+    /// (0: each in one delta).
+    pub delta_chars: usize,
+    /// What happens instead of the rest of the stream once this many events were sent.
+    pub fault: Option<(usize, StreamFault)>,
+}
+
+/// A stream that does not end as it should.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamFault {
+    /// Nothing more is sent, and the connection stays open.
+    Stall,
+    /// The body ends, without the event that completes the reply.
+    End,
+    /// An `error` event (Messages `overloaded_error`, Responses `server_is_overloaded`),
+    /// then the end of the body.
+    Overloaded,
+}
+
 /// A reply's content; ids, signatures and encrypted reasoning are made up by the mock.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedReply {
@@ -43,7 +68,11 @@ pub struct ScriptedReply {
     /// Messages `stop_reason` to report instead of the natural one (`pause_turn`,
     /// `max_tokens`, `model_context_window_exceeded`, `refusal`).
     pub stop_reason: Option<String>,
+    /// The reply stops at the output limit: Messages `max_tokens`, Responses `incomplete`
+    /// with `max_output_tokens`; a tool call it ends with has only half its arguments.
+    pub cut_off: bool,
     pub usage: (u64, u64),
+    pub stream: StreamShape,
 }
 
 impl Step {
@@ -86,6 +115,45 @@ impl Step {
         match self {
             Step::Reply(mut r) => {
                 r.stop_reason = Some(stop.to_owned());
+                Step::Reply(r)
+            }
+            other => other,
+        }
+    }
+
+    /// Cuts the reply off at the output limit (both wires).
+    pub fn cut_off(self) -> Step {
+        self.map_reply(|r| r.cut_off = true)
+    }
+
+    /// Streams the reply slowly: `delay` before each event, and at most 8 characters of text
+    /// per delta, so a reply of N characters takes about N / 8 events.
+    pub fn trickled(self, delay: Duration) -> Step {
+        self.map_reply(|r| {
+            r.stream.event_delay = delay;
+            r.stream.delta_chars = 8;
+        })
+    }
+
+    /// The stream stops after `events` events, with the connection left open.
+    pub fn stalled_after(self, events: usize) -> Step {
+        self.map_reply(|r| r.stream.fault = Some((events, StreamFault::Stall)))
+    }
+
+    /// The stream ends after `events` events, without the event that completes the reply.
+    pub fn ended_after(self, events: usize) -> Step {
+        self.map_reply(|r| r.stream.fault = Some((events, StreamFault::End)))
+    }
+
+    /// An overloaded `error` event after `events` events.
+    pub fn overloaded_after(self, events: usize) -> Step {
+        self.map_reply(|r| r.stream.fault = Some((events, StreamFault::Overloaded)))
+    }
+
+    fn map_reply(self, change: impl FnOnce(&mut ScriptedReply)) -> Step {
+        match self {
+            Step::Reply(mut r) => {
+                change(&mut r);
                 Step::Reply(r)
             }
             other => other,

@@ -17,6 +17,9 @@ pub(super) struct Issued {
     pub(super) call_reasoning: HashMap<String, String>,
     /// Messages thinking text, by signature.
     pub(super) thinking: HashMap<String, String>,
+    /// The last block of each Messages reply that stopped with `pause_turn`, as the client
+    /// sends it back to go on (the one assistant turn allowed to end a conversation).
+    pub(super) paused: std::collections::HashSet<String>,
 }
 
 #[derive(Debug, Default)]

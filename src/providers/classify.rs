@@ -1,0 +1,483 @@
+//! How one attempt at a request failed, and the classification of every failure into
+//! "retry", "retry once" (the reply had begun), "context limit" or "give up".
+//!
+//! Retried: connection errors, timeouts, unreadable bodies, 408, 409, 429, 5xx and 529
+//! (unless the provider says `x-should-retry: false` or the quota is exhausted), and the
+//! same failures when a stream reports them as an `error` event. The delay is the
+//! provider's (`retry-after-ms`, `retry-after`, "try again in 2.5s") when it gives one, else
+//! exponential backoff with jitter. A context-window overflow is never retried.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::Value;
+
+use super::error::{ProviderError, ProviderFailure};
+use crate::limits::{PROVIDER_BODY_CHARS, PROVIDER_MESSAGE_CHARS};
+
+/// How one attempt failed.
+#[derive(Debug)]
+pub enum AttemptError {
+    /// Before the reply began, or said by the provider to be transient: the normal retry
+    /// policy applies.
+    Retryable {
+        reason: String,
+        /// The delay the provider asked for.
+        after: Option<Duration>,
+        timeout: bool,
+        /// The message to report if this was the last attempt.
+        message: String,
+    },
+    /// The reply had begun and then stalled, broke off, or ended without its last event.
+    /// The provider bills that generation, so it is retried at most once (SPEC §6.1).
+    BrokeOff {
+        reason: String,
+        timeout: bool,
+        message: String,
+    },
+    Fatal(ProviderError),
+}
+
+impl AttemptError {
+    pub fn retryable(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        AttemptError::Retryable {
+            reason: reason.into(),
+            after: None,
+            timeout: false,
+            message: message.into(),
+        }
+    }
+}
+
+/// The parts of an error body both APIs share: `{"error": {"message", "type", "code"}}`, or
+/// the flat `{"type": "error", "code", "message"}` of a Responses stream `error` event.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ErrorDetails {
+    pub message: Option<String>,
+    pub kind: Option<String>,
+    pub code: Option<String>,
+}
+
+pub fn error_details(body: &str) -> ErrorDetails {
+    let Ok(value) = serde_json::from_str::<Value>(body) else {
+        return ErrorDetails::default();
+    };
+    details_of(&value)
+}
+
+fn details_of(value: &Value) -> ErrorDetails {
+    let error = &value["error"];
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    match error {
+        Value::Object(_) => ErrorDetails {
+            message: text(&error["message"]),
+            kind: text(&error["type"]),
+            code: text(&error["code"]),
+        },
+        Value::String(message) => ErrorDetails {
+            message: Some(message.clone()),
+            ..ErrorDetails::default()
+        },
+        // The flat event: its `type` is "error" itself, so only `code` says what it is.
+        _ if value["type"] == "error" => ErrorDetails {
+            message: text(&value["message"]),
+            kind: None,
+            code: text(&value["code"]),
+        },
+        _ => ErrorDetails::default(),
+    }
+}
+
+/// Phrases providers use when the input no longer fits (OpenAI, Anthropic, OpenRouter and
+/// compatible servers). Matched case-insensitively; codes are checked first.
+const OVERFLOW_PHRASES: &[&str] = &[
+    "exceeds the context window",
+    "maximum context length",
+    "prompt is too long",
+    "exceed context limit",
+    "context length exceeded",
+    "context_length_exceeded",
+    "input is too long for",
+];
+
+/// Whether a code or message says the input does not fit the context window.
+pub fn is_context_overflow(code: Option<&str>, message: &str) -> bool {
+    if code == Some("context_length_exceeded") {
+        return true;
+    }
+    let lower = message.to_lowercase();
+    OVERFLOW_PHRASES.iter().any(|p| lower.contains(p))
+}
+
+/// Classifies a non-2xx answer.
+pub fn classify_status(
+    provider: &str,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &str,
+) -> AttemptError {
+    let details = error_details(body);
+    let label = match (&details.code, &details.kind) {
+        (Some(code), _) => format!("answered HTTP {} {code}", status.as_u16()),
+        (None, Some(kind)) => format!("answered HTTP {} {kind}", status.as_u16()),
+        (None, None) => format!("answered HTTP {}", status.as_u16()),
+    };
+    classify(provider, &label, status, headers, &details, body)
+}
+
+/// Classifies an `error` event sent in the middle of a stream, as the HTTP status its kind
+/// stands for would be (Messages `overloaded_error` as a 529, Responses
+/// `rate_limit_exceeded` as a 429, …).
+pub fn classify_error_event(provider: &str, event: &Value) -> AttemptError {
+    let details = details_of(event);
+    let kind = details.code.as_deref().or(details.kind.as_deref());
+    let status = match kind.unwrap_or("") {
+        "overloaded_error" => 529,
+        "api_error" | "server_error" | "internal_error" => 500,
+        "server_is_overloaded" | "slow_down" => 503,
+        "rate_limit_error" | "rate_limit_exceeded" | "insufficient_quota" => 429,
+        "timeout_error" => 504,
+        "request_too_large" => 413,
+        "authentication_error" | "invalid_api_key" => 401,
+        "permission_error" => 403,
+        "not_found_error" => 404,
+        "billing_error" => 402,
+        // `invalid_request_error`, `context_length_exceeded` and anything unknown: the
+        // request itself was refused, which another attempt would not change.
+        _ => 400,
+    };
+    let label = format!(
+        "sent an error event in its reply ({})",
+        kind.unwrap_or("no type")
+    );
+    let raw = event.to_string();
+    classify(
+        provider,
+        &label,
+        StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+        &HeaderMap::new(),
+        &details,
+        &raw,
+    )
+}
+
+fn classify(
+    provider: &str,
+    label: &str,
+    status: StatusCode,
+    headers: &HeaderMap,
+    details: &ErrorDetails,
+    body: &str,
+) -> AttemptError {
+    // The whole message (or body) is classified; a bounded part of it is quoted.
+    let (message, quoted) = match &details.message {
+        Some(message) => (message.as_str(), snippet(message, PROVIDER_MESSAGE_CHARS)),
+        None => (body, snippet(body, PROVIDER_BODY_CHARS)),
+    };
+    let quoted = quoted.unwrap_or_else(|| "no error message".to_owned());
+    let full = format!("{provider} {label}: {quoted}");
+
+    if status == StatusCode::PAYLOAD_TOO_LARGE
+        || (status.is_client_error() && is_context_overflow(details.code.as_deref(), message))
+    {
+        return AttemptError::Fatal(ProviderError {
+            failure: ProviderFailure::ContextLimit,
+            message: full,
+        });
+    }
+    let quota = details.code.as_deref() == Some("insufficient_quota")
+        || details.kind.as_deref() == Some("insufficient_quota")
+        || details.kind.as_deref() == Some("billing_error");
+    let should_retry = headers
+        .get("x-should-retry")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.eq_ignore_ascii_case("true"));
+    let transient = matches!(status.as_u16(), 408 | 409 | 429 | 529) || status.is_server_error();
+    if !quota && should_retry.unwrap_or(transient) {
+        return AttemptError::Retryable {
+            reason: format!("HTTP {}", status.as_u16()),
+            after: requested_delay(headers, message),
+            timeout: false,
+            message: full,
+        };
+    }
+    AttemptError::Fatal(ProviderError::failed(full))
+}
+
+/// The trimmed text, cut at `max` characters with "…" when longer; `None` when empty.
+pub fn snippet(text: &str, max: usize) -> Option<String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let cut: String = trimmed.chars().take(max).collect();
+    Some(if cut.len() < trimmed.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    })
+}
+
+/// The delay a provider asks for: `retry-after-ms`, then `retry-after` (seconds), then
+/// "try again in 1.5s / 28ms" in the message.
+pub fn requested_delay(headers: &HeaderMap, message: &str) -> Option<Duration> {
+    let header = |name: &str| -> Option<f64> {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    if let Some(ms) = header("retry-after-ms") {
+        return Duration::try_from_secs_f64(ms / 1000.0).ok();
+    }
+    if let Some(s) = header("retry-after") {
+        return Duration::try_from_secs_f64(s).ok();
+    }
+    try_again_in(message)
+}
+
+/// Parses "try again in 11.054s", "in 28ms", "in 2 seconds".
+fn try_again_in(message: &str) -> Option<Duration> {
+    let lower = message.to_lowercase();
+    let rest = &lower[lower.find("try again in")? + "try again in".len()..];
+    let rest = rest.trim_start();
+    let number_len = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    let number: f64 = rest[..number_len].parse().ok()?;
+    let unit = rest[number_len..].trim_start();
+    let seconds = if unit.starts_with("ms") {
+        number / 1000.0
+    } else if unit.starts_with('s') {
+        number
+    } else {
+        return None;
+    };
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+/// The innermost cause of a transport error, which says what happened ("connection reset").
+/// reqwest's messages name the URL, never headers, so they carry no key.
+pub fn innermost_cause(e: &dyn std::error::Error) -> String {
+    let mut innermost = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        innermost = s.to_string();
+        source = s.source();
+    }
+    innermost
+}
+
+/// The output limit a provider's refusal names as the model's maximum, when the refusal is
+/// about the output limit: Messages "max_tokens: 200000 > 128000, which is the maximum
+/// allowed number of output tokens for …", Responses "Invalid 'max_output_tokens': integer
+/// above maximum value. Expected a value <= 128000, …", and the Chat Completions wording
+/// compatible servers use, "This model supports at most 16384 completion tokens".
+pub fn named_output_maximum(message: &str) -> Option<u32> {
+    let lower = message.to_lowercase();
+    if !(lower.contains("max_tokens") || lower.contains("max_output_tokens")) {
+        return None;
+    }
+    let number_after = |marker: &str| -> Option<u32> {
+        let at = lower.find(marker)? + marker.len();
+        let digits: String = lower[at..]
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    if let Some(at) = lower.find(", which is the maximum") {
+        // "… > 128000, which is the maximum": the number just before the marker.
+        let before = lower[..at].trim_end();
+        let digits: String = before
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        return digits.parse().ok();
+    }
+    number_after("expected a value <=")
+        .or_else(|| number_after("supports at most"))
+        .or_else(|| number_after("maximum value is"))
+        .filter(|n| *n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn requested_delays_in_every_spelling() {
+        assert_eq!(
+            requested_delay(&headers(&[("retry-after-ms", "250")]), ""),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            requested_delay(&headers(&[("retry-after", "2")]), ""),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            requested_delay(&HeaderMap::new(), "Please try again in 11.054s. Visit …"),
+            Some(Duration::from_millis(11054))
+        );
+        assert_eq!(
+            requested_delay(&HeaderMap::new(), "try again in 28ms"),
+            Some(Duration::from_millis(28))
+        );
+        assert_eq!(
+            requested_delay(&HeaderMap::new(), "Try again in 3 seconds"),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(requested_delay(&HeaderMap::new(), "try again later"), None);
+        assert_eq!(
+            requested_delay(&headers(&[("retry-after", "soon")]), ""),
+            None
+        );
+    }
+
+    /// A delay too long for a `Duration` is no delay at all, never a panic (found in review:
+    /// `retry-after-ms: 1e30` used to panic the run task).
+    #[test]
+    fn absurd_delays_are_ignored() {
+        for (name, value) in [
+            ("retry-after-ms", "1e30"),
+            ("retry-after", "1e30"),
+            ("retry-after-ms", "-5"),
+            ("retry-after", "inf"),
+            ("retry-after", "NaN"),
+        ] {
+            assert_eq!(
+                requested_delay(&headers(&[(name, value)]), ""),
+                None,
+                "{name}: {value}"
+            );
+        }
+        let huge = format!("try again in {}s", "9".repeat(400));
+        assert_eq!(requested_delay(&HeaderMap::new(), &huge), None);
+    }
+
+    #[test]
+    fn overflow_is_recognised_by_code_and_by_phrase() {
+        assert!(is_context_overflow(Some("context_length_exceeded"), ""));
+        assert!(is_context_overflow(
+            None,
+            "prompt is too long: 208310 tokens > 200000 maximum"
+        ));
+        assert!(is_context_overflow(
+            None,
+            "This endpoint's maximum context length is 32768 tokens."
+        ));
+        assert!(!is_context_overflow(
+            None,
+            "max_tokens: 21333 > 4096, which is the maximum allowed"
+        ));
+    }
+
+    #[test]
+    fn statuses_are_classified() {
+        let h = HeaderMap::new();
+        let retry = |s: u16, body: &str| {
+            matches!(
+                classify_status("p", StatusCode::from_u16(s).unwrap(), &h, body),
+                AttemptError::Retryable { .. }
+            )
+        };
+        for s in [408, 409, 429, 500, 502, 503, 529] {
+            assert!(retry(s, "{}"), "{s}");
+        }
+        for s in [400, 401, 403, 404, 422] {
+            assert!(!retry(s, "{}"), "{s}");
+        }
+        let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+        assert!(!retry(429, quota));
+        let no = headers(&[("x-should-retry", "false")]);
+        assert!(matches!(
+            classify_status("p", StatusCode::SERVICE_UNAVAILABLE, &no, "{}"),
+            AttemptError::Fatal(_)
+        ));
+        match classify_status("p", StatusCode::PAYLOAD_TOO_LARGE, &h, "too big") {
+            AttemptError::Fatal(e) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn error_events_are_classified_like_the_status_they_stand_for() {
+        let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        match classify_error_event("anthropic", &overloaded) {
+            AttemptError::Retryable { message, .. } => assert_eq!(
+                message,
+                "anthropic sent an error event in its reply (overloaded_error): Overloaded"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let flat = json!({"type": "error", "sequence_number": 2, "code": "context_length_exceeded",
+            "message": "Your input exceeds the context window of this model.", "param": "input"});
+        match classify_error_event("openai", &flat) {
+            AttemptError::Fatal(e) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
+            other => panic!("{other:?}"),
+        }
+        let nested = json!({"type": "error", "error": {"type": "service_unavailable_error",
+            "code": "server_is_overloaded", "message": "Our servers are currently overloaded."}});
+        assert!(matches!(
+            classify_error_event("openai", &nested),
+            AttemptError::Retryable { .. }
+        ));
+        let quota = json!({"type": "error", "code": "insufficient_quota", "message": "quota"});
+        assert!(matches!(
+            classify_error_event("openai", &quota),
+            AttemptError::Fatal(_)
+        ));
+        let unknown = json!({"type": "error", "code": "something_new", "message": "?"});
+        assert!(matches!(
+            classify_error_event("openai", &unknown),
+            AttemptError::Fatal(_)
+        ));
+    }
+
+    #[test]
+    fn the_output_maximum_a_refusal_names_is_read() {
+        assert_eq!(
+            named_output_maximum(
+                "anthropic answered HTTP 400 invalid_request_error: max_tokens: 200000 > 128000, \
+                 which is the maximum allowed number of output tokens for claude-opus-4-6"
+            ),
+            Some(128_000)
+        );
+        assert_eq!(
+            named_output_maximum(
+                "Invalid 'max_output_tokens': integer above maximum value. Expected a value <= \
+                 100000, but got 128000 instead."
+            ),
+            Some(100_000)
+        );
+        assert_eq!(
+            named_output_maximum(
+                "max_tokens is too large: 32000. This model supports at most 16384 completion \
+                 tokens, whereas you provided 32000."
+            ),
+            Some(16_384)
+        );
+        assert_eq!(named_output_maximum("Invalid value for 'model'."), None);
+        assert_eq!(
+            named_output_maximum("prompt is too long: 208310 tokens > 200000 maximum"),
+            None,
+            "not about the output limit"
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! The wire formats by the name a definition gives them.
+
+use super::messages::Messages;
+use super::responses::Responses;
+use super::wire::WireFormat;
+use crate::definition::WireApi;
+
+/// The format that speaks `api`.
+pub fn format(api: WireApi) -> &'static dyn WireFormat {
+    match api {
+        WireApi::Responses => &Responses,
+        WireApi::AnthropicMessages => &Messages,
+    }
+}

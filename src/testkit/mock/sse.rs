@@ -1,0 +1,90 @@
+//! Server-sent events as the real APIs send them: `event: <type>` and one `data:` line per
+//! event, each followed by a blank line, delivered as a [`StreamShape`] says (pacing and
+//! faults).
+
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use serde_json::Value;
+
+use super::script::{MockWire, StreamFault, StreamShape};
+
+/// One event: its type and its data.
+pub(super) type Event = (String, Value);
+
+/// `text` in pieces of at most `max` characters (0: one piece); no piece for an empty text.
+pub(super) fn pieces(text: &str, max: usize) -> Vec<String> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    if max == 0 {
+        return vec![text.to_owned()];
+    }
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(max).map(|c| c.iter().collect()).collect()
+}
+
+fn frame(event: &str, data: &Value) -> Bytes {
+    Bytes::from(format!("event: {event}\ndata: {data}\n\n"))
+}
+
+/// The error event each wire sends when the API is overloaded mid-reply.
+fn overloaded(wire: MockWire, sequence: usize) -> Event {
+    match wire {
+        MockWire::Messages => (
+            "error".to_owned(),
+            serde_json::json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ),
+        MockWire::Responses => (
+            "error".to_owned(),
+            serde_json::json!({"type": "error", "sequence_number": sequence,
+                "code": "server_is_overloaded", "message": "Our servers are currently overloaded. Please try again later.",
+                "param": null}),
+        ),
+    }
+}
+
+/// The response: `text/event-stream`, the events paced and cut as `shape` says.
+pub(super) fn response(wire: MockWire, events: Vec<Event>, shape: &StreamShape) -> Response {
+    let mut events = events;
+    let mut end = None;
+    if let Some((after, fault)) = shape.fault {
+        events.truncate(after);
+        if fault == StreamFault::Overloaded {
+            events.push(overloaded(wire, after + 1));
+        }
+        end = Some(fault);
+    }
+    let frames: Vec<Bytes> = events.iter().map(|(e, d)| frame(e, d)).collect();
+    let delay = shape.event_delay;
+    let stream = futures_util::stream::unfold(
+        (frames.into_iter(), 0usize),
+        move |(mut frames, sent)| async move {
+            match frames.next() {
+                Some(frame) => {
+                    if sent > 0 && delay > Duration::ZERO {
+                        tokio::time::sleep(delay).await;
+                    }
+                    Some((Ok::<_, std::io::Error>(frame), (frames, sent + 1)))
+                }
+                None => {
+                    if end == Some(StreamFault::Stall) {
+                        std::future::pending::<()>().await;
+                    }
+                    None
+                }
+            }
+        },
+    );
+    let mut response = Response::new(Body::from_stream(stream));
+    let headers = response.headers_mut();
+    headers.insert(
+        "content-type",
+        "text/event-stream; charset=utf-8"
+            .parse()
+            .expect("static header"),
+    );
+    headers.insert("cache-control", "no-cache".parse().expect("static header"));
+    response
+}
