@@ -153,6 +153,10 @@ pub fn render_json(catalog: &Catalog) -> Value {
                 "model_origin": origin,
                 "model_alias": alias,
                 "max_turns": d.max_turns,
+                // What each request asks for: the definition's, else the model's default.
+                "max_output_tokens": d
+                    .max_output_tokens
+                    .unwrap_or_else(|| crate::providers::default_max_output_tokens(&d.model.id)),
                 "sandbox": d.sandbox.as_str(),
                 "mcp_servers": d.mcp_servers.keys().collect::<Vec<_>>(),
                 "skills": d.skills,

@@ -123,7 +123,8 @@ pub fn classify_status(
         (None, Some(kind)) => format!("answered HTTP {} {kind}", status.as_u16()),
         (None, None) => format!("answered HTTP {}", status.as_u16()),
     };
-    classify(provider, &label, status, headers, &details, body)
+    let reason = format!("HTTP {}", status.as_u16());
+    classify(provider, &label, &reason, status, headers, &details, body)
 }
 
 /// Classifies an `error` event sent in the middle of a stream, as the HTTP status its kind
@@ -155,6 +156,7 @@ pub fn classify_error_event(provider: &str, event: &Value) -> AttemptError {
     classify(
         provider,
         &label,
+        kind.unwrap_or("error event"),
         StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
         &HeaderMap::new(),
         &details,
@@ -162,9 +164,12 @@ pub fn classify_error_event(provider: &str, event: &Value) -> AttemptError {
     )
 }
 
+/// `label` says what was received ("answered HTTP 429 rate_limit_exceeded"), `reason` is
+/// the short form a retry notice shows ("HTTP 429", "overloaded_error").
 fn classify(
     provider: &str,
     label: &str,
+    reason: &str,
     status: StatusCode,
     headers: &HeaderMap,
     details: &ErrorDetails,
@@ -196,7 +201,7 @@ fn classify(
     let transient = matches!(status.as_u16(), 408 | 409 | 429 | 529) || status.is_server_error();
     if !quota && should_retry.unwrap_or(transient) {
         return AttemptError::Retryable {
-            reason: format!("HTTP {}", status.as_u16()),
+            reason: reason.to_owned(),
             after: requested_delay(headers, message),
             timeout: false,
             message: full,

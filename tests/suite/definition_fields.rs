@@ -1,5 +1,6 @@
 //! Fields other than providers: sandbox and isolation, Claude's permission modes and
-//! ignored fields, Codex config keys, OpenCode modes (SPEC §3.1, FORMATS.md).
+//! ignored fields, Codex config keys, OpenCode modes, the output limit (SPEC §3.1,
+//! FORMATS.md).
 
 use crate::support;
 
@@ -19,6 +20,22 @@ fn field_rules_hold_for_every_format() {
     assert_eq!(
         catalog.get("prompt-field").unwrap().instructions,
         "Use the prompt field."
+    );
+}
+
+#[test]
+fn max_output_tokens_is_read_in_every_format() {
+    let catalog = support::check_fixture("fields");
+    let limit = |name: &str| catalog.get(name).unwrap().max_output_tokens;
+    assert_eq!(limit("output-limit"), Some(4096));
+    assert_eq!(limit("output-limit-toml"), Some(20_000));
+    assert_eq!(limit("claude-output-limit"), Some(9000));
+    assert_eq!(limit("codex-output-limit"), Some(3000));
+    assert_eq!(limit("opencode-output-limit"), Some(5000));
+    assert_eq!(
+        limit("read-only"),
+        None,
+        "unset: the model's default applies"
     );
 }
 

@@ -321,3 +321,49 @@ async fn the_spawn_task_is_not_counted_as_queued_input() {
         "the failed record counts the input, not the task"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retained_histories_are_bounded_in_bytes_least_recently_used_first() {
+    // Each finished session holds a little over 3,000 bytes of history; 10,000 fit three.
+    let s = setup(Limits {
+        retained_history_bytes: 10_000,
+        ..Limits::default()
+    })
+    .await;
+    s.mock.push([Step::Hang]);
+    let running = s.manager.spawn("worker", "Keep going.").unwrap().agent_id;
+    let long = "x".repeat(3_000);
+    s.mock.push(vec![Step::text(&long); 5]);
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let id = s
+            .manager
+            .spawn("worker", &format!("task {i}"))
+            .unwrap()
+            .agent_id;
+        finished(&s.manager, &id).await;
+        ids.push(id);
+        if i == 2 {
+            // Naming the oldest refreshes it: the next one to go is the second.
+            s.manager.wait(&[ids[0].clone()], Duration::ZERO).unwrap();
+        }
+    }
+    let kept: Vec<bool> = ids
+        .iter()
+        .map(|id| s.manager.snapshot(id).is_ok())
+        .collect();
+    assert_eq!(
+        kept,
+        [true, false, false, true, true],
+        "the least recently used went first, until the rest fit"
+    );
+    let evicted = s.manager.snapshot(&ids[1]).unwrap_err();
+    assert_eq!(evicted.code, ErrorCode::UnknownAgent);
+    assert!(evicted.message.contains("MiB"), "{}", evicted.message);
+    assert_eq!(
+        s.manager.snapshot(&running).unwrap().status,
+        Status::Running,
+        "a running session is never evicted"
+    );
+    s.manager.shutdown(Duration::from_secs(6)).await;
+}

@@ -1,0 +1,413 @@
+//! Streamed replies on both wire APIs (SPEC §6.1 "Streaming", "What the 120 s request
+//! timeout bounds"): a reply that keeps arriving longer than 120 s completes, a stall after
+//! the reply began is retried once and then is `provider_timeout`, a stream that ends
+//! without its last event is an error, an `error` event mid-stream is retried like the
+//! status it stands for, the 15-minute ceiling ends a reply that trickles forever, and the
+//! history holds exactly what a whole (non-streamed) reply holds. Time is paused.
+
+use crate::support;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use mcp_agents::definition::WireApi;
+use mcp_agents::error::{AgentError, ErrorCode};
+use mcp_agents::providers::formats::format;
+use mcp_agents::providers::{
+    Conversation, ProviderError, Reply, RequestEvents, RetryNotice, StopReason,
+};
+use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
+use serde_json::{Value, json};
+use support::run_kit::{KEY, client};
+use tokio::time::Instant;
+
+use WireApi::{AnthropicMessages as Messages, Responses};
+
+const WIRES: [WireApi; 2] = [Responses, Messages];
+
+/// What a request told its caller.
+#[derive(Default)]
+struct Seen {
+    retries: Mutex<Vec<RetryNotice>>,
+    /// When the reply began, counted from the start, with the time left it was given.
+    receiving: Mutex<Vec<(Duration, Duration)>>,
+    started: Mutex<Option<Instant>>,
+}
+
+impl RequestEvents for Seen {
+    fn retrying(&self, notice: &RetryNotice) {
+        self.retries.lock().unwrap().push(notice.clone());
+    }
+
+    fn receiving(&self, left: Duration) {
+        let started = self.started.lock().unwrap().unwrap();
+        self.receiving
+            .lock()
+            .unwrap()
+            .push((started.elapsed(), left));
+    }
+}
+
+struct Outcome {
+    result: Result<Reply, ProviderError>,
+    requests: usize,
+    elapsed: Duration,
+    seen: Seen,
+}
+
+impl Outcome {
+    fn code(&self) -> Option<ErrorCode> {
+        self.result
+            .as_ref()
+            .err()
+            .map(|e| AgentError::from(e.clone()).code)
+    }
+
+    fn message(&self) -> String {
+        match &self.result {
+            Err(e) => e.message.clone(),
+            Ok(_) => String::new(),
+        }
+    }
+
+    fn reply(&self) -> &Reply {
+        match &self.result {
+            Ok(reply) => reply,
+            Err(e) => panic!("failed: {}", e.message),
+        }
+    }
+}
+
+async fn play(wire: WireApi, steps: Vec<Step>) -> Outcome {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.push(steps);
+    let provider = client(wire, &mock);
+    let mut conversation = Conversation::new(wire);
+    conversation.push_user_texts(&["Hello.".to_owned()]);
+    let seen = Seen::default();
+    let started = Instant::now();
+    *seen.started.lock().unwrap() = Some(started);
+    let result = provider
+        .complete_with("system", &conversation, &[], &seen)
+        .await;
+    let requests = mock.requests();
+    for r in &requests {
+        assert_eq!(
+            r.outcome,
+            RecordedOutcome::Scripted,
+            "refused: {:#}",
+            r.body
+        );
+        assert_eq!(r.body["stream"], true, "every request is streamed");
+    }
+    Outcome {
+        result,
+        requests: requests.len(),
+        elapsed: started.elapsed(),
+        seen,
+    }
+}
+
+/// A text long enough to take `events` deltas of 8 characters.
+fn long_text(events: usize) -> String {
+    "A reply that goes on. ".repeat(events * 8 / 22 + 1)[..events * 8].to_owned()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_that_keeps_arriving_for_longer_than_the_request_timeout_completes() {
+    for wire in WIRES {
+        // 30 deltas 10 s apart, plus the events around them: well past 120 s in all, never
+        // silent for more than 10 s.
+        let text = long_text(30);
+        let outcome = play(
+            wire,
+            vec![Step::text(&text).trickled(Duration::from_secs(10))],
+        )
+        .await;
+        assert_eq!(outcome.reply().text, text, "{wire:?}");
+        assert_eq!(outcome.requests, 1, "{wire:?}: sent once");
+        assert!(
+            outcome.elapsed > Duration::from_secs(300),
+            "{wire:?}: {:?}",
+            outcome.elapsed
+        );
+        let receiving = outcome.seen.receiving.lock().unwrap().clone();
+        assert_eq!(receiving.len(), 1, "{wire:?}");
+        assert_eq!(
+            receiving[0].1,
+            Duration::from_secs(15 * 60),
+            "{wire:?}: once the reply begins, the ceiling is the bound"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stall_after_the_reply_began_is_sent_at_most_twice_then_provider_timeout() {
+    for wire in WIRES {
+        let stalled = Step::text(&long_text(10))
+            .trickled(Duration::from_secs(1))
+            .stalled_after(3);
+        let outcome = play(
+            wire,
+            vec![
+                stalled.clone(),
+                stalled.clone(),
+                stalled,
+                Step::text("never"),
+            ],
+        )
+        .await;
+        assert_eq!(
+            outcome.code(),
+            Some(ErrorCode::ProviderTimeout),
+            "{wire:?}: {}",
+            outcome.message()
+        );
+        assert_eq!(
+            outcome.requests, 2,
+            "{wire:?}: one retry, since each is billed"
+        );
+        let message = outcome.message();
+        assert!(
+            message.contains("stopped arriving: nothing came for 120 s"),
+            "{message}"
+        );
+        assert!(message.contains("not sent again"), "{message}");
+        // Two stalls of 120 s each (and 2 s of events each, and the backoff between).
+        assert!(
+            outcome.elapsed >= Duration::from_secs(240),
+            "{:?}",
+            outcome.elapsed
+        );
+        assert!(
+            outcome.elapsed < Duration::from_secs(260),
+            "{:?}",
+            outcome.elapsed
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stall_then_a_whole_reply_completes() {
+    for wire in WIRES {
+        let outcome = play(
+            wire,
+            vec![Step::text("lost").stalled_after(2), Step::text("found")],
+        )
+        .await;
+        assert_eq!(outcome.reply().text, "found", "{wire:?}");
+        assert_eq!(outcome.requests, 2);
+        let retries = outcome.seen.retries.lock().unwrap().clone();
+        assert_eq!(retries.len(), 1);
+        assert_eq!(retries[0].reason, "stalled");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_that_ends_without_its_last_event_is_an_error_never_a_partial_reply() {
+    for wire in WIRES {
+        let cut = Step::text("half a reply").ended_after(4);
+        let outcome = play(wire, vec![cut.clone(), cut, Step::text("never")]).await;
+        assert_eq!(outcome.code(), Some(ErrorCode::ProviderError), "{wire:?}");
+        assert_eq!(outcome.requests, 2, "{wire:?}");
+        let terminal = match wire {
+            Responses => "response.completed",
+            Messages => "message_stop",
+        };
+        assert!(
+            outcome.message().contains(&format!(
+                "ended its reply stream before the `{terminal}` event"
+            )),
+            "{}",
+            outcome.message()
+        );
+        // Before the reply began, the normal policy applies: an empty stream is retried.
+        let outcome = play(wire, vec![Step::text("x").ended_after(0), Step::text("ok")]).await;
+        assert_eq!(outcome.reply().text, "ok");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_overloaded_error_event_mid_stream_is_retried_like_a_529() {
+    for wire in WIRES {
+        let overloaded = Step::text("busy").overloaded_after(3);
+        let outcome = play(
+            wire,
+            vec![
+                overloaded.clone(),
+                overloaded.clone(),
+                overloaded,
+                Step::text("ok"),
+            ],
+        )
+        .await;
+        assert_eq!(outcome.reply().text, "ok", "{wire:?}");
+        assert_eq!(
+            outcome.requests, 4,
+            "{wire:?}: the provider says it is transient, so the normal policy applies"
+        );
+        let reason = outcome.seen.retries.lock().unwrap()[0].reason.clone();
+        let expected = match wire {
+            Responses => "server_is_overloaded",
+            Messages => "overloaded_error",
+        };
+        assert_eq!(reason, expected);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_ceiling_ends_a_reply_that_trickles_forever_and_is_not_retried() {
+    for wire in WIRES {
+        // 200 deltas 60 s apart: 3 hours and more, never silent for 120 s.
+        let endless = Step::text(&long_text(200)).trickled(Duration::from_secs(60));
+        let outcome = play(wire, vec![endless, Step::text("never")]).await;
+        assert_eq!(outcome.code(), Some(ErrorCode::ProviderTimeout), "{wire:?}");
+        assert_eq!(outcome.requests, 1);
+        assert!(
+            outcome.message().contains("after 15 minutes"),
+            "{}",
+            outcome.message()
+        );
+        assert!(outcome.elapsed >= Duration::from_secs(15 * 60));
+        assert!(outcome.elapsed < Duration::from_secs(15 * 60 + 60));
+    }
+}
+
+/// A hand-written stream: keep-alive comments, unknown events, and the real events.
+fn raw_stream(frames: &[&str]) -> Step {
+    Step::Raw {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body: frames.concat(),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn comments_pings_and_unknown_events_do_not_disturb_a_reply() {
+    let responses = raw_stream(&[
+        ": OPENROUTER PROCESSING\n\n",
+        "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\",\"status\":\"in_progress\",\"output\":[]}}\n\n",
+        "event: response.brand_new_kind\ndata: {\"type\":\"response.brand_new_kind\"}\n\n",
+        "data: not json at all\n\n",
+        "retry: 3000\nid: 7\nevent: response.output_item.done\r\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\r\ndata: \"item\":{\"type\":\"message\",\"id\":\"m\",\"role\":\"assistant\",\"status\":\"completed\",\"content\":[{\"type\":\"output_text\",\"text\":\"Hi\",\"annotations\":[]}]}}\r\n\r\n",
+        ": still here\n\n",
+        "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
+    ]);
+    let outcome = play(Responses, vec![responses]).await;
+    assert_eq!(outcome.reply().text, "Hi");
+    assert_eq!(outcome.reply().usage.input_tokens, 3);
+    assert_eq!(
+        outcome.reply().item_values()[0]["role"],
+        "assistant",
+        "the data lines of one event are joined"
+    );
+
+    let messages = raw_stream(&[
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n",
+        "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"a_future_delta\",\"x\":1}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":9}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    ]);
+    let outcome = play(Messages, vec![messages]).await;
+    assert_eq!(outcome.reply().text, "Hello");
+    assert_eq!(outcome.reply().usage.output_tokens, 9);
+    assert_eq!(outcome.reply().stop, StopReason::EndTurn);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_flat_error_event_and_a_failed_response_are_classified() {
+    let overflow = raw_stream(&[
+        "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\",\"status\":\"in_progress\"}}\n\n",
+        "event: error\ndata: {\"type\":\"error\",\"sequence_number\":2,\"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the context window of this model. Please adjust your input and try again.\",\"param\":\"input\"}\n\n",
+    ]);
+    let outcome = play(Responses, vec![overflow, Step::text("never")]).await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ContextLimit));
+    assert_eq!(outcome.requests, 1);
+
+    let failed = raw_stream(&[
+        "event: response.failed\ndata: {\"type\":\"response.failed\",\"sequence_number\":3,\"response\":{\"id\":\"r\",\"object\":\"response\",\"status\":\"failed\",\"error\":{\"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the context window of this model.\"},\"usage\":null}}\n\n",
+    ]);
+    let outcome = play(Responses, vec![failed, Step::text("never")]).await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ContextLimit));
+
+    let invalid = raw_stream(&[
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"type\":\"message\",\"content\":[]}}\n\n",
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n",
+    ]);
+    let outcome = play(Messages, vec![invalid, Step::text("never")]).await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
+    assert_eq!(outcome.requests, 1, "a refusal is not retried");
+    assert!(
+        outcome
+            .message()
+            .contains("sent an error event in its reply (invalid_request_error): bad"),
+        "{}",
+        outcome.message()
+    );
+}
+
+/// The same scripted reply, streamed to the client and as one body to a second mock whose
+/// counters are in the same state.
+async fn streamed_and_whole(wire: WireApi, step: Step) -> (Vec<Value>, Vec<Value>) {
+    let streamed = play(wire, vec![step.clone()]).await;
+    let twin = MockProvider::start(KEY).await.unwrap();
+    twin.push([step]);
+    let (url, headers): (String, Vec<(&str, &str)>) = match wire {
+        Responses => (
+            format!("{}/responses", twin.responses_base_url()),
+            vec![("authorization", "Bearer sk-test-SECRET-0123456789")],
+        ),
+        Messages => (
+            format!("{}/v1/messages", twin.messages_base_url()),
+            vec![("x-api-key", KEY), ("anthropic-version", "2023-06-01")],
+        ),
+    };
+    let body = match wire {
+        Responses => json!({"model": "mock-model", "store": false, "stream": false,
+            "include": ["reasoning.encrypted_content"],
+            "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hello."}]}]}),
+        Messages => json!({"model": "mock-model", "max_tokens": 100, "stream": false,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Hello."}]}]}),
+    };
+    let mut request = mcp_agents::net::loopback_client().post(url).json(&body);
+    for (k, v) in headers {
+        request = request.header(k, v);
+    }
+    let whole: Value = request.send().await.unwrap().json().await.unwrap();
+    let parsed = format(wire)
+        .parse("mock", whole)
+        .unwrap_or_else(|_| panic!("a whole reply"));
+    (streamed.reply().item_values(), parsed.item_values())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_history_holds_exactly_what_a_whole_reply_holds() {
+    assert_eq!(KEY, "sk-test-SECRET-0123456789");
+    for wire in WIRES {
+        let step = Step::tool_calls(vec![
+            (
+                "test__echo",
+                json!({"text": "a", "nested": {"list": [1, 2, {"deep": null}]}}),
+            ),
+            ("test__echo", json!({"text": "ünïcødé ✓"})),
+        ])
+        .with_reasoning();
+        let step = match step {
+            Step::Reply(mut r) => {
+                r.text = Some("Let me look that up for you.".into());
+                r.stream.delta_chars = 3;
+                Step::Reply(r)
+            }
+            other => other,
+        };
+        let (streamed, whole) = streamed_and_whole(wire, step).await;
+        assert_eq!(streamed, whole, "{wire:?}");
+        assert!(streamed.len() >= 4, "{wire:?}: {streamed:?}");
+    }
+}
