@@ -21,6 +21,7 @@ mod docs;
 mod faults;
 mod interop_child_servers;
 mod interop_clients;
+mod interop_provider_sdks;
 mod mock_validation;
 mod output_length;
 mod parsers_never_panic;

@@ -411,3 +411,54 @@ async fn the_history_holds_exactly_what_a_whole_reply_holds() {
         assert!(streamed.len() >= 4, "{wire:?}: {streamed:?}");
     }
 }
+
+/// The user's view, in real time (SPEC §6.1): `mcp-agents run` against a loopback provider
+/// that delivers a 6 KB answer over about 150 s, 8 characters every 200 ms, on both wire
+/// APIs at once. It used to be cut at 120 s and sent five times; now it arrives once, whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "real time, about 150 s: run by .ci/run"]
+async fn a_long_answer_trickling_for_150_s_arrives_whole_in_real_time() {
+    use support::binary::{self, BIN};
+
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let answer = long_text(750);
+    assert_eq!(answer.len(), 6_000);
+    mock.push(vec![
+        Step::text(&answer).trickled(Duration::from_millis(200));
+        2
+    ]);
+    let ws = binary::workspace(&mock);
+    let run = |agent: &'static str| {
+        let dir = ws.path().to_owned();
+        async move {
+            let started = std::time::Instant::now();
+            let out = tokio::process::Command::new(BIN)
+                .args(["run", "--workspace"])
+                .arg(&dir)
+                .args([agent, "Write the long answer."])
+                .env(binary::KEY_VAR, KEY)
+                .env_remove("RUST_LOG")
+                .kill_on_drop(true)
+                .output()
+                .await
+                .unwrap();
+            (agent, out, started.elapsed())
+        }
+    };
+    let (a, b) = tokio::join!(run("worker"), run("claude-worker"));
+    for (agent, out, elapsed) in [a, b] {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{agent}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim_end(),
+            answer,
+            "{agent}"
+        );
+        assert!(elapsed > Duration::from_secs(120), "{agent}: {elapsed:?}");
+        assert!(
+            stderr.contains("Receiving mock-model's reply (turn 1 of 5)"),
+            "{agent}: {stderr}"
+        );
+    }
+    assert_eq!(mock.requests().len(), 2, "each answer was asked for once");
+}

@@ -20,8 +20,11 @@ fn bad(message: &str) -> Refusal {
 }
 
 pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Result<(), Refusal> {
-    let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    if key != Some(st.key.as_str()) {
+    // The API takes the key as `x-api-key` or as a bearer token (which the official SDK
+    // sends since 2.x, and gateways ask for).
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let bearer = header("authorization").and_then(|v| v.strip_prefix("Bearer "));
+    if header("x-api-key").or(bearer) != Some(st.key.as_str()) {
         return Err(refusal(
             MockWire::Messages,
             401,
