@@ -119,20 +119,8 @@ impl Serialize for Message<'_> {
         let mut map = serializer.serialize_map(Some(2))?;
         // `chunk_by` never yields an empty group.
         map.serialize_entry("role", self.0[0].role.as_str())?;
-        map.serialize_entry("content", &Blocks(self.0))?;
+        map.serialize_entry("content", &FlatItems(self.0))?;
         map.end()
-    }
-}
-
-struct Blocks<'a>(&'a [Entry]);
-
-impl Serialize for Blocks<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for entry in self.0 {
-            seq.serialize_element(&entry.item)?;
-        }
-        seq.end()
     }
 }
 

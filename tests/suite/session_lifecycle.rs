@@ -1,9 +1,9 @@
 //! The session lifecycle edges of SPEC §4.2 and §5 that need a changing environment or
 //! small limits, so they drive the session manager in process: a failed session keeps its
 //! queued input and a resume delivers it first; a resume reads the key again and needs a
-//! permit; `interrupt` on a finished agent resumes it; running sessions are never evicted; a
-//! run that panics still ends its session and gives its permit back; the spawn's task is not
-//! queued input.
+//! permit; `interrupt` on a finished agent resumes it; running sessions are never evicted;
+//! retained histories are bounded in bytes; a run that panics still ends its session and
+//! gives its permit back; the spawn's task is not queued input.
 
 use crate::support;
 
