@@ -332,6 +332,8 @@ async fn retained_histories_are_bounded_in_bytes_least_recently_used_first() {
     .await;
     s.mock.push([Step::Hang]);
     let running = s.manager.spawn("worker", "Keep going.").unwrap().agent_id;
+    // The hanging step must be the running session's before the others are scripted.
+    requests_reach(&s.mock, 1).await;
     let long = "x".repeat(3_000);
     s.mock.push(vec![Step::text(&long); 5]);
     let mut ids = Vec::new();
