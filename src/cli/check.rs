@@ -5,8 +5,23 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use super::exit::EXIT_REJECTED;
-use crate::definition::{AgentDefinition, ModelOrigin, ProviderKind};
+use crate::definition::{AgentDefinition, EndpointSource, KeyChoice, ModelOrigin, ProviderKind};
 use crate::definition::{Catalog, Effect};
+
+/// How `check` reads the environment: `std::env::var` in the binary.
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The variable a run of `definition` would read its key from now, and its header.
+fn key_choice(definition: &AgentDefinition, env: Env<'_>) -> KeyChoice {
+    definition
+        .provider
+        .key_choice(|var| env(var).is_some_and(|v| !v.trim().is_empty()))
+}
+
+/// The key column: the variable and the header, never the value.
+fn key_label(choice: &KeyChoice) -> String {
+    format!("{} ({})", choice.var, choice.auth.as_str())
+}
 
 /// The model column: the id the agent will really use, and where it came from.
 pub fn model_label(definition: &AgentDefinition) -> String {
@@ -22,15 +37,21 @@ pub fn model_label(definition: &AgentDefinition) -> String {
     }
 }
 
+/// The provider column: the kind, and the endpoint when it is not the built-in one (with the
+/// variable it came from when that was the environment).
 fn provider_label(definition: &AgentDefinition) -> String {
     let provider = &definition.provider;
-    match provider.kind {
-        ProviderKind::Custom => format!(
-            "custom ({}, {})",
-            provider.base_url.host_str().unwrap_or("?"),
-            provider.wire_api.as_str()
-        ),
-        kind => kind.as_str().to_owned(),
+    // The host and port only: the rest of a URL is not for display (crate::redact).
+    let host = match (provider.base_url.host_str(), provider.base_url.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (host, None) => host.unwrap_or("?").to_owned(),
+        (None, Some(_)) => "?".to_owned(),
+    };
+    match (provider.kind, &provider.base_url_source) {
+        (ProviderKind::Custom, _) => format!("custom ({host}, {})", provider.wire_api.as_str()),
+        (kind, EndpointSource::BuiltIn) => kind.as_str().to_owned(),
+        (kind, EndpointSource::Definition) => format!("{kind} ({host})"),
+        (kind, EndpointSource::Environment(var)) => format!("{kind} ({host} via {var})"),
     }
 }
 
@@ -44,11 +65,11 @@ fn list_or_dash<'a>(items: impl Iterator<Item = &'a String>) -> String {
 }
 
 /// The agents table and a summary line, for stdout.
-pub fn render_table(catalog: &Catalog) -> String {
+pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
     let header = [
-        "NAME", "SOURCE", "FORMAT", "PROVIDER", "MODEL", "SERVERS", "SKILLS",
+        "NAME", "SOURCE", "FORMAT", "PROVIDER", "KEY", "MODEL", "SERVERS", "SKILLS",
     ];
-    let rows: Vec<[String; 7]> = catalog
+    let rows: Vec<[String; 8]> = catalog
         .agents()
         .iter()
         .map(|d| {
@@ -57,6 +78,7 @@ pub fn render_table(catalog: &Catalog) -> String {
                 d.source.path.display().to_string(),
                 d.source.format.to_string(),
                 provider_label(d),
+                key_label(&key_choice(d, env)),
                 model_label(d),
                 list_or_dash(d.mcp_servers.keys()),
                 list_or_dash(d.skills.iter()),
@@ -130,7 +152,7 @@ fn summary(catalog: &Catalog) -> String {
 
 /// The JSON report: `{"workspace", "agents", "skills", "warnings"}`; paths are relative to
 /// the workspace, and shown lossily when they are not UTF-8 (JSON strings must be).
-pub fn render_json(catalog: &Catalog) -> Value {
+pub fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
     let agents: Vec<Value> = catalog
         .agents()
         .iter()
@@ -140,6 +162,7 @@ pub fn render_json(catalog: &Catalog) -> Value {
                 ModelOrigin::ClaudeAlias { alias, .. } => ("alias", Some(alias.as_str())),
                 ModelOrigin::ServerDefault => ("server-default", None),
             };
+            let key = key_choice(d, env);
             json!({
                 "name": d.name,
                 "description": d.description,
@@ -147,8 +170,11 @@ pub fn render_json(catalog: &Catalog) -> Value {
                 "format": d.source.format.as_str(),
                 "provider": d.provider.kind.as_str(),
                 "base_url": d.provider.base_url.as_str(),
+                "base_url_source": d.provider.base_url_source.label(),
                 "wire_api": d.provider.wire_api.as_str(),
                 "env_key": d.provider.env_key,
+                "key_variable": key.var,
+                "auth": key.auth.as_str(),
                 "model": d.model.id,
                 "model_origin": origin,
                 "model_alias": alias,
@@ -178,14 +204,14 @@ pub fn render_json(catalog: &Catalog) -> Value {
 }
 
 /// Prints the warnings, then the report; exits 1 when a definition was rejected.
-pub fn run_check(catalog: &Catalog, json: bool) -> ExitCode {
+pub fn run_check(catalog: &Catalog, json: bool, env: Env<'_>) -> ExitCode {
     for warning in catalog.warnings() {
         eprintln!("warning: {warning}");
     }
     if json {
-        println!("{:#}", render_json(catalog));
+        println!("{:#}", render_json(catalog, env));
     } else {
-        print!("{}", render_table(catalog));
+        print!("{}", render_table(catalog, env));
     }
     if catalog.has_rejections() {
         ExitCode::from(EXIT_REJECTED)

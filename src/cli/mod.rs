@@ -148,7 +148,7 @@ pub fn run(cli: Cli) -> ExitCode {
             let Some(catalog) = open_and_load(dir, &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            check::run_check(&catalog, json)
+            check::run_check(&catalog, json, &|var| std::env::var(var).ok())
         }
         Some(Command::Run {
             workspace,

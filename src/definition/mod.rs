@@ -30,7 +30,10 @@ pub use agent::{
 };
 pub use catalog::{AgentRoot, Catalog, Effect, SkillRoot, Warning};
 pub use child::{ChildServerConfig, ChildTransport, ValueSource};
-pub use provider::{ProviderConfig, ProviderKind, WireApi};
+pub use provider::{
+    ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, KeyChoice, ProviderConfig, ProviderKind,
+    WireApi,
+};
 pub use skill::{Skill, SkillRegistry};
 pub use template::Template;
 pub use tool_filter::{ToolFilter, ToolNames, ToolNaming, ToolPattern};

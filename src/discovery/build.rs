@@ -16,8 +16,9 @@ use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::name::check_name;
 use crate::definition::template::is_env_var_name;
 use crate::definition::{
-    AgentDefinition, ChildServerConfig, Format, Model, ModelOrigin, ProviderConfig, ProviderKind,
-    ReasoningEffort, Sandbox, SourceFile, ToolFilter, ToolNaming, ToolPattern, WireApi,
+    AgentDefinition, AuthHeader, ChildServerConfig, EndpointSource, Format, Model, ModelOrigin,
+    ProviderConfig, ProviderKind, ReasoningEffort, Sandbox, SourceFile, ToolFilter, ToolNaming,
+    ToolPattern, WireApi,
 };
 use crate::limits::{DEFAULT_MAX_TURNS, MAX_TURNS_RANGE};
 
@@ -64,6 +65,8 @@ pub struct Draft {
     pub base_url: Option<String>,
     pub env_key: Option<String>,
     pub wire_api: Option<String>,
+    /// `auth` as written.
+    pub auth: Option<String>,
     pub max_turns: Option<u32>,
     pub mcp_servers: BTreeMap<String, ChildServerConfig>,
     pub skills: Vec<String>,
@@ -108,6 +111,7 @@ pub fn read_common(
     draft.base_url = doc.string(&["base_url", "baseUrl"])?;
     draft.env_key = doc.string(&["env_key", "envKey"])?;
     draft.wire_api = doc.string(&["wire_api", "wireApi"])?;
+    draft.auth = doc.string(&["auth"])?;
     draft.max_turns = doc.integer(spellings.max_turns, MAX_TURNS_RANGE)?;
 
     if let Some((field, value)) = doc.find(&["mcp_servers", "mcpServers"])? {
@@ -325,7 +329,16 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
             (model, explicit_kind.unwrap_or(*provider))
         }
     };
-    let provider = provider_config(kind, draft.base_url, draft.env_key, draft.wire_api)?;
+    let provider = provider_config(
+        kind,
+        ProviderFields {
+            base_url: draft.base_url,
+            env_key: draft.env_key,
+            wire_api: draft.wire_api,
+            auth: draft.auth,
+        },
+        ctx.options,
+    )?;
 
     if let Some(t) = draft.temperature {
         let max = match provider.wire_api {
@@ -385,13 +398,27 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
     })))
 }
 
-/// Fills provider defaults and checks the three fields (SPEC §3.2).
-fn provider_config(
-    kind: ProviderKind,
+/// The provider fields as a file wrote them.
+struct ProviderFields {
     base_url: Option<String>,
     env_key: Option<String>,
     wire_api: Option<String>,
+    auth: Option<String>,
+}
+
+/// Fills provider defaults and checks the fields (SPEC §3.2). A built-in provider without
+/// a `base_url` takes the server's `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL` when set.
+fn provider_config(
+    kind: ProviderKind,
+    fields: ProviderFields,
+    options: &LoadOptions,
 ) -> Result<ProviderConfig, String> {
+    let ProviderFields {
+        base_url,
+        env_key,
+        wire_api,
+        auth,
+    } = fields;
     let defaults = kind.defaults();
     if defaults.is_none() {
         let missing: Vec<&str> = [
@@ -413,9 +440,35 @@ fn provider_config(
         Some((url, key, wire)) => (Some(url), Some(key), Some(wire)),
         None => (None, None, None),
     };
-    let base_url = base_url.as_deref().or(default_url).unwrap_or_default();
-    let base_url = check_endpoint(base_url, EndpointUse::ProviderBaseUrl)
-        .map_err(|e| format!("`base_url` {e}"))?;
+    let from_env = kind.base_url_var().and_then(|var| {
+        let value = options.env.get(var).filter(|v| !v.trim().is_empty())?;
+        Some((var, value))
+    });
+    let (base_url, base_url_source) = match (base_url, from_env) {
+        (Some(url), _) => (
+            check_endpoint(&url, EndpointUse::ProviderBaseUrl)
+                .map_err(|e| format!("`base_url` {e}"))?,
+            EndpointSource::Definition,
+        ),
+        (None, Some((var, url))) => (
+            check_endpoint(url, EndpointUse::ProviderBaseUrl).map_err(|e| {
+                format!(
+                    "the server's {var}, this agent's endpoint because it sets no `base_url`, \
+                     {e}; fix or unset {var}, or give the agent its own `base_url`"
+                )
+            })?,
+            EndpointSource::Environment(var.to_owned()),
+        ),
+        (None, None) => (
+            check_endpoint(
+                default_url.unwrap_or_default(),
+                EndpointUse::ProviderBaseUrl,
+            )
+            .map_err(|e| format!("`base_url` {e}"))?,
+            EndpointSource::BuiltIn,
+        ),
+    };
+    let env_key_explicit = env_key.is_some();
     let env_key = env_key
         .as_deref()
         .or(default_key)
@@ -441,10 +494,22 @@ fn provider_config(
             }
         })?,
     };
+    let auth = auth
+        .map(|a| {
+            // Never echoed: a key pasted here must not reach a log.
+            AuthHeader::parse(a.trim()).ok_or(
+                "`auth` must be `bearer` (Authorization: Bearer) or `x-api-key`; the value \
+                 is not shown. The key itself goes in the variable `env_key` names",
+            )
+        })
+        .transpose()?;
     Ok(ProviderConfig {
         kind,
         base_url,
+        base_url_source,
         env_key,
+        env_key_explicit,
+        auth,
         wire_api,
     })
 }

@@ -64,17 +64,23 @@ impl std::str::FromStr for DefaultModel {
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub default_model: Option<DefaultModel>,
-    /// Variables that discovery itself reads (Claude's alias overrides), captured once so
-    /// loading is repeatable and tests need not touch the process environment.
+    /// Variables that discovery itself reads (Claude's alias overrides, the providers'
+    /// `*_BASE_URL`), captured once so loading is repeatable and tests need not touch the
+    /// process environment.
     pub env: HashMap<String, String>,
 }
 
 impl LoadOptions {
     /// Options with the variables discovery reads taken from this process's environment.
     pub fn from_process_env(default_model: Option<DefaultModel>) -> Self {
+        let endpoints = [ProviderKind::OpenAi, ProviderKind::Anthropic]
+            .into_iter()
+            .filter_map(ProviderKind::base_url_var);
         let env = CLAUDE_ALIASES
             .iter()
-            .filter_map(|(_, var, _)| std::env::var(var).ok().map(|v| ((*var).to_owned(), v)))
+            .map(|(_, var, _)| *var)
+            .chain(endpoints)
+            .filter_map(|var| std::env::var(var).ok().map(|v| (var.to_owned(), v)))
             .collect();
         LoadOptions { default_model, env }
     }

@@ -5,12 +5,12 @@ use serde_json::Value;
 use url::Url;
 
 use super::conversation::Conversation;
-use super::credentials::ApiKey;
+use super::credentials::{ApiKey, Audience, Credential};
 use super::error::ProviderError;
 use super::http::{self, RetryNotice, RetryPolicy};
 use super::reply::{ModelSettings, Reply};
 use super::{messages, responses};
-use crate::definition::{AgentDefinition, ProviderKind, WireApi};
+use crate::definition::{AgentDefinition, AuthHeader, ProviderKind, WireApi};
 use crate::error::AgentError;
 use crate::toolbox::ToolSpec;
 
@@ -22,12 +22,14 @@ pub struct ProviderClient {
     wire: WireApi,
     endpoint: Url,
     key: ApiKey,
+    auth: AuthHeader,
     settings: ModelSettings,
     retry: RetryPolicy,
 }
 
 impl ProviderClient {
     /// A client for `definition`'s provider with `key`, sharing the process's HTTP client.
+    /// The key goes in the header the definition's `auth` names, else the wire's own.
     pub fn new(definition: &AgentDefinition, key: ApiKey) -> Self {
         let provider = &definition.provider;
         let label = match provider.kind {
@@ -45,6 +47,9 @@ impl ProviderClient {
             wire: provider.wire_api,
             endpoint,
             key,
+            auth: provider
+                .auth
+                .unwrap_or_else(|| AuthHeader::default_for(provider.wire_api)),
             settings: ModelSettings {
                 model: definition.model.id.clone(),
                 temperature: definition.temperature,
@@ -54,15 +59,19 @@ impl ProviderClient {
         }
     }
 
-    /// A client with the key read now from the definition's `env_key` through `lookup`
-    /// (`std::env::var` in the server). Called at the start of every run, so a refreshed
-    /// key is picked up; a missing or empty variable is `missing_credential`.
+    /// A client with the key read now from the definition's `env_key` (or the variable
+    /// that stands in for it, [`Credential::resolve`]) through `lookup` (`std::env::var` in
+    /// the server). Called at the start of every run, so a refreshed key is picked up; a
+    /// missing or empty variable is `missing_credential`.
     pub fn for_run(
         definition: &AgentDefinition,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, AgentError> {
-        let key = ApiKey::lookup(&definition.provider.env_key, lookup)?;
-        Ok(Self::new(definition, key))
+        let credential = Credential::resolve(&definition.provider, lookup)
+            .map_err(|missing| missing.to_error(Audience::McpClient))?;
+        let mut client = Self::new(definition, credential.key);
+        client.auth = credential.auth;
+        Ok(client)
     }
 
     /// Replaces the retry policy (tests use short or no retries).
@@ -93,11 +102,11 @@ impl ProviderClient {
         let (body, headers) = match self.wire {
             WireApi::Responses => (
                 responses::request_body(&self.settings, system, conversation.items(), tools),
-                responses::headers(&self.key),
+                responses::headers(&self.key, self.auth),
             ),
             WireApi::AnthropicMessages => (
                 messages::request_body(&self.settings, system, conversation.items(), tools),
-                messages::headers(&self.key),
+                messages::headers(&self.key, self.auth),
             ),
         };
         let parse: fn(Value) -> Result<Reply, http::AttemptError> = match self.wire {

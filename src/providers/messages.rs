@@ -4,27 +4,25 @@
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
-use super::credentials::ApiKey;
+use super::credentials::{ApiKey, insert_auth_header};
 use super::error::{ProviderError, ProviderFailure};
 use super::http::AttemptError;
 use super::reply::{ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
+use crate::definition::AuthHeader;
 use crate::limits::MESSAGES_MAX_TOKENS;
 use crate::toolbox::ToolSpec;
 
 /// The API version this client speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-pub fn headers(key: &ApiKey) -> HeaderMap {
+pub fn headers(key: &ApiKey, auth: AuthHeader) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(
         "anthropic-version",
         HeaderValue::from_static(ANTHROPIC_VERSION),
     );
-    if let Ok(mut value) = HeaderValue::from_str(key.expose()) {
-        value.set_sensitive(true);
-        headers.insert("x-api-key", value);
-    }
+    insert_auth_header(&mut headers, key, auth);
     headers
 }
 

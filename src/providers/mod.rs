@@ -6,7 +6,7 @@
 //! | [`conversation`] | the history in the wire API's own form |
 //! | [`reply`] | settings, replies, tool calls and outputs in typed form |
 //! | [`error`] | how a request fails, and its error code |
-//! | [`credentials`] | the key, read from the definition's `env_key` when a run starts |
+//! | [`credentials`] | the key, read from the definition's `env_key` when a run starts, and its header |
 //! | [`http`] | the shared HTTP client, timeouts, retries and error classification |
 //! | [`responses`] | OpenAI Responses: `POST {base_url}/responses` |
 //! | [`messages`] | Anthropic Messages: `POST {base_url}/v1/messages` |
@@ -28,7 +28,7 @@ pub mod responses;
 
 pub use client::{ProviderClient, endpoint};
 pub use conversation::Conversation;
-pub use credentials::ApiKey;
+pub use credentials::{ApiKey, Audience, Credential, MissingCredential};
 pub use error::{ProviderError, ProviderFailure};
 pub use http::{RetryNotice, RetryPolicy};
 pub use reply::{ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};

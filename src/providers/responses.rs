@@ -1,22 +1,20 @@
 //! OpenAI Responses (`POST {base_url}/responses`), stateless: `store: false`, the whole
 //! history in `input` every time, reasoning carried by `encrypted_content`.
 
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use super::credentials::ApiKey;
+use super::credentials::{ApiKey, insert_auth_header};
 use super::error::{ProviderError, ProviderFailure};
 use super::http::{AttemptError, is_context_overflow};
 use super::reply::{ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
+use crate::definition::AuthHeader;
 use crate::toolbox::ToolSpec;
 
-pub fn headers(key: &ApiKey) -> HeaderMap {
+pub fn headers(key: &ApiKey, auth: AuthHeader) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", key.expose())) {
-        value.set_sensitive(true);
-        headers.insert(AUTHORIZATION, value);
-    }
+    insert_auth_header(&mut headers, key, auth);
     headers
 }
 

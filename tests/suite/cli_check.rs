@@ -5,13 +5,22 @@ use crate::support;
 
 use std::process::{Command, Output};
 
+/// Variables of the machine running the tests that change what `check` shows.
+const CHANGES_CHECK: &[&str] = &[
+    "MCP_AGENTS_DEFAULT_MODEL",
+    "RUST_LOG",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+];
+
 fn mcp_agents(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-agents"))
-        .args(args)
-        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run mcp-agents")
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-agents"));
+    command.args(args);
+    for var in CHANGES_CHECK {
+        command.env_remove(var);
+    }
+    command.output().expect("run mcp-agents")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -23,7 +32,7 @@ fn example_workspace() -> String {
 }
 
 #[test]
-fn the_example_workspace_has_four_agents_and_no_warnings() {
+fn the_example_workspace_has_five_agents_and_no_warnings() {
     let out = mcp_agents(&["check", &example_workspace()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "", "no warnings");
@@ -33,7 +42,12 @@ fn the_example_workspace_has_four_agents_and_no_warnings() {
         lines[0].starts_with("NAME") && lines[0].contains("SOURCE"),
         "{stdout}"
     );
-    for (line, (name, file, format)) in lines[1..5].iter().zip([
+    for (line, (name, file, format)) in lines[1..6].iter().zip([
+        (
+            "local-explainer",
+            ".agents/agents/local-explainer.md",
+            "canonical-md",
+        ),
         ("researcher", ".agents/agents/researcher.md", "canonical-md"),
         ("code-reviewer", ".claude/agents/code-reviewer.md", "claude"),
         ("docs-writer", ".codex/agents/docs-writer.toml", "codex"),
@@ -43,10 +57,21 @@ fn the_example_workspace_has_four_agents_and_no_warnings() {
         assert_eq!(&cells[..3], &[name, file, format], "{line}");
     }
     assert!(
-        lines[2].contains("claude-sonnet-5-5 (sonnet)"),
+        lines[3].contains("claude-sonnet-5-5 (sonnet)"),
         "the model really used"
     );
-    assert_eq!(lines[5], "4 agents, 1 skill, 0 warnings");
+    assert!(
+        lines[1].contains("custom (localhost:11434, responses)")
+            && lines[1].contains("OLLAMA_API_KEY (bearer)"),
+        "the endpoint, the key's variable and its header: {}",
+        lines[1]
+    );
+    assert!(
+        lines[3].contains("ANTHROPIC_API_KEY (x-api-key)"),
+        "{}",
+        lines[3]
+    );
+    assert_eq!(lines[6], "5 agents, 1 skill, 0 warnings");
 }
 
 #[test]
@@ -188,7 +213,7 @@ fn the_default_workspace_is_the_current_directory() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert!(text(&out.stdout).contains("4 agents"));
+    assert!(text(&out.stdout).contains("5 agents"));
 }
 
 #[test]
@@ -200,7 +225,7 @@ fn modelcontextprotocol_agents_is_the_same_program() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["agents"].as_array().unwrap().len(), 4);
+    assert_eq!(report["agents"].as_array().unwrap().len(), 5);
     let out = Command::new(env!("CARGO_BIN_EXE_modelcontextprotocol"))
         .args(["agents", "/no/such/workspace"])
         .output()

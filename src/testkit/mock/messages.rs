@@ -19,16 +19,7 @@ fn bad(message: &str) -> Refusal {
 }
 
 pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Result<(), Refusal> {
-    let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-    if key != Some(st.key.as_str()) {
-        return Err(refusal(
-            MockWire::Messages,
-            401,
-            "authentication_error",
-            None,
-            "invalid x-api-key",
-        ));
-    }
+    super::auth::check(st, MockWire::Messages, headers)?;
     if headers.get("anthropic-version").is_none() {
         return Err(bad("anthropic-version: header is required"));
     }

@@ -8,17 +8,19 @@
 //! answered with the error the real API gives, in its shape, and takes no step. Every request
 //! is recorded for assertions.
 //!
-//! What is checked (see `responses.rs` and `messages.rs`): the key header, required fields,
+//! What is checked (see `auth.rs`, `responses.rs` and `messages.rs`): the key header (each
+//! API's own, or as a gateway checks it, [`MockAuth`]), required fields,
 //! `store: false` and no server item ids (Responses), tool call / result pairing in both
 //! directions, reasoning and thinking items echoed exactly as issued, tool definitions, and
 //! an optional context-window size.
 
+mod auth;
 mod messages;
 mod responses;
 mod script;
 mod state;
 
-pub use script::{MockWire, Recorded, RecordedOutcome, ScriptedReply, Step};
+pub use script::{MockAuth, MockWire, Recorded, RecordedOutcome, ScriptedReply, Step};
 use state::{MockState, lock, refusal};
 
 use std::net::SocketAddr;
@@ -94,6 +96,11 @@ impl MockProvider {
         let mut state = self.lock();
         state.not_recording = true;
         state.requests.clear();
+    }
+
+    /// Which credential headers the mock accepts from now on (each API's own by default).
+    pub fn set_auth(&self, auth: MockAuth) {
+        self.lock().auth = auth;
     }
 
     /// Requests larger than `chars` (serialized input) overflow the context window.
@@ -279,12 +286,7 @@ pub fn definition(
             id: "mock-model".into(),
             origin: ModelOrigin::Explicit,
         },
-        provider: ProviderConfig {
-            kind: ProviderKind::Custom,
-            base_url,
-            env_key: "MOCK_PROVIDER_KEY".into(),
-            wire_api: wire,
-        },
+        provider: ProviderConfig::new(ProviderKind::Custom, base_url, "MOCK_PROVIDER_KEY", wire),
         max_turns: DEFAULT_MAX_TURNS,
         mcp_servers: Default::default(),
         skills: vec![],
