@@ -11,6 +11,7 @@ use super::options::{DefaultModel, LoadOptions};
 use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
+use super::unknown_fields::note_near_misses;
 use crate::definition::SkillRegistry;
 use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::name::check_name;
@@ -147,9 +148,18 @@ pub fn read_common(
                 draft.skills.push(name);
             }
             if !unknown.is_empty() {
+                let guesses: Vec<String> = unknown
+                    .iter()
+                    .filter_map(|name| Some(format!("`{}`", ctx.skills.closest(name)?)))
+                    .collect();
+                let guess = if guesses.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (did you mean {}?)", guesses.join(", "))
+                };
                 ctx.caveats.push(format!(
-                    "`{field}` names skills that no skill root defines ({}); spawn_agent will \
-                     fail with skill_not_found until they exist",
+                    "`{field}` names skills that no skill root defines ({}){guess}; \
+                     spawn_agent will fail with skill_not_found until they exist",
                     unknown.join(", ")
                 ));
             }
@@ -169,6 +179,7 @@ pub fn read_common(
         })?);
     }
     draft.temperature = doc.number(&["temperature"])?.map(|(_, t)| t);
+    note_near_misses(doc, format, &mut ctx.caveats);
     // Last, so that the messages about fields read above come first: a credential written
     // anywhere else in the file (a table this runtime ignores, a disabled server).
     reject_literal_secrets(doc.map(), "", NESTED_SECRET_ADVICE)

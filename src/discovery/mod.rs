@@ -11,6 +11,7 @@
 //! | `build` | the draft every format fills, shared fields, final validation |
 //! | `canonical`, `claude`, `codex`, `opencode` | one module per format |
 //! | `servers` | child MCP server configurations in every spelling |
+//! | `unknown_fields` | every format's known fields, and unknown ones that look like typos of them |
 //! | `secrets` | refusing literal credentials |
 //! | `referenced` | files definitions refer to: `.mcp.json`, `.codex/config.toml`, read once when needed |
 //! | `skills` | the skills registry |
@@ -31,6 +32,7 @@ mod secrets;
 mod servers;
 pub mod skills;
 pub mod source;
+mod unknown_fields;
 mod walk;
 
 use std::collections::HashMap;
