@@ -112,6 +112,16 @@ pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
     }
     out.push_str(&summary(catalog));
     out.push('\n');
+    if rows.is_empty()
+        && let Some((dir, root)) = nearest_parent_with_agents(catalog.workspace())
+    {
+        out.push_str(&format!(
+            "{} has {root}: the workspace is the directory given, or the current one; \
+             run `mcp-agents check {}`\n",
+            dir.display(),
+            dir.display()
+        ));
+    }
     out
 }
 
@@ -125,7 +135,8 @@ fn summary(catalog: &Catalog) -> String {
         .count();
     let mut text = if agents == 0 {
         format!(
-            "no agents found (looked in {})",
+            "no agents found in {} (looked in {})",
+            catalog.workspace().display(),
             Catalog::agent_roots().collect::<Vec<_>>().join(", ")
         )
     } else {
@@ -148,6 +159,18 @@ fn summary(catalog: &Catalog) -> String {
         ));
     }
     text
+}
+
+/// The closest directory above `workspace` that has an agent root, and that root: what a
+/// user who ran `check` from a subdirectory of their repository meant.
+fn nearest_parent_with_agents(
+    workspace: &std::path::Path,
+) -> Option<(&std::path::Path, &'static str)> {
+    workspace.ancestors().skip(1).find_map(|dir| {
+        Catalog::agent_roots()
+            .find(|root| dir.join(root).is_dir())
+            .map(|root| (dir, root))
+    })
 }
 
 /// The JSON report: `{"workspace", "agents", "skills", "warnings"}`; paths are relative to

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::aliases::resolve_alias;
 use super::fields::Doc;
 use super::options::{DefaultModel, LoadOptions};
 use super::referenced::ReferencedFiles;
@@ -333,8 +334,13 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
                 .default_model
                 .as_ref()
                 .ok_or(PARENT_MODEL_HELP)?;
+            // `--default-model sonnet`: the alias resolves as it does in a Claude file.
+            let id = match resolve_alias(model, &ctx.options.env) {
+                Some(resolved) if *provider == ProviderKind::Anthropic => resolved?.id,
+                _ => model.clone(),
+            };
             let model = Model {
-                id: model.clone(),
+                id,
                 origin: ModelOrigin::ServerDefault,
             };
             (model, explicit_kind.unwrap_or(*provider))

@@ -43,9 +43,17 @@ pub struct DefaultModel {
 impl std::str::FromStr for DefaultModel {
     type Err = String;
 
+    /// `PROVIDER/MODEL`, or a bare Claude alias (`sonnet`, `opus`, `haiku`, `fable`) for
+    /// `anthropic/ALIAS`; an alias resolves when the catalog loads, as in a Claude file.
     fn from_str(s: &str) -> Result<Self, String> {
-        let usage = "expected PROVIDER/MODEL with PROVIDER openai or anthropic, \
-                     for example anthropic/claude-sonnet-5-5";
+        if let Some((alias, _, _)) = CLAUDE_ALIASES.iter().find(|(a, _, _)| *a == s.trim()) {
+            return Ok(DefaultModel {
+                provider: ProviderKind::Anthropic,
+                model: (*alias).to_owned(),
+            });
+        }
+        let usage = "expected PROVIDER/MODEL with PROVIDER openai or anthropic (for example \
+                     anthropic/claude-sonnet-5-5), or one of sonnet, opus, haiku, fable";
         let (provider, model) = s
             .split_once('/')
             .filter(|(_, m)| !m.trim().is_empty())

@@ -198,10 +198,16 @@ fn an_empty_workspace_checks_clean_and_says_where_it_looked() {
     let ws = support::TempWorkspace::new();
     let out = mcp_agents(&["check", &ws.path().display().to_string()]);
     assert!(out.status.success());
-    assert!(text(&out.stdout).contains(
-        "no agents found (looked in .agents/agents, .claude/agents, .codex/agents, \
-         .opencode/agents, .opencode/agent)"
-    ));
+    let canonical = ws.path().canonicalize().unwrap();
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "no agents found in {} (looked in .agents/agents, .claude/agents, .codex/agents, \
+             .opencode/agents, .opencode/agent)",
+            canonical.display()
+        )),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
@@ -304,5 +310,71 @@ fn json_output_survives_paths_that_are_not_utf8() {
             .as_str()
             .unwrap()
             .ends_with("work\u{fffd}space")
+    );
+}
+
+/// Issue 16: `--workspace` is accepted everywhere a workspace is (the positional stays), and
+/// `--default-model` takes the aliases files take.
+#[test]
+fn every_command_takes_workspace_and_default_model_takes_aliases() {
+    let out = mcp_agents(&["check", "--workspace", &example_workspace()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("5 agents"));
+    let out = mcp_agents(&["check", &example_workspace(), "--workspace", "."]);
+    assert_eq!(out.status.code(), Some(2), "both at once is a usage error");
+    let out = mcp_agents(&["--workspace", "/no/such/workspace"]);
+    assert_eq!(
+        text(&out.stderr),
+        "error: workspace /no/such/workspace does not exist\n",
+        "the server takes it too"
+    );
+
+    let dir = support::fixture_path("default-model").display().to_string();
+    for alias in ["sonnet", "anthropic/sonnet"] {
+        let out = mcp_agents(&["check", &dir, "--json", "--default-model", alias]);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let inherit = report["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "claude-inherit")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            (inherit["provider"].as_str(), inherit["model"].as_str()),
+            (Some("anthropic"), Some("claude-sonnet-5-5")),
+            "{alias}"
+        );
+    }
+}
+
+/// From a subdirectory the workspace is still the current directory (the reference says
+/// so); `check` says which directory that is, and where agents are.
+#[test]
+fn check_from_a_subdirectory_names_the_workspace_and_where_agents_are() {
+    let sub = format!("{}/.agents", example_workspace());
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-agents"))
+        .arg("check")
+        .current_dir(&sub)
+        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    let root = std::path::Path::new(&example_workspace())
+        .canonicalize()
+        .unwrap();
+    assert!(
+        stdout.contains(&format!("no agents found in {}/.agents (", root.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "{} has .agents/agents: the workspace is the directory given, or the current one; \
+             run `mcp-agents check {}`",
+            root.display(),
+            root.display()
+        )),
+        "{stdout}"
     );
 }

@@ -6,6 +6,7 @@ mod architecture;
 mod child_servers;
 mod cli_check;
 mod cli_run;
+mod cli_terminal;
 mod definition_auth;
 mod definition_endpoints;
 mod definition_fields;
