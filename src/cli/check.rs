@@ -1,15 +1,14 @@
-//! The `check` command's report: a table of agents (or one JSON object) and every warning.
+//! The `check` command's report: a table of agents (or one JSON object) and every warning,
+//! the catalog's and readiness's (what a run would miss now).
 
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
 use super::exit::EXIT_REJECTED;
+use super::readiness::{self, Env};
 use crate::definition::{AgentDefinition, EndpointSource, KeyChoice, ModelOrigin, ProviderKind};
-use crate::definition::{Catalog, Effect};
-
-/// How `check` reads the environment: `std::env::var` in the binary.
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+use crate::definition::{Catalog, Effect, Warning};
 
 /// The variable a run of `definition` would read its key from now, and its header.
 fn key_choice(definition: &AgentDefinition, env: Env<'_>) -> KeyChoice {
@@ -110,8 +109,16 @@ pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
             line(&row.each_ref().map(String::as_str));
         }
     }
-    out.push_str(&summary(catalog));
+    let not_ready = readiness_warnings(catalog, env);
+    out.push_str(&summary(catalog, &not_ready));
     out.push('\n');
+    if !not_ready.is_empty() {
+        out.push_str(
+            "Agents not ready to run need the variables and commands their warnings name, \
+             in the environment the MCP client starts mcp-agents in (docs/clients.md, \
+             \"Keys, gateways and subscriptions\").\n",
+        );
+    }
     if rows.is_empty()
         && let Some((dir, root)) = nearest_parent_with_agents(catalog.workspace())
     {
@@ -125,8 +132,18 @@ pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
     out
 }
 
-fn summary(catalog: &Catalog) -> String {
+/// Readiness warnings for every agent of `catalog`.
+fn readiness_warnings(catalog: &Catalog, env: Env<'_>) -> Vec<Warning> {
+    readiness::warnings(
+        catalog.agents().iter().map(AsRef::as_ref),
+        catalog.workspace(),
+        env,
+    )
+}
+
+fn summary(catalog: &Catalog, not_ready: &[Warning]) -> String {
     let agents = catalog.agents().len();
+    let warnings = catalog.warnings().len() + not_ready.len();
     let skills = catalog.skills().len();
     let rejected = catalog
         .warnings()
@@ -140,17 +157,16 @@ fn summary(catalog: &Catalog) -> String {
             Catalog::agent_roots().collect::<Vec<_>>().join(", ")
         )
     } else {
-        format!("{agents} agent{}", if agents == 1 { "" } else { "s" })
+        let mut text = format!("{agents} agent{}", if agents == 1 { "" } else { "s" });
+        if !not_ready.is_empty() {
+            text.push_str(&format!(" ({} not ready to run)", not_ready.len()));
+        }
+        text
     };
     text.push_str(&format!(
-        ", {skills} skill{}, {} warning{}",
+        ", {skills} skill{}, {warnings} warning{}",
         if skills == 1 { "" } else { "s" },
-        catalog.warnings().len(),
-        if catalog.warnings().len() == 1 {
-            ""
-        } else {
-            "s"
-        }
+        if warnings == 1 { "" } else { "s" }
     ));
     if rejected > 0 {
         text.push_str(&format!(
@@ -205,6 +221,10 @@ pub fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
                 "sandbox": d.sandbox.as_str(),
                 "mcp_servers": d.mcp_servers.keys().collect::<Vec<_>>(),
                 "skills": d.skills,
+                "needs": readiness::needs(d, catalog.workspace(), env)
+                    .iter()
+                    .map(readiness::Need::to_json)
+                    .collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -216,7 +236,15 @@ pub fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
     let warnings: Vec<Value> = catalog
         .warnings()
         .iter()
-        .map(|w| json!({"file": w.file.to_string_lossy(), "reason": w.reason, "effect": w.effect.as_str()}))
+        .chain(&readiness_warnings(catalog, env))
+        .map(|w| {
+            json!({
+                "file": w.file.to_string_lossy(),
+                "reason": w.reason,
+                "effect": w.effect.as_str(),
+                "agent": w.agent,
+            })
+        })
         .collect();
     json!({
         "workspace": catalog.workspace().to_string_lossy(),
@@ -226,9 +254,14 @@ pub fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
     })
 }
 
-/// Prints the warnings, then the report; exits 1 when a definition was rejected.
+/// Prints the warnings, then the report; exits 1 when a definition was rejected (a run
+/// that would fail now does not change the status: the server's environment may differ).
 pub fn run_check(catalog: &Catalog, json: bool, env: Env<'_>) -> ExitCode {
-    for warning in catalog.warnings() {
+    for warning in catalog
+        .warnings()
+        .iter()
+        .chain(&readiness_warnings(catalog, env))
+    {
         eprintln!("warning: {warning}");
     }
     if json {

@@ -6,6 +6,7 @@
 //! | [`runtime`] | the async runtime, signals, and the session manager wired to the process |
 //! | [`serve`] | `mcp-agents [DIR]`: the stdio or HTTP server |
 //! | [`check`] | `mcp-agents check`: the table and JSON report |
+//! | [`readiness`] | what a run of each agent would miss now, for `check` |
 //! | [`run`] | `mcp-agents run`: one subagent from a terminal, with live activity |
 //! | [`status_line`] | `run`'s live status line on a terminal |
 //! | [`demo`] | `mcp-agents demo`: the offline demo |
@@ -13,6 +14,7 @@
 pub mod check;
 pub mod demo;
 pub mod exit;
+pub mod readiness;
 pub mod run;
 pub mod runtime;
 pub mod serve;

@@ -121,6 +121,9 @@ pub enum Effect {
     Skipped,
     /// The file is used, with a caveat.
     Loaded,
+    /// The agent loaded, but a run would fail now: a variable or command it needs is missing
+    /// (`check` readiness, SPEC §2; never part of the catalog's own warnings).
+    WillFailAtSpawn,
 }
 
 impl Effect {
@@ -130,6 +133,7 @@ impl Effect {
             Effect::Shadowed => "shadowed",
             Effect::Skipped => "skipped",
             Effect::Loaded => "loaded",
+            Effect::WillFailAtSpawn => "will_fail_at_spawn",
         }
     }
 }

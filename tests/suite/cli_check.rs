@@ -31,9 +31,54 @@ fn example_workspace() -> String {
     format!("{}/examples/workspace", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The variables the example workspace's agents read.
+const EXAMPLE_VARS: &[&str] = &[
+    "OLLAMA_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GITHUB_TOKEN",
+];
+
+/// A `PATH` holding stand-ins for the example's child commands (`uvx`, `npx`), and nothing
+/// else, so the result does not depend on what the machine has installed.
+fn commands_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["uvx", "npx"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+/// `check` of the example workspace in a prepared environment: `set` variables set, the
+/// stand-in commands on PATH when `commands` holds.
+fn check_example(set: &[&str], commands: bool, json: bool) -> Output {
+    let bin = commands_dir();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-agents"));
+    command.arg("check").arg(example_workspace());
+    if json {
+        command.arg("--json");
+    }
+    for var in CHANGES_CHECK.iter().chain(EXAMPLE_VARS) {
+        command.env_remove(var);
+    }
+    for var in set {
+        command.env(var, "placeholder-value");
+    }
+    let path = if commands {
+        bin.path().to_owned()
+    } else {
+        "/nonexistent".into()
+    };
+    command.env("PATH", path);
+    command.output().expect("run mcp-agents")
+}
+
 #[test]
 fn the_example_workspace_has_five_agents_and_no_warnings() {
-    let out = mcp_agents(&["check", &example_workspace()]);
+    let out = check_example(EXAMPLE_VARS, true, false);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "", "no warnings");
     let stdout = text(&out.stdout);
@@ -99,8 +144,14 @@ fn json_output_is_one_object_with_agents_and_warnings() {
             "workspace-relative: {w}"
         );
         assert!(w["reason"].is_string());
-        assert_eq!(w["effect"], "shadowed");
+        // The fixture's agents read keys this test does not set: those are readiness's.
+        let effect = w["effect"].as_str().unwrap();
+        assert!(
+            effect == "shadowed" || effect == "will_fail_at_spawn",
+            "{w}"
+        );
     }
+    assert!(warnings.iter().any(|w| w["effect"] == "shadowed"));
 }
 
 #[test]
@@ -110,7 +161,10 @@ fn rejected_definitions_exit_1_with_one_stderr_line_each() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     let catalog = support::load_fixture("names");
-    assert_eq!(stderr.lines().count(), catalog.warnings().len());
+    let definitions = stderr
+        .lines()
+        .filter(|l| !l.contains("would fail when it runs"));
+    assert_eq!(definitions.count(), catalog.warnings().len());
     for line in stderr.lines() {
         assert!(line.starts_with("warning: ."), "{line}");
     }
@@ -376,5 +430,78 @@ fn check_from_a_subdirectory_names_the_workspace_and_where_agents_are() {
             root.display()
         )),
         "{stdout}"
+    );
+}
+
+/// SPEC §2 readiness: with nothing set and no commands installed, every agent says what it
+/// needs (a warning with effect `will_fail_at_spawn`, `needs` in JSON), and the exit status
+/// stays 0.
+#[test]
+fn check_reports_what_each_run_would_miss_without_failing() {
+    let out = check_example(&[], false, false);
+    assert!(out.status.success(), "readiness never fails check");
+    let stderr = text(&out.stderr);
+    for expected in [
+        "warning: .agents/agents/local-explainer.md: agent `local-explainer` would fail when it \
+         runs: OLLAMA_API_KEY (its provider key) is not set",
+        "warning: .agents/agents/researcher.md: agent `researcher` would fail when it runs: \
+         OPENAI_API_KEY (its provider key) is not set; the command `uvx` (mcp_servers.fetch) is \
+         not found on PATH",
+        "warning: .claude/agents/code-reviewer.md: agent `code-reviewer` would fail when it \
+         runs: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (its provider key) is not set; \
+         GITHUB_TOKEN (mcp_servers.github header Authorization) is not set",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+    assert!(
+        text(&out.stdout).contains("5 agents (5 not ready to run), 1 skill, 5 warnings"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let out = check_example(&["OPENAI_API_KEY"], false, true);
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let researcher = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "researcher")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        researcher["needs"],
+        serde_json::json!([{"kind": "command", "name": "uvx", "for": "mcp_servers.fetch"}]),
+        "the key is set now; the command is still missing"
+    );
+    let reviewer = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "code-reviewer")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        reviewer["needs"][0],
+        serde_json::json!({"kind": "env", "name": "ANTHROPIC_API_KEY", "or": "ANTHROPIC_AUTH_TOKEN", "for": "its provider key"})
+    );
+    let effects: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["effect"].as_str().unwrap())
+        .collect();
+    assert_eq!(effects, ["will_fail_at_spawn"; 5]);
+    assert!(report["warnings"][0]["agent"].is_string());
+
+    // The local engine's placeholder key is all its agent needs.
+    let out = check_example(&["OLLAMA_API_KEY"], false, false);
+    assert!(
+        !text(&out.stderr).contains("local-explainer"),
+        "{}",
+        text(&out.stderr)
     );
 }
