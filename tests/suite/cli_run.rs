@@ -45,6 +45,10 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
         "provider_request · Waiting for demo-model (turn 2 of 4)",
         "mcp-agents: demo completed in",
         "2 turns, 1 tool call",
+        // The next step: where to go from the demo.
+        "Next: in a repository with agent files",
+        "`claude mcp add --scope project agents -- mcp-agents`",
+        "docs/clients.md",
     ] {
         assert!(
             stderr.contains(expected),
