@@ -157,6 +157,16 @@ async fn a_local_engine_takes_a_placeholder_key_but_an_unset_variable_is_still_r
         message.contains("the environment variable OLLAMA_API_KEY (this agent's key) is not set"),
         "{message}"
     );
+    // SPEC §3.2: what an MCP client user has to do, in each client.
+    for part in [
+        "Claude Code",
+        "`env`",
+        "Codex",
+        "`env_vars`",
+        "restart the client",
+    ] {
+        assert!(message.contains(part), "{part}: {message}");
+    }
     assert_eq!(mock.requests().len(), 1, "no request without a key");
     conn.close().await;
 }
@@ -171,10 +181,18 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
         "---\nname: helper\ndescription: A plain Claude Code subagent.\nmodel: sonnet\n---\n\
          You help.\n",
     );
+    ws.write(
+        ".agents/agents/openai-helper.md",
+        "---\nname: openai-helper\ndescription: A plain OpenAI agent.\nmodel: gpt-5.4\n\
+         model_provider: openai\n---\nYou help.\n",
+    );
     let base = gateway.messages_base_url();
+    let openai_base = gateway.responses_base_url();
     let env = [
         ("ANTHROPIC_BASE_URL", base.as_str()),
         ("ANTHROPIC_AUTH_TOKEN", KEY),
+        ("OPENAI_BASE_URL", openai_base.as_str()),
+        ("OPENAI_API_KEY", KEY),
     ];
     let conn = binary::stdio_env(ws.path(), Generation::Legacy, &env, PROVIDER_VARS).await;
     gateway.push([Step::text("Hello from the gateway.")]);
@@ -184,6 +202,12 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
     let request = &gateway.requests()[0];
     assert_eq!(request.body["model"], "claude-sonnet-5-5");
     assert_eq!(auth_headers(request), (Some(format!("Bearer {KEY}")), None));
+    // OPENAI_BASE_URL does the same for `openai` agents.
+    gateway.push([Step::text("Hello from the OpenAI side.")]);
+    let id = conn.spawn("openai-helper", "Say hi.").await;
+    let record = conn.wait(&[&id], 20_000).await["agents"][0].clone();
+    assert_eq!(record["status"], "completed", "{record}");
+    assert_eq!(gateway.requests()[1].body["model"], "gpt-5.4");
     conn.close().await;
 
     // `check` says which variable and header it will use, and where the endpoint came
@@ -196,7 +220,12 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
     let out = command.envs(env).output().unwrap();
     assert!(out.status.success());
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let agent = &report["agents"][0];
+    let agent = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "helper")
+        .unwrap();
     assert_eq!(agent["key_variable"], "ANTHROPIC_AUTH_TOKEN");
     assert_eq!(agent["auth"], "bearer");
     assert_eq!(agent["env_key"], "ANTHROPIC_API_KEY");
@@ -204,15 +233,35 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
     assert_eq!(agent["base_url_source"], "ANTHROPIC_BASE_URL");
     assert!(!String::from_utf8_lossy(&out.stdout).contains(KEY));
 
+    let mut table = Command::new(binary::BIN);
+    table.arg("check").arg(ws.path());
+    for var in PROVIDER_VARS {
+        table.env_remove(var);
+    }
+    let out = table.envs(env).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let port = base.rsplit(':').next().unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "anthropic (127.0.0.1:{port} via ANTHROPIC_BASE_URL)"
+        )) && stdout.contains("ANTHROPIC_AUTH_TOKEN (bearer)"),
+        "{stdout}"
+    );
+
     let out = command
-        .args(["--default-model", "anthropic/claude-haiku-5-5"])
         .env("ANTHROPIC_API_KEY", "sk-ant-also-set")
         .output()
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["agents"][0]["key_variable"], "ANTHROPIC_API_KEY");
+    let agent = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "helper")
+        .unwrap();
+    assert_eq!(agent["key_variable"], "ANTHROPIC_API_KEY");
     assert_eq!(
-        report["agents"][0]["auth"], "x-api-key",
+        agent["auth"], "x-api-key",
         "the API key wins when both are set, with its own header"
     );
 }
