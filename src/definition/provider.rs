@@ -193,6 +193,18 @@ impl ProviderConfig {
         }
     }
 
+    /// A built-in provider as a definition that sets none of its fields gets it (before the
+    /// server's `*_BASE_URL`); `None` for `custom`. For tests.
+    #[cfg(any(test, feature = "testkit"))]
+    pub fn built_in(kind: ProviderKind) -> Option<Self> {
+        let (url, key, wire) = kind.defaults()?;
+        Some(ProviderConfig {
+            base_url_source: EndpointSource::BuiltIn,
+            env_key_explicit: false,
+            ..ProviderConfig::new(kind, Url::parse(url).ok()?, key, wire)
+        })
+    }
+
     /// Which variable a run reads its key from, given which variables hold a value now
     /// (`is_set`: set and not blank), and which header carries it. For provider `anthropic`
     /// without an `env_key` of its own, `ANTHROPIC_AUTH_TOKEN` is used when it is set and
@@ -225,13 +237,7 @@ mod tests {
         ProviderConfig {
             env_key_explicit: explicit,
             auth,
-            base_url_source: EndpointSource::BuiltIn,
-            ..ProviderConfig::new(
-                ProviderKind::Anthropic,
-                Url::parse("https://api.anthropic.com").unwrap(),
-                "ANTHROPIC_API_KEY",
-                WireApi::AnthropicMessages,
-            )
+            ..ProviderConfig::built_in(ProviderKind::Anthropic).unwrap()
         }
     }
 

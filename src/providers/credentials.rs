@@ -177,7 +177,7 @@ pub fn insert_auth_header(headers: &mut HeaderMap, key: &ApiKey, auth: AuthHeade
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::definition::{ANTHROPIC_AUTH_TOKEN, EndpointSource, ProviderKind, WireApi};
+    use crate::definition::{ANTHROPIC_AUTH_TOKEN, ProviderKind, WireApi};
     use url::Url;
 
     fn custom(var: &str) -> ProviderConfig {
@@ -227,16 +227,7 @@ mod tests {
 
     #[test]
     fn the_anthropic_default_names_the_gateway_token_too() {
-        let provider = ProviderConfig {
-            env_key_explicit: false,
-            base_url_source: EndpointSource::BuiltIn,
-            ..ProviderConfig::new(
-                ProviderKind::Anthropic,
-                Url::parse("https://api.anthropic.com").unwrap(),
-                "ANTHROPIC_API_KEY",
-                WireApi::AnthropicMessages,
-            )
-        };
+        let provider = ProviderConfig::built_in(ProviderKind::Anthropic).unwrap();
         let err = Credential::resolve(&provider, |_| None).unwrap_err();
         let message = err.to_error(Audience::McpClient).message;
         assert!(

@@ -186,13 +186,7 @@ fn default_model_comes_from_the_flag_or_the_environment() {
 
     let out = mcp_agents(&["check", &dir, "--json", "--default-model", "openai/gpt-5.4"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let inherit = report["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == "claude-inherit")
-        .unwrap()
-        .clone();
+    let inherit = support::agent_named(&report, "claude-inherit").clone();
     assert_eq!(inherit["model"], "gpt-5.4");
     assert_eq!(inherit["provider"], "openai");
     assert_eq!(inherit["model_origin"], "server-default");
@@ -387,13 +381,7 @@ fn every_command_takes_workspace_and_default_model_takes_aliases() {
     for alias in ["sonnet", "anthropic/sonnet"] {
         let out = mcp_agents(&["check", &dir, "--json", "--default-model", alias]);
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let inherit = report["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["name"] == "claude-inherit")
-            .unwrap()
-            .clone();
+        let inherit = support::agent_named(&report, "claude-inherit").clone();
         assert_eq!(
             (inherit["provider"].as_str(), inherit["model"].as_str()),
             (Some("anthropic"), Some("claude-sonnet-5-5")),
@@ -465,25 +453,13 @@ fn check_reports_what_each_run_would_miss_without_failing() {
     let out = check_example(&["OPENAI_API_KEY"], false, true);
     assert!(out.status.success());
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let researcher = report["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == "researcher")
-        .unwrap()
-        .clone();
+    let researcher = support::agent_named(&report, "researcher").clone();
     assert_eq!(
         researcher["needs"],
         serde_json::json!([{"kind": "command", "name": "uvx", "for": "mcp_servers.fetch"}]),
         "the key is set now; the command is still missing"
     );
-    let reviewer = report["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == "code-reviewer")
-        .unwrap()
-        .clone();
+    let reviewer = support::agent_named(&report, "code-reviewer").clone();
     assert_eq!(
         reviewer["needs"][0],
         serde_json::json!({"kind": "env", "name": "ANTHROPIC_API_KEY", "or": "ANTHROPIC_AUTH_TOKEN", "for": "its provider key"})

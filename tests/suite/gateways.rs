@@ -220,12 +220,7 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
     let out = command.envs(env).output().unwrap();
     assert!(out.status.success());
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let agent = report["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == "helper")
-        .unwrap();
+    let agent = support::agent_named(&report, "helper");
     assert_eq!(agent["key_variable"], "ANTHROPIC_AUTH_TOKEN");
     assert_eq!(agent["auth"], "bearer");
     assert_eq!(agent["env_key"], "ANTHROPIC_API_KEY");
@@ -253,12 +248,7 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
         .output()
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let agent = report["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == "helper")
-        .unwrap();
+    let agent = support::agent_named(&report, "helper");
     assert_eq!(agent["key_variable"], "ANTHROPIC_API_KEY");
     assert_eq!(
         agent["auth"], "x-api-key",
