@@ -27,8 +27,9 @@ const MODEL_CHARS_KEPT: usize = 12;
 pub struct StatusLine {
     bar: ProgressBar,
     width: Box<dyn Fn() -> usize + Send + Sync>,
+    /// Held only to be dropped: last (fields drop in order), once the bar has been cleared.
     #[cfg(unix)]
-    capture: Option<capture::StderrCapture>,
+    _capture: Option<capture::StderrCapture>,
 }
 
 impl StatusLine {
@@ -53,7 +54,7 @@ impl StatusLine {
                 return Some(StatusLine {
                     bar,
                     width: Box::new(move || usize::from(sized.width())),
-                    capture,
+                    _capture: capture,
                 });
             }
         }
@@ -64,7 +65,7 @@ impl StatusLine {
             bar,
             width: Box::new(|| 79),
             #[cfg(unix)]
-            capture: None,
+            _capture: None,
         })
     }
 
@@ -81,12 +82,9 @@ impl StatusLine {
     }
 
     /// Clears the line and puts stderr back; what was written meanwhile has been printed.
+    /// (Dropping the line without finishing puts stderr back too, as on a panic.)
     pub fn finish(self) {
         self.bar.finish_and_clear();
-        #[cfg(unix)]
-        if let Some(capture) = self.capture {
-            capture.stop();
-        }
     }
 }
 
@@ -284,10 +282,12 @@ mod capture {
             }
             Some(StderrCapture { saved, drained })
         }
+    }
 
+    impl Drop for StderrCapture {
         /// Puts stderr back. That closes the pipe's last writer, so the reader prints what
         /// is left and ends; waits for it, within a bound (a grandchild could hold a copy).
-        pub fn stop(self) {
+        fn drop(&mut self) {
             // SAFETY: restoring fd 2 from the descriptor saved in `start`.
             unsafe { libc::dup2(self.saved.as_raw_fd(), 2) };
             let _ = self.drained.recv_timeout(DRAIN_BOUND);
