@@ -36,7 +36,12 @@ pub(super) fn check(st: &MockState, wire: MockWire, headers: &HeaderMap) -> Resu
             r.body["error"]["code"] = json!("invalid_api_key");
             Err(r)
         }
-        (MockAuth::Native, MockWire::Messages) if header("x-api-key") == Some(st.key.as_str()) => {
+        // The Messages API takes `x-api-key`, or the key as a bearer token (which the
+        // official SDK sends for an auth token).
+        (MockAuth::Native, MockWire::Messages)
+            if header("x-api-key") == Some(st.key.as_str())
+                || header("authorization") == Some(bearer.as_str()) =>
+        {
             Ok(())
         }
         (MockAuth::Native, MockWire::Messages) => Err(refusal(

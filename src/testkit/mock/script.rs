@@ -166,7 +166,7 @@ pub enum RecordedOutcome {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum MockAuth {
     /// Each wire's own header: `Authorization: Bearer KEY` for Responses, `x-api-key: KEY`
-    /// for Messages, each answered with that API's 401 when wrong.
+    /// (or the bearer token) for Messages, each answered with that API's 401 when wrong.
     #[default]
     Native,
     /// Only `Authorization: Bearer KEY`, on both wires, as Ollama's hosted Messages endpoint
