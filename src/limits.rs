@@ -114,6 +114,9 @@ pub const CHILD_STDERR_LINE_BYTES: usize = 8 * 1024;
 pub const DEFAULT_WAIT: Duration = Duration::from_millis(30_000);
 /// `wait_agent`'s largest `timeout_ms` (SPEC §4.3, §12).
 pub const MAX_WAIT_MS: u64 = 300_000;
+/// A task `mcp-agents run NAME -` reads from standard input, in bytes (SPEC §2): as much as
+/// an HTTP client could send in one request.
+pub const TERMINAL_TASK_BYTES: usize = HTTP_REQUEST_BODY_BYTES;
 /// The longest wait `mcp-agents run` makes at once before waiting again (SPEC §2).
 pub const TERMINAL_WAIT: Duration = Duration::from_millis(MAX_WAIT_MS);
 /// An agent's description shown whole in `spawn_agent`'s description, in characters

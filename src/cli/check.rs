@@ -1,12 +1,26 @@
-//! The `check` command's report: a table of agents (or one JSON object) and every warning.
+//! The `check` command's report: a table of agents (or one JSON object) and every warning,
+//! the catalog's and readiness's (what a run would miss now).
 
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
 use super::exit::EXIT_REJECTED;
-use crate::definition::{AgentDefinition, ModelOrigin, ProviderKind};
-use crate::definition::{Catalog, Effect};
+use super::readiness::{self, Env};
+use crate::definition::{AgentDefinition, EndpointSource, KeyChoice, ModelOrigin, ProviderKind};
+use crate::definition::{Catalog, Effect, Warning};
+
+/// The variable a run of `definition` would read its key from now, and its header.
+fn key_choice(definition: &AgentDefinition, env: Env<'_>) -> KeyChoice {
+    definition
+        .provider
+        .key_choice(|var| env(var).is_some_and(|v| !v.trim().is_empty()))
+}
+
+/// The key column: the variable and the header, never the value.
+fn key_label(choice: &KeyChoice) -> String {
+    format!("{} ({})", choice.var, choice.auth.as_str())
+}
 
 /// The model column: the id the agent will really use, and where it came from.
 pub fn model_label(definition: &AgentDefinition) -> String {
@@ -22,15 +36,21 @@ pub fn model_label(definition: &AgentDefinition) -> String {
     }
 }
 
+/// The provider column: the kind, and the endpoint when it is not the built-in one (with the
+/// variable it came from when that was the environment).
 fn provider_label(definition: &AgentDefinition) -> String {
     let provider = &definition.provider;
-    match provider.kind {
-        ProviderKind::Custom => format!(
-            "custom ({}, {})",
-            provider.base_url.host_str().unwrap_or("?"),
-            provider.wire_api.as_str()
-        ),
-        kind => kind.as_str().to_owned(),
+    // The host and port only: the rest of a URL is not for display (crate::redact).
+    let host = match (provider.base_url.host_str(), provider.base_url.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (host, None) => host.unwrap_or("?").to_owned(),
+        (None, Some(_)) => "?".to_owned(),
+    };
+    match (provider.kind, &provider.base_url_source) {
+        (ProviderKind::Custom, _) => format!("custom ({host}, {})", provider.wire_api.as_str()),
+        (kind, EndpointSource::BuiltIn) => kind.as_str().to_owned(),
+        (kind, EndpointSource::Definition) => format!("{kind} ({host})"),
+        (kind, EndpointSource::Environment(var)) => format!("{kind} ({host} via {var})"),
     }
 }
 
@@ -44,11 +64,11 @@ fn list_or_dash<'a>(items: impl Iterator<Item = &'a String>) -> String {
 }
 
 /// The agents table and a summary line, for stdout.
-pub fn render_table(catalog: &Catalog) -> String {
+pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
     let header = [
-        "NAME", "SOURCE", "FORMAT", "PROVIDER", "MODEL", "SERVERS", "SKILLS",
+        "NAME", "SOURCE", "FORMAT", "PROVIDER", "KEY", "MODEL", "SERVERS", "SKILLS",
     ];
-    let rows: Vec<[String; 7]> = catalog
+    let rows: Vec<[String; 8]> = catalog
         .agents()
         .iter()
         .map(|d| {
@@ -57,6 +77,7 @@ pub fn render_table(catalog: &Catalog) -> String {
                 d.source.path.display().to_string(),
                 d.source.format.to_string(),
                 provider_label(d),
+                key_label(&key_choice(d, env)),
                 model_label(d),
                 list_or_dash(d.mcp_servers.keys()),
                 list_or_dash(d.skills.iter()),
@@ -88,13 +109,41 @@ pub fn render_table(catalog: &Catalog) -> String {
             line(&row.each_ref().map(String::as_str));
         }
     }
-    out.push_str(&summary(catalog));
+    let not_ready = readiness_warnings(catalog, env);
+    out.push_str(&summary(catalog, &not_ready));
     out.push('\n');
+    if !not_ready.is_empty() {
+        out.push_str(
+            "Agents not ready to run need the variables and commands their warnings name, \
+             in the environment the MCP client starts mcp-agents in (docs/clients.md, \
+             \"Keys, gateways and subscriptions\").\n",
+        );
+    }
+    if rows.is_empty()
+        && let Some((dir, root)) = nearest_parent_with_agents(catalog.workspace())
+    {
+        out.push_str(&format!(
+            "{} has {root}: the workspace is the directory given, or the current one; \
+             run `mcp-agents check {}`\n",
+            dir.display(),
+            dir.display()
+        ));
+    }
     out
 }
 
-fn summary(catalog: &Catalog) -> String {
+/// Readiness warnings for every agent of `catalog`.
+fn readiness_warnings(catalog: &Catalog, env: Env<'_>) -> Vec<Warning> {
+    readiness::warnings(
+        catalog.agents().iter().map(AsRef::as_ref),
+        catalog.workspace(),
+        env,
+    )
+}
+
+fn summary(catalog: &Catalog, not_ready: &[Warning]) -> String {
     let agents = catalog.agents().len();
+    let warnings = catalog.warnings().len() + not_ready.len();
     let skills = catalog.skills().len();
     let rejected = catalog
         .warnings()
@@ -103,21 +152,21 @@ fn summary(catalog: &Catalog) -> String {
         .count();
     let mut text = if agents == 0 {
         format!(
-            "no agents found (looked in {})",
+            "no agents found in {} (looked in {})",
+            catalog.workspace().display(),
             Catalog::agent_roots().collect::<Vec<_>>().join(", ")
         )
     } else {
-        format!("{agents} agent{}", if agents == 1 { "" } else { "s" })
+        let mut text = format!("{agents} agent{}", if agents == 1 { "" } else { "s" });
+        if !not_ready.is_empty() {
+            text.push_str(&format!(" ({} not ready to run)", not_ready.len()));
+        }
+        text
     };
     text.push_str(&format!(
-        ", {skills} skill{}, {} warning{}",
+        ", {skills} skill{}, {warnings} warning{}",
         if skills == 1 { "" } else { "s" },
-        catalog.warnings().len(),
-        if catalog.warnings().len() == 1 {
-            ""
-        } else {
-            "s"
-        }
+        if warnings == 1 { "" } else { "s" }
     ));
     if rejected > 0 {
         text.push_str(&format!(
@@ -128,9 +177,21 @@ fn summary(catalog: &Catalog) -> String {
     text
 }
 
+/// The closest directory above `workspace` that has an agent root, and that root: what a
+/// user who ran `check` from a subdirectory of their repository meant.
+fn nearest_parent_with_agents(
+    workspace: &std::path::Path,
+) -> Option<(&std::path::Path, &'static str)> {
+    workspace.ancestors().skip(1).find_map(|dir| {
+        Catalog::agent_roots()
+            .find(|root| dir.join(root).is_dir())
+            .map(|root| (dir, root))
+    })
+}
+
 /// The JSON report: `{"workspace", "agents", "skills", "warnings"}`; paths are relative to
 /// the workspace, and shown lossily when they are not UTF-8 (JSON strings must be).
-pub fn render_json(catalog: &Catalog) -> Value {
+pub fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
     let agents: Vec<Value> = catalog
         .agents()
         .iter()
@@ -140,6 +201,7 @@ pub fn render_json(catalog: &Catalog) -> Value {
                 ModelOrigin::ClaudeAlias { alias, .. } => ("alias", Some(alias.as_str())),
                 ModelOrigin::ServerDefault => ("server-default", None),
             };
+            let key = key_choice(d, env);
             json!({
                 "name": d.name,
                 "description": d.description,
@@ -147,8 +209,11 @@ pub fn render_json(catalog: &Catalog) -> Value {
                 "format": d.source.format.as_str(),
                 "provider": d.provider.kind.as_str(),
                 "base_url": d.provider.base_url.as_str(),
+                "base_url_source": d.provider.base_url_source.label(),
                 "wire_api": d.provider.wire_api.as_str(),
                 "env_key": d.provider.env_key,
+                "key_variable": key.var,
+                "auth": key.auth.as_str(),
                 "model": d.model.id,
                 "model_origin": origin,
                 "model_alias": alias,
@@ -160,6 +225,10 @@ pub fn render_json(catalog: &Catalog) -> Value {
                 "sandbox": d.sandbox.as_str(),
                 "mcp_servers": d.mcp_servers.keys().collect::<Vec<_>>(),
                 "skills": d.skills,
+                "needs": readiness::needs(d, catalog.workspace(), env)
+                    .iter()
+                    .map(readiness::Need::to_json)
+                    .collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -171,7 +240,15 @@ pub fn render_json(catalog: &Catalog) -> Value {
     let warnings: Vec<Value> = catalog
         .warnings()
         .iter()
-        .map(|w| json!({"file": w.file.to_string_lossy(), "reason": w.reason, "effect": w.effect.as_str()}))
+        .chain(&readiness_warnings(catalog, env))
+        .map(|w| {
+            json!({
+                "file": w.file.to_string_lossy(),
+                "reason": w.reason,
+                "effect": w.effect.as_str(),
+                "agent": w.agent,
+            })
+        })
         .collect();
     json!({
         "workspace": catalog.workspace().to_string_lossy(),
@@ -181,15 +258,20 @@ pub fn render_json(catalog: &Catalog) -> Value {
     })
 }
 
-/// Prints the warnings, then the report; exits 1 when a definition was rejected.
-pub fn run_check(catalog: &Catalog, json: bool) -> ExitCode {
-    for warning in catalog.warnings() {
+/// Prints the warnings, then the report; exits 1 when a definition was rejected (a run
+/// that would fail now does not change the status: the server's environment may differ).
+pub fn run_check(catalog: &Catalog, json: bool, env: Env<'_>) -> ExitCode {
+    for warning in catalog
+        .warnings()
+        .iter()
+        .chain(&readiness_warnings(catalog, env))
+    {
         eprintln!("warning: {warning}");
     }
     if json {
-        println!("{:#}", render_json(catalog));
+        println!("{:#}", render_json(catalog, env));
     } else {
-        print!("{}", render_table(catalog));
+        print!("{}", render_table(catalog, env));
     }
     if catalog.has_rejections() {
         ExitCode::from(EXIT_REJECTED)

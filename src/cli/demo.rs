@@ -24,6 +24,12 @@ const KEY: &str = "demo-key-not-a-secret";
 pub const TASK: &str = "Check that your MCP server works: call its echo tool with a greeting \
     and tell me what came back.";
 
+/// What to do after the demo: the first thing a user needs (issue 16).
+pub const NEXT_STEP: &str = "Next: in a repository with agent files (.claude/agents, \
+.codex/agents, .opencode/agents or .agents/agents), `mcp-agents check` lists them and what \
+they need, and `claude mcp add --scope project agents -- mcp-agents` adds the server to Claude \
+Code (Codex and other clients: docs/clients.md; writing agents: docs/agents.md).";
+
 /// The demo agent, as a canonical definition; `{base_url}` and `{command}` are filled in.
 const AGENT: &str = "---
 name: demo
@@ -58,6 +64,9 @@ pub async fn run_demo(json: bool, cancel: CancellationToken) -> ExitCode {
             let code = super::run::run_agent(manager, "demo", TASK, json, cancel).await;
             drop(workspace);
             drop(mock);
+            if code == ExitCode::SUCCESS {
+                eprintln!("{NEXT_STEP}");
+            }
             code
         }
         Err(message) => {

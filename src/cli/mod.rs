@@ -6,16 +6,21 @@
 //! | [`runtime`] | the async runtime, signals, and the session manager wired to the process |
 //! | [`serve`] | `mcp-agents [DIR]`: the stdio or HTTP server |
 //! | [`check`] | `mcp-agents check`: the table and JSON report |
+//! | [`readiness`] | what a run of each agent would miss now, for `check` |
 //! | [`run`] | `mcp-agents run`: one subagent from a terminal, with live activity |
+//! | [`status_line`] | `run`'s live status line on a terminal |
 //! | [`demo`] | `mcp-agents demo`: the offline demo |
 
 pub mod check;
 pub mod demo;
 pub mod exit;
+pub mod readiness;
 pub mod run;
 pub mod runtime;
 pub mod serve;
+pub mod status_line;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -55,6 +60,10 @@ pub struct Cli {
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
 
+    /// The workspace, as an option (the same as DIR)
+    #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
+    pub workspace: Option<PathBuf>,
+
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (ADDR is HOST:PORT;
     /// a non-loopback HOST needs --auth-token-env)
     #[arg(long, value_name = "ADDR")]
@@ -72,7 +81,8 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct CommonOptions {
     /// Model for definitions that use their parent's model (Claude `model: inherit` or no
-    /// model, Codex and OpenCode files without a model); PROVIDER is openai or anthropic
+    /// model, Codex and OpenCode files without a model); PROVIDER is openai or anthropic,
+    /// and a Claude alias (sonnet, opus, haiku, fable) stands for anthropic/ALIAS
     #[arg(
         long,
         global = true,
@@ -90,6 +100,9 @@ pub enum Command {
         /// Workspace to check (default: the current directory)
         #[arg(value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// The workspace, as an option (the same as DIR)
+        #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
+        workspace: Option<PathBuf>,
         /// Print one JSON object {"workspace", "agents", "skills", "warnings"} instead
         #[arg(long)]
         json: bool,
@@ -102,7 +115,7 @@ pub enum Command {
         workspace: Option<PathBuf>,
         /// The agent's name
         name: String,
-        /// The task
+        /// The task; `-` reads it from standard input
         task: String,
         /// Print the final wait_agent record as JSON instead of the result text
         #[arg(long)]
@@ -144,11 +157,15 @@ pub fn run(cli: Cli) -> ExitCode {
     crate::logging::init();
     let options = LoadOptions::from_process_env(cli.common.default_model);
     match cli.command {
-        Some(Command::Check { dir, json }) => {
-            let Some(catalog) = open_and_load(dir, &options) else {
+        Some(Command::Check {
+            dir,
+            workspace,
+            json,
+        }) => {
+            let Some(catalog) = open_and_load(dir.or(workspace), &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            check::run_check(&catalog, json)
+            check::run_check(&catalog, json, &|var| std::env::var(var).ok())
         }
         Some(Command::Run {
             workspace,
@@ -156,11 +173,25 @@ pub fn run(cli: Cli) -> ExitCode {
             task,
             json,
         }) => {
+            let task = match run::read_task(task) {
+                Ok(task) => task,
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
             let Some(catalog) = open_and_load(workspace, &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            for warning in catalog.warnings() {
-                tracing::warn!("{warning}");
+            // Only what concerns this agent, when it loaded (a rejection is the error
+            // below): the rest of the workspace is `check`'s.
+            if catalog.get(&name).is_some() {
+                for warning in catalog.warnings_about(&name) {
+                    tracing::warn!("{warning}");
+                }
+            }
+            if let Err(e) = run::preflight(&catalog, &name, &|var| std::env::var(var).ok()) {
+                return run::report_refusal(&e, json);
             }
             with_runtime(|cancel| async move {
                 let manager = server_manager(catalog);
@@ -187,7 +218,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 },
                 None => None,
             };
-            let Some(catalog) = open_and_load(cli.dir, &options) else {
+            let Some(catalog) = open_and_load(cli.dir.or(cli.workspace), &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
             for warning in catalog.warnings() {
@@ -205,6 +236,9 @@ pub fn run(cli: Cli) -> ExitCode {
                     catalog.workspace().display(),
                     Catalog::agent_roots().collect::<Vec<_>>().join(", ")
                 );
+            }
+            if listen.is_none() && std::io::stdin().is_terminal() {
+                eprintln!("{}", serve::terminal_hint(&catalog));
             }
             serve::serve(catalog, listen)
         }

@@ -1,11 +1,11 @@
 //! Running one subagent from a terminal (`mcp-agents run` and `mcp-agents demo`): the same
 //! session manager the server uses, live activity on stderr, the result on stdout.
 //!
-//! On a terminal the activity is one status line redrawn in place (with a spinner and the
-//! time spent in the current phase); otherwise each transition is one plain line, so logs and
-//! CI output stay readable.
+//! On a terminal the activity is one status line redrawn in place (`status_line`: what the
+//! agent is doing, then the time spent on it); otherwise each transition is one plain line,
+//! so logs and CI output stay readable.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,11 +13,131 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
-use crate::limits::{SERVER_SHUTDOWN_BOUND, TERMINAL_WAIT};
+use super::status_line::StatusLine;
+use crate::definition::{Catalog, Effect};
+use crate::error::{AgentError, ErrorCode};
+use crate::limits::{SERVER_SHUTDOWN_BOUND, TERMINAL_TASK_BYTES, TERMINAL_WAIT};
+use crate::providers::{Audience, Credential};
 use crate::sessions::manager::SessionManager;
 use crate::sessions::record::snapshot_json;
 use crate::sessions::session::{Snapshot, Status, short_id};
 use crate::sessions::wait::{Progress, Step, WaitEvent};
+
+/// `TASK`, or with `-` the task read from standard input (SPEC §2).
+pub fn read_task(task: String) -> Result<String, String> {
+    if task != "-" {
+        return Ok(task);
+    }
+    use std::io::Read;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        eprintln!("mcp-agents: reading the task from standard input; end it with Ctrl-D");
+    }
+    let mut bytes = Vec::new();
+    let limit = u64::try_from(TERMINAL_TASK_BYTES).unwrap_or(u64::MAX);
+    stdin
+        .lock()
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the task from standard input: {e}"))?;
+    if bytes.len() > TERMINAL_TASK_BYTES {
+        return Err(format!(
+            "the task on standard input is larger than {} MiB; give the agent a narrower task \
+             and let it read files through its tools",
+            TERMINAL_TASK_BYTES / (1024 * 1024)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "the task on standard input is not UTF-8".to_owned())
+}
+
+/// Before `run` spawns `name`: the checks spawning makes, worded for a terminal (what to do
+/// in this shell, not in an MCP client), with "did you mean" for a mistyped name and the
+/// reason when the file defining that name was rejected. `env` is the process environment.
+pub fn preflight(
+    catalog: &Catalog,
+    name: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), AgentError> {
+    let Some(definition) = catalog.get(name) else {
+        return Err(unknown_agent(catalog, name));
+    };
+    for skill in &definition.skills {
+        if catalog.skills().get(skill).is_none() {
+            let guess = catalog
+                .skills()
+                .closest(skill)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            return Err(AgentError::new(
+                ErrorCode::SkillNotFound,
+                format!(
+                    "agent `{name}` ({}) preloads the skill `{skill}`, which no skill root \
+                     defines ({}){guess}; add the skill or remove it from `skills`, then run \
+                     the command again",
+                    definition.source.path.display(),
+                    Catalog::skill_roots().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+    }
+    Credential::resolve(&definition.provider, env)
+        .map(drop)
+        .map_err(|missing| missing.to_error(Audience::Terminal))
+}
+
+/// `unknown_agent` for `run`: the file that defines the name when it was rejected, and why;
+/// else the name it is probably a slip of.
+fn unknown_agent(catalog: &Catalog, name: &str) -> AgentError {
+    let rejected = catalog
+        .warnings_about(name)
+        .find(|w| w.effect == Effect::Rejected);
+    let message = match rejected {
+        Some(warning) => format!(
+            "the agent `{name}` is defined in {}, which was rejected: {}",
+            warning.file.display(),
+            warning.reason
+        ),
+        None => {
+            let names = || catalog.agents().iter().map(|a| a.name.as_str());
+            let mut message = format!("there is no agent named `{name}`");
+            if let Some(guess) = crate::definition::near_miss::closest(name, names()) {
+                message.push_str(&format!("; did you mean `{guess}`?"));
+            }
+            if catalog.agents().is_empty() {
+                message.push_str("; this workspace has no usable agents");
+            } else {
+                let all: Vec<&str> = names().collect();
+                message.push_str(&format!(" (the agents are: {})", all.join(", ")));
+            }
+            let rejected = catalog
+                .warnings()
+                .iter()
+                .filter(|w| w.effect == Effect::Rejected)
+                .count();
+            if rejected > 0 {
+                message.push_str(&format!(
+                    "; {rejected} definition file{} rejected (`mcp-agents check` says why)",
+                    if rejected == 1 { " was" } else { "s were" }
+                ));
+            }
+            message
+        }
+    };
+    AgentError::new(ErrorCode::UnknownAgent, message)
+}
+
+/// A refusal before any run: `error: CODE: message` on stderr, and with `--json` the shape of
+/// a refused tool call on stdout, so scripts read one place.
+pub fn report_refusal(e: &AgentError, json: bool) -> ExitCode {
+    eprintln!("error: {}: {}", e.code, e.message);
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"error": {"code": e.code.as_str(), "message": e.message}})
+        );
+    }
+    ExitCode::from(EXIT_FAILED)
+}
 
 /// Spawns `name` on `task`, shows its activity until it ends, prints the outcome.
 pub async fn run_agent(
@@ -29,19 +149,14 @@ pub async fn run_agent(
 ) -> ExitCode {
     let accepted = match manager.spawn(name, task) {
         Ok(accepted) => accepted,
-        Err(e) => {
-            eprintln!("error: {}: {}", e.code, e.message);
-            if json {
-                // The shape of a refused tool call, so scripts read one place.
-                println!(
-                    "{}",
-                    serde_json::json!({"error": {"code": e.code.as_str(), "message": e.message}})
-                );
-            }
-            return ExitCode::from(EXIT_FAILED);
-        }
+        Err(e) => return report_refusal(&e, json),
     };
-    let mut display = Display::new(std::io::stderr().is_terminal());
+    let model = manager
+        .catalog()
+        .get(&accepted.name)
+        .map(|d| d.model.id.clone())
+        .unwrap_or_default();
+    let mut display = Display::new(std::io::stderr().is_terminal(), model);
     display.started(&accepted.name, &accepted.agent_id);
     let outcome = follow(&manager, &accepted.agent_id, &mut display, &cancel).await;
     display.clear();
@@ -71,13 +186,13 @@ async fn follow(
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return None,
-                _ = ticker.tick(), if display.live => display.redraw(&manager.snapshot(id).ok()?),
+                _ = ticker.tick(), if display.is_live() => display.redraw(&manager.snapshot(id).ok()?),
                 event = waiter.next() => match event {
                     WaitEvent::Progress(steps) => {
                         for step in &steps {
                             display.transition(step);
                         }
-                        if display.live {
+                        if display.is_live() {
                             display.redraw(&manager.snapshot(id).ok()?);
                         }
                     }
@@ -126,30 +241,32 @@ fn count(n: u64, what: &str) -> String {
 /// How often the live status line is redrawn (its spinner and elapsed time move).
 const REDRAW_INTERVAL: Duration = Duration::from_millis(120);
 
-/// The activity display on stderr.
+/// The activity display on stderr: the live status line on a terminal, else one plain
+/// line per transition.
 struct Display {
-    live: bool,
-    spinner: usize,
-    drawn: bool,
+    live: Option<StatusLine>,
+    /// The model id, which the live line shortens first when it does not fit.
+    model: String,
     /// The last transition shown as a line.
     shown: u64,
 }
 
-const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-
 impl Display {
-    fn new(live: bool) -> Self {
+    fn new(terminal: bool, model: String) -> Self {
         Display {
-            live,
-            spinner: 0,
-            drawn: false,
+            live: if terminal { StatusLine::start() } else { None },
+            model,
             shown: 0,
         }
     }
 
+    fn is_live(&self) -> bool {
+        self.live.is_some()
+    }
+
     /// The agent was spawned (a plain line; on a terminal the status line follows).
     fn started(&mut self, name: &str, id: &str) {
-        if !self.live {
+        if !self.is_live() {
             eprintln!("[{name} {} +0.0s] spawned", short_id(id));
         }
     }
@@ -160,7 +277,7 @@ impl Display {
         let Step::Activity { seq, activity, at } = &progress.step else {
             return;
         };
-        if self.live || *seq <= self.shown {
+        if self.is_live() || *seq <= self.shown {
             return;
         }
         self.shown = *seq;
@@ -174,38 +291,18 @@ impl Display {
         );
     }
 
+    /// Redraws the live line: the agent and what it is doing, then how long for.
     fn redraw(&mut self, snapshot: &Snapshot) {
-        let Some(line) = status_line(snapshot) else {
+        let (Some(line), Some((activity, elapsed))) = (&self.live, &snapshot.activity) else {
             return;
         };
-        self.spinner = (self.spinner + 1) % SPINNER.len();
-        let mut stderr = std::io::stderr().lock();
-        let _ = write!(
-            stderr,
-            "\r\x1b[2K{} {} {line}",
-            SPINNER[self.spinner], snapshot.name
-        );
-        let _ = stderr.flush();
-        self.drawn = true;
+        let text = format!("{} · {}", snapshot.name, activity.summary);
+        line.show(&text, &self.model, *elapsed);
     }
 
     fn clear(&mut self) {
-        if self.drawn {
-            let mut stderr = std::io::stderr().lock();
-            let _ = write!(stderr, "\r\x1b[2K");
-            let _ = stderr.flush();
-            self.drawn = false;
+        if let Some(line) = self.live.take() {
+            line.finish();
         }
     }
-}
-
-/// `phase · summary · elapsed`, for a running snapshot.
-fn status_line(snapshot: &Snapshot) -> Option<String> {
-    let (activity, elapsed) = snapshot.activity.as_ref()?;
-    Some(format!(
-        "{} · {} · {:.1} s",
-        activity.phase.as_str(),
-        activity.summary,
-        elapsed.as_secs_f64()
-    ))
 }

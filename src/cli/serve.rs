@@ -50,6 +50,20 @@ pub fn serve(catalog: Catalog, http: Option<Listen>) -> ExitCode {
     })
 }
 
+/// The one line the stdio server prints when started by hand on a terminal (SPEC §2): what
+/// it waits for, and how to try it instead.
+pub fn terminal_hint(catalog: &Catalog) -> String {
+    let agents = catalog.agents().len();
+    format!(
+        "mcp-agents: serving MCP on stdio for {} ({agents} agent{}); this waits for an MCP \
+         client on standard input (Ctrl-C stops it). To try it by hand: `mcp-agents demo`, or \
+         `mcp-agents run NAME TASK`; to add it to Claude Code: `claude mcp add --scope \
+         project agents -- mcp-agents`",
+        catalog.workspace().display(),
+        if agents == 1 { "" } else { "s" }
+    )
+}
+
 pub fn run_fixture(options: crate::testkit::fixture_server::FixtureOptions) -> ExitCode {
     with_runtime(|cancel| async move {
         // The runtime's signal handlers replace the default action, so a signal must end

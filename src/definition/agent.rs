@@ -204,12 +204,12 @@ mod tests {
                 id: "m".into(),
                 origin: ModelOrigin::Explicit,
             },
-            provider: ProviderConfig {
-                kind: ProviderKind::OpenAi,
-                base_url: Url::parse("https://api.openai.com/v1").unwrap(),
-                env_key: "OPENAI_API_KEY".into(),
-                wire_api: WireApi::Responses,
-            },
+            provider: ProviderConfig::new(
+                ProviderKind::OpenAi,
+                Url::parse("https://api.openai.com/v1").unwrap(),
+                "OPENAI_API_KEY",
+                WireApi::Responses,
+            ),
             max_turns: DEFAULT_MAX_TURNS,
             max_output_tokens: None,
             mcp_servers: BTreeMap::from([("docs".to_owned(), server)]),

@@ -121,6 +121,9 @@ pub enum Effect {
     Skipped,
     /// The file is used, with a caveat.
     Loaded,
+    /// The agent loaded, but a run would fail now: a variable or command it needs is missing
+    /// (`check` readiness, SPEC §2; never part of the catalog's own warnings).
+    WillFailAtSpawn,
 }
 
 impl Effect {
@@ -130,6 +133,7 @@ impl Effect {
             Effect::Shadowed => "shadowed",
             Effect::Skipped => "skipped",
             Effect::Loaded => "loaded",
+            Effect::WillFailAtSpawn => "will_fail_at_spawn",
         }
     }
 }
@@ -141,6 +145,26 @@ pub struct Warning {
     pub file: PathBuf,
     pub reason: String,
     pub effect: Effect,
+    /// The agent the file defines (or, when it was rejected, names), when known: what `run`
+    /// reports about the one agent it runs.
+    pub agent: Option<String>,
+}
+
+impl Warning {
+    /// A warning about `file` that names no agent.
+    pub fn new(file: PathBuf, reason: String, effect: Effect) -> Self {
+        Warning {
+            file,
+            reason,
+            effect,
+            agent: None,
+        }
+    }
+
+    /// This warning, about the agent `name`.
+    pub fn about(self, agent: Option<String>) -> Self {
+        Warning { agent, ..self }
+    }
 }
 
 impl fmt::Display for Warning {
@@ -201,6 +225,14 @@ impl Catalog {
 
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
+    }
+
+    /// The warnings about the agent `name` (its file's caveats, a file defining the same
+    /// name that was shadowed, or a rejected file that names it).
+    pub fn warnings_about<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Warning> {
+        self.warnings
+            .iter()
+            .filter(move |w| w.agent.as_deref() == Some(name))
     }
 
     /// Whether any definition or skill file was rejected.

@@ -9,6 +9,7 @@
 //! | [`catalog`] | the loaded catalog, its warnings, and the roots it is read from |
 //! | [`skill`] | skills as the catalog holds them |
 //! | [`name`] | the name rule for agents and skills |
+//! | [`near_miss`] | whether a name is a slip of a known one ("did you mean …?") |
 //! | [`endpoint`] | the https/loopback rule for provider and child-server URLs |
 //! | [`template`] | `${VAR}` placeholders in child env and header values |
 //! | [`tool_filter`] | allow and deny lists over child tools |
@@ -20,6 +21,7 @@ pub mod catalog;
 pub mod child;
 pub mod endpoint;
 pub mod name;
+pub mod near_miss;
 pub mod provider;
 pub mod skill;
 pub mod template;
@@ -30,7 +32,10 @@ pub use agent::{
 };
 pub use catalog::{AgentRoot, Catalog, Effect, SkillRoot, Warning};
 pub use child::{ChildServerConfig, ChildTransport, ValueSource};
-pub use provider::{ProviderConfig, ProviderKind, WireApi};
+pub use provider::{
+    ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, KeyChoice, ProviderConfig, ProviderKind,
+    WireApi,
+};
 pub use skill::{Skill, SkillRegistry};
 pub use template::Template;
 pub use tool_filter::{ToolFilter, ToolNames, ToolNaming, ToolPattern};

@@ -1,5 +1,6 @@
-//! Where a definition's model lives (SPEC §3.2): the provider kind, its endpoint, the
-//! variable its key is read from, and the wire API it speaks.
+//! Where a definition's model lives (SPEC §3.2): the provider kind, its endpoint and where
+//! that came from, the variable its key is read from and how the key is sent, and the wire
+//! API it speaks.
 
 use std::fmt;
 
@@ -47,6 +48,16 @@ impl ProviderKind {
             ProviderKind::Custom => None,
         }
     }
+
+    /// The server's variable that replaces the built-in endpoint of a definition without a
+    /// `base_url` (SPEC §3.2), as in Claude Code and the official SDKs.
+    pub fn base_url_var(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::OpenAi => Some("OPENAI_BASE_URL"),
+            ProviderKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
+            ProviderKind::Custom => None,
+        }
+    }
 }
 
 impl fmt::Display for ProviderKind {
@@ -79,12 +90,200 @@ impl WireApi {
     }
 }
 
+/// How the key is sent: the definition field `auth` (SPEC §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuthHeader {
+    /// `x-api-key: KEY`, the Messages API's own header.
+    XApiKey,
+    /// `Authorization: Bearer KEY`, the Responses API's, and what gateways and local engines
+    /// often want on Messages too.
+    Bearer,
+}
+
+impl AuthHeader {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "x-api-key" => Some(AuthHeader::XApiKey),
+            "bearer" => Some(AuthHeader::Bearer),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthHeader::XApiKey => "x-api-key",
+            AuthHeader::Bearer => "bearer",
+        }
+    }
+
+    /// The header a wire API's own endpoints take.
+    pub fn default_for(wire: WireApi) -> Self {
+        match wire {
+            WireApi::Responses => AuthHeader::Bearer,
+            WireApi::AnthropicMessages => AuthHeader::XApiKey,
+        }
+    }
+}
+
+/// Where a provider's endpoint came from, for `check`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointSource {
+    /// The definition's own `base_url`.
+    Definition,
+    /// The server's environment variable (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`), read
+    /// when the catalog loaded.
+    Environment(String),
+    /// The provider's built-in default.
+    BuiltIn,
+}
+
+impl EndpointSource {
+    /// `definition`, `default`, or the variable's name.
+    pub fn label(&self) -> &str {
+        match self {
+            EndpointSource::Definition => "definition",
+            EndpointSource::Environment(var) => var,
+            EndpointSource::BuiltIn => "default",
+        }
+    }
+}
+
+/// Claude Code's variable for a gateway's token, sent as a bearer token. It is provider
+/// `anthropic`'s key when the definition names no `env_key` and `ANTHROPIC_API_KEY` is not
+/// set (SPEC §3.2).
+pub const ANTHROPIC_AUTH_TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
+
 /// Where and how to reach the model. The key itself is never stored: `env_key` names the
 /// variable read when a run starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderConfig {
     pub kind: ProviderKind,
     pub base_url: Url,
+    pub base_url_source: EndpointSource,
     pub env_key: String,
+    /// Whether the definition named `env_key` itself (else it is the provider's default).
+    pub env_key_explicit: bool,
+    /// The definition's `auth`, when it sets one; else the header follows the key
+    /// ([`ProviderConfig::key_choice`]).
+    pub auth: Option<AuthHeader>,
     pub wire_api: WireApi,
+}
+
+/// The variable a run will read its key from and how it sends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyChoice {
+    pub var: String,
+    pub auth: AuthHeader,
+    /// The variable that would also do, when neither is set (`ANTHROPIC_AUTH_TOKEN` beside
+    /// `ANTHROPIC_API_KEY`), for messages.
+    pub alternative: Option<&'static str>,
+}
+
+impl ProviderConfig {
+    /// A provider whose fields all come from the definition, sending the wire's own header.
+    pub fn new(kind: ProviderKind, base_url: Url, env_key: &str, wire_api: WireApi) -> Self {
+        ProviderConfig {
+            kind,
+            base_url,
+            base_url_source: EndpointSource::Definition,
+            env_key: env_key.to_owned(),
+            env_key_explicit: true,
+            auth: None,
+            wire_api,
+        }
+    }
+
+    /// A built-in provider as a definition that sets none of its fields gets it (before the
+    /// server's `*_BASE_URL`); `None` for `custom`. For tests.
+    #[cfg(any(test, feature = "testkit"))]
+    pub fn built_in(kind: ProviderKind) -> Option<Self> {
+        let (url, key, wire) = kind.defaults()?;
+        Some(ProviderConfig {
+            base_url_source: EndpointSource::BuiltIn,
+            env_key_explicit: false,
+            ..ProviderConfig::new(kind, Url::parse(url).ok()?, key, wire)
+        })
+    }
+
+    /// Which variable a run reads its key from, given which variables hold a value now
+    /// (`is_set`: set and not blank), and which header carries it. For provider `anthropic`
+    /// without an `env_key` of its own, `ANTHROPIC_AUTH_TOKEN` is used when it is set and
+    /// `ANTHROPIC_API_KEY` is not, sent as a bearer token, as Claude Code does; an `auth` the
+    /// definition sets always wins.
+    pub fn key_choice(&self, is_set: impl Fn(&str) -> bool) -> KeyChoice {
+        let falls_back = self.kind == ProviderKind::Anthropic && !self.env_key_explicit;
+        if falls_back && !is_set(&self.env_key) && is_set(ANTHROPIC_AUTH_TOKEN) {
+            return KeyChoice {
+                var: ANTHROPIC_AUTH_TOKEN.to_owned(),
+                auth: self.auth.unwrap_or(AuthHeader::Bearer),
+                alternative: None,
+            };
+        }
+        KeyChoice {
+            var: self.env_key.clone(),
+            auth: self
+                .auth
+                .unwrap_or_else(|| AuthHeader::default_for(self.wire_api)),
+            alternative: falls_back.then_some(ANTHROPIC_AUTH_TOKEN),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anthropic(explicit: bool, auth: Option<AuthHeader>) -> ProviderConfig {
+        ProviderConfig {
+            env_key_explicit: explicit,
+            auth,
+            ..ProviderConfig::built_in(ProviderKind::Anthropic).unwrap()
+        }
+    }
+
+    #[test]
+    fn the_auth_token_is_the_fallback_of_the_default_anthropic_key_only() {
+        let only_token = |var: &str| var == ANTHROPIC_AUTH_TOKEN;
+        let both = |_: &str| true;
+        let none = |_: &str| false;
+
+        let choice = anthropic(false, None).key_choice(only_token);
+        assert_eq!(
+            (choice.var.as_str(), choice.auth),
+            (ANTHROPIC_AUTH_TOKEN, AuthHeader::Bearer)
+        );
+        let choice = anthropic(false, None).key_choice(both);
+        assert_eq!(
+            (choice.var.as_str(), choice.auth),
+            ("ANTHROPIC_API_KEY", AuthHeader::XApiKey),
+            "the API key wins when both are set"
+        );
+        let choice = anthropic(false, None).key_choice(none);
+        assert_eq!(choice.alternative, Some(ANTHROPIC_AUTH_TOKEN));
+        // A definition's own env_key never falls back, even when it names the default.
+        let choice = anthropic(true, None).key_choice(only_token);
+        assert_eq!(
+            (choice.var.as_str(), choice.alternative),
+            ("ANTHROPIC_API_KEY", None)
+        );
+        // An explicit `auth` wins over the token's bearer.
+        let choice = anthropic(false, Some(AuthHeader::XApiKey)).key_choice(only_token);
+        assert_eq!(choice.auth, AuthHeader::XApiKey);
+    }
+
+    #[test]
+    fn each_wire_has_its_own_default_header() {
+        let mut config = anthropic(true, None);
+        assert_eq!(config.key_choice(|_| true).auth, AuthHeader::XApiKey);
+        config.auth = Some(AuthHeader::Bearer);
+        assert_eq!(config.key_choice(|_| true).auth, AuthHeader::Bearer);
+        let openai = ProviderConfig::new(
+            ProviderKind::OpenAi,
+            Url::parse("https://api.openai.com/v1").unwrap(),
+            "OPENAI_API_KEY",
+            WireApi::Responses,
+        );
+        assert_eq!(openai.key_choice(|_| false).auth, AuthHeader::Bearer);
+        assert_eq!(openai.key_choice(|_| false).alternative, None);
+    }
 }

@@ -54,6 +54,11 @@ impl SkillRegistry {
         self.skills.is_empty()
     }
 
+    /// The skill `name` is probably a slip of ("did you mean …?"), if any.
+    pub fn closest(&self, name: &str) -> Option<&str> {
+        super::near_miss::closest(name, self.skills.iter().map(|s| s.name.as_str()))
+    }
+
     /// Adds a skill unless its name is taken; returns the holder's path when it is.
     pub fn insert(&mut self, skill: Skill) -> Result<(), PathBuf> {
         if let Some(&i) = self.by_name.get(&skill.name) {

@@ -6,18 +6,21 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::aliases::resolve_alias;
 use super::fields::Doc;
 use super::options::{DefaultModel, LoadOptions};
 use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
+use super::unknown_fields::note_near_misses;
 use crate::definition::SkillRegistry;
 use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::name::check_name;
 use crate::definition::template::is_env_var_name;
 use crate::definition::{
-    AgentDefinition, ChildServerConfig, Format, Model, ModelOrigin, ProviderConfig, ProviderKind,
-    ReasoningEffort, Sandbox, SourceFile, ToolFilter, ToolNaming, ToolPattern, WireApi,
+    AgentDefinition, AuthHeader, ChildServerConfig, EndpointSource, Format, Model, ModelOrigin,
+    ProviderConfig, ProviderKind, ReasoningEffort, Sandbox, SourceFile, ToolFilter, ToolNaming,
+    ToolPattern, WireApi,
 };
 use crate::limits::{DEFAULT_MAX_TURNS, MAX_OUTPUT_TOKENS_RANGE, MAX_TURNS_RANGE};
 
@@ -64,6 +67,8 @@ pub struct Draft {
     pub base_url: Option<String>,
     pub env_key: Option<String>,
     pub wire_api: Option<String>,
+    /// `auth` as written.
+    pub auth: Option<String>,
     pub max_turns: Option<u32>,
     pub max_output_tokens: Option<u32>,
     pub mcp_servers: BTreeMap<String, ChildServerConfig>,
@@ -109,6 +114,7 @@ pub fn read_common(
     draft.base_url = doc.string(&["base_url", "baseUrl"])?;
     draft.env_key = doc.string(&["env_key", "envKey"])?;
     draft.wire_api = doc.string(&["wire_api", "wireApi"])?;
+    draft.auth = doc.string(&["auth"])?;
     draft.max_turns = doc.integer(spellings.max_turns, MAX_TURNS_RANGE)?;
     draft.max_output_tokens = doc.integer(
         &["max_output_tokens", "maxOutputTokens"],
@@ -148,9 +154,18 @@ pub fn read_common(
                 draft.skills.push(name);
             }
             if !unknown.is_empty() {
+                let guesses: Vec<String> = unknown
+                    .iter()
+                    .filter_map(|name| Some(format!("`{}`", ctx.skills.closest(name)?)))
+                    .collect();
+                let guess = if guesses.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (did you mean {}?)", guesses.join(", "))
+                };
                 ctx.caveats.push(format!(
-                    "`{field}` names skills that no skill root defines ({}); spawn_agent will \
-                     fail with skill_not_found until they exist",
+                    "`{field}` names skills that no skill root defines ({}){guess}; \
+                     spawn_agent will fail with skill_not_found until they exist",
                     unknown.join(", ")
                 ));
             }
@@ -170,6 +185,7 @@ pub fn read_common(
         })?);
     }
     draft.temperature = doc.number(&["temperature"])?.map(|(_, t)| t);
+    note_near_misses(doc, format, &mut ctx.caveats);
     // Last, so that the messages about fields read above come first: a credential written
     // anywhere else in the file (a table this runtime ignores, a disabled server).
     reject_literal_secrets(doc.map(), "", NESTED_SECRET_ADVICE)
@@ -323,14 +339,28 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
                 .default_model
                 .as_ref()
                 .ok_or(PARENT_MODEL_HELP)?;
+            // `--default-model sonnet`: the alias resolves as it does in a Claude file.
+            let id = match resolve_alias(model, &ctx.options.env) {
+                Some(resolved) if *provider == ProviderKind::Anthropic => resolved?.id,
+                _ => model.clone(),
+            };
             let model = Model {
-                id: model.clone(),
+                id,
                 origin: ModelOrigin::ServerDefault,
             };
             (model, explicit_kind.unwrap_or(*provider))
         }
     };
-    let provider = provider_config(kind, draft.base_url, draft.env_key, draft.wire_api)?;
+    let provider = provider_config(
+        kind,
+        ProviderFields {
+            base_url: draft.base_url,
+            env_key: draft.env_key,
+            wire_api: draft.wire_api,
+            auth: draft.auth,
+        },
+        ctx.options,
+    )?;
 
     if let Some(t) = draft.temperature {
         let max = match provider.wire_api {
@@ -391,13 +421,27 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
     })))
 }
 
-/// Fills provider defaults and checks the three fields (SPEC §3.2).
-fn provider_config(
-    kind: ProviderKind,
+/// The provider fields as a file wrote them.
+struct ProviderFields {
     base_url: Option<String>,
     env_key: Option<String>,
     wire_api: Option<String>,
+    auth: Option<String>,
+}
+
+/// Fills provider defaults and checks the fields (SPEC §3.2). A built-in provider without
+/// a `base_url` takes the server's `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL` when set.
+fn provider_config(
+    kind: ProviderKind,
+    fields: ProviderFields,
+    options: &LoadOptions,
 ) -> Result<ProviderConfig, String> {
+    let ProviderFields {
+        base_url,
+        env_key,
+        wire_api,
+        auth,
+    } = fields;
     let defaults = kind.defaults();
     if defaults.is_none() {
         let missing: Vec<&str> = [
@@ -419,9 +463,35 @@ fn provider_config(
         Some((url, key, wire)) => (Some(url), Some(key), Some(wire)),
         None => (None, None, None),
     };
-    let base_url = base_url.as_deref().or(default_url).unwrap_or_default();
-    let base_url = check_endpoint(base_url, EndpointUse::ProviderBaseUrl)
-        .map_err(|e| format!("`base_url` {e}"))?;
+    let from_env = kind.base_url_var().and_then(|var| {
+        let value = options.env.get(var).filter(|v| !v.trim().is_empty())?;
+        Some((var, value))
+    });
+    let (base_url, base_url_source) = match (base_url, from_env) {
+        (Some(url), _) => (
+            check_endpoint(&url, EndpointUse::ProviderBaseUrl)
+                .map_err(|e| format!("`base_url` {e}"))?,
+            EndpointSource::Definition,
+        ),
+        (None, Some((var, url))) => (
+            check_endpoint(url, EndpointUse::ProviderBaseUrl).map_err(|e| {
+                format!(
+                    "the server's {var}, this agent's endpoint because it sets no `base_url`, \
+                     {e}; fix or unset {var}, or give the agent its own `base_url`"
+                )
+            })?,
+            EndpointSource::Environment(var.to_owned()),
+        ),
+        (None, None) => (
+            check_endpoint(
+                default_url.unwrap_or_default(),
+                EndpointUse::ProviderBaseUrl,
+            )
+            .map_err(|e| format!("`base_url` {e}"))?,
+            EndpointSource::BuiltIn,
+        ),
+    };
+    let env_key_explicit = env_key.is_some();
     let env_key = env_key
         .as_deref()
         .or(default_key)
@@ -447,10 +517,22 @@ fn provider_config(
             }
         })?,
     };
+    let auth = auth
+        .map(|a| {
+            // Never echoed: a key pasted here must not reach a log.
+            AuthHeader::parse(a.trim()).ok_or(
+                "`auth` must be `bearer` (Authorization: Bearer) or `x-api-key`; the value \
+                 is not shown. The key itself goes in the variable `env_key` names",
+            )
+        })
+        .transpose()?;
     Ok(ProviderConfig {
         kind,
         base_url,
+        base_url_source,
         env_key,
+        env_key_explicit,
+        auth,
         wire_api,
     })
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::aliases::CLAUDE_ALIASES;
+use super::aliases::{is_claude_code_mode, resolve_alias};
 use super::build::{
     CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, add_allow_list, finalize,
     note_ignored_tools, qualified_patterns, read_common,
@@ -68,22 +68,13 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
     if model.is_empty() || model == "inherit" {
         return Ok(ModelChoice::Parent);
     }
-    if let Some((alias, var, builtin)) = CLAUDE_ALIASES.iter().find(|(a, _, _)| *a == model) {
-        let from_env = ctx.options.env.get(*var).filter(|v| !v.trim().is_empty());
-        if let Some(value) = from_env.map(|v| v.trim())
-            && is_claude_code_mode(value)
-        {
-            return Err(format!(
-                "`model: {alias}` resolves through {var} to `{value}`, a Claude Code setting \
-                 this runtime cannot reproduce; set {var} to a model id, or unset it to use \
-                 {builtin}"
-            ));
-        }
+    if let Some(resolved) = resolve_alias(&model, &ctx.options.env) {
+        let resolved = resolved?;
         return Ok(ModelChoice::Named(Model {
-            id: from_env.map_or(*builtin, |v| v.trim()).to_owned(),
+            id: resolved.id,
             origin: ModelOrigin::ClaudeAlias {
-                alias: (*alias).to_owned(),
-                env: from_env.map(|_| (*var).to_owned()),
+                alias: resolved.alias.to_owned(),
+                env: resolved.env.map(str::to_owned),
             },
         }));
     }
@@ -97,12 +88,6 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
         id: model,
         origin: ModelOrigin::Explicit,
     }))
-}
-
-/// Claude Code model settings that are not model ids: modes (`opusplan`, …) and the `[1m]`
-/// suffix, which asks Claude Code for the 1M-token context this runtime does not request.
-fn is_claude_code_mode(model: &str) -> bool {
-    matches!(model, "default" | "best" | "opusplan") || model.to_ascii_lowercase().ends_with("[1m]")
 }
 
 /// `tools` / `disallowedTools`: a comma string, a list, or (seen in the wild) a

@@ -115,13 +115,19 @@ fn resolve_provider(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
                 &place,
                 "put the key in an environment variable and name it with `env_key`",
             )?;
-            for key in [
-                "auth",
-                "aws",
-                "http_headers",
-                "env_http_headers",
-                "query_params",
-            ] {
+            // Codex's own `auth` is a table (a command that prints a token); a string is
+            // this runtime's header choice, as at the top level.
+            match provider.find(&["auth"])? {
+                None | Some((_, Value::String(_))) => {}
+                Some(_) => {
+                    return Err(format!(
+                        "{place}`auth` as a table (a command that makes the token) is not \
+                         supported by this runtime; name the key's variable with `env_key`, \
+                         and set `auth = \"bearer\"` or `\"x-api-key\"` for its header"
+                    ));
+                }
+            }
+            for key in ["aws", "http_headers", "env_http_headers", "query_params"] {
                 if provider.has(key) {
                     return Err(format!("{place}`{key}` is not supported by this runtime"));
                 }
@@ -139,6 +145,9 @@ fn resolve_provider(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
             }
             if draft.env_key.is_none() {
                 draft.env_key = provider.string(&["env_key"]).map_err(err)?;
+            }
+            if draft.auth.is_none() {
+                draft.auth = provider.string(&["auth"]).map_err(err)?;
             }
             if draft.wire_api.is_none() {
                 draft.wire_api = Some(

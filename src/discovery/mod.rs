@@ -11,6 +11,7 @@
 //! | `build` | the draft every format fills, shared fields, final validation |
 //! | `canonical`, `claude`, `codex`, `opencode` | one module per format |
 //! | `servers` | child MCP server configurations in every spelling |
+//! | `unknown_fields` | every format's known fields, and unknown ones that look like typos of them |
 //! | `secrets` | refusing literal credentials |
 //! | `referenced` | files definitions refer to: `.mcp.json`, `.codex/config.toml`, read once when needed |
 //! | `skills` | the skills registry |
@@ -31,6 +32,7 @@ mod secrets;
 mod servers;
 pub mod skills;
 pub mod source;
+mod unknown_fields;
 mod walk;
 
 use std::collections::HashMap;
@@ -73,35 +75,37 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
         rel,
         outcome,
         caveats,
+        declared,
     } in parsed
     {
-        let warn = |reason: String, effect: Effect| Warning {
-            file: rel.clone(),
-            reason,
-            effect,
+        let warn = |reason: String, effect: Effect, agent: &str| {
+            Warning::new(rel.clone(), reason, effect).about(Some(agent.to_owned()))
         };
         match outcome {
             Ok(Parsed::Agent(definition)) => {
-                if let Some(&holder) = by_name.get(&definition.name) {
+                let name = definition.name.as_str();
+                if let Some(&holder) = by_name.get(name) {
                     warnings.push(warn(
                         format!(
-                            "defines the agent `{}`, which {} already defines and which comes \
-                             first; this file is ignored",
-                            definition.name,
+                            "defines the agent `{name}`, which {} already defines and which \
+                             comes first; this file is ignored",
                             agents[holder].source.path.display()
                         ),
                         Effect::Shadowed,
+                        name,
                     ));
                     continue;
                 }
-                warnings.extend(caveats.into_iter().map(|c| warn(c, Effect::Loaded)));
+                warnings.extend(caveats.into_iter().map(|c| warn(c, Effect::Loaded, name)));
                 by_name.insert(definition.name.clone(), agents.len());
                 agents.push(Arc::from(definition));
             }
             Ok(Parsed::NotASubagent(why)) => {
                 tracing::info!("{}: not loaded: {why}", rel.display());
             }
-            Err(reason) => warnings.push(warn(reason, Effect::Rejected)),
+            Err(reason) => {
+                warnings.push(Warning::new(rel.clone(), reason, Effect::Rejected).about(declared))
+            }
         }
     }
     Catalog::new(root.to_owned(), agents, skills, warnings)
@@ -152,6 +156,8 @@ struct FileResult {
     rel: PathBuf,
     outcome: Result<Parsed, String>,
     caveats: Vec<String>,
+    /// For a rejected file, the agent name it declares, when one can be read.
+    declared: Option<String>,
 }
 
 /// Reads and parses every candidate, on up to four threads (files are independent; only
@@ -176,11 +182,30 @@ fn parse_all(
                     skills,
                     caveats: Vec::new(),
                 };
-                let outcome = parse_candidate(candidate, format, rel.clone(), &mut ctx);
+                let text = source::read_text(&candidate.canonical);
+                let source = SourceFile {
+                    path: rel.clone(),
+                    format,
+                };
+                let outcome = text.as_deref().map_err(Clone::clone).and_then(|text| {
+                    parse_text(
+                        text,
+                        format,
+                        &candidate.canonical,
+                        &candidate.rel_in_root,
+                        source,
+                        &mut ctx,
+                    )
+                });
+                let declared = match (&outcome, &text) {
+                    (Err(_), Ok(text)) => declared_name(text, format, &candidate.rel_in_root),
+                    _ => None,
+                };
                 Some(FileResult {
                     rel,
                     outcome,
                     caveats: ctx.caveats,
+                    declared,
                 })
             })
             .collect()
@@ -211,22 +236,26 @@ fn format_of(candidate: &Candidate<AgentRoot>) -> Option<Format> {
     candidate.root.format_for(ext)
 }
 
-fn parse_candidate(
-    candidate: &Candidate<AgentRoot>,
-    format: Format,
-    rel: PathBuf,
-    ctx: &mut Ctx<'_>,
-) -> Result<Parsed, String> {
-    let text = source::read_text(&candidate.canonical)?;
-    let source = SourceFile { path: rel, format };
-    parse_text(
-        &text,
-        format,
-        &candidate.canonical,
-        &candidate.rel_in_root,
-        source,
-        ctx,
-    )
+/// The agent name a file that failed to parse declares, as far as it can be read: its
+/// `name` field, or for OpenCode the name its path gives.
+fn declared_name(text: &str, format: Format, rel_in_root: &Path) -> Option<String> {
+    let fields = match format {
+        Format::CanonicalToml | Format::Codex => source::parse_toml(text).ok(),
+        _ => source::split_frontmatter(text)
+            .and_then(|split| source::parse_frontmatter(split.yaml))
+            .ok()
+            .map(|frontmatter| frontmatter.fields),
+    };
+    let named = fields
+        .as_ref()
+        .and_then(|f| f.get("name"))
+        .and_then(serde_json::Value::as_str)
+        .map(|n| n.trim().to_owned());
+    match (named, format) {
+        (Some(name), _) => Some(name),
+        (None, Format::OpenCode) => Some(opencode::name_from_path(rel_in_root)),
+        (None, _) => None,
+    }
 }
 
 /// Dispatches to the format's parser.
@@ -261,11 +290,7 @@ fn load_skills(root: &Path, warnings: &mut Vec<Warning>) -> SkillRegistry {
         let mut caveats = Vec::new();
         let parsed = source::read_text(&candidate.canonical)
             .and_then(|text| skills::parse_skill(&text, &folder, rel.clone(), &mut caveats));
-        let warn = |reason: String, effect: Effect| Warning {
-            file: rel.clone(),
-            reason,
-            effect,
-        };
+        let warn = |reason: String, effect: Effect| Warning::new(rel.clone(), reason, effect);
         match parsed {
             Ok(skill) => {
                 let name = skill.name.clone();

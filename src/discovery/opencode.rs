@@ -125,7 +125,7 @@ pub fn parse(
 
 /// OpenCode names an agent after its path below the agents folder: `team/reviewer.md` is
 /// `team-reviewer` here (`/` cannot be in a name).
-fn name_from_path(rel_in_root: &Path) -> String {
+pub fn name_from_path(rel_in_root: &Path) -> String {
     let stem = rel_in_root.with_extension("");
     stem.components()
         .map(|c| c.as_os_str().to_string_lossy().to_lowercase())

@@ -43,9 +43,17 @@ pub struct DefaultModel {
 impl std::str::FromStr for DefaultModel {
     type Err = String;
 
+    /// `PROVIDER/MODEL`, or a bare Claude alias (`sonnet`, `opus`, `haiku`, `fable`) for
+    /// `anthropic/ALIAS`; an alias resolves when the catalog loads, as in a Claude file.
     fn from_str(s: &str) -> Result<Self, String> {
-        let usage = "expected PROVIDER/MODEL with PROVIDER openai or anthropic, \
-                     for example anthropic/claude-sonnet-5-5";
+        if let Some((alias, _, _)) = CLAUDE_ALIASES.iter().find(|(a, _, _)| *a == s.trim()) {
+            return Ok(DefaultModel {
+                provider: ProviderKind::Anthropic,
+                model: (*alias).to_owned(),
+            });
+        }
+        let usage = "expected PROVIDER/MODEL with PROVIDER openai or anthropic (for example \
+                     anthropic/claude-sonnet-5-5), or one of sonnet, opus, haiku, fable";
         let (provider, model) = s
             .split_once('/')
             .filter(|(_, m)| !m.trim().is_empty())
@@ -64,17 +72,23 @@ impl std::str::FromStr for DefaultModel {
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub default_model: Option<DefaultModel>,
-    /// Variables that discovery itself reads (Claude's alias overrides), captured once so
-    /// loading is repeatable and tests need not touch the process environment.
+    /// Variables that discovery itself reads (Claude's alias overrides, the providers'
+    /// `*_BASE_URL`), captured once so loading is repeatable and tests need not touch the
+    /// process environment.
     pub env: HashMap<String, String>,
 }
 
 impl LoadOptions {
     /// Options with the variables discovery reads taken from this process's environment.
     pub fn from_process_env(default_model: Option<DefaultModel>) -> Self {
+        let endpoints = [ProviderKind::OpenAi, ProviderKind::Anthropic]
+            .into_iter()
+            .filter_map(ProviderKind::base_url_var);
         let env = CLAUDE_ALIASES
             .iter()
-            .filter_map(|(_, var, _)| std::env::var(var).ok().map(|v| ((*var).to_owned(), v)))
+            .map(|(_, var, _)| *var)
+            .chain(endpoints)
+            .filter_map(|var| std::env::var(var).ok().map(|v| (var.to_owned(), v)))
             .collect();
         LoadOptions { default_model, env }
     }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::fields::{Doc, wrong_type};
 use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secret_header, reject_literal_secrets, reject_secret_fields};
+use super::unknown_fields::note_server_near_misses;
 use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::template::is_env_var_name;
 use crate::definition::{ChildServerConfig, ChildTransport, Template, ValueSource};
@@ -138,6 +139,7 @@ pub fn parse_server(
         return Ok(None);
     }
     reject_unsupported(place, doc, caveats)?;
+    note_server_near_misses(doc, place, caveats);
 
     let kind = doc.string(&["type"]).map_err(err)?;
     let command = doc.find(&["command"]).map_err(err)?;

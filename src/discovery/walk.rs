@@ -254,19 +254,13 @@ impl<R: Root> Walker<'_, R> {
     }
 
     fn warn(&mut self, rel: &str, reason: String, effect: Effect) {
-        self.warnings.push(Warning {
-            file: PathBuf::from(rel),
-            reason,
-            effect,
-        });
+        self.warnings
+            .push(Warning::new(PathBuf::from(rel), reason, effect));
     }
 
     fn warn_path(&mut self, shown: &Path, reason: String, effect: Effect) {
         let rel = shown.strip_prefix(self.workspace).unwrap_or(shown);
-        self.warnings.push(Warning {
-            file: rel.to_owned(),
-            reason,
-            effect,
-        });
+        self.warnings
+            .push(Warning::new(rel.to_owned(), reason, effect));
     }
 }

@@ -9,13 +9,13 @@ use url::Url;
 
 use super::classify::named_output_maximum;
 use super::conversation::Conversation;
-use super::credentials::ApiKey;
+use super::credentials::{ApiKey, Audience, Credential};
 use super::error::{ProviderError, ProviderFailure};
 use super::formats::format;
 use super::http::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::reply::{ModelSettings, Reply};
 use super::wire::{Request, WireFormat};
-use crate::definition::{AgentDefinition, ProviderKind, WireApi};
+use crate::definition::{AgentDefinition, AuthHeader, ProviderKind, WireApi};
 use crate::error::AgentError;
 use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS};
 use crate::toolbox::ToolSpec;
@@ -28,6 +28,7 @@ pub struct ProviderClient {
     wire: &'static dyn WireFormat,
     endpoint: Url,
     key: ApiKey,
+    auth: AuthHeader,
     settings: ModelSettings,
     retry: RetryPolicy,
     /// The longest reply asked for; lowered (once) to the maximum a provider names when it
@@ -50,6 +51,7 @@ impl std::fmt::Debug for ProviderClient {
 
 impl ProviderClient {
     /// A client for `definition`'s provider with `key`, sharing the process's HTTP client.
+    /// The key goes in the header the definition's `auth` names, else the wire's own.
     pub fn new(definition: &AgentDefinition, key: ApiKey) -> Self {
         let provider = &definition.provider;
         let label = match provider.kind {
@@ -70,6 +72,9 @@ impl ProviderClient {
             wire: format(provider.wire_api),
             endpoint,
             key,
+            auth: provider
+                .auth
+                .unwrap_or_else(|| AuthHeader::default_for(provider.wire_api)),
             settings: ModelSettings {
                 model: definition.model.id.clone(),
                 temperature: definition.temperature,
@@ -81,15 +86,19 @@ impl ProviderClient {
         }
     }
 
-    /// A client with the key read now from the definition's `env_key` through `lookup`
-    /// (`std::env::var` in the server). Called at the start of every run, so a refreshed
-    /// key is picked up; a missing or empty variable is `missing_credential`.
+    /// A client with the key read now from the definition's `env_key` (or the variable
+    /// that stands in for it, [`Credential::resolve`]) through `lookup` (`std::env::var` in
+    /// the server). Called at the start of every run, so a refreshed key is picked up; a
+    /// missing or empty variable is `missing_credential`.
     pub fn for_run(
         definition: &AgentDefinition,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, AgentError> {
-        let key = ApiKey::lookup(&definition.provider.env_key, lookup)?;
-        Ok(Self::new(definition, key))
+        let credential = Credential::resolve(&definition.provider, lookup)
+            .map_err(|missing| missing.to_error(Audience::McpClient))?;
+        let mut client = Self::new(definition, credential.key);
+        client.auth = credential.auth;
+        Ok(client)
     }
 
     /// Replaces the retry policy (tests use short or no retries).
@@ -188,7 +197,7 @@ impl ProviderClient {
             .wire
             .encode(&request)
             .map_err(|e| ProviderError::failed(format!("cannot encode the request: {e}")))?;
-        let headers = self.wire.headers(&self.key);
+        let headers = self.wire.headers(&self.key, self.auth);
         let target = Target {
             client: &self.http,
             url: &self.endpoint,

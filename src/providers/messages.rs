@@ -15,11 +15,12 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::classify::{AttemptError, classify_error_event};
-use super::credentials::ApiKey;
+use super::credentials::{ApiKey, insert_auth_header};
 use super::error::{ProviderError, ProviderFailure};
 use super::history::GroupedMessages;
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage};
 use super::wire::{ReplyStream, Request, WireFormat, raw_item};
+use crate::definition::AuthHeader;
 
 /// The API version this client speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -32,17 +33,14 @@ impl WireFormat for Messages {
         "/v1/messages"
     }
 
-    fn headers(&self, key: &ApiKey) -> HeaderMap {
+    fn headers(&self, key: &ApiKey, auth: AuthHeader) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(
             "anthropic-version",
             HeaderValue::from_static(ANTHROPIC_VERSION),
         );
-        if let Ok(mut value) = HeaderValue::from_str(key.expose()) {
-            value.set_sensitive(true);
-            headers.insert("x-api-key", value);
-        }
+        insert_auth_header(&mut headers, key, auth);
         headers
     }
 

@@ -14,7 +14,7 @@
 //! | [`stream`] | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
 //! | [`classify`] | how an attempt failed: retry, retry once, context limit, give up |
 //! | [`error`] | how a request fails, and its error code |
-//! | [`credentials`] | the key, read from the definition's `env_key` when a run starts |
+//! | [`credentials`] | the key, read from the definition's `env_key` when a run starts, and its header |
 //!
 //! Every request is streamed (`stream: true`, server-sent events) and bounded as SPEC §6.1
 //! says: 120 s for the reply to begin and for any silence in it, 15 minutes in all. History
@@ -40,7 +40,7 @@ pub mod wire;
 
 pub use client::{ProviderClient, default_max_output_tokens, endpoint};
 pub use conversation::Conversation;
-pub use credentials::ApiKey;
+pub use credentials::{ApiKey, Audience, Credential, MissingCredential};
 pub use error::{ProviderError, ProviderFailure};
 pub use history::History;
 pub use http::{RequestEvents, RetryNotice, RetryPolicy};

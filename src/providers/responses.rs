@@ -10,17 +10,18 @@
 
 use std::collections::BTreeMap;
 
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::classify::{AttemptError, classify_error_event, is_context_overflow, requested_delay};
-use super::credentials::ApiKey;
+use super::credentials::{ApiKey, insert_auth_header};
 use super::error::{ProviderError, ProviderFailure};
 use super::history::FlatItems;
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage};
 use super::wire::{ReplyStream, Request, WireFormat, raw_item};
+use crate::definition::AuthHeader;
 
 /// The Responses wire format.
 pub struct Responses;
@@ -30,13 +31,10 @@ impl WireFormat for Responses {
         "/responses"
     }
 
-    fn headers(&self, key: &ApiKey) -> HeaderMap {
+    fn headers(&self, key: &ApiKey, auth: AuthHeader) -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", key.expose())) {
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
+        insert_auth_header(&mut headers, key, auth);
         headers
     }
 

@@ -12,6 +12,7 @@ use super::classify::AttemptError;
 use super::credentials::ApiKey;
 use super::history::History;
 use super::reply::{ModelSettings, Reply, ToolOutput};
+use crate::definition::AuthHeader;
 use crate::toolbox::ToolSpec;
 
 /// Everything one request body is built from, borrowed.
@@ -28,8 +29,8 @@ pub trait WireFormat: Send + Sync {
     /// Appended to the base URL: `/responses`, `/v1/messages`.
     fn path(&self) -> &'static str;
 
-    /// Content type, API version, and the key in the header this API reads it from.
-    fn headers(&self, key: &ApiKey) -> HeaderMap;
+    /// Content type, API version, and the key in the header `auth` names.
+    fn headers(&self, key: &ApiKey, auth: AuthHeader) -> HeaderMap;
 
     /// The request body, streamed, with the history copied in as stored.
     fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>>;

@@ -34,7 +34,11 @@ less unless your client allows longer tool calls).\n\
 a timeout returns control and cancels nothing, so wait again.\n\
 4. Continue a finished agent, or steer a running one, with send_input (interrupt: true \
 cancels its current step first).\n\
-5. If an agent fails with context_limit, spawn a fresh agent for a narrower task.";
+5. If an agent fails with context_limit, spawn a fresh agent for a narrower task.\n\
+6. An agent here may also be one of your client's own subagents (the same .claude/agents \
+file). Use spawn_agent to run it in the background on its own model and MCP servers while you \
+keep working; use your client's own subagent tool when the task needs your built-in tools \
+(editing files, running commands), which agents here do not get.";
 
 /// `spawn_agent`'s arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]

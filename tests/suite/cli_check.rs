@@ -5,13 +5,22 @@ use crate::support;
 
 use std::process::{Command, Output};
 
+/// Variables of the machine running the tests that change what `check` shows.
+const CHANGES_CHECK: &[&str] = &[
+    "MCP_AGENTS_DEFAULT_MODEL",
+    "RUST_LOG",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+];
+
 fn mcp_agents(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcp-agents"))
-        .args(args)
-        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run mcp-agents")
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-agents"));
+    command.args(args);
+    for var in CHANGES_CHECK {
+        command.env_remove(var);
+    }
+    command.output().expect("run mcp-agents")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -22,9 +31,54 @@ fn example_workspace() -> String {
     format!("{}/examples/workspace", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The variables the example workspace's agents read.
+const EXAMPLE_VARS: &[&str] = &[
+    "OLLAMA_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GITHUB_TOKEN",
+];
+
+/// A `PATH` holding stand-ins for the example's child commands (`uvx`, `npx`), and nothing
+/// else, so the result does not depend on what the machine has installed.
+fn commands_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["uvx", "npx"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+/// `check` of the example workspace in a prepared environment: `set` variables set, the
+/// stand-in commands on PATH when `commands` holds.
+fn check_example(set: &[&str], commands: bool, json: bool) -> Output {
+    let bin = commands_dir();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-agents"));
+    command.arg("check").arg(example_workspace());
+    if json {
+        command.arg("--json");
+    }
+    for var in CHANGES_CHECK.iter().chain(EXAMPLE_VARS) {
+        command.env_remove(var);
+    }
+    for var in set {
+        command.env(var, "placeholder-value");
+    }
+    let path = if commands {
+        bin.path().to_owned()
+    } else {
+        "/nonexistent".into()
+    };
+    command.env("PATH", path);
+    command.output().expect("run mcp-agents")
+}
+
 #[test]
-fn the_example_workspace_has_four_agents_and_no_warnings() {
-    let out = mcp_agents(&["check", &example_workspace()]);
+fn the_example_workspace_has_five_agents_and_no_warnings() {
+    let out = check_example(EXAMPLE_VARS, true, false);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "", "no warnings");
     let stdout = text(&out.stdout);
@@ -33,7 +87,12 @@ fn the_example_workspace_has_four_agents_and_no_warnings() {
         lines[0].starts_with("NAME") && lines[0].contains("SOURCE"),
         "{stdout}"
     );
-    for (line, (name, file, format)) in lines[1..5].iter().zip([
+    for (line, (name, file, format)) in lines[1..6].iter().zip([
+        (
+            "local-explainer",
+            ".agents/agents/local-explainer.md",
+            "canonical-md",
+        ),
         ("researcher", ".agents/agents/researcher.md", "canonical-md"),
         ("code-reviewer", ".claude/agents/code-reviewer.md", "claude"),
         ("docs-writer", ".codex/agents/docs-writer.toml", "codex"),
@@ -43,10 +102,21 @@ fn the_example_workspace_has_four_agents_and_no_warnings() {
         assert_eq!(&cells[..3], &[name, file, format], "{line}");
     }
     assert!(
-        lines[2].contains("claude-sonnet-5-5 (sonnet)"),
+        lines[3].contains("claude-sonnet-5-5 (sonnet)"),
         "the model really used"
     );
-    assert_eq!(lines[5], "4 agents, 1 skill, 0 warnings");
+    assert!(
+        lines[1].contains("custom (localhost:11434, responses)")
+            && lines[1].contains("OLLAMA_API_KEY (bearer)"),
+        "the endpoint, the key's variable and its header: {}",
+        lines[1]
+    );
+    assert!(
+        lines[3].contains("ANTHROPIC_API_KEY (x-api-key)"),
+        "{}",
+        lines[3]
+    );
+    assert_eq!(lines[6], "5 agents, 1 skill, 0 warnings");
 }
 
 #[test]
@@ -74,8 +144,14 @@ fn json_output_is_one_object_with_agents_and_warnings() {
             "workspace-relative: {w}"
         );
         assert!(w["reason"].is_string());
-        assert_eq!(w["effect"], "shadowed");
+        // The fixture's agents read keys this test does not set: those are readiness's.
+        let effect = w["effect"].as_str().unwrap();
+        assert!(
+            effect == "shadowed" || effect == "will_fail_at_spawn",
+            "{w}"
+        );
     }
+    assert!(warnings.iter().any(|w| w["effect"] == "shadowed"));
 }
 
 #[test]
@@ -85,7 +161,10 @@ fn rejected_definitions_exit_1_with_one_stderr_line_each() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     let catalog = support::load_fixture("names");
-    assert_eq!(stderr.lines().count(), catalog.warnings().len());
+    let definitions = stderr
+        .lines()
+        .filter(|l| !l.contains("would fail when it runs"));
+    assert_eq!(definitions.count(), catalog.warnings().len());
     for line in stderr.lines() {
         assert!(line.starts_with("warning: ."), "{line}");
     }
@@ -107,13 +186,7 @@ fn default_model_comes_from_the_flag_or_the_environment() {
 
     let out = mcp_agents(&["check", &dir, "--json", "--default-model", "openai/gpt-5.4"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let inherit = report["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["name"] == "claude-inherit")
-        .unwrap()
-        .clone();
+    let inherit = support::agent_named(&report, "claude-inherit").clone();
     assert_eq!(inherit["model"], "gpt-5.4");
     assert_eq!(inherit["provider"], "openai");
     assert_eq!(inherit["model_origin"], "server-default");
@@ -173,10 +246,16 @@ fn an_empty_workspace_checks_clean_and_says_where_it_looked() {
     let ws = support::TempWorkspace::new();
     let out = mcp_agents(&["check", &ws.path().display().to_string()]);
     assert!(out.status.success());
-    assert!(text(&out.stdout).contains(
-        "no agents found (looked in .agents/agents, .claude/agents, .codex/agents, \
-         .opencode/agents, .opencode/agent)"
-    ));
+    let canonical = ws.path().canonicalize().unwrap();
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "no agents found in {} (looked in .agents/agents, .claude/agents, .codex/agents, \
+             .opencode/agents, .opencode/agent)",
+            canonical.display()
+        )),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
@@ -188,7 +267,7 @@ fn the_default_workspace_is_the_current_directory() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert!(text(&out.stdout).contains("4 agents"));
+    assert!(text(&out.stdout).contains("5 agents"));
 }
 
 #[test]
@@ -200,7 +279,7 @@ fn modelcontextprotocol_agents_is_the_same_program() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["agents"].as_array().unwrap().len(), 4);
+    assert_eq!(report["agents"].as_array().unwrap().len(), 5);
     let out = Command::new(env!("CARGO_BIN_EXE_modelcontextprotocol"))
         .args(["agents", "/no/such/workspace"])
         .output()
@@ -279,5 +358,126 @@ fn json_output_survives_paths_that_are_not_utf8() {
             .as_str()
             .unwrap()
             .ends_with("work\u{fffd}space")
+    );
+}
+
+/// Issue 16: `--workspace` is accepted everywhere a workspace is (the positional stays), and
+/// `--default-model` takes the aliases files take.
+#[test]
+fn every_command_takes_workspace_and_default_model_takes_aliases() {
+    let out = mcp_agents(&["check", "--workspace", &example_workspace()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("5 agents"));
+    let out = mcp_agents(&["check", &example_workspace(), "--workspace", "."]);
+    assert_eq!(out.status.code(), Some(2), "both at once is a usage error");
+    let out = mcp_agents(&["--workspace", "/no/such/workspace"]);
+    assert_eq!(
+        text(&out.stderr),
+        "error: workspace /no/such/workspace does not exist\n",
+        "the server takes it too"
+    );
+
+    let dir = support::fixture_path("default-model").display().to_string();
+    for alias in ["sonnet", "anthropic/sonnet"] {
+        let out = mcp_agents(&["check", &dir, "--json", "--default-model", alias]);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let inherit = support::agent_named(&report, "claude-inherit").clone();
+        assert_eq!(
+            (inherit["provider"].as_str(), inherit["model"].as_str()),
+            (Some("anthropic"), Some("claude-sonnet-5-5")),
+            "{alias}"
+        );
+    }
+}
+
+/// From a subdirectory the workspace is still the current directory (the reference says
+/// so); `check` says which directory that is, and where agents are.
+#[test]
+fn check_from_a_subdirectory_names_the_workspace_and_where_agents_are() {
+    let sub = format!("{}/.agents", example_workspace());
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-agents"))
+        .arg("check")
+        .current_dir(&sub)
+        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    let root = std::path::Path::new(&example_workspace())
+        .canonicalize()
+        .unwrap();
+    assert!(
+        stdout.contains(&format!("no agents found in {}/.agents (", root.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "{} has .agents/agents: the workspace is the directory given, or the current one; \
+             run `mcp-agents check {}`",
+            root.display(),
+            root.display()
+        )),
+        "{stdout}"
+    );
+}
+
+/// SPEC §2 readiness: with nothing set and no commands installed, every agent says what it
+/// needs (a warning with effect `will_fail_at_spawn`, `needs` in JSON), and the exit status
+/// stays 0.
+#[test]
+fn check_reports_what_each_run_would_miss_without_failing() {
+    let out = check_example(&[], false, false);
+    assert!(out.status.success(), "readiness never fails check");
+    let stderr = text(&out.stderr);
+    for expected in [
+        "warning: .agents/agents/local-explainer.md: agent `local-explainer` would fail when it \
+         runs: OLLAMA_API_KEY (its provider key) is not set",
+        "warning: .agents/agents/researcher.md: agent `researcher` would fail when it runs: \
+         OPENAI_API_KEY (its provider key) is not set; the command `uvx` (mcp_servers.fetch) is \
+         not found on PATH",
+        "warning: .claude/agents/code-reviewer.md: agent `code-reviewer` would fail when it \
+         runs: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (its provider key) is not set; \
+         GITHUB_TOKEN (mcp_servers.github header Authorization) is not set",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+    assert!(
+        text(&out.stdout).contains("5 agents (5 not ready to run), 1 skill, 5 warnings"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let out = check_example(&["OPENAI_API_KEY"], false, true);
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let researcher = support::agent_named(&report, "researcher").clone();
+    assert_eq!(
+        researcher["needs"],
+        serde_json::json!([{"kind": "command", "name": "uvx", "for": "mcp_servers.fetch"}]),
+        "the key is set now; the command is still missing"
+    );
+    let reviewer = support::agent_named(&report, "code-reviewer").clone();
+    assert_eq!(
+        reviewer["needs"][0],
+        serde_json::json!({"kind": "env", "name": "ANTHROPIC_API_KEY", "or": "ANTHROPIC_AUTH_TOKEN", "for": "its provider key"})
+    );
+    let effects: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["effect"].as_str().unwrap())
+        .collect();
+    assert_eq!(effects, ["will_fail_at_spawn"; 5]);
+    assert!(report["warnings"][0]["agent"].is_string());
+
+    // The local engine's placeholder key is all its agent needs.
+    let out = check_example(&["OLLAMA_API_KEY"], false, false);
+    assert!(
+        !text(&out.stderr).contains("local-explainer"),
+        "{}",
+        text(&out.stderr)
     );
 }

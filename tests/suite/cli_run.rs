@@ -45,6 +45,10 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
         "provider_request · Waiting for demo-model (turn 2 of 4)",
         "mcp-agents: demo completed in",
         "2 turns, 1 tool call",
+        // The next step: where to go from the demo.
+        "Next: in a repository with agent files",
+        "`claude mcp add --scope project agents -- mcp-agents`",
+        "docs/clients.md",
     ] {
         assert!(
             stderr.contains(expected),
@@ -120,8 +124,8 @@ async fn run_prints_the_result_or_the_error_code() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains(
-            "there is no agent named `a`; this workspace has no usable agents; some definition \
-             files were rejected (`mcp-agents check` says why)"
+            "there is no agent named `a`; this workspace has no usable agents; 1 definition \
+             file was rejected (`mcp-agents check` says why)"
         ),
         "{}",
         text(&out.stderr)
@@ -190,4 +194,155 @@ async fn ctrl_c_stops_the_agent_and_its_children() {
         .unwrap();
     assert!(stderr.contains("[fx] child log line\n"), "{stderr}");
     assert!(!stdout.contains("child log line"), "{stdout}");
+}
+
+async fn run_with_stdin(args: &[&str], dir: &std::path::Path, stdin: &str) -> std::process::Output {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env(binary::KEY_VAR, KEY)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).await.unwrap();
+    drop(input);
+    child.wait_with_output().await.unwrap()
+}
+
+/// SPEC §2 (issue 16): a rejected name says which file and why; a typo gets "did you mean";
+/// `run` shows only the warnings about the agent it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_explains_names_it_cannot_run_and_shows_only_its_agents_warnings() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    let write = |rel: &str, text: &str| children::write(ws.path(), rel, text);
+    write(
+        ".claude/agents/a.md",
+        "---\nname: a-model\ndescription: d\nmodel: sonnet\nhooks:\n  Stop: []\n---\nDo.\n",
+    );
+    write(".claude/agents/broken.md", "no frontmatter at all");
+    write(
+        ".claude/agents/noisy.md",
+        &format!(
+            "---\nname: noisy\ndescription: d\nmodel: m\nmodel_provider: custom\nbase_url: {}\n\
+             env_key: {}\nwire_api: responses\nmemory: user\n---\nDo.\n",
+            mock.responses_base_url(),
+            binary::KEY_VAR
+        ),
+    );
+
+    let out = run(&["run", "a-model", "Do it."], ws.path()).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [
+            "error: unknown_agent: the agent `a-model` is defined in .claude/agents/a.md, which \
+          was rejected: `hooks` is not supported: hooks enforce policy that this runtime does \
+          not run, so the agent would act without it"
+        ],
+        "one line, naming the file and the reason"
+    );
+
+    let out = run(&["run", "wroker", "Do it."], ws.path()).await;
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "error: unknown_agent: there is no agent named `wroker`; did you mean `worker`?"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("2 definition files were rejected"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("warning:"), "{stderr}");
+
+    mock.push([Step::text("Fine."), Step::text("Also fine.")]);
+    let out = run(&["run", "worker", "Do it."], ws.path()).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("warning:"),
+        "other files' warnings are check's: {}",
+        text(&out.stderr)
+    );
+    let out = run(&["run", "noisy", "Do it."], ws.path()).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        ["warning: .claude/agents/noisy.md: `memory` is ignored: this runtime has no equivalent"]
+    );
+}
+
+/// SPEC §2: `TASK` of `-` reads the task from standard input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dash_reads_the_task_from_standard_input() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    mock.push([Step::text("Read it.")]);
+    let task = "Summarize this:\nline one\nline two\n";
+    let out = run_with_stdin(&["run", "worker", "-"], ws.path(), task).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let body = mock.requests()[0].body.to_string();
+    assert!(
+        body.contains("Summarize this:\\nline one\\nline two"),
+        "the task sent is stdin's: {body}"
+    );
+    assert!(!body.contains("\"-\""), "{body}");
+}
+
+/// In a terminal the advice is about the shell, not an MCP client or a server restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_says_what_to_do_in_the_shell() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    children::write(
+        ws.path(),
+        ".agents/agents/keyless.md",
+        &format!(
+            "---\nname: keyless\ndescription: d\nmodel: m\nmodel_provider: custom\nbase_url: {}\n\
+             env_key: MCP_AGENTS_TEST_UNSET_KEY\nwire_api: responses\n---\nDo.\n",
+            mock.responses_base_url()
+        ),
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/unskilled.md",
+        &format!(
+            "---\nname: unskilled\ndescription: d\nmodel: m\nmodel_provider: custom\nbase_url: {}\n\
+             env_key: {}\nwire_api: responses\nskills: [styel]\n---\nDo.\n",
+            mock.responses_base_url(),
+            binary::KEY_VAR
+        ),
+    );
+    let out = run(&["run", "keyless", "Do it."], ws.path()).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "error: missing_credential: the environment variable MCP_AGENTS_TEST_UNSET_KEY \
+             (this agent's key) is not set; set it in this shell \
+             (export MCP_AGENTS_TEST_UNSET_KEY=…) and run the command again"
+        ),
+        "{stderr}"
+    );
+    let out = run(&["run", "unskilled", "Do it."], ws.path()).await;
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error: skill_not_found:"), "{stderr}");
+    assert!(stderr.contains("did you mean `style`?"), "{stderr}");
+    assert!(stderr.contains("run the command again"), "{stderr}");
+    for wording in ["restart", "spawn or resume", "MCP client"] {
+        assert!(!stderr.contains(wording), "{wording}: {stderr}");
+    }
+    assert!(mock.requests().is_empty());
 }

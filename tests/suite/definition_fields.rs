@@ -1,6 +1,6 @@
 //! Fields other than providers: sandbox and isolation, Claude's permission modes and
-//! ignored fields, Codex config keys, OpenCode modes, the output limit (SPEC §3.1,
-//! FORMATS.md).
+//! ignored fields, Codex config keys, OpenCode modes, the output limit, and unknown fields
+//! that look like typos of known ones (SPEC §3.1, FORMATS.md).
 
 use crate::support;
 
@@ -57,4 +57,25 @@ fn the_server_default_model_fills_in_for_the_parents() {
     assert_eq!(custom.provider.kind, ProviderKind::Custom);
     assert_eq!(custom.provider.wire_api, WireApi::AnthropicMessages);
     assert_eq!(custom.model.id, "claude-sonnet-5-5");
+}
+
+/// SPEC §3.1: an unknown field a slip away from a known one is reported with the field it
+/// resembles, in every format and in child server entries; the definition still loads.
+#[test]
+fn near_miss_fields_are_reported_in_every_format() {
+    let catalog = support::check_fixture("near-miss");
+    assert!(catalog.get("deny-typo").is_some(), "typos never reject");
+}
+
+/// The published definitions use many fields of their own tools; none is a typo.
+#[test]
+fn the_published_corpus_raises_no_near_miss_report() {
+    let catalog = support::load_fixture("corpus");
+    let slips: Vec<String> = catalog
+        .warnings()
+        .iter()
+        .filter(|w| w.reason.contains("did you mean"))
+        .map(ToString::to_string)
+        .collect();
+    assert!(slips.is_empty(), "{slips:#?}");
 }

@@ -75,3 +75,93 @@ fn documented_commands_exist() {
         assert!(documented, "{option} is not documented");
     }
 }
+
+/// The definitions of docs/agents.md's "Local models and gateways" section.
+fn gateway_examples() -> Vec<String> {
+    let agents = doc("agents.md");
+    let start = agents
+        .find("## Local models and gateways")
+        .expect("the section exists");
+    let rest = &agents[start..];
+    let section = &rest[..rest[3..].find("\n## ").map_or(rest.len(), |end| end + 3)];
+    blocks(section, "markdown")
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_gateway_examples_load_as_written_and_send_a_bearer_token() {
+    let examples = gateway_examples();
+    assert_eq!(examples.len(), 4, "Ollama twice, a gateway, OpenRouter");
+    let ws = crate::support::TempWorkspace::new();
+    for (i, example) in examples.iter().enumerate() {
+        ws.write(&format!(".agents/agents/example-{i}.md"), example);
+    }
+    let catalog = ws.load(&mcp_agents::discovery::LoadOptions::default());
+    assert!(catalog.warnings().is_empty(), "{:?}", catalog.warnings());
+    let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "local-coder",
+            "local-reviewer",
+            "gateway-writer",
+            "openrouter-researcher"
+        ]
+    );
+    for agent in catalog.agents() {
+        let choice = agent.provider.key_choice(|_| true);
+        assert_eq!(
+            choice.auth,
+            mcp_agents::definition::AuthHeader::Bearer,
+            "{}",
+            agent.name
+        );
+    }
+}
+
+/// Each example, pointed at a loopback endpoint that takes only `Authorization: Bearer`
+/// (its `base_url` replaced, nothing else), completes a run through the binary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_examples_complete_against_a_bearer_only_endpoint() {
+    use crate::support::binary::{self, Generation};
+    use crate::support::run_kit::KEY;
+    use mcp_agents::testkit::mock::{MockAuth, MockProvider, Step};
+
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.set_auth(MockAuth::BearerOnly);
+    let ws = crate::support::TempWorkspace::new();
+    let mut names = Vec::new();
+    let mut vars = Vec::new();
+    for (i, example) in gateway_examples().iter().enumerate() {
+        let field = |key: &str| {
+            example
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap()
+                .trim()
+                .to_owned()
+        };
+        let base = if field("wire_api:") == "responses" {
+            mock.responses_base_url()
+        } else {
+            mock.messages_base_url()
+        };
+        let rewritten = example.replace(&field("base_url:"), &base);
+        ws.write(&format!(".agents/agents/example-{i}.md"), rewritten);
+        names.push(field("name:"));
+        vars.push(field("env_key:"));
+    }
+    let env: Vec<(&str, &str)> = vars.iter().map(|v| (v.as_str(), KEY)).collect();
+    let conn = binary::stdio(ws.path(), Generation::Modern, &env).await;
+    for name in &names {
+        mock.push([Step::text("Done.")]);
+        let id = conn.spawn(name, "Go.").await;
+        let record = conn.wait(&[&id], 20_000).await["agents"][0].clone();
+        assert_eq!(record["status"], "completed", "{name}: {record}");
+    }
+    assert_eq!(mock.requests().len(), names.len());
+    assert_eq!(mock.refusals(), 0);
+    conn.close().await;
+}

@@ -3,7 +3,7 @@
 
 use crate::support;
 
-use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::mock::{MockAuth, MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::KEY;
 
@@ -230,4 +230,50 @@ async fn an_exhausted_script_is_a_server_error() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let (status, message) = responses(&mock, json!([user("hi")])).await;
     assert_eq!((status, message.as_str()), (500, "mock: script exhausted"));
+}
+
+#[tokio::test]
+async fn the_bearer_only_mode_refuses_x_api_key_alone_as_such_endpoints_do() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.set_auth(MockAuth::BearerOnly);
+    let messages = format!("{}/v1/messages", mock.messages_base_url());
+    let body =
+        json!({"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]});
+    let x_api_key = [("x-api-key", KEY), ("anthropic-version", "2023-06-01")];
+    let (status, answer) = post(messages.clone(), &x_api_key, body.clone()).await;
+    assert_eq!((status, answer), (401, json!({"error": "unauthorized"})));
+    let bearer = format!("Bearer {KEY}");
+    let wrong_bearer = [
+        ("authorization", "Bearer nope"),
+        ("anthropic-version", "2023-06-01"),
+    ];
+    let (status, _) = post(messages.clone(), &wrong_bearer, body.clone()).await;
+    assert_eq!(status, 401, "a wrong bearer token is refused too");
+    mock.push([Step::text("ok")]);
+    let good = [
+        ("authorization", bearer.as_str()),
+        ("anthropic-version", "2023-06-01"),
+    ];
+    let (status, answer) = post(messages, &good, body).await;
+    assert_eq!((status, answer["type"].as_str()), (200, Some("message")));
+
+    // Responses in this mode is what it always is: bearer only.
+    let (status, answer) = post(
+        format!("{}/responses", mock.responses_base_url()),
+        &[("x-api-key", KEY)],
+        responses_body(json!([user("hi")])),
+    )
+    .await;
+    assert_eq!((status, answer), (401, json!({"error": "unauthorized"})));
+
+    // A local engine ignores the key altogether.
+    mock.set_auth(MockAuth::Ignored);
+    mock.push([Step::text("ok")]);
+    let (status, _) = post(
+        format!("{}/responses", mock.responses_base_url()),
+        &[],
+        responses_body(json!([user("hi")])),
+    )
+    .await;
+    assert_eq!(status, 200);
 }

@@ -87,11 +87,14 @@ async fn stdio_serves_both_generations() {
             Generation::Legacy => "2025-11-25",
         };
         assert_eq!(info.protocol_version.as_str(), expected);
+        let instructions = info.instructions.as_deref().unwrap();
+        assert!(instructions.contains("spawn_agent"));
+        // Issue 16: a .claude/agents file is also Claude Code's own subagent; the parent
+        // model is told when to prefer which.
         assert!(
-            info.instructions
-                .as_deref()
-                .unwrap()
-                .contains("spawn_agent")
+            instructions.contains("your client's own subagents (the same .claude/agents file)")
+                && instructions.contains("use your client's own subagent tool when"),
+            "{instructions}"
         );
         round_trip(&connection, &mock, &format!("stdio {generation:?}")).await;
         connection.close().await;

@@ -89,12 +89,26 @@ pub async fn stdio(
     generation: Generation,
     extra_env: &[(&str, &str)],
 ) -> Connection {
+    stdio_env(workspace, generation, extra_env, &[]).await
+}
+
+/// [`stdio`], with the variables `removed` taken out of the server's environment (a
+/// provider key of the machine running the tests, say).
+pub async fn stdio_env(
+    workspace: &Path,
+    generation: Generation,
+    extra_env: &[(&str, &str)],
+    removed: &[&str],
+) -> Connection {
     let mut command = tokio::process::Command::new(BIN);
     command
         .arg(workspace)
         .env(KEY_VAR, KEY)
         .env_remove("MCP_AGENTS_DEFAULT_MODEL")
         .env("RUST_LOG", "warn");
+    for var in removed {
+        command.env_remove(var);
+    }
     for (k, v) in extra_env {
         command.env(k, v);
     }

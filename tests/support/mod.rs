@@ -294,6 +294,16 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>, wanted: &dyn Fn(&str) -> bool) {
     }
 }
 
+/// The agent named `name` in a `check --json` report.
+pub fn agent_named<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["agents"]
+        .as_array()
+        .expect("agents")
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("no agent {name} in {report}"))
+}
+
 /// A throwaway workspace for tests that build files at run time.
 pub struct TempWorkspace {
     pub dir: tempfile::TempDir,

@@ -20,19 +20,7 @@ fn bad(message: &str) -> Refusal {
 }
 
 pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Result<(), Refusal> {
-    // The API takes the key as `x-api-key` or as a bearer token (which the official SDK
-    // sends since 2.x, and gateways ask for).
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let bearer = header("authorization").and_then(|v| v.strip_prefix("Bearer "));
-    if header("x-api-key").or(bearer) != Some(st.key.as_str()) {
-        return Err(refusal(
-            MockWire::Messages,
-            401,
-            "authentication_error",
-            None,
-            "invalid x-api-key",
-        ));
-    }
+    super::auth::check(st, MockWire::Messages, headers)?;
     if headers.get("anthropic-version").is_none() {
         return Err(bad("anthropic-version: header is required"));
     }

@@ -10,12 +10,14 @@
 //! answered with the error the real API gives, in its shape, and takes no step. Every request
 //! is recorded for assertions.
 //!
-//! What is checked (see `responses.rs` and `messages.rs`): the key header, required fields,
+//! What is checked (see `auth.rs`, `responses.rs` and `messages.rs`): the key header (each
+//! API's own, or as a gateway checks it, [`MockAuth`]), required fields,
 //! `store: false` and no server item ids (Responses), tool call / result pairing in both
 //! directions, reasoning and thinking items echoed exactly as issued, tool definitions, no
 //! Messages conversation ending with an assistant turn (prefill) other than after
 //! `pause_turn`, and an optional context-window size.
 
+mod auth;
 mod messages;
 mod responses;
 mod script;
@@ -23,7 +25,7 @@ mod sse;
 mod state;
 
 pub use script::{
-    MockWire, Recorded, RecordedOutcome, ScriptedReply, Step, StreamFault, StreamShape,
+    MockAuth, MockWire, Recorded, RecordedOutcome, ScriptedReply, Step, StreamFault, StreamShape,
 };
 use state::{MockState, lock, refusal};
 
@@ -100,6 +102,11 @@ impl MockProvider {
         let mut state = self.lock();
         state.not_recording = true;
         state.requests.clear();
+    }
+
+    /// Which credential headers the mock accepts from now on (each API's own by default).
+    pub fn set_auth(&self, auth: MockAuth) {
+        self.lock().auth = auth;
     }
 
     /// Requests larger than `chars` (serialized input) overflow the context window.
@@ -292,12 +299,7 @@ pub fn definition(
             id: "mock-model".into(),
             origin: ModelOrigin::Explicit,
         },
-        provider: ProviderConfig {
-            kind: ProviderKind::Custom,
-            base_url,
-            env_key: "MOCK_PROVIDER_KEY".into(),
-            wire_api: wire,
-        },
+        provider: ProviderConfig::new(ProviderKind::Custom, base_url, "MOCK_PROVIDER_KEY", wire),
         max_turns: DEFAULT_MAX_TURNS,
         max_output_tokens: None,
         mcp_servers: Default::default(),

@@ -20,18 +20,7 @@ fn bad(message: &str) -> Refusal {
 }
 
 pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Result<(), Refusal> {
-    let auth = headers.get("authorization").and_then(|v| v.to_str().ok());
-    if auth != Some(format!("Bearer {}", st.key).as_str()) {
-        let mut r = refusal(
-            MockWire::Responses,
-            401,
-            "invalid_request_error",
-            None,
-            "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
-        );
-        r.body["error"]["code"] = json!("invalid_api_key");
-        return Err(r);
-    }
+    super::auth::check(st, MockWire::Responses, headers)?;
     if body["model"].as_str().is_none_or(str::is_empty) {
         return Err(bad("Missing required parameter: 'model'."));
     }

@@ -1,5 +1,5 @@
-//! What a test scripts (the steps a mock answers with) and what it can read back (the
-//! requests the mock received).
+//! What a test scripts (the steps a mock answers with, the credential headers it accepts)
+//! and what it can read back (the requests the mock received).
 
 use std::time::Duration;
 
@@ -228,4 +228,19 @@ pub enum RecordedOutcome {
     Scripted,
     /// The request was refused with this status and message.
     Refused(u16, String),
+}
+
+/// Which credential headers the mock accepts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MockAuth {
+    /// Each wire's own header: `Authorization: Bearer KEY` for Responses, `x-api-key: KEY`
+    /// (or the bearer token) for Messages, each answered with that API's 401 when wrong.
+    #[default]
+    Native,
+    /// Only `Authorization: Bearer KEY`, on both wires, as Ollama's hosted Messages endpoint
+    /// and many gateways take it; anything else (`x-api-key` alone included) gets the
+    /// `{"error": "unauthorized"}` 401 such endpoints send.
+    BearerOnly,
+    /// No check at all, as a local engine (Ollama on localhost) that ignores the key.
+    Ignored,
 }

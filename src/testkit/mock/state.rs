@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde_json::Value;
 
-use super::script::{MockWire, Recorded, Step};
+use super::script::{MockAuth, MockWire, Recorded, Step};
 
 /// What the mock issued and expects to see again, exactly.
 #[derive(Debug, Default)]
@@ -27,6 +27,7 @@ pub(super) struct MockState {
     pub(super) script: VecDeque<Step>,
     pub(super) requests: Vec<Recorded>,
     pub(super) key: String,
+    pub(super) auth: MockAuth,
     pub(super) issued: Issued,
     /// Serialized input larger than this is a context-window overflow.
     pub(super) context_limit: Option<usize>,

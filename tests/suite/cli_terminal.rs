@@ -1,0 +1,232 @@
+//! The binary on a real terminal (a pseudo-terminal of 80 columns and 24 rows, read through
+//! a terminal emulator): `run`'s live status line, and the bare server's hint.
+
+use crate::support;
+
+use std::io::Read;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use mcp_agents::testkit::mock::{MockProvider, Step};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use support::binary::{BIN, KEY_VAR};
+use support::children::{agent, stdio_child};
+use support::run_kit::KEY;
+
+const ROWS: u16 = 24;
+const COLS: u16 = 80;
+
+/// A child of the binary on a pseudo-terminal, with what it has written so far.
+struct Terminal {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// Kept open for the child's life: closing it hangs the terminal up.
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+    chunks: mpsc::Receiver<Vec<u8>>,
+    screen: vt100::Parser,
+}
+
+impl Terminal {
+    fn start(args: &[&str], dir: &std::path::Path) -> Terminal {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut command = CommandBuilder::new(BIN);
+        command.args(args);
+        command.cwd(dir);
+        command.env(KEY_VAR, KEY);
+        command.env_remove("RUST_LOG");
+        command.env_remove("MCP_AGENTS_DEFAULT_MODEL");
+        let child = pair.slave.spawn_command(command).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let (send, chunks) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || send.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        Terminal {
+            child,
+            _master: pair.master,
+            chunks,
+            screen: vt100::Parser::new(nonzero(ROWS), nonzero(COLS), 0),
+        }
+    }
+
+    /// Feeds what arrives to the emulator, calling `frame` with the screen after each
+    /// piece, until `done` holds for the screen or 30 s pass (then it panics).
+    fn until(
+        &mut self,
+        mut frame: impl FnMut(&vt100::Screen),
+        done: impl Fn(&vt100::Screen) -> bool,
+    ) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !done(self.screen.screen()) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.chunks.recv_timeout(left) {
+                Ok(chunk) => {
+                    self.screen.process(&chunk);
+                    frame(self.screen.screen());
+                }
+                Err(_) => panic!(
+                    "the screen never got there; it shows:\n{}",
+                    self.screen.screen().contents()
+                ),
+            }
+        }
+    }
+
+    /// Feeds everything until the child ends.
+    fn finish(&mut self, frame: impl FnMut(&vt100::Screen)) -> u32 {
+        let mut frame = frame;
+        // The reader ends when the child and its pty close.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.chunks.recv_timeout(left) {
+                Ok(chunk) => {
+                    self.screen.process(&chunk);
+                    frame(self.screen.screen());
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!(
+                    "the program did not end; the screen:\n{}",
+                    self.screen.screen().contents()
+                ),
+            }
+        }
+        let status = self.child.wait().unwrap();
+        status.exit_code()
+    }
+}
+
+fn nonzero(n: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(n).expect("a terminal size")
+}
+
+fn rows(screen: &vt100::Screen) -> Vec<String> {
+    screen.rows(0, COLS).collect()
+}
+
+/// A model with a long name, answering after two overloaded retries, and a child server
+/// that writes to stderr while the line is shown: each of them used to leave stale lines.
+#[test]
+fn the_status_line_stays_one_line_at_80_columns() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mock = runtime.block_on(MockProvider::start(KEY)).unwrap();
+    let model = "claude-sonnet-5-5-20261101-extended-thinking-preview-with-a-long-name";
+    let overloaded = || {
+        Step::openai_error(
+            503,
+            "server_error",
+            None,
+            "The server is overloaded right now; please try again later.",
+        )
+        .with_header("retry-after-ms", "700")
+    };
+    mock.push([
+        overloaded(),
+        overloaded(),
+        Step::text("All done.").delayed(Duration::from_millis(900)),
+    ]);
+    let ws = tempfile::tempdir().unwrap();
+    let definition = agent(
+        &mock,
+        "long-runner",
+        &stdio_child(
+            "fx",
+            &["--say", "child log line from the fixture"],
+            "pty",
+            "",
+        ),
+        "",
+    )
+    .replace("model: mock-model", &format!("model: {model}"));
+    support::children::write(ws.path(), ".agents/agents/long.md", &definition);
+
+    let mut term = Terminal::start(&["run", "long-runner", "Do it."], ws.path());
+    let mut frames = 0;
+    let mut saw_retry = false;
+    let mut most = 0;
+    let mut check = |screen: &vt100::Screen| {
+        frames += 1;
+        let all = rows(screen);
+        let status: Vec<usize> = (0..all.len())
+            .filter(|&r| all[r].contains("long-runner · "))
+            .collect();
+        most = most.max(status.len());
+        assert!(
+            status.len() <= 1,
+            "a redraw left a stale status line:\n{}",
+            all.join("\n")
+        );
+        for &r in &status {
+            let r = u16::try_from(r).unwrap();
+            assert!(
+                !screen.row_wrapped(r),
+                "the status line (row {r}) wrapped:\n{}",
+                all.join("\n")
+            );
+        }
+        for phase in ["provider_request", "child_mcp_startup", "tool_call"] {
+            assert!(
+                !all.iter().any(|row| row.contains(phase)),
+                "the live line shows the phase name {phase}:\n{}",
+                all.join("\n")
+            );
+        }
+        saw_retry |= all
+            .iter()
+            .any(|row| row.contains("long-runner · ") && row.contains("(retry"));
+    };
+    let code = term.finish(&mut check);
+    assert_eq!(code, 0, "{}", term.screen.screen().contents());
+    assert!(saw_retry, "a frame showed the retry, cut to the width");
+    assert_eq!(most, 1, "the line was shown");
+    assert!(frames > 3, "{frames} frames");
+
+    let end = rows(term.screen.screen());
+    assert!(
+        !end.iter().any(|row| row.contains("long-runner · ")),
+        "the line is cleared at the end:\n{}",
+        end.join("\n")
+    );
+    let text = end.join("\n");
+    assert!(
+        text.contains("[fx] child log line from the fixture"),
+        "{text}"
+    );
+    assert!(text.contains("All done."), "{text}");
+    assert!(
+        text.contains("mcp-agents: long-runner completed in"),
+        "{text}"
+    );
+    drop(mock);
+}
+
+/// SPEC §2: started by hand, the stdio server says it waits for a client and how to try it.
+#[test]
+fn the_bare_server_on_a_terminal_says_what_it_waits_for() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut term = Terminal::start(&[], ws.path());
+    term.until(
+        |_| {},
+        |screen| screen.contents().contains("mcp-agents demo"),
+    );
+    let text = term.screen.screen().contents();
+    assert!(
+        text.contains("waits for an MCP client on standard input"),
+        "{text}"
+    );
+    assert!(text.contains("mcp-agents run"), "{text}");
+    term.child.kill().unwrap();
+    let _ = term.child.wait();
+}
