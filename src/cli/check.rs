@@ -1,4 +1,6 @@
 //! The `check` command's report: a table of agents (or one JSON object) and every warning.
+//! `SERVERS` (JSON `mcp_servers`) are the child servers a definition configures itself;
+//! `WORKSPACE` (`workspace_tools`) the tools of the built-in workspace server it gets.
 
 use std::process::ExitCode;
 
@@ -43,12 +45,29 @@ fn list_or_dash<'a>(items: impl Iterator<Item = &'a String>) -> String {
     }
 }
 
+/// The workspace column: the built-in workspace server's tools the agent gets.
+fn workspace_label(definition: &AgentDefinition) -> String {
+    let tools = definition.workspace_tools();
+    if tools.is_empty() {
+        "-".to_owned()
+    } else {
+        tools.join(", ")
+    }
+}
+
 /// The agents table and a summary line, for stdout.
 pub fn render_table(catalog: &Catalog) -> String {
     let header = [
-        "NAME", "SOURCE", "FORMAT", "PROVIDER", "MODEL", "SERVERS", "SKILLS",
+        "NAME",
+        "SOURCE",
+        "FORMAT",
+        "PROVIDER",
+        "MODEL",
+        "SERVERS",
+        "WORKSPACE",
+        "SKILLS",
     ];
-    let rows: Vec<[String; 7]> = catalog
+    let rows: Vec<[String; 8]> = catalog
         .agents()
         .iter()
         .map(|d| {
@@ -58,7 +77,8 @@ pub fn render_table(catalog: &Catalog) -> String {
                 d.source.format.to_string(),
                 provider_label(d),
                 model_label(d),
-                list_or_dash(d.mcp_servers.keys()),
+                list_or_dash(d.own_servers()),
+                workspace_label(d),
                 list_or_dash(d.skills.iter()),
             ]
         })
@@ -154,7 +174,8 @@ pub fn render_json(catalog: &Catalog) -> Value {
                 "model_alias": alias,
                 "max_turns": d.max_turns,
                 "sandbox": d.sandbox.as_str(),
-                "mcp_servers": d.mcp_servers.keys().collect::<Vec<_>>(),
+                "mcp_servers": d.own_servers().collect::<Vec<_>>(),
+                "workspace_tools": d.workspace_tools(),
                 "skills": d.skills,
             })
         })
