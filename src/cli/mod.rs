@@ -21,6 +21,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::child_mcp::config::SelfCommand;
 use crate::definition::Catalog;
 use crate::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
 use crate::server::http::HttpOptions;
@@ -115,6 +116,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the built-in read-only workspace tools (read, list, glob, grep) for DIR over
+    /// MCP stdio: the child server agents get to read the code (docs/agents.md)
+    WorkspaceTools {
+        /// The workspace the tools are confined to
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
     /// A child MCP server for tests and the offline demo
     #[command(hide = true)]
     FixtureServer(crate::testkit::fixture_server::FixtureOptions),
@@ -139,9 +147,21 @@ pub enum ModelContextProtocolCommand {
     Agents(Cli),
 }
 
-/// Runs a parsed command line.
+/// Runs a parsed command line of `mcp-agents`.
 pub fn run(cli: Cli) -> ExitCode {
+    run_as(cli, &[])
+}
+
+/// Runs a parsed command line of `modelcontextprotocol agents`.
+pub fn run_agents(cli: Cli) -> ExitCode {
+    run_as(cli, &["agents"])
+}
+
+/// Runs a parsed command line; `prefix` is what this program needs before a subcommand to
+/// start itself as a built-in child server.
+fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
     crate::logging::init();
+    let itself = SelfCommand::current(prefix);
     let options = LoadOptions::from_process_env(cli.common.default_model);
     match cli.command {
         Some(Command::Check { dir, json }) => {
@@ -163,13 +183,14 @@ pub fn run(cli: Cli) -> ExitCode {
                 tracing::warn!("{warning}");
             }
             with_runtime(|cancel| async move {
-                let manager = server_manager(catalog);
+                let manager = server_manager(catalog, itself);
                 run::run_agent(manager, &name, &task, json, cancel).await
             })
         }
         Some(Command::Demo { json }) => {
-            with_runtime(|cancel| async move { demo::run_demo(json, cancel).await })
+            with_runtime(|cancel| async move { demo::run_demo(json, itself, cancel).await })
         }
+        Some(Command::WorkspaceTools { dir }) => serve::run_workspace_tools(dir),
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
         None => {
             // Checked before the catalog loads: a bad option is one line, not the last of
@@ -206,7 +227,7 @@ pub fn run(cli: Cli) -> ExitCode {
                     Catalog::agent_roots().collect::<Vec<_>>().join(", ")
                 );
             }
-            serve::serve(catalog, listen)
+            serve::serve(catalog, listen, itself)
         }
     }
 }

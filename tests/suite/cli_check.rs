@@ -23,7 +23,7 @@ fn example_workspace() -> String {
 }
 
 #[test]
-fn the_example_workspace_has_four_agents_and_no_warnings() {
+fn the_example_workspace_has_five_agents_and_no_warnings() {
     let out = mcp_agents(&["check", &example_workspace()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "", "no warnings");
@@ -33,20 +33,49 @@ fn the_example_workspace_has_four_agents_and_no_warnings() {
         lines[0].starts_with("NAME") && lines[0].contains("SOURCE"),
         "{stdout}"
     );
-    for (line, (name, file, format)) in lines[1..5].iter().zip([
-        ("researcher", ".agents/agents/researcher.md", "canonical-md"),
-        ("code-reviewer", ".claude/agents/code-reviewer.md", "claude"),
-        ("docs-writer", ".codex/agents/docs-writer.toml", "codex"),
-        ("triager", ".opencode/agents/triager.md", "opencode"),
+    assert!(lines[0].contains(" SERVERS ") && lines[0].contains(" WORKSPACE "));
+    // Name, file, format, and the workspace tools each agent gets (SPEC §8.6): the Claude
+    // reviewer names Read, Grep and Glob; the Codex agent gets all four; the other Claude
+    // file lists only GitHub's MCP tools, the OpenCode file starts from `"*": false`, and the
+    // canonical file does not name the workspace server.
+    for (line, (name, file, format, workspace)) in lines[1..6].iter().zip([
+        (
+            "researcher",
+            ".agents/agents/researcher.md",
+            "canonical-md",
+            "-",
+        ),
+        (
+            "code-reviewer",
+            ".claude/agents/code-reviewer.md",
+            "claude",
+            "-",
+        ),
+        (
+            "reviewer",
+            ".claude/agents/reviewer.md",
+            "claude",
+            "read, glob, grep",
+        ),
+        (
+            "docs-writer",
+            ".codex/agents/docs-writer.toml",
+            "codex",
+            "read, list, glob, grep",
+        ),
+        ("triager", ".opencode/agents/triager.md", "opencode", "-"),
     ]) {
         let cells: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(&cells[..3], &[name, file, format], "{line}");
+        let column = lines[0].find("WORKSPACE").unwrap();
+        let skills = lines[0].find("SKILLS").unwrap();
+        assert_eq!(line[column..skills].trim(), workspace, "{line}");
     }
     assert!(
         lines[2].contains("claude-sonnet-5-5 (sonnet)"),
         "the model really used"
     );
-    assert_eq!(lines[5], "4 agents, 1 skill, 0 warnings");
+    assert_eq!(lines[6], "5 agents, 1 skill, 0 warnings");
 }
 
 #[test]
@@ -188,7 +217,7 @@ fn the_default_workspace_is_the_current_directory() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert!(text(&out.stdout).contains("4 agents"));
+    assert!(text(&out.stdout).contains("5 agents"));
 }
 
 #[test]
@@ -200,7 +229,7 @@ fn modelcontextprotocol_agents_is_the_same_program() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["agents"].as_array().unwrap().len(), 4);
+    assert_eq!(report["agents"].as_array().unwrap().len(), 5);
     let out = Command::new(env!("CARGO_BIN_EXE_modelcontextprotocol"))
         .args(["agents", "/no/such/workspace"])
         .output()
