@@ -109,8 +109,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The offline demo: a scripted model on loopback and an agent that uses a real child
-    /// MCP tool; needs no API key and no network
+    /// The offline demo: a scripted model on loopback, and the example workspace's reviewer
+    /// reading its code through the built-in workspace server; needs no API key and no
+    /// network
     Demo {
         /// Print the final wait_agent record as JSON instead of the result text
         #[arg(long)]
