@@ -144,7 +144,7 @@ fn parse_builtin(place: &str, doc: Doc<'_>, value: &Value) -> Result<ChildTransp
     })?;
     let server = BuiltinServer::parse(name).ok_or_else(|| {
         err(format!(
-            "`builtin: {name}` is not a built-in server; the one there is is `workspace`"
+            "`builtin: {name}` is not a built-in server; the only one is `workspace`"
         ))
     })?;
     let transport_keys = ["type"].iter().chain(STDIO_KEYS).chain(HTTP_KEYS);

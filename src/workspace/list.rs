@@ -1,14 +1,16 @@
 //! `list`: one directory's entries with their kinds and sizes (SPEC §8.6). Not recursive,
 //! and nothing is hidden: `.gitignore` decides what a search covers, not what exists.
 
+use std::collections::BinaryHeap;
 use std::fs;
+use std::path::PathBuf;
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::output::{Answer, Page, count};
-use super::root::WorkspaceRoot;
+use super::root::{WorkspaceRoot, shown_name};
 use crate::limits::WORKSPACE_LIST_ENTRIES;
 
 /// `list`'s structured content (its output schema).
@@ -48,7 +50,10 @@ pub fn list(
         ));
     }
     let reading = fs::read_dir(&dir).map_err(|e| format!("`{shown}` cannot be listed: {e}"))?;
-    let mut entries = Vec::new();
+    // Only the first entries by name are kept (a bounded heap), whatever the directory's
+    // size; the rest are counted.
+    let mut first: BinaryHeap<(String, PathBuf)> = BinaryHeap::new();
+    let mut total = 0usize;
     let mut unreadable = 0u64;
     for entry in reading {
         if cancel.is_cancelled() {
@@ -58,16 +63,23 @@ pub fn list(
             unreadable += 1;
             continue;
         };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Ok(meta) = entry.path().symlink_metadata() else {
+        total += 1;
+        first.push((shown_name(&entry.file_name()), entry.path()));
+        if first.len() > WORKSPACE_LIST_ENTRIES {
+            first.pop();
+        }
+    }
+    let mut entries = Vec::new();
+    for (name, path) in first.into_sorted_vec() {
+        let Ok(meta) = path.symlink_metadata() else {
             unreadable += 1;
             continue;
         };
         let file_type = meta.file_type();
         let (kind, size, target) = if file_type.is_symlink() {
-            let target = match root.contains_target(&entry.path()) {
+            let target = match root.contains_target(&path) {
                 Some(target) => root.display(&target),
-                None if entry.path().exists() => "outside the workspace".to_owned(),
+                None if path.exists() => "outside the workspace".to_owned(),
                 None => "nothing (a broken link)".to_owned(),
             };
             ("symlink", None, Some(target))
@@ -85,11 +97,9 @@ pub fn list(
             target,
         });
     }
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
-    let total = entries.len();
     let mut page = Page::default();
     let mut shown_entries = Vec::new();
-    for entry in entries.iter().take(WORKSPACE_LIST_ENTRIES) {
+    for entry in &entries {
         let size = entry.size.map_or_else(|| "-".to_owned(), |s| s.to_string());
         let name = match (entry.kind, &entry.target) {
             ("dir", _) => format!("{}/", entry.name),
@@ -165,5 +175,30 @@ mod tests {
             list(&root, "src", &CancellationToken::new()).unwrap().text,
             "[`src` is empty]\n"
         );
+    }
+
+    #[test]
+    fn a_long_directory_shows_its_first_entries_by_name_and_counts_the_rest() {
+        let ws = tempfile::tempdir().unwrap();
+        for i in (0..WORKSPACE_LIST_ENTRIES + 5).rev() {
+            std::fs::write(ws.path().join(format!("f{i:05}")), "").unwrap();
+        }
+        let root = WorkspaceRoot::open(ws.path()).unwrap();
+        let answer = list(&root, ".", &CancellationToken::new()).unwrap();
+        let lines: Vec<&str> = answer.text.lines().collect();
+        assert_eq!(lines.len(), WORKSPACE_LIST_ENTRIES + 1);
+        assert!(lines[0].ends_with("f00000"), "{}", lines[0]);
+        assert!(
+            lines[WORKSPACE_LIST_ENTRIES - 1]
+                .ends_with(&format!("f{:05}", WORKSPACE_LIST_ENTRIES - 1))
+        );
+        assert_eq!(
+            lines[WORKSPACE_LIST_ENTRIES],
+            format!(
+                "[5 entries of {} not shown; use `glob` to find what you need]",
+                WORKSPACE_LIST_ENTRIES + 5
+            )
+        );
+        assert_eq!(answer.structured["total"], WORKSPACE_LIST_ENTRIES + 5);
     }
 }

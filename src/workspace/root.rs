@@ -74,7 +74,7 @@ impl WorkspaceRoot {
         let relative = path.strip_prefix(&self.root).unwrap_or(path);
         let parts: Vec<String> = relative
             .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .map(|c| shown_name(c.as_os_str()))
             .collect();
         if parts.is_empty() {
             ".".to_owned()
@@ -89,6 +89,25 @@ impl WorkspaceRoot {
         path.canonicalize()
             .ok()
             .filter(|target| target.starts_with(&self.root))
+    }
+}
+
+/// A file name as the model is shown it: lossy UTF-8, with control characters escaped, so
+/// a name with a newline cannot pass for another line of an answer.
+pub fn shown_name(name: &std::ffi::OsStr) -> String {
+    let name = name.to_string_lossy();
+    if name.chars().any(char::is_control) {
+        name.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    } else {
+        name.into_owned()
     }
 }
 
@@ -181,5 +200,14 @@ mod tests {
             "`missing.rs` does not exist in the workspace"
         );
         assert!(root.resolve("a\0b").unwrap_err().contains("NUL"));
+    }
+
+    #[test]
+    fn names_with_control_characters_cannot_forge_lines() {
+        assert_eq!(
+            shown_name(std::ffi::OsStr::new("a\n[output cut]\tb")),
+            "a\\n[output cut]\\tb"
+        );
+        assert_eq!(shown_name(std::ffi::OsStr::new("plain é.rs")), "plain é.rs");
     }
 }

@@ -133,8 +133,11 @@ pub struct GlobArgs {
 }
 
 /// What `grep` prints.
+// Inlined in the schema: a plain `enum`, no `$ref`, is what every provider's tool schema
+// takes.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum OutputMode {
     #[default]
     Content,
@@ -152,9 +155,10 @@ pub struct GrepArgs {
     /// when left out.
     #[serde(default)]
     pub path: String,
-    /// Only search files matching this glob (`*.rs`, `src/**/*.ts`).
+    /// Only search files matching this glob (`*.rs`, `src/**/*.ts`); all files when left
+    /// out.
     #[serde(default)]
-    pub glob: Option<String>,
+    pub glob: String,
     /// `content` (matching lines, the default), `files_with_matches` (paths only) or
     /// `count` (matching lines per file).
     #[serde(default)]
@@ -273,7 +277,7 @@ impl WorkspaceTools {
         let request = GrepRequest {
             pattern: args.pattern,
             path: args.path,
-            glob: args.glob,
+            glob: Some(args.glob).filter(|g| !g.is_empty()),
             mode: match args.output_mode {
                 OutputMode::Content => Mode::Content,
                 OutputMode::FilesWithMatches => Mode::FilesWithMatches,
