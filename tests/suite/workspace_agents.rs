@@ -6,14 +6,13 @@
 
 use crate::support;
 
-use std::path::Path;
 use std::time::Duration;
 
 use mcp_agents::testkit::mock::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation, KEY_VAR};
-use support::children;
 use support::run_kit::KEY;
+use support::workspace::{assert_no_workspace_child, project, workspace_children, write};
 
 /// The custom-provider lines that point a file of any format at the mock.
 fn provider(mock: &MockProvider) -> String {
@@ -21,42 +20,6 @@ fn provider(mock: &MockProvider) -> String {
         "model_provider: custom\nbase_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\n",
         mock.responses_base_url()
     )
-}
-
-/// Pids of live `workspace-tools` processes serving `workspace`.
-fn workspace_children(workspace: &Path) -> Vec<u32> {
-    let workspace = workspace.canonicalize().unwrap();
-    let workspace = workspace.to_str().unwrap();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| s.contains(") Z "))
-                .unwrap_or(true);
-            !zombie
-                && args.contains(&b"workspace-tools".as_slice())
-                && args.contains(&workspace.as_bytes())
-        })
-        .collect()
-}
-
-async fn assert_no_workspace_child(workspace: &Path) {
-    for _ in 0..200 {
-        if workspace_children(workspace).is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "workspace children still running: {:?}",
-        workspace_children(workspace)
-    );
 }
 
 /// The names of the tools the provider was offered in request `n`, sorted.
@@ -94,35 +57,15 @@ fn outputs(mock: &MockProvider, n: usize) -> Vec<(String, Value, String)> {
         .collect()
 }
 
-fn write(dir: &Path, rel: &str, text: &str) {
-    children::write(dir, rel, text);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claude_reviewer_reads_greps_and_globs_a_real_workspace() {
     let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
+    let (ws, outside) = project();
     let dir = ws.path();
     write(
         dir,
-        "src/lib.rs",
-        "//! The crate.\npub fn limit() -> u32 {\n    8\n}\n",
-    );
-    write(
-        dir,
-        "src/retry.rs",
-        "use crate::limit;\n\npub fn retries() -> u32 {\n    limit() / 2\n}\n",
-    );
-    write(dir, ".gitignore", "target/\n*.log\n");
-    write(dir, "target/gen.rs", "pub fn limit_generated() {}\n");
-    write(dir, "build.log", "limit exceeded\n");
-    write(outside.path(), "secret.txt", "outside-secret limit\n");
-    std::os::unix::fs::symlink(outside.path(), dir.join("escape")).unwrap();
-    write(
-        dir,
         ".claude/agents/reviewer.md",
-        &format!(
+        format!(
             "---\nname: reviewer\ndescription: Reviews code.\nmodel: mock-model\n{}\
              tools: Read, Grep, Glob\n---\nReview the code.\n",
             provider(&mock)
@@ -133,7 +76,7 @@ async fn a_claude_reviewer_reads_greps_and_globs_a_real_workspace() {
         Step::tool_calls(vec![
             (
                 "workspace__read",
-                json!({"path": "src/lib.rs", "offset": 2, "limit": 2}),
+                json!({"path": "src/main.rs", "offset": 2, "limit": 2}),
             ),
             (
                 "workspace__grep",
@@ -179,17 +122,17 @@ async fn a_claude_reviewer_reads_greps_and_globs_a_real_workspace() {
     let first = outputs(&mock, 1);
     assert_eq!(
         first[0].2,
-        "     2\tpub fn limit() -> u32 {\n     3\t    8\n[lines 2-3 of 4; continue with offset 4]\n"
+        "     2\t    let limit = 8;\n     3\t    run(limit);\n[lines 2-3 of 4; continue with offset 4]\n"
     );
     assert_eq!(
         first[1].2,
-        "src/lib.rs:2:pub fn limit() -> u32 {\nsrc/retry.rs:1:use crate::limit;\n\
-         src/retry.rs:4:    limit() / 2\n",
+        "src/main.rs:2:    let limit = 8;\nsrc/main.rs:3:    run(limit);\n\
+         src/run.rs:1:pub fn run(limit: u32) {\nsrc/run.rs:2:    // TODO: use the limit\n",
         "paths and line numbers; target/ is ignored"
     );
     let mut globbed: Vec<&str> = first[2].2.lines().collect();
     globbed.sort();
-    assert_eq!(globbed, ["src/lib.rs", "src/retry.rs"]);
+    assert_eq!(globbed, ["src/main.rs", "src/run.rs"]);
 
     // The history holds the first turn's three outputs, then these.
     let escapes = outputs(&mock, 2).split_off(3);

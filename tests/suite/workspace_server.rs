@@ -13,6 +13,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
 use crate::support::binary::{BIN, TestClient};
+use crate::support::workspace::{project, write};
 
 struct Tools {
     client: RunningService<RoleClient, TestClient>,
@@ -74,38 +75,6 @@ impl Tools {
         assert_eq!(result.is_error, Some(true), "{tool} {arguments}: {text}");
         text
     }
-}
-
-fn write(dir: &Path, rel: &str, text: impl AsRef<[u8]>) {
-    let path = dir.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-/// A small project: code, an ignored build folder and log, a hidden file, a link out.
-fn project() -> (tempfile::TempDir, tempfile::TempDir) {
-    let ws = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
-    let dir = ws.path();
-    write(
-        dir,
-        "src/main.rs",
-        "fn main() {\n    let limit = 8;\n    run(limit);\n}\n",
-    );
-    write(
-        dir,
-        "src/run.rs",
-        "pub fn run(limit: u32) {\n    // TODO: use the limit\n}\n",
-    );
-    write(dir, "README.md", "# Demo\nRun it with a limit.\n");
-    write(dir, ".gitignore", "target/\n*.log\n");
-    write(dir, "target/debug/gen.rs", "fn generated_limit() {}\n");
-    write(dir, "run.log", "limit reached\n");
-    write(dir, ".env", "LIMIT_TOKEN=hidden-value\n");
-    write(outside.path(), "secret.txt", "outside-secret limit\n");
-    std::os::unix::fs::symlink(outside.path(), dir.join("escape")).unwrap();
-    std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.join("secret-link")).unwrap();
-    (ws, outside)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

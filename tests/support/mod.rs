@@ -25,6 +25,7 @@ pub mod binary;
 pub mod children;
 pub mod interop;
 pub mod run_kit;
+pub mod workspace;
 
 use std::collections::HashMap;
 use std::fs;
