@@ -125,7 +125,9 @@ pub fn read(
     Ok(Answer::new(page.finish(&notes), &structured))
 }
 
-/// `read`'s structured content (its output schema).
+/// `read`'s structured content (its output schema): where the lines shown sit in the file.
+/// The lines themselves are the text block (numbered); repeating up to 1 MiB of them here
+/// would double every answer on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ReadOutput {
     /// The file, relative to the workspace root.
@@ -138,8 +140,6 @@ pub struct ReadOutput {
     pub total_lines: u64,
     /// Where to continue (`offset`) when lines follow the ones shown.
     pub next_offset: Option<u64>,
-    /// The lines shown, without their numbers and line endings.
-    pub lines: Vec<String>,
     /// How many of the lines shown were cut at the line-length limit.
     pub long_lines_cut: u64,
     /// Whether the file is not valid UTF-8 (invalid bytes are shown as U+FFFD).
@@ -163,12 +163,6 @@ fn structured(
         last_line: range(request.offset + shown_lines.saturating_sub(1)),
         total_lines: scan.total,
         next_offset: next,
-        lines: scan
-            .lines
-            .iter()
-            .take(shown_lines as usize)
-            .map(|l| l.text.clone())
-            .collect(),
         long_lines_cut: scan.cut,
         invalid_utf8: scan.lossy,
         output_cut,
@@ -281,7 +275,6 @@ fn binary(shown: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, WorkspaceRoot) {
         let dir = tempfile::tempdir().unwrap();
@@ -320,7 +313,8 @@ mod tests {
             part.text,
             "     3\tline 3\n     4\tline 4\n[lines 3-4 of 10; continue with offset 5]\n"
         );
-        assert_eq!(part.structured["lines"], json!(["line 3", "line 4"]));
+        assert_eq!(part.structured["first_line"], 3);
+        assert_eq!(part.structured["last_line"], 4);
         assert_eq!(part.structured["next_offset"], 5);
 
         let tail = run(&root, "a.txt", Some(10), Some(5)).unwrap();
