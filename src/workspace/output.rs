@@ -44,6 +44,21 @@ impl Page {
         true
     }
 
+    /// Adds `text` numbered as `cat -n` numbers it (the number right-aligned in six
+    /// columns, a tab); `false` when it would pass the cap.
+    pub fn push_numbered(&mut self, number: u64, text: &str) -> bool {
+        use std::fmt::Write;
+        let width = number.checked_ilog10().unwrap_or(0) as usize + 1;
+        let len = width.max(6) + 1 + text.len() + 1;
+        if self.full || self.body.len() + len > TOOL_OUTPUT_BYTES - WORKSPACE_NOTES_BYTES {
+            self.full = true;
+            return false;
+        }
+        // Writing to a String cannot fail.
+        let _ = writeln!(self.body, "{number:>6}\t{text}");
+        true
+    }
+
     /// Whether a line was refused for the cap.
     pub fn is_full(&self) -> bool {
         self.full
@@ -101,8 +116,15 @@ pub fn show_line(kept: &[u8], full_len: u64) -> ShownLine {
     }
     let decoded = String::from_utf8_lossy(bytes);
     let lossy = matches!(decoded, std::borrow::Cow::Owned(_));
-    let mut chars = decoded.char_indices();
-    let cut_at = chars.nth(WORKSPACE_LINE_CHARS).map(|(at, _)| at);
+    // A text of no more bytes than the cap has no more characters either.
+    let cut_at = if decoded.len() <= WORKSPACE_LINE_CHARS {
+        None
+    } else {
+        decoded
+            .char_indices()
+            .nth(WORKSPACE_LINE_CHARS)
+            .map(|(at, _)| at)
+    };
     let cut = cut_at.is_some() || !whole;
     let mut text = match cut_at {
         Some(at) => decoded[..at].to_owned(),
@@ -155,7 +177,19 @@ mod tests {
         ));
         let mut page = Page::default();
         page.push("a");
-        assert_eq!(page.finish(&[]), "a\n");
+        assert!(page.push_numbered(7, "seven"));
+        assert!(page.push_numbered(1_234_567, "big"));
+        assert_eq!(page.finish(&[]), "a\n     7\tseven\n1234567\tbig\n");
+        // The numbered form stops at the cap exactly as `push` does.
+        let (mut plain, mut numbered) = (Page::default(), Page::default());
+        let line = "y".repeat(3000);
+        let mut n = 1;
+        while numbered.push_numbered(n, &line) {
+            assert!(plain.push(&format!("{n:>6}\t{line}")));
+            n += 1;
+        }
+        assert!(!plain.push(&format!("{n:>6}\t{line}")));
+        assert_eq!(plain.finish(&[]), numbered.finish(&[]));
     }
 
     #[test]

@@ -96,7 +96,7 @@ pub fn read(
     let mut page = Page::default();
     let mut shown_lines = 0;
     for line in &scan.lines {
-        if !page.push(&format!("{:>6}\t{}", line.number, line.text)) {
+        if !page.push_numbered(line.number, &line.text) {
             break;
         }
         shown_lines += 1;
