@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::children::live_processes;
+
 pub fn write(dir: &Path, rel: &str, text: impl AsRef<[u8]>) {
     let path = dir.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -39,24 +41,12 @@ pub fn project() -> (tempfile::TempDir, tempfile::TempDir) {
 /// Pids of live `workspace-tools` processes serving `workspace`.
 pub fn workspace_children(workspace: &Path) -> Vec<u32> {
     let workspace = workspace.canonicalize().unwrap();
-    let workspace = workspace.to_str().unwrap();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
-            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| s.contains(") Z "))
-                .unwrap_or(true);
-            !zombie
-                && args.contains(&b"workspace-tools".as_slice())
-                && args.contains(&workspace.as_bytes())
-        })
-        .collect()
+    let workspace = workspace.to_str().unwrap().as_bytes();
+    live_processes(|pid| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        args.contains(&b"workspace-tools".as_slice()) && args.contains(&workspace)
+    })
 }
 
 /// Waits up to 10 s for every workspace server of `workspace` to be gone.
