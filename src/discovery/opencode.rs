@@ -116,7 +116,12 @@ pub fn parse(
         None => {}
     }
     if let Some((field, permission)) = doc.find(&["permission"])? {
-        rules.extend(permission_rules(field, permission, &mut draft, ctx)?);
+        rules.extend(permission_rules(
+            field,
+            permission,
+            &mut draft.unknown_tools,
+            ctx,
+        )?);
     }
     draft.tools = ordered_rules_to_filter(&rules);
     let allow: &[&str] = if tools_list { &["tools"] } else { &[] };
@@ -282,7 +287,7 @@ fn tool_rules(
 fn permission_rules(
     field: &str,
     value: &Value,
-    draft: &mut Draft,
+    missing: &mut Vec<String>,
     ctx: &mut Ctx<'_>,
 ) -> Result<Vec<Rule>, String> {
     let single;
@@ -310,7 +315,7 @@ fn permission_rules(
                 let grants = |a: &&str| matches!(*a, "allow" | "ask");
                 match named {
                     Key::Missing if actions.iter().any(grants) => {
-                        draft.unknown_tools.push(name.clone());
+                        missing.push(name.clone());
                     }
                     Key::Missing => {}
                     // Only `allow` everywhere can be honoured as written; anything less is
@@ -369,7 +374,7 @@ fn permission_rules(
             Key::Workspace(pattern) => pattern,
             Key::Missing => {
                 if action != "deny" {
-                    draft.unknown_tools.push(name.clone());
+                    missing.push(name.clone());
                 }
                 continue;
             }
