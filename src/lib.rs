@@ -16,6 +16,7 @@
 //! | [`child_mcp`] | child MCP servers as the tools of a run |
 //! | [`sessions`] | sessions, the session manager and the model loop of one run |
 //! | [`server`] | the MCP server: the three tools over stdio and streamable HTTP |
+//! | [`workspace`] | the built-in `workspace` child server: read-only tools over the workspace |
 //! | [`testkit`] | loopback model endpoints and a fixture child server, for the demo and tests |
 //! | [`cli`] | the command line, shared by the `mcp-agents` and `modelcontextprotocol` binaries |
 
@@ -33,3 +34,4 @@ pub mod server;
 pub mod sessions;
 pub mod testkit;
 pub mod toolbox;
+pub mod workspace;

@@ -108,6 +108,35 @@ pub const ACTIVITY_TOOL_NAME_CHARS: usize = 128;
 /// The longest piece of a child's stderr line forwarded at once, in bytes (SPEC §8.3).
 pub const CHILD_STDERR_LINE_BYTES: usize = 8 * 1024;
 
+// ----- The built-in workspace server (SPEC §8.6) -----
+
+/// Lines `read` shows when the call does not say how many (SPEC §8.6; Claude Code's Read
+/// shows as many).
+pub const WORKSPACE_READ_LINES: u64 = 2000;
+/// The longest line `read` and `grep` show, in characters; a longer one is cut with a
+/// marker (SPEC §8.6).
+pub const WORKSPACE_LINE_CHARS: usize = 2000;
+/// How much of a file's start is checked for a NUL byte before `read` calls it binary
+/// (SPEC §8.6; the same test git and grep make).
+pub const WORKSPACE_BINARY_SNIFF_BYTES: u64 = 8 * 1024;
+/// Paths one `glob` answer lists, newest first (SPEC §8.6).
+pub const WORKSPACE_GLOB_RESULTS: usize = 500;
+/// Entries one `list` answer shows (SPEC §8.6).
+pub const WORKSPACE_LIST_ENTRIES: usize = 1000;
+/// Results (lines, files or counts) one `grep` answer shows when the call does not say
+/// (SPEC §8.6).
+pub const WORKSPACE_GREP_RESULTS: u64 = 200;
+/// The most results one `grep` call may ask for (SPEC §8.6).
+pub const WORKSPACE_GREP_RESULTS_MAX: u64 = 2000;
+/// The most context lines `grep` shows before and after a match (SPEC §8.6).
+pub const WORKSPACE_GREP_CONTEXT_MAX: u64 = 20;
+/// The most memory `grep` gives one line of a file; a file with a longer line is skipped
+/// and counted (SPEC §8.6).
+pub const WORKSPACE_GREP_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// Room kept below the output cap ([`TOOL_OUTPUT_BYTES`]) for the notes that end a
+/// workspace tool's answer, so that the child layer's own cap never cuts them (SPEC §8.3).
+pub const WORKSPACE_NOTES_BYTES: usize = 4 * 1024;
+
 // ----- The MCP surface (SPEC §4, §10) -----
 
 /// `wait_agent`'s default `timeout_ms` (SPEC §4.3, §12).

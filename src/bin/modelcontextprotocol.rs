@@ -1,9 +1,9 @@
 //! `modelcontextprotocol agents [DIR] …`: the server under the original reference's spelling.
 
 use clap::Parser;
-use mcp_agents::cli::{ModelContextProtocolCli, ModelContextProtocolCommand, run};
+use mcp_agents::cli::{ModelContextProtocolCli, ModelContextProtocolCommand, run_agents};
 
 fn main() -> std::process::ExitCode {
     let ModelContextProtocolCommand::Agents(cli) = ModelContextProtocolCli::parse().command;
-    run(cli)
+    run_agents(cli)
 }

@@ -3,13 +3,17 @@
 //! `env` values and HTTP header values), a cleared environment for stdio children, and the
 //! working directory resolved against the workspace. Commands, arguments and URLs are used
 //! exactly as written.
+//!
+//! A built-in server (SPEC §8.6) becomes a stdio launch of this program itself
+//! ([`SelfCommand`]): `<this executable> workspace-tools <workspace>`, in the workspace,
+//! with the same cleared environment as any stdio child.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use url::Url;
 
-use crate::definition::{ChildServerConfig, ChildTransport, ValueSource};
+use crate::definition::{BuiltinServer, ChildServerConfig, ChildTransport, ValueSource};
 use crate::redact::{debug_http, debug_stdio};
 
 /// Variables a stdio child keeps from our environment, when they are set: enough to find
@@ -23,6 +27,58 @@ pub const INHERITED_VARS: &[&str] = &[
     "USERPROFILE",
     "SystemRoot",
 ];
+
+/// How this program starts itself as a child: its executable, and the arguments that come
+/// before a subcommand (`agents` when it runs as `modelcontextprotocol agents`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelfCommand {
+    program: Result<PathBuf, String>,
+    prefix: Vec<String>,
+}
+
+impl SelfCommand {
+    /// The executable of this process.
+    pub fn current(prefix: &[&str]) -> SelfCommand {
+        SelfCommand {
+            program: std::env::current_exe()
+                .map_err(|e| format!("cannot find this program's own path: {e}")),
+            prefix: prefix.iter().map(|a| (*a).to_owned()).collect(),
+        }
+    }
+
+    /// A given executable (tests and benchmarks, whose own executable is a test harness).
+    pub fn new(program: impl Into<PathBuf>, prefix: &[&str]) -> SelfCommand {
+        SelfCommand {
+            program: Ok(program.into()),
+            prefix: prefix.iter().map(|a| (*a).to_owned()).collect(),
+        }
+    }
+
+    /// The launch of `server` for `workspace`, with `env` as its whole environment.
+    fn launch(
+        &self,
+        server: BuiltinServer,
+        workspace: &Path,
+        env: BTreeMap<String, String>,
+    ) -> Result<Launch, String> {
+        let program = self.program.clone()?;
+        let command = program
+            .to_str()
+            .ok_or("cannot start itself: this program's path is not UTF-8")?
+            .to_owned();
+        let mut args = self.prefix.clone();
+        args.push(server.subcommand().to_owned());
+        // Its working directory is the workspace, so `.` names it when its path is not
+        // UTF-8.
+        args.push(workspace.to_str().unwrap_or(".").to_owned());
+        Ok(Launch::Stdio {
+            command,
+            args,
+            env,
+            cwd: workspace.to_owned(),
+        })
+    }
+}
 
 /// What to start or connect to.
 #[derive(Clone, PartialEq, Eq)]
@@ -60,18 +116,23 @@ pub fn resolve(
     config: &ChildServerConfig,
     workspace: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
+    itself: &SelfCommand,
 ) -> Result<Launch, String> {
+    let inherited = || -> BTreeMap<String, String> {
+        INHERITED_VARS
+            .iter()
+            .filter_map(|var| lookup(var).map(|value| ((*var).to_owned(), value)))
+            .collect()
+    };
     match &config.transport {
+        ChildTransport::Builtin(server) => itself.launch(*server, workspace, inherited()),
         ChildTransport::Stdio {
             command,
             args,
             env,
             cwd,
         } => {
-            let mut full: BTreeMap<String, String> = INHERITED_VARS
-                .iter()
-                .filter_map(|var| lookup(var).map(|value| ((*var).to_owned(), value)))
-                .collect();
+            let mut full = inherited();
             for (name, value) in render(env, "env", lookup)? {
                 full.insert(name, value);
             }
@@ -162,7 +223,7 @@ mod tests {
             ("ORG", "acme"),
             ("AWS_SECRET", "x"),
         ]);
-        let launch = resolve(&stdio(env), Path::new("/ws"), &vars).unwrap();
+        let launch = resolve(&stdio(env), Path::new("/ws"), &vars, &itself()).unwrap();
         let Launch::Stdio { env, cwd, args, .. } = launch else {
             panic!()
         };
@@ -189,10 +250,38 @@ mod tests {
             "TOKEN".to_owned(),
             ValueSource::Template(Template::parse("${SECRET}").unwrap()),
         )]);
-        let err = resolve(&stdio(env), Path::new("/ws"), &lookup(&[])).unwrap_err();
+        let err = resolve(&stdio(env), Path::new("/ws"), &lookup(&[]), &itself()).unwrap_err();
         assert_eq!(
             err,
             "the env value of TOKEN needs the environment variable SECRET, which is not set"
+        );
+    }
+
+    fn itself() -> SelfCommand {
+        SelfCommand::new("/opt/bin/modelcontextprotocol", &["agents"])
+    }
+
+    #[test]
+    fn a_builtin_server_is_this_program_with_a_cleared_environment() {
+        let vars = lookup(&[("PATH", "/bin"), ("HOME", "/h"), ("OPENAI_API_KEY", "sk-1")]);
+        let config = BuiltinServer::Workspace.config();
+        let launch = resolve(&config, Path::new("/ws"), &vars, &itself()).unwrap();
+        assert_eq!(
+            launch,
+            Launch::Stdio {
+                command: "/opt/bin/modelcontextprotocol".into(),
+                args: vec!["agents".into(), "workspace-tools".into(), "/ws".into()],
+                env: BTreeMap::from([("HOME".into(), "/h".into()), ("PATH".into(), "/bin".into())]),
+                cwd: "/ws".into(),
+            }
+        );
+        let lost = SelfCommand {
+            program: Err("cannot find this program's own path: gone".into()),
+            prefix: vec![],
+        };
+        assert_eq!(
+            resolve(&config, Path::new("/ws"), &vars, &lost).unwrap_err(),
+            "cannot find this program's own path: gone"
         );
     }
 

@@ -2,7 +2,7 @@
 //!
 //! | module | job |
 //! | --- | --- |
-//! | [`config`] | rendering `${VAR}` placeholders, clearing the environment of stdio children |
+//! | [`config`] | rendering `${VAR}` placeholders, clearing the environment of stdio children, launching the built-in servers |
 //! | [`connect`] | one `rmcp` client connection: start, discover 2026-07-28, list, call, stop |
 //! | [`stderr`] | a stdio child's stderr, drained and forwarded line by line with its name |
 //! | [`toolset`] | tool names for the model, descriptions, schemas, filtering, result text |
@@ -28,17 +28,30 @@ use crate::limits::CHILD_SHUTDOWN_TIMEOUT;
 use crate::toolbox::{
     BoxFuture, EnvLookup, RunTools, ToolBox, ToolDescriptor, ToolResult, ToolSpec, ToolsFactory,
 };
+use config::SelfCommand;
 use connect::ChildConnection;
 
 /// Opens a run's child servers.
 pub struct ChildServers {
     env: EnvLookup,
+    itself: SelfCommand,
 }
 
 impl ChildServers {
-    /// Children read `${VAR}` values and the inherited basics through `env`.
+    /// Children read `${VAR}` values and the inherited basics through `env`; built-in
+    /// servers are this process's own executable.
     pub fn new(env: EnvLookup) -> Self {
-        ChildServers { env }
+        ChildServers {
+            env,
+            itself: SelfCommand::current(&[]),
+        }
+    }
+
+    /// Built-in servers are started as `itself` (the `modelcontextprotocol agents`
+    /// spelling, or the real binary when this process is a test harness).
+    pub fn with_self_command(mut self, itself: SelfCommand) -> Self {
+        self.itself = itself;
+        self
     }
 }
 
@@ -57,8 +70,9 @@ impl ToolsFactory for ChildServers {
                 .mcp_servers
                 .iter()
                 .map(|(name, config)| async move {
-                    let launch = config::resolve(config, workspace, self.env.as_ref())
-                        .map_err(|e| (name.clone(), e))?;
+                    let launch =
+                        config::resolve(config, workspace, self.env.as_ref(), &self.itself)
+                            .map_err(|e| (name.clone(), e))?;
                     connect::connect(name, &launch, config.startup_timeout)
                         .await
                         .map(|(connection, tools)| (connection, tools, config.call_timeout))

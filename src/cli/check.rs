@@ -1,5 +1,8 @@
 //! The `check` command's report: a table of agents (or one JSON object) and every warning,
-//! the catalog's and readiness's (what a run would miss now).
+//! the catalog's and readiness's (what a run would miss now). `KEY` is the variable the key is
+//! read from and the header it goes in; `SERVERS` (JSON `mcp_servers`) are the child servers a
+//! definition configures itself;
+//! `WORKSPACE` (`workspace_tools`) the tools of the built-in workspace server it gets.
 
 use std::process::ExitCode;
 
@@ -63,12 +66,30 @@ fn list_or_dash<'a>(items: impl Iterator<Item = &'a String>) -> String {
     }
 }
 
+/// The workspace column: the built-in workspace server's tools the agent gets.
+fn workspace_label(definition: &AgentDefinition) -> String {
+    let tools = definition.workspace_tools();
+    if tools.is_empty() {
+        "-".to_owned()
+    } else {
+        tools.join(", ")
+    }
+}
+
 /// The agents table and a summary line, for stdout.
 pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
     let header = [
-        "NAME", "SOURCE", "FORMAT", "PROVIDER", "KEY", "MODEL", "SERVERS", "SKILLS",
+        "NAME",
+        "SOURCE",
+        "FORMAT",
+        "PROVIDER",
+        "KEY",
+        "MODEL",
+        "SERVERS",
+        "WORKSPACE",
+        "SKILLS",
     ];
-    let rows: Vec<[String; 8]> = catalog
+    let rows: Vec<[String; 9]> = catalog
         .agents()
         .iter()
         .map(|d| {
@@ -79,7 +100,8 @@ pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
                 provider_label(d),
                 key_label(&key_choice(d, env)),
                 model_label(d),
-                list_or_dash(d.mcp_servers.keys()),
+                list_or_dash(d.own_servers()),
+                workspace_label(d),
                 list_or_dash(d.skills.iter()),
             ]
         })
@@ -223,7 +245,8 @@ pub fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
                     .max_output_tokens
                     .unwrap_or_else(|| crate::providers::default_max_output_tokens(&d.model.id)),
                 "sandbox": d.sandbox.as_str(),
-                "mcp_servers": d.mcp_servers.keys().collect::<Vec<_>>(),
+                "mcp_servers": d.own_servers().collect::<Vec<_>>(),
+                "workspace_tools": d.workspace_tools(),
                 "skills": d.skills,
                 "needs": readiness::needs(d, catalog.workspace(), env)
                     .iter()

@@ -1,28 +1,24 @@
-//! `mcp-agents demo`: the whole product offline, with no key and no network. A scripted
-//! model endpoint on loopback speaks the real Responses wire format (the same mock the tests
-//! use); a demo agent in a temporary workspace points at it as a `custom` provider and has a
-//! real child MCP server (this program's fixture server); the agent runs through the same
-//! session manager as the server and `mcp-agents run`, with its activity shown live.
+//! `mcp-agents demo`: the whole product offline, with no key and no network. The bundled
+//! example workspace ([`EXAMPLE_WORKSPACE`]) is written to a temporary directory, and its
+//! `reviewer` (a Claude Code file with `tools: Read, Grep, Glob`) reviews its `src/retry.py`
+//! through the built-in `workspace` server, a real child MCP server. The model is a scripted
+//! endpoint on loopback speaking the real Anthropic Messages wire format (the same mock the
+//! tests use); the demo's copy of the reviewer gains four lines that point it there. The
+//! agent runs through the same session manager as the server and `mcp-agents run`, with its
+//! activity shown live, and the demo then shows what the workspace tools gave the model.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::child_mcp::config::SelfCommand;
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
 use crate::sessions::manager::SessionManager;
 use crate::testkit::mock::{MockProvider, Step};
 use crate::toolbox::EnvLookup;
-
-/// The variable the demo agent reads its key from; the demo supplies it itself.
-const KEY_VAR: &str = "MCP_AGENTS_DEMO_KEY";
-const KEY: &str = "demo-key-not-a-secret";
-
-/// The task the demo gives its agent.
-pub const TASK: &str = "Check that your MCP server works: call its echo tool with a greeting \
-    and tell me what came back.";
 
 /// What to do after the demo: the first thing a user needs (issue 16).
 pub const NEXT_STEP: &str = "Next: in a repository with agent files (.claude/agents, \
@@ -30,38 +26,75 @@ pub const NEXT_STEP: &str = "Next: in a repository with agent files (.claude/age
 they need, and `claude mcp add --scope project agents -- mcp-agents` adds the server to Claude \
 Code (Codex and other clients: docs/clients.md; writing agents: docs/agents.md).";
 
-/// The demo agent, as a canonical definition; `{base_url}` and `{command}` are filled in.
-const AGENT: &str = "---
-name: demo
-description: Shows a subagent at work - it calls a tool of its own MCP server and reports back.
-model: demo-model
-model_provider: custom
-base_url: {base_url}
-env_key: MCP_AGENTS_DEMO_KEY
-wire_api: responses
-max_turns: 4
-sandbox: read-only
-mcp_servers:
-  fixture:
-    command: {command}
-    args: [fixture-server]
-tools: [\"fixture__echo\", \"fixture__print_env\"]
----
-You check that your MCP server works. Call its echo tool once, then report what it answered
-in one sentence.
-";
+/// The variable the demo agent reads its key from; the demo supplies it itself.
+const KEY_VAR: &str = "MCP_AGENTS_DEMO_KEY";
+const KEY: &str = "demo-key-not-a-secret";
 
-pub async fn run_demo(json: bool, cancel: CancellationToken) -> ExitCode {
-    match prepare().await {
+/// The example workspace (`examples/workspace`), bundled so the demo runs anywhere.
+pub const EXAMPLE_WORKSPACE: &[(&str, &str)] = &[
+    (
+        ".agents/agents/local-explainer.md",
+        include_str!("../../examples/workspace/.agents/agents/local-explainer.md"),
+    ),
+    (
+        ".agents/agents/researcher.md",
+        include_str!("../../examples/workspace/.agents/agents/researcher.md"),
+    ),
+    (
+        ".agents/skills/citations/SKILL.md",
+        include_str!("../../examples/workspace/.agents/skills/citations/SKILL.md"),
+    ),
+    (
+        ".claude/agents/code-reviewer.md",
+        include_str!("../../examples/workspace/.claude/agents/code-reviewer.md"),
+    ),
+    (
+        ".claude/agents/reviewer.md",
+        include_str!("../../examples/workspace/.claude/agents/reviewer.md"),
+    ),
+    (
+        ".codex/agents/docs-writer.toml",
+        include_str!("../../examples/workspace/.codex/agents/docs-writer.toml"),
+    ),
+    (
+        ".opencode/agents/triager.md",
+        include_str!("../../examples/workspace/.opencode/agents/triager.md"),
+    ),
+    (
+        "src/retry.py",
+        include_str!("../../examples/workspace/src/retry.py"),
+    ),
+];
+
+/// The agent the demo runs, and the file it comes from.
+pub const AGENT: &str = "reviewer";
+const AGENT_FILE: &str = ".claude/agents/reviewer.md";
+
+/// The task the demo gives its agent.
+pub const TASK: &str = "Review the retry helper in src/ of this workspace.";
+
+/// What the scripted model answers once it has read the file.
+pub const RESULT: &str = "src/retry.py:8: `backoff` waits twice as long as its docstring \
+    promises: `base * 2 ** attempt` gives 1.0 s before the first retry (attempt 1), not 0.5 s, \
+    and reaches the 8 s cap one retry early. Use `base * 2 ** (attempt - 1)`.\n\
+    src/retry.py: nothing tests the schedule; add a test that checks 0.5, 1.0, 2.0 and the cap.\n\n\
+    verdict: request changes";
+
+pub async fn run_demo(json: bool, itself: SelfCommand, cancel: CancellationToken) -> ExitCode {
+    match prepare(itself).await {
         Ok((mock, workspace, manager)) => {
             eprintln!(
-                "mcp-agents demo: a scripted model at {} (OpenAI Responses wire format), the \
-                 agent `demo`, and its own MCP server (`mcp-agents fixture-server`); no key or \
-                 network needed",
-                mock.responses_base_url()
+                "mcp-agents demo: the example workspace's `{AGENT}` ({AGENT_FILE}, a Claude Code \
+                 agent with `tools: Read, Grep, Glob`) reads its code through the built-in \
+                 `workspace` MCP server; the model is scripted, at {} (Anthropic Messages wire \
+                 format), so no key or network is needed",
+                mock.messages_base_url()
             );
             eprintln!("task: {TASK}");
-            let code = super::run::run_agent(manager, "demo", TASK, json, cancel).await;
+            let code = super::run::run_agent(manager, AGENT, TASK, json, cancel).await;
+            if let Some(last) = mock.requests().last() {
+                eprint!("{}", what_the_tools_gave(&last.body));
+            }
             drop(workspace);
             drop(mock);
             if code == ExitCode::SUCCESS {
@@ -76,35 +109,45 @@ pub async fn run_demo(json: bool, cancel: CancellationToken) -> ExitCode {
     }
 }
 
-async fn prepare() -> Result<(MockProvider, tempfile::TempDir, Arc<SessionManager>), String> {
+async fn prepare(
+    itself: SelfCommand,
+) -> Result<(MockProvider, tempfile::TempDir, Arc<SessionManager>), String> {
     let mock = MockProvider::start(KEY)
         .await
         .map_err(|e| format!("cannot listen on loopback: {e}"))?;
-    let pause = Duration::from_millis(700);
+    let pause = Duration::from_millis(500);
     mock.push([
-        Step::tool_call("fixture__echo", json!({"text": "Hello from a subagent"}))
+        Step::tool_call("workspace__glob", json!({"pattern": "*.py", "path": "src"}))
             .with_reasoning()
             .delayed(pause),
-        Step::text("The MCP server works: its echo tool answered \"echo: Hello from a subagent\".")
-            .delayed(pause),
+        Step::tool_calls(vec![
+            (
+                "workspace__grep",
+                json!({"pattern": "backoff", "path": "src"}),
+            ),
+            ("workspace__read", json!({"path": "src/retry.py"})),
+        ])
+        .delayed(pause),
+        Step::text(RESULT).delayed(pause),
     ]);
-    let command =
-        std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     let workspace = tempfile::tempdir().map_err(|e| format!("cannot make a workspace: {e}"))?;
-    let definition = AGENT
-        .replace("{base_url}", &mock.responses_base_url())
-        .replace(
-            "{command}",
-            &serde_json::Value::String(command.display().to_string()).to_string(),
-        );
-    let path = workspace.path().join(".agents/agents/demo.md");
-    std::fs::create_dir_all(path.parent().unwrap_or(workspace.path()))
-        .and_then(|()| std::fs::write(&path, definition))
-        .map_err(|e| format!("cannot write the demo agent: {e}"))?;
+    for (rel, text) in EXAMPLE_WORKSPACE {
+        let text = if *rel == AGENT_FILE {
+            point_at(text, &mock.messages_base_url())
+        } else {
+            (*text).to_owned()
+        };
+        let path = workspace.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap_or(workspace.path()))
+            .and_then(|()| std::fs::write(&path, text))
+            .map_err(|e| format!("cannot write the example workspace: {e}"))?;
+    }
     let opened = Workspace::open(workspace.path())?;
     let catalog = load_catalog(&opened, &LoadOptions::default());
     if let Some(warning) = catalog.warnings().first() {
-        return Err(format!("the demo agent did not load: {warning}"));
+        return Err(format!(
+            "the example workspace did not load cleanly: {warning}"
+        ));
     }
     let env: EnvLookup = Arc::new(|var| {
         if var == KEY_VAR {
@@ -113,6 +156,96 @@ async fn prepare() -> Result<(MockProvider, tempfile::TempDir, Arc<SessionManage
             std::env::var(var).ok()
         }
     });
-    let manager = super::runtime::session_manager(catalog, env);
+    let manager = super::runtime::session_manager(catalog, env, itself);
     Ok((mock, workspace, manager))
+}
+
+/// The agent file with the canonical provider fields (accepted in every format) added at
+/// the top of its frontmatter, pointing it at the scripted model.
+fn point_at(agent: &str, base_url: &str) -> String {
+    let body = agent.strip_prefix("---\n").unwrap_or(agent);
+    format!(
+        "---\nmodel_provider: custom\nbase_url: {base_url}\nenv_key: {KEY_VAR}\n\
+         wire_api: anthropic-messages\n{body}"
+    )
+}
+
+/// From the last request the model received: each workspace tool call, its arguments,
+/// and the first lines of what it answered.
+fn what_the_tools_gave(request: &Value) -> String {
+    let messages = request["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let blocks = || {
+        messages
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+    };
+    let mut out = String::from("mcp-agents demo: what the workspace tools gave the model:\n");
+    for call in blocks().filter(|b| b["type"] == "tool_use") {
+        let Some(result) =
+            blocks().find(|b| b["type"] == "tool_result" && b["tool_use_id"] == call["id"])
+        else {
+            continue;
+        };
+        let text = match &result["content"] {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        out.push_str(&format!(
+            "  {} {} ({} line{}):\n",
+            call["name"].as_str().unwrap_or("?"),
+            call["input"],
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" }
+        ));
+        for line in lines.iter().take(12) {
+            out.push_str(&format!("    {line}\n"));
+        }
+        if lines.len() > 12 {
+            out.push_str("    …\n");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_agent_points_at_the_mock_and_keeps_its_file() {
+        let text = point_at("---\nname: reviewer\n---\nBody.\n", "http://127.0.0.1:9");
+        assert_eq!(
+            text,
+            "---\nmodel_provider: custom\nbase_url: http://127.0.0.1:9\nenv_key: \
+             MCP_AGENTS_DEMO_KEY\nwire_api: anthropic-messages\nname: reviewer\n---\nBody.\n"
+        );
+    }
+
+    #[test]
+    fn tool_results_are_paired_with_their_calls() {
+        let request = json!({"messages": [
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "a", "name": "workspace__read", "input": {"path": "x"}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "     1\tline one\n     2\ttwo"}
+            ]}
+        ]});
+        assert_eq!(
+            what_the_tools_gave(&request),
+            "mcp-agents demo: what the workspace tools gave the model:\n  workspace__read \
+             {\"path\":\"x\"} (2 lines):\n         1\tline one\n         2\ttwo\n"
+        );
+    }
 }

@@ -26,6 +26,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::child_mcp::config::SelfCommand;
 use crate::definition::Catalog;
 use crate::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
 use crate::server::http::HttpOptions;
@@ -121,12 +122,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The offline demo: a scripted model on loopback and an agent that uses a real child
-    /// MCP tool; needs no API key and no network
+    /// The offline demo: a scripted model on loopback, and the example workspace's reviewer
+    /// reading its code through the built-in workspace server; needs no API key and no
+    /// network
     Demo {
         /// Print the final wait_agent record as JSON instead of the result text
         #[arg(long)]
         json: bool,
+    },
+    /// Serve the built-in read-only workspace tools (read, list, glob, grep) for DIR over
+    /// MCP stdio: the child server agents get to read the code (docs/agents.md)
+    WorkspaceTools {
+        /// The workspace the tools are confined to
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
     },
     /// A child MCP server for tests and the offline demo
     #[command(hide = true)]
@@ -152,9 +161,21 @@ pub enum ModelContextProtocolCommand {
     Agents(Cli),
 }
 
-/// Runs a parsed command line.
+/// Runs a parsed command line of `mcp-agents`.
 pub fn run(cli: Cli) -> ExitCode {
+    run_as(cli, &[])
+}
+
+/// Runs a parsed command line of `modelcontextprotocol agents`.
+pub fn run_agents(cli: Cli) -> ExitCode {
+    run_as(cli, &["agents"])
+}
+
+/// Runs a parsed command line; `prefix` is what this program needs before a subcommand to
+/// start itself as a built-in child server.
+fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
     crate::logging::init();
+    let itself = SelfCommand::current(prefix);
     let options = LoadOptions::from_process_env(cli.common.default_model);
     match cli.command {
         Some(Command::Check {
@@ -194,13 +215,14 @@ pub fn run(cli: Cli) -> ExitCode {
                 return run::report_refusal(&e, json);
             }
             with_runtime(|cancel| async move {
-                let manager = server_manager(catalog);
+                let manager = server_manager(catalog, itself);
                 run::run_agent(manager, &name, &task, json, cancel).await
             })
         }
         Some(Command::Demo { json }) => {
-            with_runtime(|cancel| async move { demo::run_demo(json, cancel).await })
+            with_runtime(|cancel| async move { demo::run_demo(json, itself, cancel).await })
         }
+        Some(Command::WorkspaceTools { dir }) => serve::run_workspace_tools(dir),
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
         None => {
             // Checked before the catalog loads: a bad option is one line, not the last of
@@ -240,7 +262,7 @@ pub fn run(cli: Cli) -> ExitCode {
             if listen.is_none() && std::io::stdin().is_terminal() {
                 eprintln!("{}", serve::terminal_hint(&catalog));
             }
-            serve::serve(catalog, listen)
+            serve::serve(catalog, listen, itself)
         }
     }
 }

@@ -7,25 +7,31 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::child_mcp::config::SelfCommand;
 use crate::definition::Catalog;
 use crate::providers::RetryPolicy;
 use crate::sessions::manager::{Limits, ManagerConfig, SessionManager};
 use crate::toolbox::EnvLookup;
 
 /// The session manager of the server and `run`: the process environment for keys and
-/// children, the default retry policy and limits.
-pub fn server_manager(catalog: Catalog) -> Arc<SessionManager> {
-    session_manager(catalog, Arc::new(|var| std::env::var(var).ok()))
+/// children, the default retry policy and limits; built-in child servers are started as
+/// `itself`.
+pub fn server_manager(catalog: Catalog, itself: SelfCommand) -> Arc<SessionManager> {
+    session_manager(catalog, Arc::new(|var| std::env::var(var).ok()), itself)
 }
 
 /// A session manager whose keys and child environments come from `env`, with the default
 /// retry policy and limits (the server's, `run`'s and the demo's).
-pub(crate) fn session_manager(catalog: Catalog, env: EnvLookup) -> Arc<SessionManager> {
+pub(crate) fn session_manager(
+    catalog: Catalog,
+    env: EnvLookup,
+    itself: SelfCommand,
+) -> Arc<SessionManager> {
     SessionManager::new(
         Arc::new(catalog),
         ManagerConfig {
             env: env.clone(),
-            tools: Arc::new(crate::child_mcp::ChildServers::new(env)),
+            tools: Arc::new(crate::child_mcp::ChildServers::new(env).with_self_command(itself)),
             retry: RetryPolicy::default(),
             limits: Limits::default(),
         },

@@ -1,17 +1,20 @@
 //! `mcp-agents [DIR]`: serving MCP on stdio or streamable HTTP until the client goes away
-//! or a signal arrives, then stopping every run within the shutdown bound.
+//! or a signal arrives, then stopping every run within the shutdown bound; and the child
+//! servers this program also is (`workspace-tools`, the hidden `fixture-server`).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::runtime::{server_manager, with_runtime};
+use crate::child_mcp::config::SelfCommand;
 use crate::definition::Catalog;
 use crate::limits::SERVER_SHUTDOWN_BOUND;
 use crate::server::http::Listen;
 
 /// Runs the server until the client goes away or a signal arrives, then stops every run.
-pub fn serve(catalog: Catalog, http: Option<Listen>) -> ExitCode {
+pub fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> ExitCode {
     with_runtime(|shutdown| async move {
-        let manager = server_manager(catalog);
+        let manager = server_manager(catalog, itself);
         // A signal stops the runs and answers pending waits at once, so the transport can
         // close; the HTTP server then gets the shutdown bound to finish.
         tokio::spawn({
@@ -64,12 +67,23 @@ pub fn terminal_hint(catalog: &Catalog) -> String {
     )
 }
 
+/// `mcp-agents workspace-tools DIR`: the built-in workspace server (SPEC §8.6) on stdio.
+pub fn run_workspace_tools(dir: PathBuf) -> ExitCode {
+    until_signal(async move { crate::workspace::serve_stdio(&dir).await })
+}
+
+/// The hidden `mcp-agents fixture-server`.
 pub fn run_fixture(options: crate::testkit::fixture_server::FixtureOptions) -> ExitCode {
+    until_signal(crate::testkit::fixture_server::run(options))
+}
+
+/// Runs a child server until it ends or a signal arrives.
+fn until_signal(server: impl Future<Output = Result<(), String>>) -> ExitCode {
     with_runtime(|cancel| async move {
         // The runtime's signal handlers replace the default action, so a signal must end
         // the server here.
         let served = tokio::select! {
-            served = crate::testkit::fixture_server::run(options) => served,
+            served = server => served,
             () = cancel.cancelled() => Ok(()),
         };
         match served {

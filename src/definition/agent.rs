@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-use super::child::ChildServerConfig;
+use super::child::{BuiltinServer, ChildServerConfig};
 use super::provider::ProviderConfig;
-use super::tool_filter::{ToolFilter, ToolNames};
+use super::tool_filter::{ToolFilter, ToolHints, ToolNames};
 
 /// One subagent, as the catalog holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,11 +57,33 @@ impl AgentDefinition {
     }
 }
 
-/// The annotations of a child tool that filtering reads.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ToolHints {
-    pub read_only: Option<bool>,
-    pub destructive: Option<bool>,
+impl AgentDefinition {
+    /// The tools of the built-in `workspace` server this agent is offered (SPEC §8.6), in
+    /// the order the server lists them; empty when it does not get the server.
+    pub fn workspace_tools(&self) -> Vec<&'static str> {
+        let workspace = BuiltinServer::Workspace;
+        let granted = self
+            .mcp_servers
+            .get(workspace.name())
+            .is_some_and(|config| config.builtin() == Some(workspace));
+        if !granted {
+            return Vec::new();
+        }
+        workspace
+            .tools()
+            .iter()
+            .copied()
+            .filter(|tool| self.offers_tool(workspace.name(), tool, workspace.hints()))
+            .collect()
+    }
+
+    /// The child servers the definition itself configures: every one but the built-ins.
+    pub fn own_servers(&self) -> impl Iterator<Item = &String> {
+        self.mcp_servers
+            .iter()
+            .filter(|(_, config)| config.builtin().is_none())
+            .map(|(name, _)| name)
+    }
 }
 
 /// Where a definition came from.

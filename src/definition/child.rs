@@ -1,5 +1,6 @@
 //! A definition's child MCP servers (SPEC §8.1): how each is started or reached, its own
-//! bounds and tool lists, and where its env and header values come from at run start.
+//! bounds and tool lists, and where its env and header values come from at run start; and
+//! the built-in servers this program serves itself (SPEC §8.6).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use url::Url;
 
 use super::template::Template;
-use super::tool_filter::{self, ToolNames};
+use super::tool_filter::{self, ToolHints, ToolNames};
 use crate::limits::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
 use crate::redact::{debug_http, debug_stdio};
 
@@ -40,6 +41,14 @@ impl ChildServerConfig {
 
     /// Whether this server's own lists let `tool` through (matched as listed and under the
     /// provider character rule).
+    /// The built-in server this configuration starts, if it is one.
+    pub fn builtin(&self) -> Option<BuiltinServer> {
+        match self.transport {
+            ChildTransport::Builtin(server) => Some(server),
+            _ => None,
+        }
+    }
+
     pub fn permits(&self, tool: &str) -> bool {
         self.permits_names(&ToolNames::new("", tool))
     }
@@ -74,6 +83,62 @@ pub enum ChildTransport {
         url: Url,
         headers: BTreeMap<String, ValueSource>,
     },
+    /// A server this program serves itself, started as a stdio child like any other.
+    Builtin(BuiltinServer),
+}
+
+/// The first-party child servers (SPEC §8.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltinServer {
+    /// Read-only tools over the workspace: `mcp-agents workspace-tools <workspace>`.
+    Workspace,
+}
+
+impl BuiltinServer {
+    /// The read-only hints every workspace tool carries.
+    pub const WORKSPACE_HINTS: ToolHints = ToolHints {
+        read_only: Some(true),
+        destructive: Some(false),
+    };
+
+    /// The server's name in a definition and in tool names (`workspace__read`); a
+    /// definition's own server may not take it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BuiltinServer::Workspace => "workspace",
+        }
+    }
+
+    /// How a definition names it: `builtin: workspace`.
+    pub fn parse(text: &str) -> Option<BuiltinServer> {
+        (text == "workspace").then_some(BuiltinServer::Workspace)
+    }
+
+    /// The subcommand of this program that serves it.
+    pub fn subcommand(self) -> &'static str {
+        match self {
+            BuiltinServer::Workspace => "workspace-tools",
+        }
+    }
+
+    /// The tools it lists, in the order it lists them.
+    pub fn tools(self) -> &'static [&'static str] {
+        match self {
+            BuiltinServer::Workspace => &["read", "list", "glob", "grep"],
+        }
+    }
+
+    /// The annotations its tools carry (for deciding, before it runs, what an agent gets).
+    pub fn hints(self) -> ToolHints {
+        match self {
+            BuiltinServer::Workspace => Self::WORKSPACE_HINTS,
+        }
+    }
+
+    /// The configuration that gives an agent this server.
+    pub fn config(self) -> ChildServerConfig {
+        ChildServerConfig::new(ChildTransport::Builtin(self))
+    }
 }
 
 impl fmt::Debug for ChildTransport {
@@ -88,6 +153,7 @@ impl fmt::Debug for ChildTransport {
                 cwd,
             } => debug_stdio(f, command, args.len(), env.keys(), cwd),
             ChildTransport::Http { url, headers } => debug_http(f, url, headers.keys()),
+            ChildTransport::Builtin(server) => write!(f, "Builtin({})", server.name()),
         }
     }
 }

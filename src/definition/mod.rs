@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | [`agent`] | the definition itself: model, limits, sandbox, tool lists, where it came from |
 //! | [`provider`] | the provider, its endpoint, key variable and wire API |
-//! | [`child`] | child MCP server configurations |
+//! | [`child`] | child MCP server configurations, and the built-in servers |
 //! | [`catalog`] | the loaded catalog, its warnings, and the roots it is read from |
 //! | [`skill`] | skills as the catalog holds them |
 //! | [`name`] | the name rule for agents and skills |
@@ -28,14 +28,14 @@ pub mod template;
 pub mod tool_filter;
 
 pub use agent::{
-    AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, Sandbox, SourceFile, ToolHints,
+    AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, Sandbox, SourceFile,
 };
 pub use catalog::{AgentRoot, Catalog, Effect, SkillRoot, Warning};
-pub use child::{ChildServerConfig, ChildTransport, ValueSource};
+pub use child::{BuiltinServer, ChildServerConfig, ChildTransport, ValueSource};
 pub use provider::{
     ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, KeyChoice, ProviderConfig, ProviderKind,
     WireApi,
 };
 pub use skill::{Skill, SkillRegistry};
 pub use template::Template;
-pub use tool_filter::{ToolFilter, ToolNames, ToolNaming, ToolPattern};
+pub use tool_filter::{ToolFilter, ToolHints, ToolNames, ToolNaming, ToolPattern};

@@ -14,6 +14,13 @@
 //! character rule applied, and the exact name offered to the model. Any match counts, for
 //! deny (any match denies) as for allow (any match allows).
 
+/// The annotations of a child tool that filtering reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+}
+
 /// How a pattern's text joins the server and the tool name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolNaming {

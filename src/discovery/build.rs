@@ -18,9 +18,9 @@ use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::name::check_name;
 use crate::definition::template::is_env_var_name;
 use crate::definition::{
-    AgentDefinition, AuthHeader, ChildServerConfig, EndpointSource, Format, Model, ModelOrigin,
-    ProviderConfig, ProviderKind, ReasoningEffort, Sandbox, SourceFile, ToolFilter, ToolNaming,
-    ToolPattern, WireApi,
+    AgentDefinition, AuthHeader, BuiltinServer, ChildServerConfig, EndpointSource, Format, Model,
+    ModelOrigin, ProviderConfig, ProviderKind, ReasoningEffort, Sandbox, SourceFile, ToolFilter,
+    ToolNaming, ToolPattern, WireApi,
 };
 use crate::limits::{DEFAULT_MAX_TURNS, MAX_OUTPUT_TOKENS_RANGE, MAX_TURNS_RANGE};
 
@@ -77,6 +77,9 @@ pub struct Draft {
     pub tools: ToolFilter,
     pub reasoning_effort: Option<ReasoningEffort>,
     pub temperature: Option<f64>,
+    /// Allow- and deny-list entries that name no tool here, as written; [`finalize`] makes
+    /// them one warning.
+    pub unknown_tools: Vec<String>,
 }
 
 /// Format-specific spellings of the common fields.
@@ -238,28 +241,25 @@ pub fn qualified_patterns(entries: &[String]) -> (Vec<ToolPattern>, Vec<String>)
     (patterns, unknown)
 }
 
-/// Reads `tools` / `disallowed_tools` in the qualified syntax into `draft.tools`, with one
-/// caveat for entries that select nothing.
+/// Reads `tools` / `disallowed_tools` in the qualified syntax into `draft.tools`; entries
+/// that select nothing go to `draft.unknown_tools`.
 pub fn read_qualified_tool_lists(
     doc: Doc<'_>,
     draft: &mut Draft,
     allow_names: &[&'static str],
     deny_names: &[&'static str],
     comma_strings: bool,
-    ctx: &mut Ctx<'_>,
 ) -> Result<(), String> {
-    let mut ignored = Vec::new();
     if let Some((_, entries)) = doc.string_list(allow_names, comma_strings)? {
         let (patterns, unknown) = qualified_patterns(&entries);
         add_allow_list(draft, patterns);
-        ignored.extend(unknown);
+        draft.unknown_tools.extend(unknown);
     }
     if let Some((_, entries)) = doc.string_list(deny_names, comma_strings)? {
         let (patterns, unknown) = qualified_patterns(&entries);
         draft.tools.deny.extend(patterns);
-        ignored.extend(unknown);
+        draft.unknown_tools.extend(unknown);
     }
-    note_ignored_tools(draft, &ignored, ctx);
     Ok(())
 }
 
@@ -273,24 +273,67 @@ pub fn add_allow_list(draft: &mut Draft, patterns: Vec<ToolPattern>) {
     }
 }
 
-/// One caveat listing tool entries that select no child tool, and what that means.
-pub fn note_ignored_tools(draft: &Draft, ignored: &[String], ctx: &mut Ctx<'_>) {
-    if ignored.is_empty() {
-        return;
+/// Gives the agent the built-in `workspace` server (SPEC §8.6), unless its file already
+/// names it. Its tools then pass through the agent's lists like any child's.
+pub fn grant_workspace(draft: &mut Draft) {
+    let workspace = BuiltinServer::Workspace;
+    draft
+        .mcp_servers
+        .entry(workspace.name().to_owned())
+        .or_insert_with(|| workspace.config());
+}
+
+/// The one warning about tool entries that name no tool here, worded for the format: a
+/// Claude Code or OpenCode file asks for built-in tools this runtime lacks, and runs
+/// without them; in the other formats an entry that names nothing is a mistake.
+fn unknown_tools_note(draft: &Draft, format: Format) -> Option<String> {
+    if draft.unknown_tools.is_empty() {
+        return None;
     }
-    let mut note = format!(
-        "tool entries that name no child MCP tool select nothing here: {}",
-        ignored.join(", ")
-    );
+    let mut unique: Vec<&str> = Vec::new();
+    for entry in &draft.unknown_tools {
+        if !unique.contains(&entry.as_str()) {
+            unique.push(entry);
+        }
+    }
+    let listed = unique.join(", ");
+    let mut note = match format {
+        Format::Claude => format!(
+            "runs without {listed}: this runtime has no such tools (of Claude Code's tools \
+             only Read, Grep, Glob and LS exist here, as the built-in workspace server's)"
+        ),
+        Format::OpenCode => format!(
+            "runs without {listed}: this runtime has no such tools (of OpenCode's tools only \
+             read, grep, glob and list exist here, as the built-in workspace server's)"
+        ),
+        Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex => {
+            let mut note =
+                format!("tool entries that name no child MCP tool select nothing here: {listed}");
+            let workspace_like = draft.unknown_tools.iter().any(|entry| {
+                let entry = entry.to_ascii_lowercase();
+                BuiltinServer::Workspace.tools().contains(&entry.as_str()) || entry == "ls"
+            });
+            if workspace_like {
+                note.push_str(
+                    " (the built-in workspace tools are `workspace__read`, `workspace__list`, \
+                     `workspace__glob` and `workspace__grep`, given by `mcp_servers: \
+                     {workspace: {builtin: workspace}}`)",
+                );
+            }
+            note
+        }
+    };
     let empty_allow_list = draft.tools.allow.as_ref().is_some_and(Vec::is_empty)
         || draft.tools.also_allow.iter().any(Vec::is_empty);
-    if empty_allow_list && !draft.mcp_servers.is_empty() {
-        note.push_str(
+    if empty_allow_list {
+        note.push_str(if draft.mcp_servers.is_empty() {
+            "; with nothing else allowed, this agent has no tools at all"
+        } else {
             "; the allow list names no child tool, so this agent is offered none of its \
-             child servers' tools",
-        );
+             child servers' tools"
+        });
     }
-    ctx.caveats.push(note);
+    Some(note)
 }
 
 /// The message for a definition that defers to its parent's model without a server default.
@@ -300,6 +343,7 @@ pub const PARENT_MODEL_HELP: &str = "the definition uses its parent's model (`mo
 
 /// Applies every shared rule and builds the definition.
 pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+    let unknown_tools = unknown_tools_note(&draft, source.format);
     let name = draft.name.ok_or("`name` is required")?;
     check_name(&name).map_err(|e| format!("`name`: {e}"))?;
     let description = draft
@@ -403,7 +447,7 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
         }
     }
 
-    Ok(Parsed::Agent(Box::new(AgentDefinition {
+    let mut definition = AgentDefinition {
         name,
         description: description.trim().to_owned(),
         instructions,
@@ -418,7 +462,19 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
         reasoning_effort: draft.reasoning_effort,
         temperature: draft.temperature,
         source,
-    })))
+    };
+    // A workspace server none of whose tools would be offered is not started at all.
+    let workspace = BuiltinServer::Workspace.name();
+    if definition
+        .mcp_servers
+        .get(workspace)
+        .is_some_and(|c| c.builtin().is_some())
+        && definition.workspace_tools().is_empty()
+    {
+        definition.mcp_servers.remove(workspace);
+    }
+    ctx.caveats.extend(unknown_tools);
+    Ok(Parsed::Agent(Box::new(definition)))
 }
 
 /// The provider fields as a file wrote them.

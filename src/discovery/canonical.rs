@@ -63,12 +63,7 @@ fn read_shared(
         None => ModelChoice::Missing,
     };
     read_common(doc, draft, &CANONICAL_SPELLINGS, format, ctx)?;
-    read_qualified_tool_lists(
-        doc,
-        draft,
-        ALLOW,
-        DENY,
-        format == Format::CanonicalMarkdown,
-        ctx,
-    )
+    // A canonical agent gets the built-in workspace server only by naming it in
+    // `mcp_servers` (SPEC §8.6).
+    read_qualified_tool_lists(doc, draft, ALLOW, DENY, format == Format::CanonicalMarkdown)
 }

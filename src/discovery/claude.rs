@@ -5,11 +5,14 @@ use serde_json::Value;
 use super::aliases::{is_claude_code_mode, resolve_alias};
 use super::build::{
     CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, add_allow_list, finalize,
-    note_ignored_tools, qualified_patterns, read_common,
+    grant_workspace, qualified_patterns, read_common,
 };
 use super::fields::{Doc, string_list};
 use super::source::{parse_frontmatter, split_frontmatter};
-use crate::definition::{Format, Model, ModelOrigin, ProviderKind, Sandbox, SourceFile};
+use crate::definition::{
+    BuiltinServer, Format, Model, ModelOrigin, ProviderKind, Sandbox, SourceFile, ToolNaming,
+    ToolPattern,
+};
 
 const SPELLINGS: Spellings = Spellings {
     reasoning_effort: &["reasoning_effort", "reasoningEffort", "effort"],
@@ -90,31 +93,132 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
     }))
 }
 
+/// Claude Code's file tools that the built-in workspace server provides (SPEC §8.6): the
+/// Claude name and the workspace tool's.
+const WORKSPACE_TOOLS: [(&str, &str); 4] = [
+    ("Read", "read"),
+    ("Grep", "grep"),
+    ("Glob", "glob"),
+    ("LS", "list"),
+];
+
+/// What one `tools` or `disallowedTools` entry names.
+enum Entry {
+    /// Child tools (`mcp__server__tool` and the qualified forms), or `*`. `mcp__*`, every
+    /// MCP tool in Claude Code, is every tool of the file's own servers: Claude Code's file
+    /// tools are not MCP tools there, so it does not reach the workspace server.
+    Child(Vec<ToolPattern>),
+    /// A workspace tool (`Read`).
+    Workspace(&'static str),
+    /// A workspace tool limited to some paths (`Read(./src/**)`), which cannot be honoured
+    /// as written.
+    ScopedWorkspace(&'static str),
+    /// Anything else: a Claude Code tool that does not exist here (`Bash`, `Bash(git:*)`).
+    Missing,
+}
+
+fn entry(text: &str, own_servers: &[String]) -> Entry {
+    let (name, scoped) = match text.split_once('(') {
+        Some((name, _)) => (name.trim(), true),
+        None => (text.trim(), false),
+    };
+    if let Some((_, tool)) = WORKSPACE_TOOLS.iter().find(|(claude, _)| *claude == name) {
+        return if scoped {
+            Entry::ScopedWorkspace(tool)
+        } else {
+            Entry::Workspace(tool)
+        };
+    }
+    if text.trim() == "mcp__*" {
+        return Entry::Child(
+            own_servers
+                .iter()
+                .map(|server| ToolPattern::new(format!("{server}__*"), ToolNaming::Qualified))
+                .collect(),
+        );
+    }
+    match qualified_patterns(&[text.to_owned()]).0.pop() {
+        Some(pattern) => Entry::Child(vec![pattern]),
+        None => Entry::Missing,
+    }
+}
+
+fn workspace_pattern(tool: &str) -> ToolPattern {
+    ToolPattern::new(
+        format!("{}__{tool}", BuiltinServer::Workspace.name()),
+        ToolNaming::Qualified,
+    )
+}
+
 /// `tools` / `disallowedTools`: a comma string, a list, or (seen in the wild) a
-/// `{Name: true|false}` map.
+/// `{Name: true|false}` map. Read, Grep, Glob and LS are the workspace server's tools: the
+/// agent gets the server when `tools` is absent (all tools, in Claude Code), is a map that
+/// only switches tools off, or names one of them. Other Claude Code tools do not exist here:
+/// asked for, they are listed in one warning; denied, they are honoured by their absence.
 fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), String> {
-    let mut ignored = Vec::new();
+    let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
+    let mut workspace = true;
     if let Some((field, value)) = doc.find(&["tools"])? {
-        let (allowed, denied) = entries(field, value)?;
-        // A list is an allow list; a map only switches tools off (OpenCode's meaning of
-        // the map form, where everything not set to false stays available).
+        let (allowed, switched_on, switched_off) = entries(field, value)?;
         if let Some(allowed) = allowed {
-            let (patterns, unknown) = qualified_patterns(&allowed);
+            workspace = false;
+            let mut patterns = Vec::new();
+            for text in allowed {
+                match entry(&text, &own_servers) {
+                    Entry::Child(child) => {
+                        workspace |= child.iter().any(|p| p.glob() == "*");
+                        patterns.extend(child);
+                    }
+                    Entry::Workspace(tool) => {
+                        workspace = true;
+                        patterns.push(workspace_pattern(tool));
+                    }
+                    Entry::ScopedWorkspace(_) => ctx.caveats.push(format!(
+                        "`{field}` entry `{text}` gives nothing: this runtime cannot limit a \
+                         tool to some paths; list `{}` to give it for the whole workspace",
+                        text.split('(').next().unwrap_or(&text).trim()
+                    )),
+                    Entry::Missing => draft.unknown_tools.push(text),
+                }
+            }
             add_allow_list(draft, patterns);
-            ignored.extend(unknown);
         }
-        let (patterns, unknown) = qualified_patterns(&denied);
-        draft.tools.deny.extend(patterns);
-        ignored.extend(unknown);
+        for text in switched_on {
+            if let Entry::Missing = entry(&text, &own_servers) {
+                draft.unknown_tools.push(text);
+            }
+        }
+        for text in switched_off {
+            deny(draft, field, entry(&text, &own_servers), &text, ctx);
+        }
     }
     if let Some((field, value)) = doc.find(&["disallowedTools", "disallowed_tools"])? {
-        let denied = deny_entries(field, value)?;
-        let (patterns, unknown) = qualified_patterns(&denied);
-        draft.tools.deny.extend(patterns);
-        ignored.extend(unknown);
+        for text in deny_entries(field, value)? {
+            deny(draft, field, entry(&text, &own_servers), &text, ctx);
+        }
     }
-    note_ignored_tools(draft, &ignored, ctx);
+    if workspace {
+        grant_workspace(draft);
+    }
     Ok(())
+}
+
+/// Denies what `text` names. A path-limited workspace entry (`Read(./.env)`) denies the
+/// whole tool: it cannot be limited to those paths, and denying less would give more than
+/// the file allows.
+fn deny(draft: &mut Draft, field: &str, entry: Entry, text: &str, ctx: &mut Ctx<'_>) {
+    match entry {
+        Entry::Child(patterns) => draft.tools.deny.extend(patterns),
+        Entry::Workspace(tool) => draft.tools.deny.push(workspace_pattern(tool)),
+        Entry::ScopedWorkspace(tool) => {
+            ctx.caveats.push(format!(
+                "`{field}` entry `{text}` denies `{tool}` altogether: this runtime cannot \
+                 limit a denial to some paths"
+            ));
+            draft.tools.deny.push(workspace_pattern(tool));
+        }
+        Entry::Missing => {}
+    }
 }
 
 /// The entries of a deny field. A list or comma string lists them; in a `{Name: true}` map
@@ -140,21 +244,29 @@ fn deny_entries(field: &str, value: &Value) -> Result<Vec<String>, String> {
     Ok(denied)
 }
 
-/// The entries of a tools field: `(listed, switched off)`. A list or comma string gives
-/// `listed`; a `{Name: true|false}` map gives the names set to false.
-fn entries(field: &str, value: &Value) -> Result<(Option<Vec<String>>, Vec<String>), String> {
+/// The entries of a tools field: `(listed, switched on, switched off)`. A list or comma
+/// string gives `listed`; a `{Name: true|false}` map gives the names set to true and false.
+#[allow(clippy::type_complexity)]
+fn entries(
+    field: &str,
+    value: &Value,
+) -> Result<(Option<Vec<String>>, Vec<String>, Vec<String>), String> {
     match value {
         Value::Object(map) => {
-            let mut off = Vec::new();
+            let (mut on, mut off) = (Vec::new(), Vec::new());
             for (name, flag) in map {
                 match flag {
-                    Value::Bool(true) => {}
+                    Value::Bool(true) => on.push(name.clone()),
                     Value::Bool(false) => off.push(name.clone()),
                     _ => return Err(format!("`{field}.{name}` must be true or false")),
                 }
             }
-            Ok((None, off))
+            Ok((None, on, off))
         }
-        other => Ok((Some(string_list(field, other, true)?), Vec::new())),
+        other => Ok((
+            Some(string_list(field, other, true)?),
+            Vec::new(),
+            Vec::new(),
+        )),
     }
 }

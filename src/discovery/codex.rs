@@ -5,7 +5,8 @@
 use serde_json::Value;
 
 use super::build::{
-    Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, read_common, read_qualified_tool_lists,
+    Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, grant_workspace, read_common,
+    read_qualified_tool_lists,
 };
 use super::fields::Doc;
 use super::secrets::reject_secret_fields;
@@ -64,7 +65,9 @@ pub fn parse(
     } else {
         &["tools"]
     };
-    read_qualified_tool_lists(doc, &mut draft, allow, &["disallowed_tools"], false, ctx)?;
+    read_qualified_tool_lists(doc, &mut draft, allow, &["disallowed_tools"], false)?;
+    // A Codex agent inherits Codex's own tools, reading files among them (SPEC §8.6).
+    grant_workspace(&mut draft);
     finalize(draft, source, ctx)
 }
 

@@ -5,13 +5,14 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, read_common,
-    read_qualified_tool_lists,
+    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, grant_workspace,
+    read_common, read_qualified_tool_lists,
 };
 use super::fields::Doc;
 use super::source::{parse_frontmatter, split_frontmatter};
 use crate::definition::{
-    Format, Model, ModelOrigin, ProviderKind, SourceFile, ToolFilter, ToolNaming, ToolPattern,
+    BuiltinServer, Format, Model, ModelOrigin, ProviderKind, SourceFile, ToolFilter, ToolNaming,
+    ToolPattern,
 };
 
 const SPELLINGS: Spellings = Spellings {
@@ -19,7 +20,12 @@ const SPELLINGS: Spellings = Spellings {
     ..CANONICAL_SPELLINGS
 };
 
-/// OpenCode's own permission keys: they govern OpenCode built-ins, which do not exist here.
+/// OpenCode's file tools that the built-in workspace server provides (SPEC §8.6), under
+/// the same names.
+const WORKSPACE_TOOLS: [&str; 4] = ["read", "grep", "glob", "list"];
+
+/// OpenCode's own tool and permission keys. Besides [`WORKSPACE_TOOLS`] they govern
+/// OpenCode built-ins that do not exist here.
 const BUILTIN_PERMISSIONS: &[&str] = &[
     "read",
     "edit",
@@ -95,7 +101,9 @@ pub fn parse(
     let mut rules = Vec::new();
     let mut tools_list = false;
     match doc.find(&["tools"])? {
-        Some((field, Value::Object(tools))) => rules.extend(tool_rules(field, tools)?),
+        Some((field, Value::Object(tools))) => {
+            rules.extend(tool_rules(field, tools, &mut draft.unknown_tools)?)
+        }
         // A list is the canonical allow list (an extension every format accepts).
         Some((_, Value::Array(_))) => tools_list = true,
         Some((field, other)) => {
@@ -108,7 +116,12 @@ pub fn parse(
         None => {}
     }
     if let Some((field, permission)) = doc.find(&["permission"])? {
-        rules.extend(permission_rules(field, permission, ctx)?);
+        rules.extend(permission_rules(
+            field,
+            permission,
+            &mut draft.unknown_tools,
+            ctx,
+        )?);
     }
     draft.tools = ordered_rules_to_filter(&rules);
     let allow: &[&str] = if tools_list { &["tools"] } else { &[] };
@@ -118,8 +131,10 @@ pub fn parse(
         allow,
         &["disallowed_tools", "disallowedTools"],
         false,
-        ctx,
     )?;
+    // OpenCode gives every agent its file tools unless `tools` or `permission` switch them
+    // off; the rules above decide which of the workspace server's tools pass.
+    grant_workspace(&mut draft);
     finalize(draft, source, ctx)
 }
 
@@ -215,23 +230,66 @@ struct Rule {
     allow: bool,
 }
 
-fn tool_rules(field: &str, tools: &Map<String, Value>) -> Result<Vec<Rule>, String> {
-    tools
-        .iter()
-        .map(|(pattern, flag)| match flag {
-            Value::Bool(allow) => Ok(Rule {
-                pattern: pattern.clone(),
-                allow: *allow,
-            }),
-            _ => Err(format!("`{field}.{pattern}` must be true or false")),
-        })
-        .collect()
+/// What an OpenCode tool or permission key names.
+enum Key<'a> {
+    /// One of the workspace server's tools: the pattern that names it (`workspace_read`).
+    Workspace(String),
+    /// An OpenCode built-in that does not exist here.
+    Missing,
+    /// A pattern over child tools (`github_*`, `*`).
+    Child(&'a str),
 }
 
-/// `permission`: a bare action means `{"*": action}`. Keys for OpenCode built-ins are
-/// ignored (one caveat); other keys are child-tool patterns. `ask` cannot be honoured
-/// (nobody is asked), so it denies.
-fn permission_rules(field: &str, value: &Value, ctx: &mut Ctx<'_>) -> Result<Vec<Rule>, String> {
+fn key(text: &str) -> Key<'_> {
+    if WORKSPACE_TOOLS.contains(&text) {
+        Key::Workspace(format!("{}_{text}", BuiltinServer::Workspace.name()))
+    } else if BUILTIN_PERMISSIONS.contains(&text) {
+        Key::Missing
+    } else {
+        Key::Child(text)
+    }
+}
+
+/// `tools`: `name: true|false` switches, in order. A built-in switched on that does not
+/// exist here goes to `missing`; switched off, it is honoured by its absence.
+fn tool_rules(
+    field: &str,
+    tools: &Map<String, Value>,
+    missing: &mut Vec<String>,
+) -> Result<Vec<Rule>, String> {
+    let mut rules = Vec::new();
+    for (name, flag) in tools {
+        let Value::Bool(allow) = flag else {
+            return Err(format!("`{field}.{name}` must be true or false"));
+        };
+        let pattern = match key(name) {
+            Key::Workspace(pattern) => pattern,
+            Key::Missing => {
+                if *allow {
+                    missing.push(name.clone());
+                }
+                continue;
+            }
+            Key::Child(pattern) => pattern.to_owned(),
+        };
+        rules.push(Rule {
+            pattern,
+            allow: *allow,
+        });
+    }
+    Ok(rules)
+}
+
+/// `permission`: a bare action means `{"*": action}`. `read`, `grep`, `glob` and `list`
+/// govern the workspace server's tools; other keys for OpenCode built-ins name tools that do
+/// not exist here (allowed or asked for, they are listed in the agent's one warning); other
+/// keys are child-tool patterns. `ask` cannot be honoured (nobody is asked), so it denies.
+fn permission_rules(
+    field: &str,
+    value: &Value,
+    missing: &mut Vec<String>,
+    ctx: &mut Ctx<'_>,
+) -> Result<Vec<Rule>, String> {
     let single;
     let map = match value {
         Value::String(_) => {
@@ -248,24 +306,42 @@ fn permission_rules(field: &str, value: &Value, ctx: &mut Ctx<'_>) -> Result<Vec
         }
     };
     let mut rules = Vec::new();
-    let mut ignored = Vec::new();
-    for (key, action) in map {
-        if BUILTIN_PERMISSIONS.contains(&key.as_str()) {
-            ignored.push(key.as_str());
-            continue;
-        }
+    for (name, action) in map {
+        let named = key(name);
         let action = match action {
             Value::String(a) => a.as_str(),
-            Value::Object(_) => {
-                ctx.caveats.push(format!(
-                    "`{field}.{key}` has per-argument rules, which this runtime cannot apply \
-                     to child tools; they are ignored"
-                ));
+            Value::Object(per_argument) => {
+                let actions: Vec<&str> = per_argument.values().filter_map(Value::as_str).collect();
+                let grants = |a: &&str| matches!(*a, "allow" | "ask");
+                match named {
+                    Key::Missing if actions.iter().any(grants) => {
+                        missing.push(name.clone());
+                    }
+                    Key::Missing => {}
+                    // Only `allow` everywhere can be honoured as written; anything less is
+                    // honoured by withholding the tool, never by giving more.
+                    Key::Workspace(pattern) => {
+                        let allow = !actions.is_empty()
+                            && actions.len() == per_argument.len()
+                            && actions.iter().all(|a| *a == "allow");
+                        if !allow && actions.iter().any(grants) {
+                            ctx.caveats.push(format!(
+                                "`{field}.{name}` has per-path rules, which this runtime \
+                                 cannot apply; `{name}` is withheld"
+                            ));
+                        }
+                        rules.push(Rule { pattern, allow });
+                    }
+                    Key::Child(_) => ctx.caveats.push(format!(
+                        "`{field}.{name}` has per-argument rules, which this runtime cannot \
+                         apply to child tools; they are ignored"
+                    )),
+                }
                 continue;
             }
             other => {
                 return Err(super::fields::wrong_type(
-                    &format!("{field}.{key}"),
+                    &format!("{field}.{name}"),
                     "allow, ask or deny",
                     other,
                 ));
@@ -275,29 +351,36 @@ fn permission_rules(field: &str, value: &Value, ctx: &mut Ctx<'_>) -> Result<Vec
             "allow" => true,
             "deny" => false,
             "ask" => {
-                ctx.caveats.push(format!(
-                    "`{field}.{key}: ask` denies the matching child tools: this runtime \
-                     never asks anyone"
-                ));
+                match named {
+                    Key::Workspace(_) => ctx.caveats.push(format!(
+                        "`{field}.{name}: ask` withholds `{name}`: this runtime never asks \
+                         anyone"
+                    )),
+                    Key::Child(_) => ctx.caveats.push(format!(
+                        "`{field}.{name}: ask` denies the matching child tools: this runtime \
+                         never asks anyone"
+                    )),
+                    Key::Missing => {}
+                }
                 false
             }
             other => {
                 return Err(format!(
-                    "`{field}.{key}` is {other:?}; use allow, ask or deny"
+                    "`{field}.{name}` is {other:?}; use allow, ask or deny"
                 ));
             }
         };
-        rules.push(Rule {
-            pattern: key.clone(),
-            allow,
-        });
-    }
-    if !ignored.is_empty() {
-        ctx.caveats.push(format!(
-            "`{field}` rules for OpenCode built-in tools are ignored (they do not exist \
-             here): {}",
-            ignored.join(", ")
-        ));
+        let pattern = match named {
+            Key::Workspace(pattern) => pattern,
+            Key::Missing => {
+                if action != "deny" {
+                    missing.push(name.clone());
+                }
+                continue;
+            }
+            Key::Child(pattern) => pattern.to_owned(),
+        };
+        rules.push(Rule { pattern, allow });
     }
     Ok(rules)
 }

@@ -1,6 +1,8 @@
 //! Child MCP server configurations (SPEC §8.1) in every spelling the formats use: the
 //! canonical map, Claude's list of `{name: config}` maps and `.mcp.json` names, and Codex's
-//! `[mcp_servers.NAME]` tables with their extra keys (FORMATS.md §3).
+//! `[mcp_servers.NAME]` tables with their extra keys (FORMATS.md §3); and the built-in
+//! `workspace` server, `workspace: {builtin: workspace}`, whose name no other server may
+//! take (SPEC §8.6).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,7 +16,7 @@ use super::secrets::{reject_literal_secret_header, reject_literal_secrets, rejec
 use super::unknown_fields::note_server_near_misses;
 use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::template::is_env_var_name;
-use crate::definition::{ChildServerConfig, ChildTransport, Template, ValueSource};
+use crate::definition::{BuiltinServer, ChildServerConfig, ChildTransport, Template, ValueSource};
 use crate::limits::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
 
 const SERVER_SECRET_ADVICE: &str = "put the credential in an environment variable and pass it \
@@ -61,6 +63,7 @@ pub fn parse_servers(
     let mut servers = BTreeMap::new();
     let mut add = |name: String, config: Option<ChildServerConfig>| -> Result<(), String> {
         check_server_name(field, &name)?;
+        check_builtin_name(field, &name, config.as_ref())?;
         if servers.contains_key(&name) {
             return Err(format!("`{field}` defines the server `{name}` twice"));
         }
@@ -105,6 +108,58 @@ fn check_server_name(field: &str, name: &str) -> Result<(), String> {
     }
 }
 
+/// The built-ins have fixed names: a definition's own server may not take one, and a
+/// built-in may not be renamed (its tools are `workspace__read` … everywhere).
+fn check_builtin_name(
+    field: &str,
+    name: &str,
+    config: Option<&ChildServerConfig>,
+) -> Result<(), String> {
+    let workspace = BuiltinServer::Workspace;
+    match config.and_then(ChildServerConfig::builtin) {
+        Some(builtin) if builtin.name() != name => Err(format!(
+            "`{field}` names the built-in `{}` server `{name}`; it must be named `{}`",
+            builtin.name(),
+            builtin.name()
+        )),
+        Some(_) => Ok(()),
+        None if name == workspace.name() => Err(format!(
+            "`{field}` defines a server named `{name}`, a name reserved for the built-in \
+             workspace server (read-only read, list, glob and grep over the workspace, SPEC \
+             §8.6); rename this server, or write `{name}: {{builtin: {name}}}` to use the \
+             built-in one"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `builtin: NAME` and the keys that may go with it.
+fn parse_builtin(place: &str, doc: Doc<'_>, value: &Value) -> Result<ChildTransport, String> {
+    let err = |e: String| format!("{place}{e}");
+    let name = value.as_str().ok_or_else(|| {
+        err(wrong_type(
+            "builtin",
+            "the name of a built-in server",
+            value,
+        ))
+    })?;
+    let server = BuiltinServer::parse(name).ok_or_else(|| {
+        err(format!(
+            "`builtin: {name}` is not a built-in server; the only one is `workspace`"
+        ))
+    })?;
+    let transport_keys = ["type"].iter().chain(STDIO_KEYS).chain(HTTP_KEYS);
+    for key in transport_keys {
+        if doc.has(key) {
+            return Err(err(format!(
+                "`{key}` does not apply to the built-in `{name}` server, which this program \
+                 starts itself"
+            )));
+        }
+    }
+    Ok(ChildTransport::Builtin(server))
+}
+
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "env_vars", "cwd"];
 const HTTP_KEYS: &[&str] = &[
     "url",
@@ -132,9 +187,17 @@ pub fn parse_server(
     // A disabled server is never started, but a credential written in it is still a
     // credential in the file.
     reject_secret_fields(doc, place, SERVER_SECRET_ADVICE)?;
-    if doc.bool(&["enabled"]).map_err(err)? == Some(false)
-        || doc.bool(&["disabled"]).map_err(err)? == Some(true)
-    {
+    let disabled = doc.bool(&["enabled"]).map_err(err)? == Some(false)
+        || doc.bool(&["disabled"]).map_err(err)? == Some(true);
+    let builtin = doc.find(&["builtin"]).map_err(err)?;
+    if disabled && builtin.is_some() {
+        return Err(err(
+            "a built-in server cannot be disabled; deny its tools instead (`disallowed_tools: \
+             [\"workspace__*\"]`, or Claude's `disallowedTools: Read, Grep, Glob, LS`)"
+                .into(),
+        ));
+    }
+    if disabled {
         reject_literal_secrets(map, place, SERVER_SECRET_ADVICE)?;
         return Ok(None);
     }
@@ -145,6 +208,10 @@ pub fn parse_server(
     let command = doc.find(&["command"]).map_err(err)?;
     let url = doc.str(&["url"]).map_err(err)?;
     let transport = match (kind.as_deref(), command, url) {
+        _ if builtin.is_some() => {
+            let name = builtin.map_or(&Value::Null, |(_, name)| name);
+            parse_builtin(place, doc, name)?
+        }
         (_, Some(_), Some(_)) => {
             return Err(err("has both `command` and `url`; pick one".into()));
         }

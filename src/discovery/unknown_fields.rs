@@ -96,6 +96,7 @@ const OPENCODE: &[&str] = &[
 /// FORMATS.md §3, Claude Code's `.mcp.json`, OpenCode's `mcp`).
 pub const SERVER_FIELDS: &[&str] = &[
     "type",
+    "builtin",
     "command",
     "args",
     "env",

@@ -40,6 +40,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["definition", "error", "limits", "redact", "sessions"],
     ),
     ("testkit", &["definition", "error", "limits"]),
+    ("workspace", &["limits"]),
     (
         "cli",
         &[
@@ -55,6 +56,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "sessions",
             "testkit",
             "toolbox",
+            "workspace",
         ],
     ),
 ];

@@ -77,7 +77,7 @@ fn check_example(set: &[&str], commands: bool, json: bool) -> Output {
 }
 
 #[test]
-fn the_example_workspace_has_five_agents_and_no_warnings() {
+fn the_example_workspace_has_six_agents_and_no_warnings() {
     let out = check_example(EXAMPLE_VARS, true, false);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "", "no warnings");
@@ -87,19 +87,49 @@ fn the_example_workspace_has_five_agents_and_no_warnings() {
         lines[0].starts_with("NAME") && lines[0].contains("SOURCE"),
         "{stdout}"
     );
-    for (line, (name, file, format)) in lines[1..6].iter().zip([
+    assert!(lines[0].contains(" SERVERS ") && lines[0].contains(" WORKSPACE "));
+    // Name, file, format, and the workspace tools each agent gets (SPEC §8.6): the Claude
+    // reviewer names Read, Grep and Glob; the Codex agent gets all four; the other Claude
+    // file lists only GitHub's MCP tools, the OpenCode file starts from `"*": false`, and the
+    // canonical file does not name the workspace server.
+    for (line, (name, file, format, workspace)) in lines[1..7].iter().zip([
         (
             "local-explainer",
             ".agents/agents/local-explainer.md",
             "canonical-md",
+            "-",
         ),
-        ("researcher", ".agents/agents/researcher.md", "canonical-md"),
-        ("code-reviewer", ".claude/agents/code-reviewer.md", "claude"),
-        ("docs-writer", ".codex/agents/docs-writer.toml", "codex"),
-        ("triager", ".opencode/agents/triager.md", "opencode"),
+        (
+            "researcher",
+            ".agents/agents/researcher.md",
+            "canonical-md",
+            "-",
+        ),
+        (
+            "code-reviewer",
+            ".claude/agents/code-reviewer.md",
+            "claude",
+            "-",
+        ),
+        (
+            "reviewer",
+            ".claude/agents/reviewer.md",
+            "claude",
+            "read, glob, grep",
+        ),
+        (
+            "docs-writer",
+            ".codex/agents/docs-writer.toml",
+            "codex",
+            "read, list, glob, grep",
+        ),
+        ("triager", ".opencode/agents/triager.md", "opencode", "-"),
     ]) {
         let cells: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(&cells[..3], &[name, file, format], "{line}");
+        let column = lines[0].find("WORKSPACE").unwrap();
+        let skills = lines[0].find("SKILLS").unwrap();
+        assert_eq!(line[column..skills].trim(), workspace, "{line}");
     }
     assert!(
         lines[3].contains("claude-sonnet-5-5 (sonnet)"),
@@ -116,7 +146,7 @@ fn the_example_workspace_has_five_agents_and_no_warnings() {
         "{}",
         lines[3]
     );
-    assert_eq!(lines[6], "5 agents, 1 skill, 0 warnings");
+    assert_eq!(lines[7], "6 agents, 1 skill, 0 warnings");
 }
 
 #[test]
@@ -267,7 +297,7 @@ fn the_default_workspace_is_the_current_directory() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert!(text(&out.stdout).contains("5 agents"));
+    assert!(text(&out.stdout).contains("6 agents"));
 }
 
 #[test]
@@ -279,7 +309,7 @@ fn modelcontextprotocol_agents_is_the_same_program() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["agents"].as_array().unwrap().len(), 5);
+    assert_eq!(report["agents"].as_array().unwrap().len(), 6);
     let out = Command::new(env!("CARGO_BIN_EXE_modelcontextprotocol"))
         .args(["agents", "/no/such/workspace"])
         .output()
@@ -367,7 +397,7 @@ fn json_output_survives_paths_that_are_not_utf8() {
 fn every_command_takes_workspace_and_default_model_takes_aliases() {
     let out = mcp_agents(&["check", "--workspace", &example_workspace()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("5 agents"));
+    assert!(text(&out.stdout).contains("6 agents"));
     let out = mcp_agents(&["check", &example_workspace(), "--workspace", "."]);
     assert_eq!(out.status.code(), Some(2), "both at once is a usage error");
     let out = mcp_agents(&["--workspace", "/no/such/workspace"]);
@@ -445,7 +475,7 @@ fn check_reports_what_each_run_would_miss_without_failing() {
         );
     }
     assert!(
-        text(&out.stdout).contains("5 agents (5 not ready to run), 1 skill, 5 warnings"),
+        text(&out.stdout).contains("6 agents (6 not ready to run), 1 skill, 6 warnings"),
         "{}",
         text(&out.stdout)
     );
@@ -470,7 +500,7 @@ fn check_reports_what_each_run_would_miss_without_failing() {
         .iter()
         .map(|w| w["effect"].as_str().unwrap())
         .collect();
-    assert_eq!(effects, ["will_fail_at_spawn"; 5]);
+    assert_eq!(effects, ["will_fail_at_spawn"; 6]);
     assert!(report["warnings"][0]["agent"].is_string());
 
     // The local engine's placeholder key is all its agent needs.

@@ -35,16 +35,18 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "The MCP server works: its echo tool answered \"echo: Hello from a subagent\".\n"
+        format!("{}\n", mcp_agents::cli::demo::RESULT)
     );
     let stderr = text(&out.stderr);
     for expected in [
-        "child_mcp_startup · Starting MCP server fixture",
-        "provider_request · Waiting for demo-model (turn 1 of 4)",
-        "tool_call · Calling fixture.echo",
-        "provider_request · Waiting for demo-model (turn 2 of 4)",
-        "mcp-agents: demo completed in",
-        "2 turns, 1 tool call",
+        "child_mcp_startup · Starting MCP server workspace",
+        "provider_request · Waiting for claude-sonnet-5-5 (turn 1 of 12)",
+        "tool_call · Calling workspace.glob",
+        "tool_call · Calling workspace.grep",
+        "tool_call · Calling workspace.read",
+        "provider_request · Waiting for claude-sonnet-5-5 (turn 3 of 12)",
+        "mcp-agents: reviewer completed in",
+        "3 turns, 3 tool calls",
         // The next step: where to go from the demo.
         "Next: in a repository with agent files",
         "`claude mcp add --scope project agents -- mcp-agents`",
@@ -55,11 +57,58 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
             "missing {expected:?} in:\n{stderr}"
         );
     }
+    // The model was given the real file of the bundled example workspace, read by the
+    // workspace server: numbered lines, and grep's paths and line numbers.
+    let file = mcp_agents::cli::demo::EXAMPLE_WORKSPACE
+        .iter()
+        .find(|(path, _)| *path == "src/retry.py")
+        .unwrap()
+        .1;
+    let line_8 = file.lines().nth(7).unwrap();
+    assert_eq!(line_8, "    return min(cap, base * 2 ** attempt)");
+    assert!(
+        stderr.contains(&format!("         8\t{line_8}\n")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("    src/retry.py:6:def backoff(attempt, base=0.5, cap=8.0):\n"));
+    assert!(stderr.contains(
+        "  workspace__glob {\"pattern\":\"*.py\",\"path\":\"src\"} (1 line):\n    src/retry.py\n"
+    ));
 
     let out = run(&["demo", "--json"], dir.path()).await;
     let record: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(record["status"], "completed");
-    assert_eq!(record["usage"]["tool_calls"], 1);
+    assert_eq!(record["usage"]["tool_calls"], 3);
+}
+
+#[test]
+fn the_bundled_example_workspace_is_the_one_in_examples() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/workspace");
+    let mut on_disk = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                on_disk.push(path);
+            }
+        }
+    }
+    on_disk.sort();
+    let bundled: Vec<_> = mcp_agents::cli::demo::EXAMPLE_WORKSPACE
+        .iter()
+        .map(|(rel, text)| {
+            let path = root.join(rel);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), *text, "{rel}");
+            path
+        })
+        .collect();
+    assert_eq!(
+        bundled, on_disk,
+        "every file of examples/workspace is bundled, in order"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

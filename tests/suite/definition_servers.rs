@@ -51,11 +51,17 @@ fn canonical_servers_keep_their_configuration() {
 #[test]
 fn claude_names_are_looked_up_in_mcp_json() {
     let catalog = support::load_fixture("servers");
-    let servers = &catalog.get("claude-list").unwrap().mcp_servers;
+    let agent = catalog.get("claude-list").unwrap();
     assert_eq!(
-        servers.keys().collect::<Vec<_>>(),
+        agent.own_servers().collect::<Vec<_>>(),
         ["github", "linear", "playwright"]
     );
+    assert_eq!(
+        agent.workspace_tools(),
+        ["read", "list", "glob", "grep"],
+        "no `tools`: all of them"
+    );
+    let servers = &agent.mcp_servers;
     match &servers["github"].transport {
         ChildTransport::Stdio { command, env, .. } => {
             assert_eq!(command, "npx");

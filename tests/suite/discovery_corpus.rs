@@ -16,6 +16,17 @@ fn the_corpus_loads_as_a_careful_user_would_expect() {
     assert_eq!(catalog.agents().len(), 33);
     assert_eq!(catalog.skills().len(), 5);
 
+    // Published agents expect to read the code (SPEC §8.6): every one but the agent whose
+    // `tools` lists only Linear's MCP tools gets workspace tools, as expect.toml spells out
+    // file by file.
+    let without: Vec<&str> = catalog
+        .agents()
+        .iter()
+        .filter(|a| a.workspace_tools().is_empty())
+        .map(|a| a.name.as_str())
+        .collect();
+    assert_eq!(without, ["linear-ticket-reader"]);
+
     // A Codex role file without a name takes it, and its description, from the
     // `[agents.NAME] config_file = …` declaration in .codex/config.toml.
     let docs = catalog.get("docs_researcher").unwrap();
@@ -106,7 +117,7 @@ fn every_published_mcp_json_parses() {
             .get("all")
             .unwrap_or_else(|| panic!("{file}: {:?}", catalog.warnings()));
         assert_eq!(
-            agent.mcp_servers.keys().collect::<Vec<_>>(),
+            agent.own_servers().collect::<Vec<_>>(),
             servers.iter().collect::<Vec<_>>(),
             "{file}"
         );

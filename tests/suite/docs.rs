@@ -61,11 +61,18 @@ fn documented_commands_exist() {
         .output()
         .unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
-    for command in ["check", "run", "demo"] {
+    for command in ["check", "run", "demo", "workspace-tools"] {
         assert!(
             help.contains(&format!("  {command} ")),
             "{command} missing from --help"
         );
+        let readme =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+                .unwrap();
+        let documented = [readme, doc("agents.md"), doc("clients.md")]
+            .iter()
+            .any(|text| text.contains(&format!("mcp-agents {command}")));
+        assert!(documented, "`mcp-agents {command}` is not documented");
     }
     for option in ["--http", "--auth-token-env", "--default-model"] {
         assert!(help.contains(option), "{option} missing from --help");

@@ -1,7 +1,8 @@
 //! Clients nobody here wrote (installed by `scripts/install-interop`): the Python SDK's
 //! client (`mcp` 2.x) and the TypeScript SDK's (`@modelcontextprotocol/client` 2.x) drive
 //! the binary over stdio and HTTP, in both protocol generations, calling all three tools,
-//! receiving progress notifications and seeing an error result.
+//! receiving progress notifications and seeing an error result; and they drive the
+//! built-in workspace server, checking its structured results against its output schemas.
 
 use crate::support;
 
@@ -19,18 +20,20 @@ enum Sdk {
     TypeScript,
 }
 
-async fn drive(sdk: Sdk, config: Value) -> Value {
+/// Runs the client script of `sdk` (`scripts`: the Python one, the TypeScript one) with
+/// `config`; returns the JSON report it prints last.
+async fn drive(sdk: Sdk, scripts: (&str, &str), config: Value) -> Value {
     let mut command = match sdk {
         Sdk::Python => {
             let mut c = tokio::process::Command::new(interop::python());
-            c.arg(interop::script("py_client.py"));
+            c.arg(interop::script(scripts.0));
             c
         }
         Sdk::TypeScript => {
             // ESM resolves packages from the script's own folder, so the client runs from a
             // copy next to the installed node_modules.
-            let copy = interop::dir().join("node/ts_client.mjs");
-            std::fs::copy(interop::script("ts_client.mjs"), &copy).unwrap();
+            let copy = interop::dir().join("node").join(scripts.1);
+            std::fs::copy(interop::script(scripts.1), &copy).unwrap();
             let mut c = tokio::process::Command::new("node");
             c.arg(copy);
             c
@@ -118,7 +121,7 @@ async fn all_combinations(sdk: Sdk) -> Vec<String> {
                 "url": url,
             });
             let label = format!("{sdk:?} {transport} {mode}");
-            let report = drive(sdk, config).await;
+            let report = drive(sdk, ("py_client.py", "ts_client.mjs"), config).await;
             check(&report, &label, modern);
             seen.push(format!(
                 "{label}: {} progress notification(s), e.g. {:?}",
@@ -142,4 +145,74 @@ async fn the_typescript_sdk_client_works_in_every_combination() {
     for line in all_combinations(Sdk::TypeScript).await {
         eprintln!("{line}");
     }
+}
+
+/// The workspace server's answers as a third-party client receives them: each SDK checks
+/// structured content against the tool's output schema and fails the call otherwise.
+async fn workspace_tools(sdk: Sdk) {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("src")).unwrap();
+    std::fs::write(
+        ws.path().join("src/lib.rs"),
+        "pub fn limit() -> u32 {\n    8\n}\n",
+    )
+    .unwrap();
+    std::fs::write(ws.path().join(".gitignore"), "target/\n").unwrap();
+    let calls = json!([
+        ["read", {"path": "src/lib.rs", "limit": 2}],
+        ["list", {"path": "src"}],
+        ["glob", {"pattern": "*.rs"}],
+        ["grep", {"pattern": "limit", "context": 1}],
+        ["grep", {"pattern": "fn", "output_mode": "count"}],
+        ["read", {"path": "../outside.txt"}],
+    ]);
+    let config = json!({
+        "command": BIN,
+        "args": ["workspace-tools", ws.path()],
+        "env": {"PATH": std::env::var("PATH").unwrap_or_default()},
+        "calls": calls,
+    });
+    let report = drive(sdk, ("workspace_client.py", "workspace_client.mjs"), config).await;
+    assert_eq!(
+        report["protocol_version"], "2026-07-28",
+        "{sdk:?}: {report}"
+    );
+    for tool in ["read", "list", "glob", "grep"] {
+        assert_eq!(
+            report["tools"][tool],
+            json!({"read_only": true, "has_output_schema": true}),
+            "{sdk:?} {tool}"
+        );
+    }
+    let calls = report["calls"].as_array().unwrap();
+    for call in &calls[..5] {
+        assert_eq!(call["is_error"], false, "{sdk:?}: {call}");
+        assert!(call["structured"].is_object(), "{sdk:?}: {call}");
+    }
+    assert_eq!(
+        calls[0]["text"],
+        "     1\tpub fn limit() -> u32 {\n     2\t    8\n[lines 1-2 of 3; continue with offset 3]\n"
+    );
+    assert_eq!(calls[0]["structured"]["next_offset"], 3);
+    assert_eq!(calls[2]["structured"]["files"], json!(["src/lib.rs"]));
+    assert_eq!(calls[4]["text"], "src/lib.rs:1\n");
+    assert_eq!(calls[5]["is_error"], true, "{sdk:?}");
+    assert!(
+        calls[5]["text"]
+            .as_str()
+            .unwrap()
+            .contains("climbs out of the workspace"),
+        "{sdk:?}: {}",
+        calls[5]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_accepts_the_workspace_tools() {
+    workspace_tools(Sdk::Python).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_client_accepts_the_workspace_tools() {
+    workspace_tools(Sdk::TypeScript).await;
 }

@@ -42,6 +42,14 @@ pub fn write(dir: &Path, rel: &str, text: &str) {
 /// Pids of live processes whose environment contains `marker`.
 pub fn processes_with(marker: &str) -> Vec<u32> {
     let needle = format!("MCP_AGENTS_TEST_MARKER={marker}");
+    live_processes(|pid| {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        environ.split(|b| *b == 0).any(|kv| kv == needle.as_bytes())
+    })
+}
+
+/// Pids of live (not zombie) processes for which `wanted` holds.
+pub fn live_processes(wanted: impl Fn(u32) -> bool) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -49,11 +57,10 @@ pub fn processes_with(marker: &str) -> Vec<u32> {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
             let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .map(|s| s.contains(") Z "))
                 .unwrap_or(true);
-            !zombie && environ.split(|b| *b == 0).any(|kv| kv == needle.as_bytes())
+            !zombie && wanted(*pid)
         })
         .collect()
 }

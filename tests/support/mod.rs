@@ -12,6 +12,8 @@
 //! # expect: shadowed: TEXT              a "name already defined" warning containing TEXT
 //! # expect: skipped: TEXT               a "not searched / not followed" warning
 //! # expect: ignored                     neither loaded nor warned about
+//! # expect: workspace: read, grep       the agent gets exactly these workspace tools
+//! # expect: workspace: none             … and none of them
 //! ```
 //!
 //! [`check_fixture`] loads the workspace and fails on any file whose outcome differs, on any
@@ -23,6 +25,7 @@ pub mod binary;
 pub mod children;
 pub mod interop;
 pub mod run_kit;
+pub mod workspace;
 
 use std::collections::HashMap;
 use std::fs;
@@ -47,6 +50,8 @@ pub enum Expect {
     Shadowed(String),
     Skipped(String),
     Ignored,
+    /// The workspace tools the agent gets, in the server's order.
+    Workspace(Vec<String>),
 }
 
 impl Expect {
@@ -65,6 +70,10 @@ impl Expect {
             "shadowed" => Expect::Shadowed(rest.to_owned()),
             "skipped" => Expect::Skipped(rest.to_owned()),
             "ignored" => Expect::Ignored,
+            "workspace" if rest == "none" => Expect::Workspace(Vec::new()),
+            "workspace" => {
+                Expect::Workspace(rest.split(',').map(|t| t.trim().to_owned()).collect())
+            }
             other => return Err(format!("unknown expectation {other:?}")),
         })
     }
@@ -75,7 +84,7 @@ impl Expect {
             Expect::Rejected(_) => Some(Effect::Rejected),
             Expect::Shadowed(_) => Some(Effect::Shadowed),
             Expect::Skipped(_) => Some(Effect::Skipped),
-            Expect::Loaded(_) | Expect::Ignored => None,
+            Expect::Loaded(_) | Expect::Ignored | Expect::Workspace(_) => None,
         }
     }
 
@@ -195,6 +204,18 @@ pub fn check_fixture(name: &str) -> Catalog {
                     path.display()
                 )),
                 _ => {}
+            },
+            Expect::Workspace(tools) => match agent {
+                None => problems.push(format!(
+                    "{}: expected an agent with workspace tools {tools:?}; not loaded",
+                    path.display()
+                )),
+                Some(agent) if agent.workspace_tools() != *tools => problems.push(format!(
+                    "{}: expected workspace tools {tools:?}, got {:?}",
+                    path.display(),
+                    agent.workspace_tools()
+                )),
+                Some(_) => {}
             },
             Expect::Ignored => {
                 if loaded_name.is_some() || !warnings_here.is_empty() {

@@ -1,0 +1,413 @@
+//! `read`: a text file's lines, numbered as `cat -n` numbers them, from `offset` for
+//! `limit` lines (SPEC §8.6).
+//!
+//! The file is read once, in blocks: lines before the range are only counted, lines in it
+//! keep at most what can be shown of them, and the rest of the file is counted for the
+//! total. Memory stays bounded whatever the file's size or its longest line.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::output::{Answer, LINE_KEEP_BYTES, Page, count, show_line};
+use super::root::WorkspaceRoot;
+use crate::limits::{
+    TOOL_OUTPUT_BYTES, WORKSPACE_BINARY_SNIFF_BYTES, WORKSPACE_LINE_CHARS, WORKSPACE_READ_LINES,
+};
+
+/// What the model asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadRequest {
+    pub path: String,
+    /// The first line to show, from 1.
+    pub offset: u64,
+    /// How many lines to show.
+    pub limit: u64,
+}
+
+impl ReadRequest {
+    pub fn new(path: &str, offset: Option<u64>, limit: Option<u64>) -> Self {
+        ReadRequest {
+            path: path.to_owned(),
+            offset: offset.unwrap_or(1).max(1),
+            limit: limit.unwrap_or(WORKSPACE_READ_LINES).max(1),
+        }
+    }
+}
+
+/// One line in the requested range, as shown.
+struct Line {
+    number: u64,
+    text: String,
+}
+
+/// What a scan of the file found.
+#[derive(Default)]
+struct Scan {
+    lines: Vec<Line>,
+    total: u64,
+    lossy: bool,
+    cut: u64,
+    /// The kept lines' text, in bytes; past the output cap no more lines are kept (they
+    /// could not be shown).
+    bytes: usize,
+}
+
+impl Scan {
+    fn keeping(&self, number: u64, first: u64) -> bool {
+        number >= first && self.bytes <= TOOL_OUTPUT_BYTES
+    }
+}
+
+pub fn read(
+    root: &WorkspaceRoot,
+    request: &ReadRequest,
+    cancel: &CancellationToken,
+) -> Result<Answer, String> {
+    let path = root.resolve(&request.path)?;
+    let shown = root.display(&path);
+    let meta = std::fs::metadata(&path).map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+    if meta.is_dir() {
+        return Err(format!(
+            "`{shown}` is a directory; use `list` to see its entries or `glob` to find files in it"
+        ));
+    }
+    if !meta.is_file() {
+        return Err(format!("`{shown}` is not a regular file"));
+    }
+    let scan = scan(&path, &shown, request, cancel)?;
+    if scan.total == 0 {
+        return Ok(Answer::new(
+            format!("[`{shown}` is empty]\n"),
+            &structured(&shown, request, &scan, 0, None, false),
+        ));
+    }
+    if request.offset > scan.total {
+        return Err(format!(
+            "`{shown}` has {}; offset {} is past its end",
+            count(scan.total, "line", "lines"),
+            request.offset
+        ));
+    }
+    let mut page = Page::default();
+    let mut shown_lines = 0;
+    for line in &scan.lines {
+        if !page.push_numbered(line.number, &line.text) {
+            break;
+        }
+        shown_lines += 1;
+    }
+    let last = request.offset + shown_lines - 1;
+    let next = (last < scan.total).then_some(last + 1);
+    let mut notes = Vec::new();
+    if let Some(next) = next {
+        notes.push(format!(
+            "lines {}-{last} of {}; continue with offset {next}",
+            request.offset, scan.total
+        ));
+    }
+    if scan.cut > 0 {
+        notes.push(format!(
+            "{} longer than {WORKSPACE_LINE_CHARS} characters {} cut",
+            count(scan.cut, "line", "lines"),
+            if scan.cut == 1 { "was" } else { "were" }
+        ));
+    }
+    if scan.lossy {
+        notes.push("the file is not valid UTF-8: invalid bytes are shown as U+FFFD".to_owned());
+    }
+    let full = page.is_full();
+    let structured = structured(&shown, request, &scan, shown_lines, next, full);
+    Ok(Answer::new(page.finish(&notes), &structured))
+}
+
+/// `read`'s structured content (its output schema): where the lines shown sit in the file.
+/// The lines themselves are the text block (numbered); repeating up to 1 MiB of them here
+/// would double every answer on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReadOutput {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// The number of the first line shown (0 when none is).
+    pub first_line: u64,
+    /// The number of the last line shown (0 when none is).
+    pub last_line: u64,
+    /// How many lines the file has.
+    pub total_lines: u64,
+    /// Where to continue (`offset`) when lines follow the ones shown.
+    pub next_offset: Option<u64>,
+    /// How many of the lines shown were cut at the line-length limit.
+    pub long_lines_cut: u64,
+    /// Whether the file is not valid UTF-8 (invalid bytes are shown as U+FFFD).
+    pub invalid_utf8: bool,
+    /// Whether the answer reached the output cap before the last requested line.
+    pub output_cut: bool,
+}
+
+fn structured(
+    shown: &str,
+    request: &ReadRequest,
+    scan: &Scan,
+    shown_lines: u64,
+    next: Option<u64>,
+    output_cut: bool,
+) -> ReadOutput {
+    let range = |n: u64| if shown_lines == 0 { 0 } else { n };
+    ReadOutput {
+        path: shown.to_owned(),
+        first_line: range(request.offset),
+        last_line: range(request.offset + shown_lines.saturating_sub(1)),
+        total_lines: scan.total,
+        next_offset: next,
+        long_lines_cut: scan.cut,
+        invalid_utf8: scan.lossy,
+        output_cut,
+    }
+}
+
+/// Reads the file once: the requested lines (each kept to what can be shown), and the
+/// total number of lines. Refuses a file with a NUL byte in its first block or in a line
+/// that would be shown.
+fn scan(
+    path: &Path,
+    shown: &str,
+    request: &ReadRequest,
+    cancel: &CancellationToken,
+) -> Result<Scan, String> {
+    let file = File::open(path).map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let first = request.offset;
+    let end = request.offset.saturating_add(request.limit);
+    let mut out = Scan::default();
+    // The number of the line being read, its kept bytes and its length so far.
+    let mut number: u64 = 1;
+    let mut kept: Vec<u8> = Vec::new();
+    let mut len: u64 = 0;
+    let mut position: u64 = 0;
+    let mut last_byte = None;
+    loop {
+        if cancel.is_cancelled() {
+            return Err("the call was cancelled".to_owned());
+        }
+        let block = reader
+            .fill_buf()
+            .map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+        if block.is_empty() {
+            break;
+        }
+        let size = block.len();
+        if position < WORKSPACE_BINARY_SNIFF_BYTES {
+            let sniffed = (WORKSPACE_BINARY_SNIFF_BYTES - position).min(size as u64) as usize;
+            if memchr::memchr(0, &block[..sniffed]).is_some() {
+                return Err(binary(shown));
+            }
+        }
+        last_byte = block.last().copied();
+        let mut at = 0;
+        while at < size {
+            if number >= end {
+                // Past the range: only count what is left.
+                number += memchr::memchr_iter(b'\n', &block[at..]).count() as u64;
+                len = 0;
+                break;
+            }
+            let (segment, ends_line) = match memchr::memchr(b'\n', &block[at..]) {
+                Some(i) => (&block[at..at + i], true),
+                None => (&block[at..], false),
+            };
+            at += segment.len() + usize::from(ends_line);
+            if out.keeping(number, first) {
+                let room = LINE_KEEP_BYTES.saturating_sub(kept.len());
+                kept.extend_from_slice(&segment[..segment.len().min(room)]);
+            }
+            len += segment.len() as u64;
+            if ends_line {
+                if out.keeping(number, first) {
+                    keep(&mut out, number, &kept, len, shown)?;
+                    kept.clear();
+                }
+                number += 1;
+                len = 0;
+            }
+        }
+        position += size as u64;
+        reader.consume(size);
+    }
+    // A last line without a newline is a line too.
+    if last_byte.is_some_and(|b| b != b'\n') {
+        if out.keeping(number, first) && number < end {
+            keep(&mut out, number, &kept, len, shown)?;
+        }
+        out.total = number;
+    } else {
+        out.total = number - 1;
+    }
+    Ok(out)
+}
+
+fn keep(out: &mut Scan, number: u64, kept: &[u8], len: u64, shown: &str) -> Result<(), String> {
+    if memchr::memchr(0, kept).is_some() {
+        return Err(format!(
+            "{} (a NUL byte on line {number})",
+            binary(shown).trim_end_matches('.')
+        ));
+    }
+    let line = show_line(kept, len);
+    out.lossy |= line.lossy;
+    out.cut += u64::from(line.cut);
+    // The number, a tab and a newline around the text.
+    out.bytes += line.text.len() + 8;
+    out.lines.push(Line {
+        number,
+        text: line.text,
+    });
+    Ok(())
+}
+
+fn binary(shown: &str) -> String {
+    format!("`{shown}` looks binary; `read` shows text files only.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, WorkspaceRoot) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in files {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+        }
+        let root = WorkspaceRoot::open(dir.path()).unwrap();
+        (dir, root)
+    }
+
+    fn run(
+        root: &WorkspaceRoot,
+        path: &str,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> Result<Answer, String> {
+        read(
+            root,
+            &ReadRequest::new(path, offset, limit),
+            &CancellationToken::new(),
+        )
+    }
+
+    #[test]
+    fn lines_are_numbered_and_ranges_say_where_to_go_on() {
+        let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+        let (_d, root) = setup(&[("a.txt", text.as_bytes())]);
+        let all = run(&root, "a.txt", None, None).unwrap();
+        assert_eq!(all.text.lines().next(), Some("     1\tline 1"));
+        assert_eq!(all.text.lines().count(), 10, "no note when all is shown");
+        assert_eq!(all.structured["total_lines"], 10);
+        assert_eq!(all.structured["next_offset"], serde_json::Value::Null);
+
+        let part = run(&root, "a.txt", Some(3), Some(2)).unwrap();
+        assert_eq!(
+            part.text,
+            "     3\tline 3\n     4\tline 4\n[lines 3-4 of 10; continue with offset 5]\n"
+        );
+        assert_eq!(part.structured["first_line"], 3);
+        assert_eq!(part.structured["last_line"], 4);
+        assert_eq!(part.structured["next_offset"], 5);
+
+        let tail = run(&root, "a.txt", Some(10), Some(5)).unwrap();
+        assert_eq!(tail.text, "    10\tline 10\n");
+        assert_eq!(
+            run(&root, "a.txt", Some(11), None).unwrap_err(),
+            "`a.txt` has 10 lines; offset 11 is past its end"
+        );
+    }
+
+    #[test]
+    fn a_last_line_without_newline_counts_and_crlf_is_dropped() {
+        let (_d, root) = setup(&[("a.txt", b"one\r\ntwo"), ("empty.txt", b"")]);
+        let answer = run(&root, "a.txt", None, None).unwrap();
+        assert_eq!(answer.text, "     1\tone\n     2\ttwo\n");
+        assert_eq!(answer.structured["total_lines"], 2);
+        let empty = run(&root, "empty.txt", None, None).unwrap();
+        assert_eq!(empty.text, "[`empty.txt` is empty]\n");
+    }
+
+    #[test]
+    fn binary_is_refused_and_bad_utf8_is_shown_lossily() {
+        let (_d, root) = setup(&[
+            ("bin", b"\x7fELF\x00\x01"),
+            ("latin1.txt", b"caf\xe9\nok\n"),
+        ]);
+        assert_eq!(
+            run(&root, "bin", None, None).unwrap_err(),
+            "`bin` looks binary; `read` shows text files only."
+        );
+        let answer = run(&root, "latin1.txt", None, None).unwrap();
+        assert_eq!(
+            answer.text,
+            "     1\tcaf\u{FFFD}\n     2\tok\n[the file is not valid UTF-8: invalid bytes are shown as U+FFFD]\n"
+        );
+        assert_eq!(answer.structured["invalid_utf8"], true);
+        // A NUL past the first block, on a line that is shown.
+        let mut late = "text\n".repeat(3000).into_bytes();
+        late.extend_from_slice(b"a\x00b\n");
+        let (_d, root) = setup(&[("late.bin", &late)]);
+        assert!(
+            run(&root, "late.bin", Some(2990), None)
+                .unwrap_err()
+                .contains("a NUL byte on line 3001")
+        );
+        assert!(
+            run(&root, "late.bin", None, Some(10)).is_ok(),
+            "not shown, not refused"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_counted() {
+        let long = format!("{}\nshort\n", "y".repeat(100_000));
+        let (_d, root) = setup(&[("min.js", long.as_bytes())]);
+        let answer = run(&root, "min.js", None, None).unwrap();
+        let first = answer.text.lines().next().unwrap();
+        assert!(first.starts_with(&format!("     1\t{}", "y".repeat(WORKSPACE_LINE_CHARS))));
+        assert!(
+            first.ends_with("[line cut at 2000 characters; it has 100000 bytes]"),
+            "{first}"
+        );
+        assert!(
+            answer
+                .text
+                .ends_with("[1 line longer than 2000 characters was cut]\n")
+        );
+        assert_eq!(answer.structured["long_lines_cut"], 1);
+    }
+
+    #[test]
+    fn directories_and_missing_files_are_explained() {
+        let (d, root) = setup(&[]);
+        std::fs::create_dir(d.path().join("src")).unwrap();
+        assert!(
+            run(&root, "src", None, None)
+                .unwrap_err()
+                .contains("is a directory; use `list`")
+        );
+        assert_eq!(
+            run(&root, "nope.rs", None, None).unwrap_err(),
+            "`nope.rs` does not exist in the workspace"
+        );
+    }
+
+    #[test]
+    fn a_cancelled_call_stops() {
+        let (_d, root) = setup(&[("a.txt", b"x\n")]);
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        assert_eq!(
+            read(&root, &ReadRequest::new("a.txt", None, None), &cancel).unwrap_err(),
+            "the call was cancelled"
+        );
+    }
+}

@@ -1,0 +1,249 @@
+//! Subagents reading the code they work on (SPEC §8.6), through the real binary driven as
+//! Claude Code drives it: a Claude-format reviewer with `tools: Read, Grep, Glob` reads,
+//! greps and globs a real workspace through the built-in `workspace` server, started as a
+//! child of its run like any other; ignored files stay out; every escape is refused; each
+//! format gets the tools its file asks for; no workspace child outlives its run.
+
+use crate::support;
+
+use std::time::Duration;
+
+use mcp_agents::testkit::mock::{MockProvider, Step};
+use serde_json::{Value, json};
+use support::binary::{self, Connection, Generation, KEY_VAR};
+use support::run_kit::KEY;
+use support::workspace::{assert_no_workspace_child, project, workspace_children, write};
+
+/// The custom-provider lines that point a file of any format at the mock.
+fn provider(mock: &MockProvider) -> String {
+    format!(
+        "model_provider: custom\nbase_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\n",
+        mock.responses_base_url()
+    )
+}
+
+/// The names of the tools the provider was offered in request `n`, sorted.
+fn offered(mock: &MockProvider, n: usize) -> Vec<String> {
+    let mut names: Vec<String> = mock.requests()[n].body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Request `n`'s tool outputs, by the name of the call they answer.
+fn outputs(mock: &MockProvider, n: usize) -> Vec<(String, Value, String)> {
+    let input = mock.requests()[n].body["input"].as_array().unwrap().clone();
+    input
+        .iter()
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|out| {
+            let call = input
+                .iter()
+                .find(|i| i["type"] == "function_call" && i["call_id"] == out["call_id"])
+                .unwrap();
+            (
+                call["name"].as_str().unwrap().to_owned(),
+                serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap(),
+                out["output"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_reviewer_reads_greps_and_globs_a_real_workspace() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (ws, outside) = project();
+    let dir = ws.path();
+    write(
+        dir,
+        ".claude/agents/reviewer.md",
+        format!(
+            "---\nname: reviewer\ndescription: Reviews code.\nmodel: mock-model\n{}\
+             tools: Read, Grep, Glob\n---\nReview the code.\n",
+            provider(&mock)
+        ),
+    );
+    let secret = outside.path().join("secret.txt");
+    mock.push([
+        Step::tool_calls(vec![
+            (
+                "workspace__read",
+                json!({"path": "src/main.rs", "offset": 2, "limit": 2}),
+            ),
+            (
+                "workspace__grep",
+                json!({"pattern": "limit", "glob": "*.rs"}),
+            ),
+            ("workspace__glob", json!({"pattern": "**/*.rs"})),
+        ]),
+        Step::tool_calls(vec![
+            ("workspace__read", json!({"path": "../secret.txt"})),
+            ("workspace__read", json!({"path": secret.to_str().unwrap()})),
+            ("workspace__read", json!({"path": "escape/secret.txt"})),
+            (
+                "workspace__grep",
+                json!({"pattern": "secret", "path": "escape"}),
+            ),
+            ("workspace__glob", json!({"pattern": "*", "path": ".."})),
+            ("workspace__grep", json!({"pattern": "outside-secret"})),
+        ]),
+        // Held until the test has seen the run's workspace child, then interrupted.
+        Step::Hang,
+        Step::text("Reviewed."),
+    ]);
+    let c = binary::stdio(dir, Generation::Modern, &[]).await;
+    let id = c.spawn("reviewer", "Review src/.").await;
+    for _ in 0..400 {
+        if mock.requests().len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(mock.requests().len(), 3, "the run reached its third turn");
+    assert_eq!(
+        workspace_children(dir).len(),
+        1,
+        "one workspace child, started for this run"
+    );
+
+    // Only the tools the file names, under the workspace server's names.
+    assert_eq!(
+        offered(&mock, 0),
+        ["workspace__glob", "workspace__grep", "workspace__read"]
+    );
+    let first = outputs(&mock, 1);
+    assert_eq!(
+        first[0].2,
+        "     2\t    let limit = 8;\n     3\t    run(limit);\n[lines 2-3 of 4; continue with offset 4]\n"
+    );
+    assert_eq!(
+        first[1].2,
+        "src/main.rs:2:    let limit = 8;\nsrc/main.rs:3:    run(limit);\n\
+         src/run.rs:1:pub fn run(limit: u32) {\nsrc/run.rs:2:    // TODO: use the limit\n",
+        "paths and line numbers; target/ is ignored"
+    );
+    let mut globbed: Vec<&str> = first[2].2.lines().collect();
+    globbed.sort();
+    assert_eq!(globbed, ["src/main.rs", "src/run.rs"]);
+
+    // The history holds the first turn's three outputs, then these.
+    let escapes = outputs(&mock, 2).split_off(3);
+    assert_eq!(escapes.len(), 6);
+    for (tool, arguments, output) in &escapes[..5] {
+        assert!(
+            output.contains("the workspace tools reach only files inside the workspace"),
+            "{tool} {arguments}: {output}"
+        );
+    }
+    for (_, _, output) in &escapes {
+        assert!(!output.contains("outside-secret limit"), "{output}");
+    }
+    assert_eq!(
+        escapes[5].2, "[no matches for `outside-secret` in `.`]\n",
+        "a walk never follows the link out"
+    );
+
+    c.ok(
+        "send_input",
+        json!({"target": id, "message": "Wrap up.", "interrupt": true}),
+    )
+    .await;
+    let done = c.wait(&[&id], 60_000).await;
+    assert_eq!(done["agents"][0]["status"], "completed", "{done}");
+    assert_eq!(done["agents"][0]["result"], "Reviewed.");
+    assert_no_workspace_child(dir).await;
+    c.close().await;
+}
+
+async fn run_once(c: &Connection, name: &str) -> Value {
+    let id = c.spawn(name, "Look around.").await;
+    c.wait(&[&id], 60_000).await["agents"][0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let p = provider(&mock);
+    let all = [
+        "workspace__glob",
+        "workspace__grep",
+        "workspace__list",
+        "workspace__read",
+    ];
+    let agents: Vec<(&str, &str, String, Vec<&str>)> = vec![
+        (
+            "claude-all",
+            ".claude/agents/all.md",
+            format!("---\nname: claude-all\ndescription: d\nmodel: m\n{p}---\nWork.\n"),
+            all.to_vec(),
+        ),
+        (
+            "codex-agent",
+            ".codex/agents/codex.toml",
+            format!(
+                "name = \"codex-agent\"\ndescription = \"d\"\nmodel = \"m\"\n\
+                 model_provider = \"custom\"\nbase_url = \"{}\"\nenv_key = \"{KEY_VAR}\"\n\
+                 wire_api = \"responses\"\nsandbox_mode = \"read-only\"\n\
+                 developer_instructions = \"Work.\"\n",
+                mock.responses_base_url()
+            ),
+            all.to_vec(),
+        ),
+        (
+            "opencode-all",
+            ".opencode/agents/opencode-all.md",
+            format!("---\ndescription: d\nmodel: mock/m\n{}---\nWork.\n", {
+                let mut lines = p.clone();
+                lines = lines.replace("model_provider: custom\n", "");
+                lines
+            }),
+            all.to_vec(),
+        ),
+        (
+            "opencode-no-read",
+            ".opencode/agents/opencode-no-read.md",
+            format!(
+                "---\ndescription: d\nmodel: mock/m\n{}tools:\n  read: false\n---\nWork.\n",
+                p.replace("model_provider: custom\n", "")
+            ),
+            vec!["workspace__glob", "workspace__grep", "workspace__list"],
+        ),
+        (
+            "canonical-plain",
+            ".agents/agents/plain.md",
+            format!("---\nname: canonical-plain\ndescription: d\nmodel: m\n{p}---\nWork.\n"),
+            vec![],
+        ),
+        (
+            "canonical-named",
+            ".agents/agents/named.md",
+            format!(
+                "---\nname: canonical-named\ndescription: d\nmodel: m\n{p}\
+                 mcp_servers:\n  workspace: {{builtin: workspace}}\n---\nWork.\n"
+            ),
+            all.to_vec(),
+        ),
+    ];
+    for (_, rel, text, _) in &agents {
+        write(ws.path(), rel, text);
+    }
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    for (name, _, _, expected) in &agents {
+        mock.push([Step::text("ok")]);
+        let before = mock.requests().len();
+        let record = run_once(&c, name).await;
+        assert_eq!(record["status"], "completed", "{name}: {record}");
+        assert_eq!(offered(&mock, before), *expected, "{name}");
+        assert_no_workspace_child(ws.path()).await;
+    }
+    c.close().await;
+}
