@@ -8,6 +8,7 @@
 //! | [`error`] | the error codes of SPEC §11 |
 //! | [`redact`] | secret hiding for logs, errors and `Debug` |
 //! | [`net`] | the shared HTTP clients |
+//! | [`console`] | stderr written from one thread behind a bounded queue, never blocking |
 //! | [`logging`] | stderr logging in the `warning: <file>: <reason>` style |
 //! | [`definition`] | the canonical agent definition, the catalog, and the rules every format shares |
 //! | [`discovery`] | walking the workspace and loading the catalog of agents and skills |
@@ -21,6 +22,7 @@
 
 pub mod child_mcp;
 pub mod cli;
+pub mod console;
 pub mod definition;
 pub mod discovery;
 pub mod error;

@@ -67,6 +67,13 @@ pub const TOOL_NAME_CHARS: usize = 64;
 pub const ACTIVITY_TOOL_NAME_CHARS: usize = 128;
 /// The longest piece of a child's stderr line forwarded at once, in bytes (SPEC §8.3).
 pub const CHILD_STDERR_LINE_BYTES: usize = 8 * 1024;
+/// Lines waiting for stderr before more are dropped and counted (SPEC §8.3: forwarding never
+/// blocks). With child lines cut at [`CHILD_STDERR_LINE_BYTES`], the queue holds at most
+/// 8 MiB of them.
+pub const STDERR_QUEUE_LINES: usize = 1024;
+/// How long the server waits at exit for queued stderr lines to be written (SPEC §8.3): the
+/// last lines show when stderr is read, and the process still exits when it is not.
+pub const STDERR_FLUSH_BOUND: Duration = Duration::from_secs(1);
 
 // ----- The MCP surface (SPEC §4, §10) -----
 

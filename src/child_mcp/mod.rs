@@ -5,6 +5,8 @@
 //! | [`config`] | rendering `${VAR}` placeholders, clearing the environment of stdio children |
 //! | [`connect`] | one `rmcp` client connection: start, discover 2026-07-28, list, call, stop |
 //! | [`stderr`] | a stdio child's stderr, drained and forwarded line by line with its name |
+//! | [`process`] | stdio children's processes: own group, death signal, subreaper, killing what they started |
+//! | [`reaper`] | the small process that kills the children's groups when the server is killed |
 //! | [`toolset`] | tool names for the model, descriptions, schemas, filtering, result text |
 //!
 //! Each run connects its definition's children in parallel when it starts and shuts them
@@ -13,6 +15,8 @@
 
 pub mod config;
 pub mod connect;
+pub mod process;
+pub mod reaper;
 pub mod stderr;
 pub mod toolset;
 

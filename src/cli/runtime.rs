@@ -15,6 +15,10 @@ use crate::toolbox::EnvLookup;
 /// The session manager of the server and `run`: the process environment for keys and
 /// children, the default retry policy and limits.
 pub fn server_manager(catalog: Catalog) -> Arc<SessionManager> {
+    // Before any child starts: descendants that leave their group come back to us, and the
+    // reaper kills what is left if this process is killed (SPEC §8.3).
+    crate::child_mcp::process::become_subreaper();
+    crate::child_mcp::reaper::start();
     session_manager(catalog, Arc::new(|var| std::env::var(var).ok()))
 }
 
@@ -53,6 +57,9 @@ where
         tokio::spawn(cancel_on_signal(cancel.clone()));
         body(cancel).await
     });
+    // Runs are over and their children stopped; what the children left behind that came to
+    // this process as a subreaper goes too.
+    crate::child_mcp::process::kill_adopted();
     // The work is done (runs stopped, children shut down). A blocking read of stdin may
     // still wait for a line that never comes; dropping the runtime would wait for it.
     runtime.shutdown_background();

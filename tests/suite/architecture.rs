@@ -12,7 +12,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("limits", &[]),
     ("redact", &[]),
     ("net", &["limits"]),
-    ("logging", &["redact"]),
+    ("console", &["limits"]),
+    ("logging", &["console", "redact"]),
     ("definition", &["error", "limits", "redact"]),
     ("discovery", &["definition", "error", "limits", "redact"]),
     ("toolbox", &["definition", "error"]),
@@ -22,7 +23,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "child_mcp",
-        &["definition", "error", "limits", "net", "redact", "toolbox"],
+        &[
+            "console",
+            "definition",
+            "error",
+            "limits",
+            "net",
+            "redact",
+            "toolbox",
+        ],
     ),
     (
         "sessions",
@@ -44,6 +53,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "child_mcp",
+            "console",
             "definition",
             "discovery",
             "error",

@@ -1,0 +1,353 @@
+//! What keeps stdio children from outliving the server (SPEC §8.3), on Linux:
+//!
+//! - each child leads its own process group, so stopping it reaches what it started;
+//! - each child is told to die with the server (`PR_SET_PDEATHSIG`, set between fork and
+//!   exec), which holds even when the server is killed with SIGKILL;
+//! - the server is a child subreaper (`PR_SET_CHILD_SUBREAPER`): a descendant that leaves
+//!   the group with `setsid()` and outlives its parent becomes the server's child instead of
+//!   init's, so it can still be found, killed and reaped;
+//! - when a child is stopped, its group and every process descended from it are killed, and
+//!   at shutdown every adopted orphan too;
+//! - the [`super::reaper`] process kills the groups of a server that died without stopping
+//!   them (grandchildren in a child's group do not get the death signal).
+//!
+//! On other unix systems only the process groups hold; elsewhere nothing of this applies.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
+
+/// Process groups of the stdio children alive now (their leaders' pids).
+static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn groups() -> MutexGuard<'static, Vec<u32>> {
+    GROUPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Makes this process a child subreaper (Linux; elsewhere nothing). Called once, before any
+/// child starts.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with these arguments only sets a flag of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// A `process-wrap` wrapper that makes the child die with this process: the death signal is
+/// set in the child between fork and exec, then the child checks that its parent has not
+/// already gone in between.
+///
+/// The kernel sends the signal when the *thread* that forked the child ends. Children are
+/// started from the async runtime's worker threads, which live as long as the runtime.
+#[derive(Debug)]
+pub struct DieWithParent;
+
+impl process_wrap::tokio::CommandWrapper for DieWithParent {
+    fn pre_spawn(
+        &mut self,
+        command: &mut tokio::process::Command,
+        _core: &process_wrap::tokio::CommandWrap,
+    ) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            let parent = std::process::id();
+            // SAFETY: the closure runs between fork and exec and only makes the
+            // async-signal-safe calls prctl and getppid; it allocates nothing.
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                        // The server died before the signal was armed.
+                        return Err(std::io::Error::other("the server is gone"));
+                    }
+                    Ok(())
+                });
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = command;
+        Ok(())
+    }
+}
+
+/// Runs `spawn` and records the group of what it started (`group_of`) as alive, for
+/// [`reap_adopted`] and the reaper, in one step: an adopted-orphan reaping in between could
+/// otherwise reap a child that exited at once, before its owner waits for it.
+pub fn spawn_group<T>(
+    spawn: impl FnOnce() -> std::io::Result<T>,
+    group_of: impl Fn(&T) -> Option<(u32, Vec<u64>)>,
+) -> std::io::Result<T> {
+    let mut groups = groups();
+    let spawned = spawn()?;
+    if let Some((group, pipes)) = group_of(&spawned) {
+        groups.push(group);
+        super::reaper::watch(group, &pipes);
+    }
+    Ok(spawned)
+}
+
+/// Kills every process (other than this one) that holds one of `pipes`.
+pub fn kill_holders(pipes: &[u64]) {
+    for pid in holders_of(pipes) {
+        kill_pid(pid);
+    }
+}
+
+/// What was known of a child's processes before it was asked to stop: they can move away
+/// (a new session) or lose their parent while it stops.
+#[derive(Debug, Default)]
+pub struct Tree {
+    group: u32,
+    seen: Vec<u32>,
+    /// Inodes of the child's stdio pipes: a process holding one is the child's, wherever
+    /// it went.
+    pipes: Vec<u64>,
+}
+
+impl Tree {
+    /// The processes of `group` and its descendants now.
+    pub fn of(group: u32, pipes: &[u64]) -> Tree {
+        Tree {
+            group,
+            seen: descendants(&[group]),
+            pipes: pipes.to_vec(),
+        }
+    }
+
+    /// Kills the group, every process seen before, every descendant now and every process
+    /// that holds one of the child's pipes, then forgets the group. Errors (the processes
+    /// are already gone) are ignored.
+    pub fn kill(self) {
+        kill_group(self.group);
+        let mut doomed = self.seen;
+        doomed.extend(descendants(&[self.group]));
+        doomed.extend(holders_of(&self.pipes));
+        let me = std::process::id();
+        for pid in doomed {
+            if pid != me {
+                kill_pid(pid);
+            }
+        }
+        groups().retain(|g| *g != self.group);
+        super::reaper::forget(self.group);
+        reap_adopted();
+    }
+}
+
+/// The inode of the pipe behind `fd` (unix), to find who else holds it.
+pub fn pipe_inode(fd: i32) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        // SAFETY: fstat writes only into the zeroed struct we pass.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut stat) } == 0 {
+            return Some(stat.st_ino);
+        }
+    }
+    let _ = fd;
+    None
+}
+
+/// Processes (other than this one) with a descriptor open on one of `pipes` (Linux).
+fn holders_of(pipes: &[u64]) -> Vec<u32> {
+    if pipes.is_empty() {
+        return Vec::new();
+    }
+    let names: Vec<String> = pipes
+        .iter()
+        .map(|inode| format!("pipe:[{inode}]"))
+        .collect();
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| {
+                    std::fs::read_link(fd.path())
+                        .is_ok_and(|target| names.iter().any(|n| target.as_os_str() == n.as_str()))
+                })
+        })
+        .collect()
+}
+
+/// Kills every child this process adopted as a subreaper (descendants whose parent died),
+/// with their descendants; at server shutdown, when no run is left to own them.
+pub fn kill_adopted() {
+    let table = process_table();
+    let known: HashSet<u32> = groups().iter().copied().collect();
+    let me = std::process::id();
+    let adopted: Vec<u32> = table
+        .iter()
+        .filter(|(pid, info)| {
+            info.parent == me && !known.contains(&info.group) && !super::reaper::is_reaper(**pid)
+        })
+        .map(|(pid, _)| *pid)
+        .collect();
+    for pid in descendants_in(&table, &adopted)
+        .into_iter()
+        .chain(adopted.iter().copied())
+    {
+        kill_pid(pid);
+    }
+    reap_adopted();
+}
+
+/// Reaps adopted children that have exited (zombies), so they do not pile up. Children
+/// the runtime started are left to it: their groups are registered.
+pub fn reap_adopted() {
+    #[cfg(unix)]
+    {
+        let me = std::process::id();
+        // Held throughout: see `spawn_group`.
+        let groups = groups();
+        let known: HashSet<u32> = groups.iter().copied().collect();
+        for (pid, info) in process_table() {
+            if info.parent == me
+                && info.zombie
+                && !known.contains(&info.group)
+                && !super::reaper::is_reaper(pid)
+                && let Ok(raw) = libc::pid_t::try_from(pid)
+            {
+                let mut status = 0;
+                // SAFETY: waitpid on one pid of ours with WNOHANG only reaps that zombie.
+                unsafe {
+                    libc::waitpid(raw, &mut status, libc::WNOHANG);
+                }
+            }
+        }
+    }
+}
+
+/// Ends a process group with SIGKILL.
+pub fn kill_group(group: u32) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(group) {
+        // SAFETY: killpg only sends a signal; it touches no memory of ours.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = group;
+}
+
+fn kill_pid(pid: u32) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill only sends a signal.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+/// One process of the table: its parent, its process group, whether it is a zombie.
+#[derive(Debug, Clone, Copy)]
+struct ProcessInfo {
+    parent: u32,
+    group: u32,
+    zombie: bool,
+}
+
+/// Every process visible in `/proc` (empty where there is no `/proc`).
+fn process_table() -> HashMap<u32, ProcessInfo> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return HashMap::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            Some((pid, parse_stat(&stat)?))
+        })
+        .collect()
+}
+
+/// `/proc/PID/stat`: `pid (comm) state ppid pgrp …`; the command name may hold spaces and
+/// parentheses, so the fields are read after its last `)`.
+fn parse_stat(stat: &str) -> Option<ProcessInfo> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?;
+    let parent = fields.next()?.parse().ok()?;
+    let group = fields.next()?.parse().ok()?;
+    Some(ProcessInfo {
+        parent,
+        group,
+        zombie: state == "Z",
+    })
+}
+
+/// Every process descended from one of `roots` or in one of their process groups, now.
+fn descendants(roots: &[u32]) -> Vec<u32> {
+    descendants_in(&process_table(), roots)
+}
+
+fn descendants_in(table: &HashMap<u32, ProcessInfo>, roots: &[u32]) -> Vec<u32> {
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (pid, info) in table {
+        children.entry(info.parent).or_default().push(*pid);
+    }
+    let roots: HashSet<u32> = roots.iter().copied().collect();
+    let mut found: HashSet<u32> = table
+        .iter()
+        .filter(|(_, info)| roots.contains(&info.group))
+        .map(|(pid, _)| *pid)
+        .collect();
+    let mut todo: Vec<u32> = roots.iter().copied().chain(found.iter().copied()).collect();
+    while let Some(pid) = todo.pop() {
+        for child in children.get(&pid).into_iter().flatten() {
+            if found.insert(*child) {
+                todo.push(*child);
+            }
+        }
+    }
+    found.retain(|pid| !roots.contains(pid));
+    let mut list: Vec<u32> = found.into_iter().collect();
+    list.sort_unstable();
+    list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_with_odd_command_names_parse() {
+        let info = parse_stat("42 (a) b (c) S 7 42 42 0 -1").unwrap();
+        assert_eq!((info.parent, info.group, info.zombie), (7, 42, false));
+        assert!(parse_stat("9 (x) Z 1 9 9").unwrap().zombie);
+        assert!(parse_stat("garbage").is_none());
+    }
+
+    #[test]
+    fn descendants_follow_parents_and_groups() {
+        let info = |parent, group| ProcessInfo {
+            parent,
+            group,
+            zombie: false,
+        };
+        let table = HashMap::from([
+            (10, info(1, 10)),  // the child, its own group
+            (11, info(10, 10)), // in its group
+            (12, info(11, 12)), // left the group (setsid), still its descendant
+            (13, info(12, 13)),
+            (14, info(1, 10)), // reparented, still in the group
+            (20, info(1, 20)), // unrelated
+        ]);
+        assert_eq!(descendants_in(&table, &[10]), [11, 12, 13, 14]);
+    }
+}
