@@ -87,6 +87,12 @@ pub const TERMINAL_WAIT: Duration = Duration::from_millis(MAX_WAIT_MS);
 /// (SPEC §4.1). Real descriptions are mostly under 300 characters; the few longer ones carry
 /// worked examples, and every one of them is sent to the parent model with each request.
 pub const AGENT_DESCRIPTION_CHARS: usize = 1024;
+/// The longest line (one JSON-RPC message) read from stdin, in bytes; a longer one is
+/// answered with an error and skipped, never held (SPEC §10, §12).
+pub const STDIO_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// A stdin line buffer larger than this is given back after its line, not kept for the next
+/// (SPEC §10).
+pub const STDIO_LINE_KEPT_BYTES: usize = 1024 * 1024;
 /// The largest HTTP request body read (SPEC §10).
 pub const HTTP_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 

@@ -13,13 +13,26 @@
 //!
 //! On other unix systems only the process groups hold; elsewhere nothing of this applies.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 
-/// Process groups of the stdio children alive now (their leaders' pids).
-static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// The stdio children's process groups: those alive now, and every leader started that may
+/// still wait to be reaped by its owner.
+#[derive(Default)]
+struct Groups {
+    /// Leaders' pids of the groups alive now.
+    alive: Vec<u32>,
+    /// Leaders started here: their owner (the runtime) reaps them, never [`reap_adopted`].
+    /// Dropped once their pid is gone from the process table.
+    started: BTreeSet<u32>,
+}
 
-fn groups() -> MutexGuard<'static, Vec<u32>> {
+static GROUPS: Mutex<Groups> = Mutex::new(Groups {
+    alive: Vec::new(),
+    started: BTreeSet::new(),
+});
+
+fn groups() -> MutexGuard<'static, Groups> {
     GROUPS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -82,7 +95,8 @@ pub fn spawn_group<T>(
     let mut groups = groups();
     let spawned = spawn()?;
     if let Some((group, pipes)) = group_of(&spawned) {
-        groups.push(group);
+        groups.alive.push(group);
+        groups.started.insert(group);
         super::reaper::watch(group, &pipes);
     }
     Ok(spawned)
@@ -130,7 +144,7 @@ impl Tree {
                 kill_pid(pid);
             }
         }
-        groups().retain(|g| *g != self.group);
+        groups().alive.retain(|g| *g != self.group);
         super::reaper::forget(self.group);
         reap_adopted();
     }
@@ -184,7 +198,7 @@ fn holders_of(pipes: &[u64]) -> Vec<u32> {
 /// with their descendants; at server shutdown, when no run is left to own them.
 pub fn kill_adopted() {
     let table = process_table();
-    let known: HashSet<u32> = groups().iter().copied().collect();
+    let known: HashSet<u32> = groups().alive.iter().copied().collect();
     let me = std::process::id();
     let adopted: Vec<u32> = table
         .iter()
@@ -209,12 +223,15 @@ pub fn reap_adopted() {
     {
         let me = std::process::id();
         // Held throughout: see `spawn_group`.
-        let groups = groups();
-        let known: HashSet<u32> = groups.iter().copied().collect();
-        for (pid, info) in process_table() {
+        let mut groups = groups();
+        let table = process_table();
+        groups.started.retain(|pid| table.contains_key(pid));
+        let known: HashSet<u32> = groups.alive.iter().copied().collect();
+        for (pid, info) in table {
             if info.parent == me
                 && info.zombie
                 && !known.contains(&info.group)
+                && !groups.started.contains(&pid)
                 && !super::reaper::is_reaper(pid)
                 && let Ok(raw) = libc::pid_t::try_from(pid)
             {

@@ -366,3 +366,350 @@ async fn sigterm_stops_the_http_server_and_its_children() {
         "the pending wait was answered or dropped, not left hanging"
     );
 }
+
+// ----- Hardening (issue 14): a client that does not read stderr, stopping during child
+// startup, SIGKILL of the server, descendants that leave their group -----
+
+/// Whether `pid` is a live (not zombie) process.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+async fn wait_for_processes(marker: &str, count: usize) {
+    for _ in 0..400 {
+        if processes_with(marker).len() == count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!(
+        "expected {count} processes marked {marker}, found {:?}",
+        processes_with(marker)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_stderr_is_still_answered() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker("chatty");
+    let ws = tempfile::tempdir().unwrap();
+    children::write(
+        ws.path(),
+        ".agents/agents/chatty.md",
+        &agent(
+            &mock,
+            "chatty",
+            &stdio_child("fx", &["--stderr-bytes", "1048576"], &m, ""),
+            "",
+        ),
+    );
+    // Our stderr is a pipe this test never reads (64 KiB fill it).
+    let (c, stderr) = binary::stdio_with_stderr(
+        ws.path(),
+        Generation::Modern,
+        &[],
+        std::process::Stdio::piped(),
+    )
+    .await;
+    let _unread = stderr.expect("a piped stderr");
+    mock.push(vec![Step::text("ok"); 3]);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(c.spawn("chatty", "t").await);
+    }
+    let targets: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let done = tokio::time::timeout(Duration::from_secs(60), c.wait(&targets, 30_000))
+        .await
+        .expect("the server keeps answering while nobody reads its stderr");
+    for record in done["agents"].as_array().unwrap() {
+        assert_eq!(record["result"], "ok", "{record}");
+    }
+    tokio::time::timeout(Duration::from_secs(10), c.tools())
+        .await
+        .expect("still answering");
+    // Closing stdin ends it: before the client's transport escalates to signals (3 s).
+    let closed = Instant::now();
+    tokio::time::timeout(Duration::from_secs(30), c.close())
+        .await
+        .expect("closes");
+    assert!(
+        closed.elapsed() < Duration::from_secs(5),
+        "the server took {:?} to exit after stdin closed",
+        closed.elapsed()
+    );
+    assert_no_process_left(&m, 5).await;
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    StdinEof,
+    Signal(i32),
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn children_still_starting_are_stopped_with_the_server() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    for stop in [
+        Stop::StdinEof,
+        Stop::Signal(libc::SIGTERM),
+        Stop::Signal(libc::SIGINT),
+    ] {
+        let m = marker("starting");
+        let ws = tempfile::tempdir().unwrap();
+        // Never answers server/discover: it is still starting when the server stops, well
+        // within the 15 s startup bound.
+        children::write(
+            ws.path(),
+            ".agents/agents/starting.md",
+            &agent(
+                &mock,
+                "starting",
+                &stdio_child("fx", &["--hang"], &m, ""),
+                "",
+            ),
+        );
+        let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+        for _ in 0..3 {
+            c.spawn("starting", "t").await;
+        }
+        wait_for_processes(&m, 3).await;
+        let server = c.pid.unwrap();
+        match stop {
+            Stop::StdinEof => c.close().await,
+            Stop::Signal(signal) => {
+                // SAFETY: signalling our own child process.
+                unsafe { libc::kill(server as i32, signal) };
+                for _ in 0..200 {
+                    if !alive(server) {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+                assert!(!alive(server), "{stop:?}: the server exits");
+                c.close().await;
+            }
+        }
+        assert_no_process_left(&m, 4).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_of_the_server_leaves_no_child_or_grandchild() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker("sigkill");
+    let ws = tempfile::tempdir().unwrap();
+    // Each child starts a grandchild that never reads its stdin: one stays in the child's
+    // process group, one moves to a session of its own.
+    for kind in ["group", "session"] {
+        children::write(
+            ws.path(),
+            &format!(".agents/agents/{kind}.md"),
+            &agent(
+                &mock,
+                kind,
+                &stdio_child("fx", &["--grandchild", kind], &m, ""),
+                "",
+            ),
+        );
+    }
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    mock.push(vec![Step::tool_call("fx__sleep", json!({"ms": 60_000})); 2]);
+    let a = c.spawn("group", "t").await;
+    let b = c.spawn("session", "t").await;
+    c.wait_for_phase(&a, "tool_call").await;
+    c.wait_for_phase(&b, "tool_call").await;
+    wait_for_processes(&m, 4).await;
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(c.pid.unwrap() as i32, libc::SIGKILL) };
+    assert_no_process_left(&m, 2).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_child_started_in_a_session_of_its_own_ends_with_its_run() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker("escaped");
+    let ws = tempfile::tempdir().unwrap();
+    children::write(
+        ws.path(),
+        ".agents/agents/escaper.md",
+        &agent(
+            &mock,
+            "escaper",
+            &stdio_child("fx", &["--grandchild", "session"], &m, ""),
+            "",
+        ),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("done"),
+    ]);
+    let id = c.spawn("escaper", "t").await;
+    assert_eq!(c.wait(&[&id], 30_000).await["agents"][0]["result"], "done");
+    // The run is over, the server still serves: nothing of the run is left.
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+/// The server on an empty workspace, spoken to line by line: stdin and stdout piped, stderr
+/// collected.
+struct RawServer {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: Option<tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl RawServer {
+    fn start(workspace: &std::path::Path) -> RawServer {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(binary::BIN)
+            .arg(workspace)
+            .env("RUST_LOG", "warn")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let seen = stderr.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut seen = seen.lock().unwrap();
+                seen.push_str(&line);
+                seen.push('\n');
+            }
+        });
+        RawServer {
+            stdin: child.stdin.take().unwrap(),
+            stdout: Some(tokio::io::BufReader::new(child.stdout.take().unwrap()).lines()),
+            child,
+            stderr,
+        }
+    }
+
+    async fn send(&mut self, bytes: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// The next answer, within `secs`.
+    async fn answer(&mut self, secs: u64) -> serde_json::Value {
+        let line = tokio::time::timeout(
+            Duration::from_secs(secs),
+            self.stdout.as_mut().unwrap().next_line(),
+        )
+        .await
+        .expect("an answer in time")
+        .unwrap()
+        .expect("an answer, not the end of stdout");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Peak resident memory of the server, in KiB.
+    fn peak_rss_kib(&self) -> u64 {
+        let pid = self.child.id().unwrap();
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_malformed_stdio_line_gets_an_answer_and_nothing_is_held_beyond_the_limit() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(ws.path());
+    let deep = format!("{}1{}\n", "[".repeat(200), "]".repeat(200));
+    let cases: Vec<(Vec<u8>, i64, serde_json::Value)> = vec![
+        (b"not json at all\n".to_vec(), -32700, json!(null)),
+        // A JavaScript client that cut a string inside an emoji.
+        (
+            br#"{"jsonrpc":"2.0","id":11,"method":"tools/list","params":{"cursor":"\ud800"}}"#
+                .iter()
+                .chain(b"\n")
+                .copied()
+                .collect(),
+            -32700,
+            json!(11),
+        ),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"n\",\"method\":\"tools/list\",\"params\":{\"x\":1e309}}\n"
+                .to_vec(),
+            -32700,
+            json!("n"),
+        ),
+        (deep.into_bytes(), -32700, json!(null)),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":5}\n".to_vec(), -32600, json!(5)),
+    ];
+    for (line, code, id) in cases {
+        server.send(&line).await;
+        let answer = server.answer(5).await;
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+        assert_eq!(answer["id"], id, "{answer}");
+    }
+    // 400 MiB without a newline: answered once it passes 16 MiB, never held.
+    let chunk = vec![b'x'; 1024 * 1024];
+    for n in 0..400 {
+        server.send(&chunk).await;
+        if n == 20 {
+            let answer = server.answer(5).await;
+            assert_eq!(answer["error"]["code"], -32700, "{answer}");
+            assert!(
+                answer["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("longer than the 16 MiB"),
+                "{answer}"
+            );
+        }
+    }
+    server.send(b"\n").await;
+    // Still serving, and the skipped line did not swallow the next one.
+    server
+        .send(
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"server/discover\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}\n",
+        )
+        .await;
+    let discovered = server.answer(5).await;
+    assert_eq!(discovered["id"], "d", "{discovered}");
+    assert!(
+        discovered["result"]["supportedVersions"].is_array(),
+        "{discovered}"
+    );
+    let peak = server.peak_rss_kib();
+    assert!(
+        peak < 150 * 1024,
+        "the server's resident memory peaked at {peak} KiB for 400 MiB sent"
+    );
+    let warnings = server.stderr.lock().unwrap().clone();
+    assert!(
+        warnings.matches("was refused").count() >= 6,
+        "a warning for each refused line: {warnings}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdout_stops_the_server_as_stdin_eof_does() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(ws.path());
+    server
+        .send(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}\n",
+        )
+        .await;
+    server.answer(10).await;
+    // The client closes our stdout and keeps stdin open.
+    drop(server.stdout.take());
+    let status = tokio::time::timeout(Duration::from_secs(10), server.child.wait())
+        .await
+        .expect("the server stops once its stdout is closed")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+}

@@ -89,6 +89,19 @@ pub async fn stdio(
     generation: Generation,
     extra_env: &[(&str, &str)],
 ) -> Connection {
+    stdio_with_stderr(workspace, generation, extra_env, Stdio::inherit())
+        .await
+        .0
+}
+
+/// [`stdio`] with the server's stderr going to `stderr`; a piped stderr is returned, for
+/// the test to read or (a client that ignores it) to hold unread.
+pub async fn stdio_with_stderr(
+    workspace: &Path,
+    generation: Generation,
+    extra_env: &[(&str, &str)],
+    stderr: Stdio,
+) -> (Connection, Option<tokio::process::ChildStderr>) {
     let mut command = tokio::process::Command::new(BIN);
     command
         .arg(workspace)
@@ -98,12 +111,12 @@ pub async fn stdio(
     for (k, v) in extra_env {
         command.env(k, v);
     }
-    let (transport, _stderr) = TokioChildProcess::builder(command)
-        .stderr(Stdio::inherit())
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(stderr)
         .spawn()
         .expect("start mcp-agents");
     let pid = transport.id();
-    open_session(transport, generation, pid).await
+    (open_session(transport, generation, pid).await, stderr)
 }
 
 /// Starts an MCP session of `generation` over `transport`, within 20 s.
