@@ -93,6 +93,16 @@ pub const STDIO_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// A stdin line buffer larger than this is given back after its line, not kept for the next
 /// (SPEC §10).
 pub const STDIO_LINE_KEPT_BYTES: usize = 1024 * 1024;
+/// How long an HTTP client has to send a request's headers, counted from the connection's
+/// start or the end of its previous answer (SPEC §10, §12).
+pub const HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an HTTP client has to send a request's whole body (SPEC §10, §12).
+pub const HTTP_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// HTTP connections served at once; more wait in the listen backlog (SPEC §10, §12).
+pub const HTTP_CONNECTIONS: usize = 256;
+/// Legacy (`initialize`) HTTP sessions kept; the least recently used is closed for a new
+/// one (SPEC §10, §12).
+pub const HTTP_LEGACY_SESSIONS: usize = 64;
 /// The largest HTTP request body read (SPEC §10).
 pub const HTTP_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 

@@ -380,7 +380,7 @@ pub fn classify_status(
 }
 
 /// The trimmed text, cut at `max` characters with "…" when longer; `None` when empty.
-fn snippet(text: &str, max: usize) -> Option<String> {
+pub fn snippet(text: &str, max: usize) -> Option<String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return None;

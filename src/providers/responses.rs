@@ -8,6 +8,7 @@ use super::credentials::ApiKey;
 use super::error::{ProviderError, ProviderFailure};
 use super::http::{AttemptError, is_context_overflow};
 use super::reply::{ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
+use crate::limits::PROVIDER_MESSAGE_CHARS;
 use crate::toolbox::ToolSpec;
 
 pub fn headers(key: &ApiKey) -> HeaderMap {
@@ -192,8 +193,11 @@ fn failed_response(body: &Value) -> AttemptError {
     let message = body["error"]["message"]
         .as_str()
         .unwrap_or("no error message");
+    // The whole message is classified; a bounded part of it is quoted (SPEC §6.1).
+    let quoted = super::http::snippet(message, PROVIDER_MESSAGE_CHARS)
+        .unwrap_or_else(|| "no error message".to_owned());
     let full = format!(
-        "the response failed ({}): {message}",
+        "the response failed ({}): {quoted}",
         code.unwrap_or("no code")
     );
     if is_context_overflow(code, message) {
@@ -279,6 +283,12 @@ mod tests {
             parse_reply(transient),
             Err(AttemptError::Retryable { .. })
         ));
+        let huge = json!({"status": "failed", "error": {"code": "invalid_prompt",
+            "message": "m".repeat(20 * 1024 * 1024)}});
+        match parse_reply(huge) {
+            Err(AttemptError::Fatal(e)) => assert!(e.message.len() < 1200, "{}", e.message.len()),
+            other => panic!("{other:?}"),
+        }
         let incomplete = json!({"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": []});
         assert!(matches!(
             parse_reply(incomplete),
