@@ -65,6 +65,9 @@ pub const TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
 pub const TOOL_NAME_CHARS: usize = 64;
 /// A child tool's name as activity shows it, in characters (SPEC §7).
 pub const ACTIVITY_TOOL_NAME_CHARS: usize = 128;
+/// The longest line (one message) read from a stdio child, in bytes; a longer answer is read
+/// through, and becomes a cut result (SPEC §8.3).
+pub const CHILD_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// The longest piece of a child's stderr line forwarded at once, in bytes (SPEC §8.3).
 pub const CHILD_STDERR_LINE_BYTES: usize = 8 * 1024;
 /// Lines waiting for stderr before more are dropped and counted (SPEC §8.3: forwarding never

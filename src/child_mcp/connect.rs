@@ -17,13 +17,14 @@ use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode};
 use rmcp::{ClientServiceExt, RoleClient, ServiceError};
 use tokio::time::Instant;
 
 use super::config::Launch;
 use super::process::{self, DieWithParent};
+use super::stdio::ChildStdio;
 use crate::limits::CHILD_ABANDON_TIMEOUT;
 use crate::redact::{Redactor, origin};
 
@@ -142,15 +143,20 @@ async fn start(
             let stderr_pipe = |stderr: &Option<tokio::process::ChildStderr>| {
                 stderr
                     .as_ref()
-                    .and_then(|s| process::pipe_inode(s.as_raw_fd()))
+                    .and_then(|s| super::kill::pipe_inode(s.as_raw_fd()))
                     .into_iter()
                     .collect::<Vec<_>>()
             };
+            wrapped
+                .command_mut()
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
             let (transport, stderr) = process::spawn_group(
                 || {
-                    TokioChildProcess::builder(wrapped)
-                        .stderr(Stdio::piped())
-                        .spawn()
+                    let mut child = wrapped.spawn()?;
+                    let stderr = child.stderr().take();
+                    Ok((ChildStdio::new(child)?, stderr))
                 },
                 |(transport, stderr)| Some((transport.id()?, stderr_pipe(stderr))),
             )
@@ -180,7 +186,10 @@ async fn start(
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str().to_owned())
                 .custom_headers(header_map);
-            let transport = StreamableHttpClientTransport::with_client(http, config);
+            let transport = StreamableHttpClientTransport::with_client(
+                super::http::CuttingClient(http),
+                config,
+            );
             handshake(client, transport, mode, deadline, launch, server)
                 .await
                 .map(|s| (s, None))

@@ -2,7 +2,7 @@
 //! outlives a server killed with SIGKILL just long enough to kill its children's process
 //! groups (SPEC §8.3).
 //!
-//! The death signal ([`super::process::DieWithParent`]) reaches only the server's direct
+//! The death signal (set on each child between fork and exec) reaches only the server's direct
 //! children; a grandchild in a child's group that does not read its stdin would live on.
 //! So the server tells the reaper, over the reaper's stdin, which groups are alive and the
 //! pipes their children hold (`+PGID INODE…` and `-PGID` lines). The reaper's stdin is a
@@ -127,8 +127,8 @@ pub fn run_reaper() -> ExitCode {
     }
     let pipes: Vec<u64> = groups.iter().flat_map(|(_, p)| p.iter().copied()).collect();
     for (group, _) in &groups {
-        super::process::kill_group(*group);
+        super::kill::kill_group(*group);
     }
-    super::process::kill_holders(&pipes);
+    super::kill::kill_holders(&pipes);
     ExitCode::SUCCESS
 }

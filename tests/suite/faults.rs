@@ -1003,3 +1003,73 @@ async fn a_huge_failed_response_message_is_quoted_in_1000_characters() {
     );
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_results_past_the_transport_limit_reach_the_model_cut_not_as_failures() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker("huge");
+    let (_http_child, http_url) = children::http_fixture(&[]).await;
+    let ws = tempfile::tempdir().unwrap();
+    let servers = format!(
+        "{}{}",
+        stdio_child("local", &[], &m, ""),
+        children::http_child("remote", &http_url)
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/big.md",
+        &agent(&mock, "big", &servers, ""),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    for (tool, bytes) in [
+        ("local__huge", 20usize << 20),
+        ("local__huge", 100 << 20),
+        ("remote__huge", 40 << 20),
+    ] {
+        mock.push([
+            Step::tool_call(tool, json!({"bytes": bytes})),
+            Step::text("read it"),
+        ]);
+        let started = Instant::now();
+        let id = c.spawn("big", "t").await;
+        let record = c.wait(&[&id], 60_000).await["agents"][0].clone();
+        assert_eq!(record["result"], "read it", "{tool} {bytes}: {record}");
+        assert!(
+            started.elapsed() < Duration::from_secs(45),
+            "{tool} {bytes}: took {:?}, as long as a timed-out call",
+            started.elapsed()
+        );
+        let body = mock.requests().last().unwrap().body.clone();
+        let output = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["type"] == "function_call_output")
+            .unwrap()["output"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            output.contains("[output truncated"),
+            "{tool} {bytes}: {}",
+            &output[output.len().saturating_sub(300)..]
+        );
+        assert!(
+            output.len() <= 1024 * 1024 + 1024,
+            "{tool} {bytes}: {} bytes reached the model",
+            output.len()
+        );
+        assert!(
+            !output.contains("timed out") && !output.contains("closed the connection"),
+            "{tool} {bytes}: {}",
+            &output[output.len().saturating_sub(300)..]
+        );
+        if tool == "local__huge" {
+            assert!(
+                output.starts_with("xxxxxxxx"),
+                "the start of the text is kept"
+            );
+        }
+    }
+    c.close().await;
+}
