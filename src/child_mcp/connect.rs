@@ -337,17 +337,31 @@ pub struct GroupGuard {
 }
 
 impl GroupGuard {
-    /// What the child has started so far, to kill after it is asked to stop.
-    fn tree(&mut self) -> Option<process::Tree> {
+    /// What the child has started so far, to kill after it is asked to stop (read from
+    /// `/proc`, so off the async workers).
+    async fn tree(&mut self) -> Option<process::Tree> {
         let group = self.group.take()?;
-        Some(process::Tree::of(group, &self.pipes))
+        let pipes = std::mem::take(&mut self.pipes);
+        tokio::task::spawn_blocking(move || process::Tree::of(group, &pipes))
+            .await
+            .ok()
     }
 }
 
 impl Drop for GroupGuard {
+    /// Kills the group and what it started, reading `/proc` on a blocking thread when a
+    /// runtime is there (at exit, whatever is left is killed by the runtime's owner).
     fn drop(&mut self) {
-        if let Some(tree) = self.tree() {
-            tree.kill();
+        let Some(group) = self.group.take() else {
+            return;
+        };
+        let pipes = std::mem::take(&mut self.pipes);
+        let kill = move || process::Tree::of(group, &pipes).kill();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(kill);
+            }
+            Err(_) => kill(),
         }
     }
 }
@@ -381,10 +395,13 @@ impl ChildConnection {
     /// its whole process group and everything it started, wherever that went.
     pub async fn shutdown(mut self, bound: Duration) {
         // Seen before the child stops: what it started may lose its parent as it does.
-        let tree = self.process_group.as_mut().and_then(GroupGuard::tree);
+        let tree = match self.process_group.as_mut() {
+            Some(guard) => guard.tree().await,
+            None => None,
+        };
         let _ = self.service.close_with_timeout(bound).await;
         if let Some(tree) = tree {
-            tree.kill();
+            let _ = tokio::task::spawn_blocking(move || tree.kill()).await;
         }
     }
 }

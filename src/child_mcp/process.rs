@@ -145,6 +145,15 @@ impl Tree {
     }
 }
 
+/// Kills the group of every child still alive (at exit, after the runs: a guard dropped at
+/// the last moment may not have had its turn).
+pub fn kill_all_groups() {
+    let alive = groups().alive.clone();
+    for group in alive {
+        kill_group(group);
+    }
+}
+
 /// Kills every child this process adopted as a subreaper (descendants whose parent died),
 /// with their descendants; at server shutdown, when no run is left to own them.
 pub fn kill_adopted() {

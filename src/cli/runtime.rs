@@ -57,8 +57,9 @@ where
         tokio::spawn(cancel_on_signal(cancel.clone()));
         body(cancel).await
     });
-    // Runs are over and their children stopped; what the children left behind that came to
-    // this process as a subreaper goes too.
+    // Runs are over and their children stopped; any group still listed, and what the
+    // children left behind that came to this process as a subreaper, go too.
+    crate::child_mcp::process::kill_all_groups();
     crate::child_mcp::process::kill_adopted();
     // The work is done (runs stopped, children shut down). A blocking read of stdin may
     // still wait for a line that never comes; dropping the runtime would wait for it.
