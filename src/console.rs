@@ -38,10 +38,25 @@ static CONSOLE: OnceLock<Console> = OnceLock::new();
 /// Whether lines go through the queue (set once the server serves).
 static QUEUED: AtomicBool = AtomicBool::new(false);
 
-/// From now on, every line goes through the queue and its writer thread.
+/// From now on, every line goes through the queue and its writer thread, a panic's report
+/// included (the standard report writes to stderr and would wait on it).
 pub fn queue_from_now() {
     console();
-    QUEUED.store(true, Ordering::SeqCst);
+    if !QUEUED.swap(true, Ordering::SeqCst) {
+        std::panic::set_hook(Box::new(|info| {
+            let backtrace = std::backtrace::Backtrace::capture();
+            let report = match backtrace.status() {
+                std::backtrace::BacktraceStatus::Captured => format!("{info}\n{backtrace}"),
+                _ => info.to_string(),
+            };
+            let thread = std::thread::current();
+            // `info` reads "panicked at FILE:LINE:COL:\nMESSAGE".
+            line(&format!(
+                "thread '{}' {report}",
+                thread.name().unwrap_or("<unnamed>")
+            ));
+        }));
+    }
 }
 
 fn console() -> &'static Console {

@@ -17,6 +17,9 @@ pub const CONCURRENT_RUNS: usize = 8;
 pub const QUEUED_INPUTS: usize = 16;
 /// Terminal sessions retained before the least recently used is evicted (SPEC §5, §12).
 pub const RETAINED_TERMINAL_SESSIONS: usize = 64;
+/// How long after an eviction freed memory is given back to the system, gathering the
+/// evictions in between into one pass (SPEC §5).
+pub const MEMORY_TRIM_DELAY: Duration = Duration::from_secs(1);
 
 // ----- The model loop (SPEC §3.1, §6) -----
 

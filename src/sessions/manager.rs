@@ -490,8 +490,14 @@ impl SessionManager {
             return;
         }
         terminal.sort();
-        for (_, id) in terminal.into_iter().take(excess) {
-            registry.remove(&id);
-        }
+        let evicted: Vec<Arc<Session>> = terminal
+            .into_iter()
+            .take(excess)
+            .filter_map(|(_, id)| registry.remove(&id))
+            .collect();
+        drop(registry);
+        // Their histories are freed here, outside the lock, and given back to the system.
+        drop(evicted);
+        crate::memory::freed();
     }
 }

@@ -370,6 +370,18 @@ async fn sigterm_stops_the_http_server_and_its_children() {
 // ----- Hardening (issue 14): a client that does not read stderr, stopping during child
 // startup, SIGKILL of the server, descendants that leave their group -----
 
+/// A workspace with one agent `name` whose one stdio child `fx` is the fixture with
+/// `args`, marked `marker`.
+fn one_agent(mock: &MockProvider, name: &str, args: &[&str], marker: &str) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    children::write(
+        ws.path(),
+        &format!(".agents/agents/{name}.md"),
+        &agent(mock, name, &stdio_child("fx", args, marker, ""), ""),
+    );
+    ws
+}
+
 /// Whether `pid` is a live (not zombie) process.
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
@@ -392,17 +404,7 @@ async fn wait_for_processes(marker: &str, count: usize) {
 async fn a_client_that_never_reads_stderr_is_still_answered() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let m = marker("chatty");
-    let ws = tempfile::tempdir().unwrap();
-    children::write(
-        ws.path(),
-        ".agents/agents/chatty.md",
-        &agent(
-            &mock,
-            "chatty",
-            &stdio_child("fx", &["--stderr-bytes", "1048576"], &m, ""),
-            "",
-        ),
-    );
+    let ws = one_agent(&mock, "chatty", &["--stderr-bytes", "1048576"], &m);
     // Our stderr is a pipe this test never reads (64 KiB fill it).
     let (c, stderr) = binary::stdio_with_stderr(
         ws.path(),
@@ -455,19 +457,9 @@ async fn children_still_starting_are_stopped_with_the_server() {
         Stop::Signal(libc::SIGINT),
     ] {
         let m = marker("starting");
-        let ws = tempfile::tempdir().unwrap();
         // Never answers server/discover: it is still starting when the server stops, well
         // within the 15 s startup bound.
-        children::write(
-            ws.path(),
-            ".agents/agents/starting.md",
-            &agent(
-                &mock,
-                "starting",
-                &stdio_child("fx", &["--hang"], &m, ""),
-                "",
-            ),
-        );
+        let ws = one_agent(&mock, "starting", &["--hang"], &m);
         let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
         for _ in 0..3 {
             c.spawn("starting", "t").await;
@@ -529,17 +521,7 @@ async fn sigkill_of_the_server_leaves_no_child_or_grandchild() {
 async fn what_a_child_started_in_a_session_of_its_own_ends_with_its_run() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let m = marker("escaped");
-    let ws = tempfile::tempdir().unwrap();
-    children::write(
-        ws.path(),
-        ".agents/agents/escaper.md",
-        &agent(
-            &mock,
-            "escaper",
-            &stdio_child("fx", &["--grandchild", "session"], &m, ""),
-            "",
-        ),
-    );
+    let ws = one_agent(&mock, "escaper", &["--grandchild", "session"], &m);
     let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
     mock.push([
         Step::tool_call("fx__echo", json!({"text": "x"})),
@@ -831,10 +813,13 @@ async fn stalled_http_clients_are_cut_off_at_the_bounds() {
     );
 }
 
-/// POSTs a legacy `initialize`; returns the session id.
-async fn legacy_session(url: &str) -> String {
-    let response = mcp_agents::net::loopback_client()
-        .post(url)
+/// POSTs a legacy `initialize` (with `token` as a bearer token); returns the session id.
+async fn legacy_session(url: &str, token: Option<&str>) -> String {
+    let mut request = mcp_agents::net::loopback_client().post(url);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request
         .header("accept", "application/json, text/event-stream")
         .json(
             &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -873,12 +858,12 @@ async fn legacy_http_sessions_are_capped_at_64_least_recently_used_first() {
         .unwrap();
     let mut ids = Vec::new();
     for _ in 0..64 {
-        ids.push(legacy_session(&url).await);
+        ids.push(legacy_session(&url, None).await);
     }
     // The oldest is used again; the second oldest is now the least recently used.
     assert_eq!(use_session(&url, &ids[0], None).await, 202);
     for _ in 0..10 {
-        ids.push(legacy_session(&url).await);
+        ids.push(legacy_session(&url, None).await);
     }
     assert_eq!(use_session(&url, &ids[0], None).await, 202, "used, kept");
     for id in &ids[1..11] {
@@ -938,24 +923,7 @@ async fn with_a_token_ids_are_usable_by_any_holder_of_it_and_by_nobody_else() {
         .await
         .unwrap();
     assert_eq!(refused.status(), 401);
-    let session = {
-        let response = mcp_agents::net::loopback_client()
-            .post(&url)
-            .bearer_auth(TOKEN)
-            .header("accept", "application/json, text/event-stream")
-            .json(
-                &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"}}}),
-            )
-            .send()
-            .await
-            .unwrap();
-        response.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned()
-    };
+    let session = legacy_session(&url, Some(TOKEN)).await;
     let delete = |token: Option<&'static str>| {
         let url = url.clone();
         let session = session.clone();
@@ -993,7 +961,11 @@ async fn a_huge_failed_response_message_is_quoted_in_1000_characters() {
                "error": {"code": "invalid_prompt", "message": "m".repeat(20 * 1024 * 1024)}}),
     )]);
     let id = c.spawn("worker", "t").await;
-    let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    // A 20 MiB message would make the record too large for the client to read at all.
+    let record = tokio::time::timeout(Duration::from_secs(60), c.wait(&[&id], 30_000))
+        .await
+        .expect("the record is answered")["agents"][0]
+        .clone();
     assert_eq!(record["error"]["code"], "provider_error");
     let message = record["error"]["message"].as_str().unwrap();
     assert!(
