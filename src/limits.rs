@@ -96,6 +96,9 @@ pub const AGENT_DESCRIPTION_CHARS: usize = 1024;
 /// The longest line (one JSON-RPC message) read from stdin, in bytes; a longer one is
 /// answered with an error and skipped, never held (SPEC §10, §12).
 pub const STDIO_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// After stdin ends, how long requests already read may take to be answered before the
+/// server stops (SPEC §10; a long `wait_agent` is cut short by the shutdown instead).
+pub const STDIO_EOF_ANSWER_GRACE: Duration = Duration::from_secs(1);
 /// A stdin line buffer larger than this is given back after its line, not kept for the next
 /// (SPEC §10).
 pub const STDIO_LINE_KEPT_BYTES: usize = 1024 * 1024;

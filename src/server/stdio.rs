@@ -15,21 +15,25 @@
 //!   until the first request other than `server/discover` or `ping`.
 //! - **Arguments.** `tools/call` messages whose `arguments` is not an object are marked
 //!   ([`super::arguments`]).
+//! - **The end of stdin.** Requests already read are still answered (for at most
+//!   [`STDIO_EOF_ANSWER_GRACE`]) before `rmcp` hears that stdin has ended.
 //! - **Writing.** One task writes every answer, `rmcp`'s and ours, whole lines at a time.
 //!   When stdout is closed (the write fails, or on Linux the pipe reports that its reader
 //!   went away) the server stops as on stdin end-of-file.
 
 use std::sync::Arc;
 
-use rmcp::model::ClientJsonRpcMessage;
+use std::collections::HashSet;
+
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::{RoleServer, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::handler::AgentsServer;
-use crate::limits::{STDIO_LINE_BYTES, STDIO_LINE_KEPT_BYTES};
+use crate::limits::{STDIO_EOF_ANSWER_GRACE, STDIO_LINE_BYTES, STDIO_LINE_KEPT_BYTES};
 use crate::sessions::manager::SessionManager;
 
 /// JSON-RPC "Parse error".
@@ -67,29 +71,52 @@ where
 {
     let (answers, to_write) = mpsc::channel(PENDING_ANSWERS);
     let (messages, incoming) = mpsc::channel(1);
-    tokio::spawn(write_answers(output, to_write, output_closed.clone()));
+    let writer = tokio::spawn(write_answers(output, to_write, output_closed.clone()));
     tokio::spawn(read_messages(input, messages, answers.clone()));
-    let transport = Lines { incoming, answers };
-    let service = tokio::select! {
-        started = AgentsServer::new(manager).serve(transport) => {
-            started.map_err(|e| format!("the MCP client did not start a session: {e}"))?
-        }
-        () = output_closed.cancelled() => return Ok(()),
+    let transport = Lines {
+        incoming,
+        answers,
+        unanswered: Arc::default(),
+        ended_at: None,
     };
-    tokio::select! {
-        ended = service.waiting() => {
-            ended.map_err(|e| format!("the MCP session ended with an error: {e}"))?;
+    let served = async {
+        let service = tokio::select! {
+            started = AgentsServer::new(manager).serve(transport) => {
+                started.map_err(|e| format!("the MCP client did not start a session: {e}"))?
+            }
+            () = output_closed.cancelled() => return Ok(()),
+        };
+        tokio::select! {
+            ended = service.waiting() => {
+                ended.map_err(|e| format!("the MCP session ended with an error: {e}"))?;
+            }
+            // Dropping the service stops it.
+            () = output_closed.cancelled() => {}
         }
-        // Dropping the service stops it.
-        () = output_closed.cancelled() => {}
+        Ok(())
     }
-    Ok(())
+    .await;
+    // The answers still queued are written before the server stops (within the bound:
+    // stdout may be stuck).
+    let _ = tokio::time::timeout(STDIO_EOF_ANSWER_GRACE, writer).await;
+    served
 }
 
 /// The transport `rmcp` sees: parsed messages in, answers out (as lines for the writer).
 struct Lines {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     answers: mpsc::Sender<Vec<u8>>,
+    /// Requests received and not answered yet, and a wake-up when one is.
+    unanswered: Arc<(std::sync::Mutex<HashSet<RequestId>>, Notify)>,
+    /// When stdin ended: from then on `rmcp` is told so once the requests already read are
+    /// answered, or [`STDIO_EOF_ANSWER_GRACE`] later (a long `wait_agent` is not waited for).
+    ended_at: Option<tokio::time::Instant>,
+}
+
+impl Lines {
+    fn unanswered(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.unanswered.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl rmcp::transport::Transport<RoleServer> for Lines {
@@ -100,17 +127,64 @@ impl rmcp::transport::Transport<RoleServer> for Lines {
         item: rmcp::service::TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let answers = self.answers.clone();
+        let unanswered = self.unanswered.clone();
         async move {
             let mut line = serde_json::to_vec(&item)?;
             line.push(b'\n');
-            answers.send(line).await.map_err(|_| {
+            let sent = answers.send(line).await.map_err(|_| {
                 std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed")
-            })
+            });
+            let answered = match &item {
+                ServerJsonRpcMessage::Response(response) => Some(&response.id),
+                ServerJsonRpcMessage::Error(error) => error.id.as_ref(),
+                _ => None,
+            };
+            if let Some(id) = answered {
+                unanswered
+                    .0
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(id);
+                unanswered.1.notify_waiters();
+            }
+            sent
         }
     }
 
+    /// Cancel-safe (`rmcp` polls it beside its answers): the end of stdin is remembered.
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
-        self.incoming.recv().await
+        if self.ended_at.is_none() {
+            match self.incoming.recv().await {
+                Some(message) => {
+                    if let ClientJsonRpcMessage::Request(request) = &message {
+                        self.unanswered().insert(request.id.clone());
+                    }
+                    return Some(message);
+                }
+                None => self.ended_at = Some(tokio::time::Instant::now()),
+            }
+        }
+        let deadline = self.ended_at? + STDIO_EOF_ANSWER_GRACE;
+        let waiting = self.unanswered.clone();
+        let _ = tokio::time::timeout_at(deadline, async move {
+            loop {
+                // Registered before the check, so an answer in between is not missed.
+                let woken = waiting.1.notified();
+                tokio::pin!(woken);
+                woken.as_mut().enable();
+                if waiting
+                    .0
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .is_empty()
+                {
+                    return;
+                }
+                woken.await;
+            }
+        })
+        .await;
+        None
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
