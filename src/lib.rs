@@ -8,6 +8,8 @@
 //! | [`error`] | the error codes of SPEC §11 |
 //! | [`redact`] | secret hiding for logs, errors and `Debug` |
 //! | [`net`] | the shared HTTP clients |
+//! | [`memory`] | freed memory given back to the system after evictions (glibc's `malloc_trim`) |
+//! | [`console`] | stderr written from one thread behind a bounded queue, never blocking |
 //! | [`logging`] | stderr logging in the `warning: <file>: <reason>` style |
 //! | [`definition`] | the canonical agent definition, the catalog, and the rules every format shares |
 //! | [`discovery`] | walking the workspace and loading the catalog of agents and skills |
@@ -22,11 +24,13 @@
 
 pub mod child_mcp;
 pub mod cli;
+pub mod console;
 pub mod definition;
 pub mod discovery;
 pub mod error;
 pub mod limits;
 pub mod logging;
+pub mod memory;
 pub mod net;
 pub mod providers;
 pub mod redact;
@@ -35,3 +39,12 @@ pub mod sessions;
 pub mod testkit;
 pub mod toolbox;
 pub mod workspace;
+
+// The system allocator unless a feature picks another, for every binary of the package; the
+// features exist to measure the others (docs/performance.md, "Memory after eviction").
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+#[cfg(all(feature = "jemalloc", not(feature = "mimalloc")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -20,6 +20,9 @@ pub const RETAINED_TERMINAL_SESSIONS: usize = 64;
 /// The retained terminal sessions' histories together, in bytes of provider JSON; past it
 /// the least recently used are evicted (SPEC §5, §12).
 pub const RETAINED_HISTORY_BYTES: usize = 512 * 1024 * 1024;
+/// How long after an eviction freed memory is given back to the system, gathering the
+/// evictions in between into one pass (SPEC §5).
+pub const MEMORY_TRIM_DELAY: Duration = Duration::from_secs(1);
 
 // ----- The model loop (SPEC §3.1, §6) -----
 
@@ -105,8 +108,18 @@ pub const TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
 pub const TOOL_NAME_CHARS: usize = 64;
 /// A child tool's name as activity shows it, in characters (SPEC §7).
 pub const ACTIVITY_TOOL_NAME_CHARS: usize = 128;
+/// The longest line (one message) read from a stdio child, in bytes; a longer answer is read
+/// through, and becomes a cut result (SPEC §8.3).
+pub const CHILD_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// The longest piece of a child's stderr line forwarded at once, in bytes (SPEC §8.3).
 pub const CHILD_STDERR_LINE_BYTES: usize = 8 * 1024;
+/// Lines waiting for stderr before more are dropped and counted (SPEC §8.3: forwarding never
+/// blocks). With child lines cut at [`CHILD_STDERR_LINE_BYTES`], the queue holds at most
+/// 8 MiB of them.
+pub const STDERR_QUEUE_LINES: usize = 1024;
+/// How long the server waits at exit for queued stderr lines to be written (SPEC §8.3): the
+/// last lines show when stderr is read, and the process still exits when it is not.
+pub const STDERR_FLUSH_BOUND: Duration = Duration::from_secs(1);
 
 // ----- The built-in workspace server (SPEC §8.6) -----
 
@@ -152,6 +165,25 @@ pub const TERMINAL_WAIT: Duration = Duration::from_millis(MAX_WAIT_MS);
 /// (SPEC §4.1). Real descriptions are mostly under 300 characters; the few longer ones carry
 /// worked examples, and every one of them is sent to the parent model with each request.
 pub const AGENT_DESCRIPTION_CHARS: usize = 1024;
+/// The longest line (one JSON-RPC message) read from stdin, in bytes; a longer one is
+/// answered with an error and skipped, never held (SPEC §10, §12).
+pub const STDIO_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// After stdin ends, how long requests already read may take to be answered before the
+/// server stops (SPEC §10; a long `wait_agent` is cut short by the shutdown instead).
+pub const STDIO_EOF_ANSWER_GRACE: Duration = Duration::from_secs(1);
+/// A stdin line buffer larger than this is given back after its line, not kept for the next
+/// (SPEC §10).
+pub const STDIO_LINE_KEPT_BYTES: usize = 1024 * 1024;
+/// How long an HTTP client has to send a request's headers, counted from the connection's
+/// start or the end of its previous answer (SPEC §10, §12).
+pub const HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an HTTP client has to send a request's whole body (SPEC §10, §12).
+pub const HTTP_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// HTTP connections served at once; more wait in the listen backlog (SPEC §10, §12).
+pub const HTTP_CONNECTIONS: usize = 256;
+/// Legacy (`initialize`) HTTP sessions kept; the least recently used is closed for a new
+/// one (SPEC §10, §12).
+pub const HTTP_LEGACY_SESSIONS: usize = 64;
 /// The largest HTTP request body read (SPEC §10).
 pub const HTTP_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 

@@ -2,6 +2,7 @@
 //! `warning: <file>: <reason>`, without timestamps or targets, so warnings look the same
 //! from the server and from `check`. `RUST_LOG` sets the levels (default: `warn`, and nothing
 //! from `rmcp`); URLs in the libraries' lines are shown as `scheme://host[:port]` only.
+//! Lines are queued for stderr ([`crate::console`]), so logging never blocks.
 
 use std::fmt;
 
@@ -20,7 +21,7 @@ pub fn init() {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,rmcp=off"));
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(crate::console::QueuedStderr)
         .with_env_filter(filter)
         .event_format(PlainFormat)
         .try_init();

@@ -4,6 +4,7 @@
 //! down within the bound, killing the whole process group if it lingers.
 
 use std::collections::HashMap;
+use std::os::fd::AsRawFd;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -16,12 +17,14 @@ use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode};
 use rmcp::{ClientServiceExt, RoleClient, ServiceError};
 use tokio::time::Instant;
 
 use super::config::Launch;
+use super::process::{self, DieWithParent};
+use super::stdio::ChildStdio;
 use crate::limits::CHILD_ABANDON_TIMEOUT;
 use crate::redact::{Redactor, origin};
 
@@ -48,8 +51,9 @@ impl ClientHandler for ChildClient {
 pub struct ChildConnection {
     pub server: String,
     service: RunningService<RoleClient, ChildClient>,
-    /// The process group of a stdio child.
-    process_group: Option<u32>,
+    /// The process group of a stdio child, killed with everything it started when the
+    /// connection ends.
+    process_group: Option<GroupGuard>,
     /// Takes an HTTP child's URL out of call errors.
     redactor: Redactor,
 }
@@ -119,7 +123,7 @@ async fn start(
     launch: &Launch,
     mode: ClientLifecycleMode,
     deadline: Instant,
-) -> Result<(RunningService<RoleClient, ChildClient>, Option<u32>), String> {
+) -> Result<(RunningService<RoleClient, ChildClient>, Option<GroupGuard>), String> {
     let legacy = matches!(mode, ClientLifecycleMode::Initialize);
     let client = ChildClient { legacy };
     match launch {
@@ -132,23 +136,42 @@ async fn start(
             let mut process = tokio::process::Command::new(command);
             process.args(args).env_clear().envs(env).current_dir(cwd);
             let mut wrapped = CommandWrap::from(process);
-            // Its own process group, so that stopping it reaches what it started (npx, uvx).
+            // Its own process group, so that stopping it reaches what it started (npx, uvx),
+            // and dead with the server however the server ends.
             wrapped.wrap(ProcessGroup::leader());
-            let (transport, stderr) = TokioChildProcess::builder(wrapped)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-            let group = transport.id();
+            wrapped.wrap(DieWithParent);
+            let stderr_pipe = |stderr: &Option<tokio::process::ChildStderr>| {
+                stderr
+                    .as_ref()
+                    .and_then(|s| super::kill::pipe_inode(s.as_raw_fd()))
+                    .into_iter()
+                    .collect::<Vec<_>>()
+            };
+            wrapped
+                .command_mut()
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let (transport, stderr) = process::spawn_group(
+                || {
+                    let mut child = wrapped.spawn()?;
+                    let stderr = child.stderr().take();
+                    Ok((ChildStdio::new(child)?, stderr))
+                },
+                |(transport, stderr)| Some((transport.id()?, stderr_pipe(stderr))),
+            )
+            .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            // Dropping this (a shutdown during startup drops the whole startup) kills the
+            // child and what it started.
+            let guard = GroupGuard {
+                group: transport.id(),
+                pipes: stderr_pipe(&stderr),
+            };
             if let Some(stderr) = stderr {
                 tokio::spawn(super::stderr::forward(server.to_owned(), stderr));
             }
-            let service = handshake(client, transport, mode, deadline, launch, server).await;
-            if service.is_err()
-                && let Some(pid) = group
-            {
-                kill_group(pid);
-            }
-            service.map(|s| (s, group))
+            let service = handshake(client, transport, mode, deadline, launch, server).await?;
+            Ok((service, Some(guard)))
         }
         Launch::Http { url, headers } => {
             let http = crate::net::child_client(url).clone();
@@ -163,7 +186,10 @@ async fn start(
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str().to_owned())
                 .custom_headers(header_map);
-            let transport = StreamableHttpClientTransport::with_client(http, config);
+            let transport = StreamableHttpClientTransport::with_client(
+                super::http::CuttingClient(http),
+                config,
+            );
             handshake(client, transport, mode, deadline, launch, server)
                 .await
                 .map(|s| (s, None))
@@ -222,9 +248,7 @@ async fn explain_refusal(
                 Ok((mut service, group)) => {
                     let version = service.peer_info().map(|i| i.protocol_version.to_string());
                     let _ = service.close_with_timeout(CHILD_ABANDON_TIMEOUT).await;
-                    if let Some(pid) = group {
-                        kill_group(pid);
-                    }
+                    drop(group);
                     version.map_or_else(
                         || "no version".to_owned(),
                         |v| format!("only {v}, through initialize"),
@@ -303,17 +327,43 @@ fn versions(list: &[ProtocolVersion]) -> String {
         .join(", ")
 }
 
-/// Ends a process group with SIGKILL. Errors (the group is already gone) are ignored.
-fn kill_group(pid: u32) {
-    #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: killpg only sends a signal; it touches no memory of ours.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
+/// A stdio child's process group: dropping it kills the group and everything the child
+/// started ([`process::Tree`]).
+#[derive(Debug)]
+pub struct GroupGuard {
+    group: Option<u32>,
+    /// Inodes of the child's pipes we hold (its stderr).
+    pipes: Vec<u64>,
+}
+
+impl GroupGuard {
+    /// What the child has started so far, to kill after it is asked to stop (read from
+    /// `/proc`, so off the async workers).
+    async fn tree(&mut self) -> Option<process::Tree> {
+        let group = self.group.take()?;
+        let pipes = std::mem::take(&mut self.pipes);
+        tokio::task::spawn_blocking(move || process::Tree::of(group, &pipes))
+            .await
+            .ok()
+    }
+}
+
+impl Drop for GroupGuard {
+    /// Kills the group and what it started, reading `/proc` on a blocking thread when a
+    /// runtime is there (at exit, whatever is left is killed by the runtime's owner).
+    fn drop(&mut self) {
+        let Some(group) = self.group.take() else {
+            return;
+        };
+        let pipes = std::mem::take(&mut self.pipes);
+        let kill = move || process::Tree::of(group, &pipes).kill();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(kill);
+            }
+            Err(_) => kill(),
         }
     }
-    #[cfg(not(unix))]
-    let _ = pid;
 }
 
 impl ChildConnection {
@@ -342,22 +392,18 @@ impl ChildConnection {
     }
 
     /// Closes the connection; a stdio child that is still there after `bound` is killed with
-    /// its whole process group.
+    /// its whole process group and everything it started, wherever that went.
     pub async fn shutdown(mut self, bound: Duration) {
+        // Seen before the child stops: what it started may lose its parent as it does.
+        let tree = match self.process_group.as_mut() {
+            Some(guard) => guard.tree().await,
+            None => None,
+        };
         let _ = self.service.close_with_timeout(bound).await;
-        // Taken, so that dropping the connection does not signal the group again.
-        if let Some(pid) = self.process_group.take() {
-            kill_group(pid);
+        if let Some(tree) = tree {
+            let _ = tokio::task::spawn_blocking(move || tree.kill()).await;
         }
     }
 }
-
-impl Drop for ChildConnection {
-    /// A connection dropped without [`ChildConnection::shutdown`] (its run panicked) still
-    /// ends its child's whole process group, grandchildren included.
-    fn drop(&mut self) {
-        if let Some(pid) = self.process_group.take() {
-            kill_group(pid);
-        }
-    }
-}
+// A connection dropped without `shutdown` (its run panicked, or the server stopped during
+// startup) drops its guard, which ends the child's group and everything it started.

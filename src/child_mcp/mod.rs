@@ -4,7 +4,12 @@
 //! | --- | --- |
 //! | [`config`] | rendering `${VAR}` placeholders, clearing the environment of stdio children, launching the built-in servers |
 //! | [`connect`] | one `rmcp` client connection: start, discover 2026-07-28, list, call, stop |
+//! | [`http`] | the HTTP client of HTTP children: an oversized tool result cut, not a failure |
+//! | [`stdio`] | the transport to a stdio child: messages by line, an oversized answer cut, not lost |
 //! | [`stderr`] | a stdio child's stderr, drained and forwarded line by line with its name |
+//! | [`kill`] | the process table, descendants, holders of a pipe, SIGKILL |
+//! | [`process`] | stdio children's processes: own group, death signal, subreaper, killing what they started |
+//! | [`reaper`] | the small process that kills the children's groups when the server is killed |
 //! | [`toolset`] | tool names for the model, descriptions, schemas, filtering, result text |
 //!
 //! Each run connects its definition's children in parallel when it starts and shuts them
@@ -13,7 +18,12 @@
 
 pub mod config;
 pub mod connect;
+pub mod http;
+pub mod kill;
+pub mod process;
+pub mod reaper;
 pub mod stderr;
+pub mod stdio;
 pub mod toolset;
 
 use std::collections::HashSet;

@@ -1,6 +1,7 @@
 //! Forwarding a stdio child's stderr to ours (SPEC §8.3), one prefixed line at a time.
 //!
-//! The pipe is drained until the child closes it, whatever it writes: a line that is not
+//! The pipe is drained until the child closes it, whatever it writes and whether or not our
+//! own stderr is read: a line that is not
 //! UTF-8 is shown lossily, and a line longer than [`CHILD_STDERR_LINE_BYTES`] is shown in pieces. Stopping
 //! early would close the pipe, and the child's next write to stderr would then fail
 //! (SIGPIPE ends many servers); reading a line without a bound would let a child that never
@@ -34,9 +35,13 @@ where
     }
 }
 
-/// Copies a child's stderr to ours.
+/// Copies a child's stderr to ours through the queue ([`crate::console`]): a client that
+/// does not read our stderr costs lines (counted and reported), never a blocked worker.
 pub async fn forward(server: String, stderr: tokio::process::ChildStderr) {
-    forward_lines(&server, stderr, |line| eprintln!("{line}")).await;
+    forward_lines(&server, stderr, |line| {
+        crate::console::line(&line);
+    })
+    .await;
 }
 
 #[cfg(test)]

@@ -140,6 +140,9 @@ pub enum Command {
     /// A child MCP server for tests and the offline demo
     #[command(hide = true)]
     FixtureServer(crate::testkit::fixture_server::FixtureOptions),
+    /// The server's reaper: kills its children's process groups when it dies
+    #[command(hide = true)]
+    Reaper,
 }
 
 /// `modelcontextprotocol agents …`: the same program under the name the original
@@ -224,6 +227,7 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
         }
         Some(Command::WorkspaceTools { dir }) => serve::run_workspace_tools(dir),
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
+        Some(Command::Reaper) => crate::child_mcp::reaper::run_reaper(),
         None => {
             // Checked before the catalog loads: a bad option is one line, not the last of
             // the definitions' warnings.

@@ -17,6 +17,10 @@ use crate::toolbox::EnvLookup;
 /// children, the default retry policy and limits; built-in child servers are started as
 /// `itself`.
 pub fn server_manager(catalog: Catalog, itself: SelfCommand) -> Arc<SessionManager> {
+    // Before any child starts: descendants that leave their group come back to us, and the
+    // reaper kills what is left if this process is killed (SPEC §8.3).
+    crate::child_mcp::process::become_subreaper();
+    crate::child_mcp::reaper::start();
     session_manager(catalog, Arc::new(|var| std::env::var(var).ok()), itself)
 }
 
@@ -59,6 +63,10 @@ where
         tokio::spawn(cancel_on_signal(cancel.clone()));
         body(cancel).await
     });
+    // Runs are over and their children stopped; any group still listed, and what the
+    // children left behind that came to this process as a subreaper, go too.
+    crate::child_mcp::process::kill_all_groups();
+    crate::child_mcp::process::kill_adopted();
     // The work is done (runs stopped, children shut down). A blocking read of stdin may
     // still wait for a line that never comes; dropping the runtime would wait for it.
     runtime.shutdown_background();

@@ -13,7 +13,9 @@ use crate::server::http::Listen;
 
 /// Runs the server until the client goes away or a signal arrives, then stops every run.
 pub fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> ExitCode {
-    with_runtime(|shutdown| async move {
+    // From here on the client may not read our stderr: nothing may wait for it.
+    crate::console::queue_from_now();
+    let code = with_runtime(|shutdown| async move {
         let manager = server_manager(catalog, itself);
         // A signal stops the runs and answers pending waits at once, so the transport can
         // close; the HTTP server then gets the shutdown bound to finish.
@@ -30,7 +32,9 @@ pub fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> Exi
                     manager.clone(),
                     listen,
                     shutdown.clone(),
-                    |addr| eprintln!("mcp-agents: serving MCP at http://{addr}/mcp"),
+                    |addr| {
+                        crate::console::line(&format!("mcp-agents: serving MCP at http://{addr}/mcp"));
+                    },
                 ) => served,
                 () = async {
                     shutdown.cancelled().await;
@@ -46,11 +50,13 @@ pub fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> Exi
         match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
-                eprintln!("error: {message}");
+                crate::console::line(&format!("error: {message}"));
                 ExitCode::FAILURE
             }
         }
-    })
+    });
+    crate::console::flush();
+    code
 }
 
 /// The one line the stdio server prints when started by hand on a terminal (SPEC §2): what

@@ -22,6 +22,7 @@ use super::history::FlatItems;
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage};
 use super::wire::{ReplyStream, Request, WireFormat, raw_item};
 use crate::definition::AuthHeader;
+use crate::limits::PROVIDER_MESSAGE_CHARS;
 
 /// The Responses wire format.
 pub struct Responses;
@@ -325,8 +326,11 @@ fn failed_response(body: &Value) -> AttemptError {
     let message = body["error"]["message"]
         .as_str()
         .unwrap_or("no error message");
+    // The whole message is classified; a bounded part of it is quoted (SPEC §6.1).
+    let quoted = super::classify::snippet(message, PROVIDER_MESSAGE_CHARS)
+        .unwrap_or_else(|| "no error message".to_owned());
     let full = format!(
-        "the response failed ({}): {message}",
+        "the response failed ({}): {quoted}",
         code.unwrap_or("no code")
     );
     if is_context_overflow(code, message) {
@@ -433,6 +437,12 @@ mod tests {
             Err(AttemptError::Retryable { .. })
         ));
         let filtered = json!({"status": "incomplete", "incomplete_details": {"reason": "content_filter"}, "output": []});
+        let huge = json!({"status": "failed", "error": {"code": "invalid_prompt",
+            "message": "m".repeat(20 * 1024 * 1024)}});
+        match parse_response(huge) {
+            Err(AttemptError::Fatal(e)) => assert!(e.message.len() < 1200, "{}", e.message.len()),
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
             parse_response(filtered),
             Err(AttemptError::Fatal(_))

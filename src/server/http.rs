@@ -8,6 +8,13 @@
 //!   (401 otherwise).
 //! - Reads at most 4 MiB of a POST body, and marks a `tools/call` whose `arguments` is not
 //!   an object so that it is answered with `invalid_input` ([`super::arguments`]).
+//! - Bounds what a client can hold, with or without the token (SPEC §10): a request's
+//!   headers must arrive within 10 s (hyper's header timeout, also for a kept-alive
+//!   connection's next request) and its body within 30 s, else the connection is closed; at
+//!   most 256 connections are served at once (the rest wait in the listen backlog, holding
+//!   none of our descriptors); at most 64 legacy sessions ([`super::legacy_sessions`]).
+//!   Connections are HTTP/1.1: an HTTP/2 one would need its first bytes read before any
+//!   timeout applies.
 //!
 //! Requests of protocol 2026-07-28 are stateless: `rmcp` builds a handler per request, and
 //! the handler only holds the shared session manager. Older clients that `initialize` get
@@ -22,14 +29,17 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::AgentsServer;
+use super::legacy_sessions::CappedSessions;
 use crate::definition::endpoint::is_loopback;
 use crate::definition::template::{is_env_var_name, is_showable_var_name};
-use crate::limits::HTTP_REQUEST_BODY_BYTES;
+use crate::limits::{
+    HTTP_BODY_TIMEOUT, HTTP_CONNECTIONS, HTTP_HEADER_TIMEOUT, HTTP_REQUEST_BODY_BYTES,
+};
 use crate::sessions::manager::SessionManager;
 
 /// How to serve HTTP.
@@ -115,7 +125,7 @@ pub async fn serve(
     let server = AgentsServer::new(manager);
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(CappedSessions::default()),
         config,
     );
     let router = Router::new()
@@ -131,10 +141,53 @@ pub async fn serve(
         .local_addr()
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     on_bound(bound);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
-        .map_err(|e| format!("the HTTP server failed: {e}"))
+    serve_connections(listener, router, shutdown).await;
+    Ok(())
+}
+
+/// Accepts connections while fewer than [`HTTP_CONNECTIONS`] are open, each served with the
+/// header timeout, until `shutdown`; then lets the open ones finish (the caller bounds that).
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: CancellationToken,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let open = Arc::new(Semaphore::new(HTTP_CONNECTIONS));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        let slot = tokio::select! {
+            slot = open.clone().acquire_owned() => slot,
+            () = shutdown.cancelled() => break,
+        };
+        // The semaphore is never closed.
+        let Ok(slot) = slot else { break };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = shutdown.cancelled() => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors, or a connection reset before it was taken: wait a
+                // little rather than spin.
+                tracing::debug!("accepting an HTTP connection failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HTTP_HEADER_TIMEOUT)
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(slot);
+        });
+    }
+    graceful.shutdown().await;
 }
 
 /// `HOST:PORT` to an address, once at startup (a host name is looked up, blocking).
@@ -191,7 +244,27 @@ async fn mark_arguments(request: Request) -> Result<Request, Response> {
         return Ok(request);
     }
     let (mut parts, body) = request.into_parts();
-    let bytes = match Limited::new(body, HTTP_REQUEST_BODY_BYTES).collect().await {
+    let collected = tokio::time::timeout(
+        HTTP_BODY_TIMEOUT,
+        Limited::new(body, HTTP_REQUEST_BODY_BYTES).collect(),
+    )
+    .await;
+    let Ok(collected) = collected else {
+        let mut refusal = (
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "Request Timeout: the request body did not arrive within {} s",
+                HTTP_BODY_TIMEOUT.as_secs()
+            ),
+        )
+            .into_response();
+        // The rest of the body will never be read: the connection goes.
+        refusal
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return Err(refusal);
+    };
+    let bytes = match collected {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
             return Err((

@@ -8,11 +8,13 @@
 //! | [`call`] | a call's arguments read into those types, and the results' shapes |
 //! | [`handler`] | the `rmcp` server handler: `tools/list`, `tools/call`, progress |
 //! | [`stdio`] | serving on stdin/stdout |
-//! | [`http`] | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks |
+//! | [`http`] | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks and the client bounds |
+//! | [`legacy_sessions`] | `rmcp`'s sessions for `initialize` clients, at most 64, least recently used closed first |
 
 pub mod arguments;
 pub mod call;
 pub mod handler;
 pub mod http;
+pub mod legacy_sessions;
 pub mod schema;
 pub mod stdio;

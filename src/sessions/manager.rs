@@ -400,14 +400,16 @@ impl SessionManager {
             if let Some(starting) = Activity::child_startup(&session.definition) {
                 session.activity(starting);
             }
-            let outcome = match self
-                .config
-                .tools
-                .open(&session.definition, &workspace)
-                .await
-            {
-                Err(e) => RunOutcome::Failed(e),
-                Ok(tools) => {
+            // A shutdown during startup drops the startup, which kills the children
+            // already started (their guards), instead of waiting for it to finish.
+            let opened = tokio::select! {
+                opened = self.config.tools.open(&session.definition, &workspace) => Some(opened),
+                () = self.shutdown.cancelled() => None,
+            };
+            let outcome = match opened {
+                None => RunOutcome::Cancelled,
+                Some(Err(e)) => RunOutcome::Failed(e),
+                Some(Ok(tools)) => {
                     // Shutdown cancels through the loop, which answers any unanswered tool
                     // call, so the history stays valid.
                     let context = RunContext {
@@ -496,13 +498,18 @@ impl SessionManager {
             return;
         }
         terminal.sort();
+        let mut evicted: Vec<Arc<Session>> = Vec::new();
         for (_, id, size) in terminal {
             if count <= limits.retained_terminal && bytes <= limits.retained_history_bytes {
                 break;
             }
-            registry.remove(&id);
+            evicted.extend(registry.remove(&id));
             count -= 1;
             bytes -= size;
         }
+        drop(registry);
+        // Their histories are freed here, outside the lock, and given back to the system.
+        drop(evicted);
+        crate::memory::freed();
     }
 }

@@ -61,6 +61,14 @@ pub struct FixtureOptions {
     /// name for the model.
     #[arg(long)]
     pub colliding: bool,
+    /// Write this many bytes of log lines to stderr before serving, as a chatty server does.
+    #[arg(long, value_name = "BYTES")]
+    pub stderr_bytes: Option<usize>,
+    /// Start a grandchild (this fixture with `--hang`, not reading its stdin) before serving:
+    /// `group` keeps it in our process group, `session` moves it to a new session
+    /// (`setsid`) holding our stderr, as a daemonizing helper does.
+    #[arg(long, value_name = "group|session")]
+    pub grandchild: Option<String>,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -368,6 +376,17 @@ pub async fn run(options: FixtureOptions) -> Result<(), String> {
     if let Some(line) = &options.say {
         eprintln!("{line}");
     }
+    if let Some(bytes) = options.stderr_bytes {
+        let line = format!("{}\n", "chatty log line ".repeat(6));
+        let mut written = 0;
+        while written < bytes {
+            eprint!("{line}");
+            written += line.len();
+        }
+    }
+    if let Some(kind) = &options.grandchild {
+        start_grandchild(kind)?;
+    }
     if options.hang {
         std::future::pending::<()>().await;
     }
@@ -385,6 +404,30 @@ pub async fn run(options: FixtureOptions) -> Result<(), String> {
         }
         Some(addr) => serve_http(addr, &options).await,
     }
+}
+
+/// Starts this fixture with `--hang` as a grandchild that never reads its stdin.
+fn start_grandchild(kind: &str) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(["fixture-server", "--hang"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
+    if kind == "session" {
+        #[cfg(unix)]
+        // SAFETY: setsid is async-signal-safe and touches no memory.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::setsid();
+                Ok(())
+            });
+        }
+    }
+    // Never waited for: it is meant to outlive whatever does not kill it.
+    let child = command.spawn().map_err(|e| e.to_string())?;
+    std::mem::forget(child);
+    Ok(())
 }
 
 /// Writes about 1 MiB of lines that are not JSON-RPC (text, raw bytes, broken JSON) to

@@ -3,6 +3,13 @@
 //! endpoint that answers with random faults, agents with real child processes, the whole
 //! server stack in this process (MCP over an in-memory pipe). At the end every session must
 //! be in a correct terminal state, and no task, file descriptor or child process may be left.
+//!
+//! The hardening cases of issue 14 that fit in one process run all along: every tooled
+//! child starts a grandchild in a session of its own (it must be gone when its run ends),
+//! some tool results are over the 16 MiB a child's line may hold (they reach the model cut),
+//! some provider failures carry a huge message (quoted in 1,000 characters), a second stdio
+//! connection sends malformed lines (each answered), and children still starting when the
+//! server stops are stopped with it.
 
 use crate::support;
 
@@ -23,6 +30,7 @@ use serde_json::{Value, json};
 use support::binary::KEY_VAR;
 use support::children::{self, agent, processes_with, stdio_child};
 use support::run_kit::KEY;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd")
@@ -72,6 +80,17 @@ fn random_steps(rng: &mut impl rand::Rng) -> Vec<Step> {
             Some("context_length_exceeded"),
             "Your input exceeds the context window of this model.",
         )],
+        // A failed response with a 100 KiB message: `provider_error`, quoted in 1,000
+        // characters (`faults.rs` sends 20 MiB).
+        8 if rng.random_bool(0.3) => vec![Step::json(
+            200,
+            json!({"status": "failed", "output": [],
+                   "error": {"code": "invalid_prompt", "message": "m".repeat(100 << 10)}}),
+        )],
+        // A result over the 16 MiB a child's line may hold: cut, not a timeout.
+        9 if rng.random_bool(0.02) => {
+            vec![Step::tool_call("fx__huge", json!({"bytes": 17 << 20}))]
+        }
         5 | 6 => vec![Step::tool_call("fx__echo", json!({"text": "soak"}))],
         7 => vec![Step::tool_call("fx__sleep", json!({"ms": 300}))],
         _ => vec![],
@@ -97,8 +116,19 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
         &agent(
             &mock,
             "tooled",
-            &stdio_child("fx", &[], &marker, ""),
+            &stdio_child("fx", &["--grandchild", "session"], &marker, ""),
             "max_turns: 4",
+        ),
+    );
+    // Never answers server/discover: still starting when the server stops.
+    children::write(
+        ws.path(),
+        ".agents/agents/starting.md",
+        &agent(
+            &mock,
+            "starting",
+            &stdio_child("fx", &["--hang"], &marker, ""),
+            "",
         ),
     );
     children::write(
@@ -132,6 +162,16 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
             limits: Limits::default(),
         },
     );
+    // A second connection to the same manager, spoken to in raw lines.
+    let (raw_server, raw_client) = tokio::io::duplex(1 << 16);
+    let (raw_server_read, raw_server_write) = tokio::io::split(raw_server);
+    let raw_serving = tokio::spawn(mcp_agents::server::stdio::serve_on(
+        manager.clone(),
+        raw_server_read,
+        raw_server_write,
+    ));
+    let (raw_read, mut raw_write) = tokio::io::split(raw_client);
+    let mut raw_answers = tokio::io::BufReader::new(raw_read).lines();
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
     let server = tokio::spawn(mcp_agents::server::stdio::serve_on(
@@ -194,7 +234,7 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
     let allowed_refusals: HashSet<&str> =
         ["capacity_exceeded", "queue_full", "unknown_agent"].into();
     while Instant::now() < deadline {
-        let action = rng.random_range(0..10);
+        let action = rng.random_range(0..11);
         let (is_error, value) = match action {
             0..=3 => {
                 mock.push(random_steps(&mut rng));
@@ -217,6 +257,31 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
                     json!({"target": target, "message": "more", "interrupt": rng.random_bool(0.3)}),
                 )
                 .await
+            }
+            10 => {
+                let lines: [(&[u8], i64); 4] = [
+                    (b"not json\n", -32700),
+                    (
+                        br#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"c":"\ud800"}}"#,
+                        -32700,
+                    ),
+                    (b"{\"jsonrpc\":\"2.0\",\"id\":9,\"x\":1e309}\n", -32700),
+                    (b"{\"jsonrpc\":\"2.0\",\"id\":9}\n", -32600),
+                ];
+                let (line, code) = lines[rng.random_range(0..lines.len())];
+                raw_write.write_all(line).await.unwrap();
+                if !line.ends_with(b"\n") {
+                    raw_write.write_all(b"\n").await.unwrap();
+                }
+                let answer = tokio::time::timeout(Duration::from_secs(10), raw_answers.next_line())
+                    .await
+                    .expect("a malformed line is answered")
+                    .unwrap()
+                    .unwrap();
+                let answer: Value = serde_json::from_str(&answer).unwrap();
+                assert_eq!(answer["error"]["code"], code, "{answer}");
+                *counts.entry("malformed line").or_default() += 1;
+                continue;
             }
             _ if !ids.is_empty() => {
                 let mut targets: Vec<&String> = (0..rng.random_range(1..=4))
@@ -339,7 +404,32 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
         "child processes left: {:?}",
         processes_with(&marker)
     );
+    // Children still starting when the server stops are stopped with it.
+    for _ in 0..2 {
+        let (failed, _) = call("spawn_agent", json!({"name": "starting", "task": "t"})).await;
+        assert!(!failed);
+    }
+    for _ in 0..400 {
+        if processes_with(&marker).len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(processes_with(&marker).len(), 2, "two children starting");
     let _ = client.cancel().await;
     let _ = server.await;
+    // Both halves: the pipe closes when neither is left.
+    drop((raw_write, raw_answers));
+    let _ = raw_serving.await;
     manager.shutdown(Duration::from_secs(6)).await;
+    for _ in 0..60 {
+        if processes_with(&marker).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "children still starting outlived the shutdown: {:?}",
+        processes_with(&marker)
+    );
 }

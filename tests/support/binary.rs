@@ -89,7 +89,9 @@ pub async fn stdio(
     generation: Generation,
     extra_env: &[(&str, &str)],
 ) -> Connection {
-    stdio_env(workspace, generation, extra_env, &[]).await
+    stdio_with(workspace, generation, extra_env, &[], Stdio::inherit())
+        .await
+        .0
 }
 
 /// [`stdio`], with the variables `removed` taken out of the server's environment (a
@@ -100,6 +102,29 @@ pub async fn stdio_env(
     extra_env: &[(&str, &str)],
     removed: &[&str],
 ) -> Connection {
+    stdio_with(workspace, generation, extra_env, removed, Stdio::inherit())
+        .await
+        .0
+}
+
+/// [`stdio`] with the server's stderr going to `stderr`; a piped stderr is returned, for
+/// the test to read or (a client that ignores it) to hold unread.
+pub async fn stdio_with_stderr(
+    workspace: &Path,
+    generation: Generation,
+    extra_env: &[(&str, &str)],
+    stderr: Stdio,
+) -> (Connection, Option<tokio::process::ChildStderr>) {
+    stdio_with(workspace, generation, extra_env, &[], stderr).await
+}
+
+async fn stdio_with(
+    workspace: &Path,
+    generation: Generation,
+    extra_env: &[(&str, &str)],
+    removed: &[&str],
+    stderr: Stdio,
+) -> (Connection, Option<tokio::process::ChildStderr>) {
     let mut command = tokio::process::Command::new(BIN);
     command
         .arg(workspace)
@@ -112,12 +137,12 @@ pub async fn stdio_env(
     for (k, v) in extra_env {
         command.env(k, v);
     }
-    let (transport, _stderr) = TokioChildProcess::builder(command)
-        .stderr(Stdio::inherit())
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(stderr)
         .spawn()
         .expect("start mcp-agents");
     let pid = transport.id();
-    open_session(transport, generation, pid).await
+    (open_session(transport, generation, pid).await, stderr)
 }
 
 /// Starts an MCP session of `generation` over `transport`, within 20 s.

@@ -59,6 +59,11 @@ impl MockProvider {
             .route("/v1/responses", post(responses_route))
             .route("/responses", post(responses_route))
             .route("/v1/messages", post(messages_route))
+            // Long histories make large requests; the real APIs take far more than axum's
+            // 2 MiB default.
+            .layer(axum::extract::DefaultBodyLimit::max(
+                crate::limits::PROVIDER_REPLY_BYTES,
+            ))
             .with_state(state.clone());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;

@@ -1,0 +1,160 @@
+//! Does memory go back to the system after retained sessions are evicted? Through the real
+//! binary over stdio: 64 sessions each get 16 MiB of history (four runs, each a 4 MiB reply
+//! to a task or a `send_input`), then 64 small sessions push them out of retention, and the
+//! server's resident memory is read (`/proc/PID/status`) at each step.
+//!
+//! The allocator is the binary's, so the same command with `--features mimalloc` or
+//! `--features jemalloc` measures those (docs/performance.md, "Memory after eviction"):
+//!
+//! ```text
+//! CARGO_PROFILE_BENCH_LTO=false CARGO_PROFILE_BENCH_CODEGEN_UNITS=16 \
+//!     cargo bench --bench retained_memory [--features mimalloc|jemalloc]
+//! ```
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use mcp_agents::testkit::mock::{MockProvider, Step};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use serde_json::{Value, json};
+
+const KEY: &str = "bench-key";
+const KEY_VAR: &str = "MCP_AGENTS_BENCH_KEY";
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-agents");
+const SESSIONS: usize = 64;
+const RUNS: usize = 4;
+const REPLY_BYTES: usize = 4 * 1024 * 1024;
+const BATCH: usize = 8;
+
+/// Resident memory now and at its peak, in MiB.
+fn rss(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 1024.0
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.stop_recording();
+    let ws = tempfile::tempdir().unwrap();
+    let path = ws.path().join(".agents/agents/worker.md");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "---\nname: worker\ndescription: Bench agent.\nmodel: mock-model\n\
+             model_provider: custom\nbase_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\n---\n\
+             Work.\n",
+            mock.responses_base_url()
+        ),
+    )
+    .unwrap();
+    let mut command = tokio::process::Command::new(BIN);
+    command.arg(ws.path()).env(KEY_VAR, KEY);
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let pid = transport.id().unwrap();
+    let client = ()
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    let call = |name: &'static str, args: Value| {
+        let client = &client;
+        async move {
+            client
+                .call_tool(
+                    CallToolRequestParams::new(name)
+                        .with_arguments(args.as_object().cloned().unwrap_or_default()),
+                )
+                .await
+                .unwrap()
+                .structured_content
+                .unwrap_or(Value::Null)
+        }
+    };
+    // One id at a time: a record carries its 4 MiB result, and the client reads at most
+    // 16 MiB per message.
+    let wait_all = |ids: Vec<String>| async move {
+        for id in ids {
+            let done = call(
+                "wait_agent",
+                json!({"targets": [id], "timeout_ms": 120_000}),
+            )
+            .await;
+            assert_eq!(done["timed_out"], false, "{done}");
+            let agent = &done["agents"][0];
+            assert_eq!(agent["status"], "completed", "{}", agent["error"]);
+        }
+    };
+    let (idle, _) = rss(pid);
+    let reply = "x".repeat(REPLY_BYTES);
+    let started = Instant::now();
+    let mut big = Vec::new();
+    for _ in 0..SESSIONS / BATCH {
+        let mut ids = Vec::new();
+        mock.push(vec![Step::text(&reply); BATCH]);
+        for _ in 0..BATCH {
+            let accepted = call("spawn_agent", json!({"name": "worker", "task": "t"})).await;
+            ids.push(accepted["agent_id"].as_str().unwrap().to_owned());
+        }
+        wait_all(ids.clone()).await;
+        for _ in 1..RUNS {
+            mock.push(vec![Step::text(&reply); BATCH]);
+            for id in &ids {
+                call("send_input", json!({"target": id, "message": "more"})).await;
+            }
+            wait_all(ids.clone()).await;
+        }
+        big.extend(ids);
+    }
+    let (retained, peak) = rss(pid);
+    // 64 small sessions finish: the 64 big ones are the least recently used, and go.
+    let mut small = Vec::new();
+    for _ in 0..SESSIONS / BATCH {
+        let mut ids = Vec::new();
+        mock.push(vec![Step::text("ok"); BATCH]);
+        for _ in 0..BATCH {
+            let accepted = call("spawn_agent", json!({"name": "worker", "task": "t"})).await;
+            ids.push(accepted["agent_id"].as_str().unwrap().to_owned());
+        }
+        wait_all(ids.clone()).await;
+        small.extend(ids);
+    }
+    let gone = call("wait_agent", json!({"targets": [big[0]], "timeout_ms": 0})).await;
+    assert_eq!(gone["error"]["code"], "unknown_agent", "{gone}");
+    let (evicted, _) = rss(pid);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (after_1s, _) = rss(pid);
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let (after_12s, _) = rss(pid);
+    let allocator = if cfg!(feature = "mimalloc") {
+        "mimalloc"
+    } else if cfg!(feature = "jemalloc") {
+        "jemalloc"
+    } else {
+        "system (glibc)"
+    };
+    println!(
+        "| {allocator} | {idle:.1} MiB | {retained:.1} MiB (peak {peak:.1}) | {evicted:.1} MiB | \
+         {after_1s:.1} MiB | {after_12s:.1} MiB |"
+    );
+    eprintln!("({} s)", started.elapsed().as_secs());
+    let _ = client.cancel().await;
+}
