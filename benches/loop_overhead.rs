@@ -18,7 +18,8 @@ use mcp_agents::providers::wire::Request;
 use mcp_agents::providers::{ApiKey, Conversation, ProviderClient, ToolOutput};
 use mcp_agents::sessions::activity::Activity;
 use mcp_agents::sessions::run::{
-    Inbox, RunContext, RunObserver, RunOutcome, UsageDelta, run_model_loop,
+    Inbox, RunContext, RunLimits, RunObserver, RunOutcome, Spent, ToolUse, UsageDelta,
+    run_model_loop,
 };
 use mcp_agents::testkit::mock::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
@@ -53,6 +54,10 @@ fn echo_tools() -> Echo {
         server: "t".into(),
         tool: "echo".into(),
         timeout: Duration::from_secs(60),
+        // Validated before each call, as a child's schema is.
+        child_input_schema: Some(
+            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        ),
     }])
 }
 
@@ -60,6 +65,7 @@ struct Quiet;
 impl RunObserver for Quiet {
     fn activity(&self, _: Activity) {}
     fn usage(&self, _: UsageDelta) {}
+    fn tool_used(&self, _: &str, _: ToolUse) {}
 }
 
 struct Once(std::sync::Mutex<Option<String>>);
@@ -109,8 +115,9 @@ fn whole_runs(c: &mut Criterion) {
                         observer: &Quiet,
                         interrupts: rx,
                         cancel: CancellationToken::new(),
-                        max_turns: 1000,
-                        turns_taken: 0,
+                        limits: RunLimits::turns(1000),
+                        spent: Spent::default(),
+                        output_schema: None,
                     },
                 ));
                 assert_eq!(outcome, RunOutcome::Completed("done".into()));
@@ -168,6 +175,7 @@ fn client_side(c: &mut Criterion) {
             model: "m".into(),
             temperature: None,
             reasoning_effort: None,
+            strict_output_schema: None,
         };
         let raw_reply = match wire {
             WireApi::Responses => json!({"id": "r", "object": "response", "status": "completed",

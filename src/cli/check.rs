@@ -46,9 +46,9 @@ fn list_or_dash<'a>(items: impl Iterator<Item = &'a String>) -> String {
 /// The agents table and a summary line, for stdout.
 pub fn render_table(catalog: &Catalog) -> String {
     let header = [
-        "NAME", "SOURCE", "FORMAT", "PROVIDER", "MODEL", "SERVERS", "SKILLS",
+        "NAME", "SOURCE", "FORMAT", "PROVIDER", "MODEL", "SERVERS", "SKILLS", "BUDGET",
     ];
-    let rows: Vec<[String; 7]> = catalog
+    let rows: Vec<[String; 8]> = catalog
         .agents()
         .iter()
         .map(|d| {
@@ -60,6 +60,7 @@ pub fn render_table(catalog: &Catalog) -> String {
                 model_label(d),
                 list_or_dash(d.mcp_servers.keys()),
                 list_or_dash(d.skills.iter()),
+                d.budget.summary().unwrap_or_else(|| "-".to_owned()),
             ]
         })
         .collect();
@@ -157,6 +158,11 @@ pub fn render_json(catalog: &Catalog) -> Value {
                 "max_output_tokens": d
                     .max_output_tokens
                     .unwrap_or_else(|| crate::providers::default_max_output_tokens(&d.model.id)),
+                // The budget each run really gets: the server's defaults applied.
+                "max_tool_calls": d.budget.max_tool_calls,
+                "max_run_tokens": d.budget.max_run_tokens,
+                "max_run_seconds": d.budget.max_run_seconds,
+                "output_schema": d.output_schema.as_ref().map(|s| s.json()),
                 "sandbox": d.sandbox.as_str(),
                 "mcp_servers": d.mcp_servers.keys().collect::<Vec<_>>(),
                 "skills": d.skills,

@@ -12,6 +12,7 @@
 //! | [`endpoint`] | the https/loopback rule for provider and child-server URLs |
 //! | [`template`] | `${VAR}` placeholders in child env and header values |
 //! | [`tool_filter`] | allow and deny lists over child tools |
+//! | [`json_schema`] | JSON Schema compiled once, and what a value gets wrong |
 //!
 //! A definition is immutable once loaded: sessions take a frozen copy at spawn.
 
@@ -19,6 +20,7 @@ pub mod agent;
 pub mod catalog;
 pub mod child;
 pub mod endpoint;
+pub mod json_schema;
 pub mod name;
 pub mod provider;
 pub mod skill;
@@ -26,10 +28,12 @@ pub mod template;
 pub mod tool_filter;
 
 pub use agent::{
-    AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, Sandbox, SourceFile, ToolHints,
+    AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, RunBudget, Sandbox, SourceFile,
+    ToolHints,
 };
 pub use catalog::{AgentRoot, Catalog, Effect, SkillRoot, Warning};
 pub use child::{ChildServerConfig, ChildTransport, ValueSource};
+pub use json_schema::{CompiledSchema, SchemaError, Violation};
 pub use provider::{ProviderConfig, ProviderKind, WireApi};
 pub use skill::{Skill, SkillRegistry};
 pub use template::Template;

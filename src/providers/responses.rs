@@ -72,6 +72,17 @@ impl WireFormat for Responses {
                 .reasoning_effort
                 .map(|e| Effort { effort: e.as_str() }),
             temperature: settings.temperature,
+            text: settings
+                .strict_output_schema
+                .as_deref()
+                .map(|schema| TextConfig {
+                    format: TextFormat {
+                        kind: "json_schema",
+                        name: OUTPUT_FORMAT_NAME,
+                        schema,
+                        strict: true,
+                    },
+                }),
         };
         serde_json::to_vec(&body)
     }
@@ -132,6 +143,27 @@ struct Body<'a> {
     reasoning: Option<Effort>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<TextConfig<'a>>,
+}
+
+/// The name the output schema is sent under (`^[a-zA-Z0-9_-]{1,64}$`).
+const OUTPUT_FORMAT_NAME: &str = "final_answer";
+
+/// `text: {format: {type: "json_schema", name, schema, strict: true}}`: the agent's
+/// `output_schema`, when it fits strict mode (SPEC §6 step 4).
+#[derive(Serialize)]
+struct TextConfig<'a> {
+    format: TextFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct TextFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'static str,
+    schema: &'a Value,
+    strict: bool,
 }
 
 #[derive(Serialize)]
@@ -244,6 +276,7 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
     }
     let mut items = Vec::with_capacity(output.len());
     let mut text = String::new();
+    let mut refusal: Option<String> = None;
     let mut tool_calls = Vec::new();
     for item in output {
         let Value::Object(mut fields) = item else {
@@ -261,6 +294,11 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
                         && let Some(t) = part["text"].as_str()
                     {
                         text.push_str(t);
+                    }
+                    if part["type"] == "refusal"
+                        && let Some(r) = part["refusal"].as_str()
+                    {
+                        refusal.get_or_insert_with(String::new).push_str(r);
                     }
                 }
             }
@@ -290,6 +328,7 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
         tool_calls,
         usage,
         stop,
+        refusal,
     })
 }
 

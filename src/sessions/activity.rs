@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use crate::definition::AgentDefinition;
 
+/// Calls a summary of concurrent calls names before "and N more".
+const TOOL_CALLS_NAMED: usize = 3;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Starting,
@@ -106,6 +109,46 @@ impl Activity {
             summary: format!("Calling {server}.{tool}"),
             tool: Some(tool.to_owned()),
             target: Some(server.to_owned()),
+            timeout: Some(timeout.min(CHILD_CALL_TIMEOUT)),
+        }
+    }
+
+    /// The calls of one reply, running at once: one of them is [`tool_call`](Self::tool_call);
+    /// several are named together, bounded by the longest of their timeouts.
+    pub fn tool_calls(calls: &[(&str, &str)], timeout: Duration) -> Self {
+        if let [(server, tool)] = calls {
+            return Activity::tool_call(server, tool, timeout);
+        }
+        let mut servers: Vec<&str> = Vec::new();
+        let mut tools: Vec<&str> = Vec::new();
+        for (server, tool) in calls {
+            if !servers.contains(server) {
+                servers.push(server);
+            }
+            if !tools.contains(tool) {
+                tools.push(tool);
+            }
+        }
+        let named: Vec<String> = calls
+            .iter()
+            .take(TOOL_CALLS_NAMED)
+            .map(|(server, tool)| format!("{server}.{tool}"))
+            .collect();
+        let more = calls.len().saturating_sub(TOOL_CALLS_NAMED);
+        let rest = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        Activity {
+            phase: Phase::ToolCall,
+            summary: format!(
+                "Calling {} tools at once: {}{rest}",
+                calls.len(),
+                named.join(", ")
+            ),
+            tool: Some(tools.join(", ")),
+            target: Some(servers.join(", ")),
             timeout: Some(timeout.min(CHILD_CALL_TIMEOUT)),
         }
     }

@@ -6,7 +6,7 @@
 //! and crash mid-call. Variants speak only the older protocol (`--legacy`), never answer
 //! (`--hang`), redirect every HTTP request (`--redirect-to`), or also list `sleep` under a
 //! hostile name (`--odd-name`), or a second name that collides with another for the model
-//! (`--colliding`).
+//! (`--colliding`), and can log every call it receives (`--call-log`).
 //!
 //! It runs as `mcp-agents fixture-server [--http ADDR] [--legacy] [--hang] [--redirect-to URL]`,
 //! a command hidden from the help.
@@ -61,6 +61,10 @@ pub struct FixtureOptions {
     /// name for the model.
     #[arg(long)]
     pub colliding: bool,
+    /// Append the name of every tool called to this file, one line per call as it starts,
+    /// so a test can count the calls the child really received.
+    #[arg(long, value_name = "PATH")]
+    pub call_log: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -154,6 +158,7 @@ pub struct Fixture {
     hang_list: bool,
     odd_name: bool,
     colliding: bool,
+    call_log: Option<std::path::PathBuf>,
 }
 
 #[tool_router]
@@ -165,6 +170,7 @@ impl Fixture {
             hang_list: options.hang_list,
             odd_name: options.odd_name,
             colliding: options.colliding,
+            call_log: options.call_log.clone(),
         }
     }
 
@@ -357,6 +363,18 @@ impl ServerHandler for Fixture {
         }
         if self.colliding && request.name == "delete_issue" {
             request.name = "delete.issue".into();
+        }
+        if let Some(path) = &self.call_log {
+            use tokio::io::AsyncWriteExt;
+            let line = format!("{}\n", request.name);
+            if let Ok(mut file) = tokio::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .await
+            {
+                let _ = file.write_all(line.as_bytes()).await;
+            }
         }
         let call = ToolCallContext::new(self, request, context);
         self.tool_router.call(call).await

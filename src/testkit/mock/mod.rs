@@ -129,6 +129,7 @@ async fn messages_route(State(state): State<Shared>, headers: HeaderMap, body: B
 }
 
 async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) -> Response {
+    let received = std::time::Instant::now();
     let step = {
         let mut guard = lock(&state);
         let st = &mut *guard;
@@ -156,6 +157,7 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                 let rendered = render_step(st, wire, &body, next);
                 if !st.not_recording {
                     st.requests.push(Recorded {
+                        received,
                         wire,
                         headers,
                         body,
@@ -168,6 +170,7 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                 st.refused += 1;
                 if !st.not_recording {
                     st.requests.push(Recorded {
+                        received,
                         wire,
                         headers,
                         body,
@@ -300,6 +303,8 @@ pub fn definition(
         },
         max_turns: DEFAULT_MAX_TURNS,
         max_output_tokens: None,
+        budget: Default::default(),
+        output_schema: None,
         mcp_servers: Default::default(),
         skills: vec![],
         sandbox: Sandbox::Default,
