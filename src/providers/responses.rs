@@ -449,6 +449,50 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_part_is_the_replys_refusal_not_its_text() {
+        let body = json!({"status": "completed", "output": [
+            {"type": "message", "id": "msg_1", "role": "assistant", "content": [
+                {"type": "refusal", "refusal": "I can't help with that."}]}]});
+        let reply = parse_response(body).unwrap();
+        assert_eq!(reply.refusal.as_deref(), Some("I can't help with that."));
+        assert_eq!(reply.text, "");
+        assert_eq!(reply.stop, StopReason::EndTurn);
+        let plain = parse_response(json!({"status": "completed", "output": []})).unwrap();
+        assert_eq!(plain.refusal, None);
+    }
+
+    #[test]
+    fn the_output_schema_goes_out_as_a_strict_text_format() {
+        use super::super::history::History;
+        use super::super::reply::ModelSettings;
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string"}},
+                            "required": ["a"], "additionalProperties": false});
+        let settings = |strict: Option<Value>| ModelSettings {
+            model: "m".into(),
+            temperature: None,
+            reasoning_effort: None,
+            strict_output_schema: strict.map(std::sync::Arc::new),
+        };
+        let body = |settings: &ModelSettings| -> Value {
+            let history = History::default();
+            let request = Request {
+                settings,
+                system: "s",
+                history: &history,
+                tools: &[],
+                max_output_tokens: 100,
+            };
+            serde_json::from_slice(&Responses.encode(&request).unwrap()).unwrap()
+        };
+        assert_eq!(
+            body(&settings(Some(schema.clone())))["text"],
+            json!({"format": {"type": "json_schema", "name": "final_answer", "schema": schema,
+                              "strict": true}})
+        );
+        assert!(body(&settings(None)).get("text").is_none());
+    }
+
+    #[test]
     fn malformed_arguments_become_an_error_for_that_call() {
         let body = json!({"status": "completed", "output": [
             {"type": "function_call", "call_id": "c", "name": "n", "arguments": "{nope"}]});

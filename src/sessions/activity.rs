@@ -163,3 +163,34 @@ impl Activity {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_calls_are_one_activity_that_names_them() {
+        let one = Activity::tool_calls(&[("gh", "search")], Duration::from_secs(30));
+        assert_eq!(
+            one,
+            Activity::tool_call("gh", "search", Duration::from_secs(30))
+        );
+        let many = Activity::tool_calls(
+            &[
+                ("gh", "search"),
+                ("gh", "get"),
+                ("docs", "read"),
+                ("gh", "search"),
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(many.phase, Phase::ToolCall);
+        assert_eq!(
+            many.summary,
+            "Calling 4 tools at once: gh.search, gh.get, docs.read and 1 more"
+        );
+        assert_eq!(many.target.as_deref(), Some("gh, docs"));
+        assert_eq!(many.tool.as_deref(), Some("search, get, read"));
+        assert_eq!(many.timeout, Some(Duration::from_secs(60)));
+    }
+}

@@ -187,12 +187,19 @@ impl Fixture {
     }
 
     #[tool(
-        description = "Sleep, then answer.",
+        description = "Sleep, then answer; a cancelled call stops sleeping.",
         annotations(read_only_hint = true, destructive_hint = false)
     )]
-    async fn sleep(&self, Parameters(SleepArgs { ms }): Parameters<SleepArgs>) -> String {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-        format!("slept {ms} ms")
+    async fn sleep(
+        &self,
+        Parameters(SleepArgs { ms }): Parameters<SleepArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> String {
+        // As SDK servers do for `notifications/cancelled`: the work stops with the request.
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => format!("slept {ms} ms"),
+            () = context.ct.cancelled() => format!("cancelled after less than {ms} ms"),
+        }
     }
 
     #[tool(

@@ -172,6 +172,11 @@ impl Step {
         }
     }
 
+    /// Adds text to a reply (a reply that calls tools and says something too).
+    pub fn with_text(self, text: &str) -> Step {
+        self.map_reply(|r| r.text = Some(text.to_owned()))
+    }
+
     /// Sets the tokens the reply reports: `input` and `output`.
     pub fn with_usage(self, input: u64, output: u64) -> Step {
         self.map_reply(|r| r.usage = (input, output))
