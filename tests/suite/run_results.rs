@@ -303,3 +303,72 @@ async fn a_target_that_ends_while_others_run_is_a_notification() {
     );
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tools_output_schemas_describe_every_record_and_name_the_new_fields() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let servers = stdio_child("fx", &[], "results-schema", "");
+    let (_ws, c) = start(
+        &mock,
+        &[(
+            ".agents/agents/caller.md",
+            agent(&mock, "caller", &servers, "max_turns: 1"),
+        )],
+    )
+    .await;
+    let tools = c.tools().await;
+    let schema_of = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        let schema = Value::Object(tool.output_schema.clone().unwrap().as_ref().clone());
+        (tool.description.clone().unwrap_or_default(), schema)
+    };
+    let (wait_description, wait_schema) = schema_of("wait_agent");
+    for field in ["partial_result", "tools_used", "refused"] {
+        assert!(
+            wait_description.contains(field),
+            "{field}: {wait_description}"
+        );
+    }
+    let (_, spawn_schema) = schema_of("spawn_agent");
+    let wait_check = jsonschema::validator_for(&wait_schema).unwrap();
+    let spawn_check = jsonschema::validator_for(&spawn_schema).unwrap();
+
+    mock.push([
+        Step::text("plain"),
+        Step::refusal("no"),
+        Step::tool_call("fx__echo", json!({"text": "x"})).with_text("partial work"),
+        Step::Hang,
+    ]);
+    let mut ids = Vec::new();
+    for name in ["worker", "worker", "caller", "claude-worker"] {
+        let spawned = c
+            .ok("spawn_agent", json!({"name": name, "task": "Go."}))
+            .await;
+        assert!(spawn_check.is_valid(&spawned), "{spawned}");
+        ids.push(spawned["agent_id"].as_str().unwrap().to_owned());
+        if ids.len() < 4 {
+            c.wait(&[ids.last().unwrap()], 30_000).await;
+        }
+    }
+    let targets: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let all = c.wait(&targets, 0).await;
+    let statuses: Vec<&str> = all["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["completed", "completed", "failed", "running"],
+        "{all}"
+    );
+    assert_eq!(all["agents"][1]["refused"], true);
+    assert_eq!(all["agents"][2]["partial_result"], "partial work");
+    let errors: Vec<String> = wait_check
+        .iter_errors(&all)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{all}");
+    c.close().await;
+}
