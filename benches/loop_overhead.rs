@@ -218,5 +218,38 @@ fn client_side(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, whole_runs, client_side);
+/// What checking a call's arguments against its tool's own schema costs (SPEC §6 step 3):
+/// compiling a schema the size of a typical MCP tool's (once per tool per run), and
+/// validating one call's arguments against it (every call).
+fn argument_check(c: &mut Criterion) {
+    use mcp_agents::definition::CompiledSchema;
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "owner": {"type": "string", "description": "Repository owner"},
+            "repo": {"type": "string", "description": "Repository name"},
+            "query": {"type": "string", "minLength": 1},
+            "state": {"type": "string", "enum": ["open", "closed", "all"]},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "sort": {"type": "string", "enum": ["created", "updated", "comments"]},
+            "per_page": {"type": "integer", "minimum": 1, "maximum": 100},
+            "page": {"type": "integer", "minimum": 1}
+        },
+        "required": ["owner", "repo", "query"],
+        "additionalProperties": false
+    });
+    let arguments = json!({"owner": "acme", "repo": "widgets", "query": "crash on start",
+                           "state": "open", "labels": ["bug", "p1"], "per_page": 30});
+    let mut group = c.benchmark_group("argument_check");
+    group.bench_function("compile", |b| {
+        b.iter(|| CompiledSchema::compile(std::hint::black_box(&schema)).unwrap())
+    });
+    let compiled = CompiledSchema::compile(&schema).unwrap();
+    group.bench_function("validate", |b| {
+        b.iter(|| compiled.violations(std::hint::black_box(&arguments)).len())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, whole_runs, client_side, argument_check);
 criterion_main!(benches);

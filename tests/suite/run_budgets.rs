@@ -14,7 +14,7 @@ use mcp_agents::testkit::mock::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
 use support::children::{self, agent, calls_logged, processes_with, stdio_child};
-use support::run_kit::KEY;
+use support::run_kit::{KEY, function_outputs};
 
 /// A server whose one agent, `name`, has a fixture child `fx` that logs its calls, and
 /// `extra` frontmatter lines. Returns the log's path too.
@@ -43,13 +43,7 @@ fn marker(tag: &str) -> String {
 
 /// The `function_call_output` texts of request `n`.
 fn outputs(mock: &MockProvider, n: usize) -> Vec<String> {
-    mock.requests()[n].body["input"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["type"] == "function_call_output")
-        .map(|i| i["output"].as_str().unwrap().to_owned())
-        .collect()
+    function_outputs(&mock.requests()[n].body)
 }
 
 async fn wait_done(c: &Connection, id: &str) -> Value {

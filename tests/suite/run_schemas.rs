@@ -9,7 +9,7 @@ use mcp_agents::testkit::mock::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
 use support::children::{self, agent, calls_logged, messages_agent, stdio_child};
-use support::run_kit::KEY;
+use support::run_kit::{KEY, function_outputs};
 
 /// Strict-mode shape: every property required, nothing else allowed.
 const STRICT: &str = "output_schema:\n  type: object\n  properties:\n    verdict: { type: string, enum: [ok, bad] }\n  required: [verdict]\n  additionalProperties: false";
@@ -199,13 +199,7 @@ async fn arguments_are_checked_against_the_childs_schema_before_the_call() {
     ]);
     let record = run_to_end(&c, "caller").await;
     assert_eq!(record["status"], "completed", "{record}");
-    let outputs: Vec<String> = mock.requests()[1].body["input"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["type"] == "function_call_output")
-        .map(|i| i["output"].as_str().unwrap().to_owned())
-        .collect();
+    let outputs = function_outputs(&mock.requests()[1].body);
     assert!(
         outputs[0].starts_with(
             "Error: the arguments for `fx__sleep` do not match its input schema, so it was not \

@@ -193,3 +193,14 @@ impl ToolBox for TestTools {
         })
     }
 }
+
+/// The `function_call_output` texts of a Responses request body, in order.
+pub fn function_outputs(body: &Value) -> Vec<String> {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}

@@ -100,18 +100,7 @@ fn validate_tools(body: &Value) -> Result<(), Refusal> {
         }
         match tool["strict"] {
             Value::Bool(true) => {
-                let params = &tool["parameters"];
-                let properties: Vec<&String> = params["properties"]
-                    .as_object()
-                    .map(|p| p.keys().collect())
-                    .unwrap_or_default();
-                let required: Vec<&str> = params["required"]
-                    .as_array()
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                if params["additionalProperties"] != json!(false)
-                    || properties.iter().any(|p| !required.contains(&p.as_str()))
-                {
+                if !strict_root(&tool["parameters"]) {
                     return Err(bad(&format!(
                         "Invalid schema for function '{name}': In context=(), 'additionalProperties' is required to be supplied and to be false, and 'required' must include every property."
                     )));
@@ -126,6 +115,21 @@ fn validate_tools(body: &Value) -> Result<(), Refusal> {
         }
     }
     Ok(())
+}
+
+/// Strict mode's rule for an object schema, as the API checks it at the root: every
+/// property required, `additionalProperties: false`.
+fn strict_root(schema: &Value) -> bool {
+    let properties: Vec<&String> = schema["properties"]
+        .as_object()
+        .map(|p| p.keys().collect())
+        .unwrap_or_default();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    schema["additionalProperties"] == json!(false)
+        && properties.iter().all(|p| required.contains(&p.as_str()))
 }
 
 /// `text.format` as structured outputs take it: `json_schema` with a name, a schema object
@@ -150,18 +154,7 @@ fn validate_text_format(body: &Value) -> Result<(), Refusal> {
         return Err(bad("Missing required parameter: 'text.format.schema'."));
     }
     if format["strict"] == true {
-        let properties: Vec<&String> = schema["properties"]
-            .as_object()
-            .map(|p| p.keys().collect())
-            .unwrap_or_default();
-        let required: Vec<&str> = schema["required"]
-            .as_array()
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if schema["type"] != "object"
-            || schema["additionalProperties"] != json!(false)
-            || properties.iter().any(|p| !required.contains(&p.as_str()))
-        {
+        if schema["type"] != "object" || !strict_root(schema) {
             return Err(bad(&format!(
                 "Invalid schema for response_format '{name}': In context=(), 'additionalProperties' is required to be supplied and to be false, and 'required' must include every property."
             )));
