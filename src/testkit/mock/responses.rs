@@ -153,12 +153,10 @@ fn validate_text_format(body: &Value) -> Result<(), Refusal> {
     if !schema.is_object() {
         return Err(bad("Missing required parameter: 'text.format.schema'."));
     }
-    if format["strict"] == true {
-        if schema["type"] != "object" || !strict_root(schema) {
-            return Err(bad(&format!(
-                "Invalid schema for response_format '{name}': In context=(), 'additionalProperties' is required to be supplied and to be false, and 'required' must include every property."
-            )));
-        }
+    if format["strict"] == true && (schema["type"] != "object" || !strict_root(schema)) {
+        return Err(bad(&format!(
+            "Invalid schema for response_format '{name}': In context=(), 'additionalProperties' is required to be supplied and to be false, and 'required' must include every property."
+        )));
     }
     Ok(())
 }
