@@ -61,6 +61,17 @@ impl Harness {
         turns_taken: u32,
         max_turns: u32,
     ) -> RunOutcome {
+        self.run_with(conversation, turns_taken, RunLimits::turns(max_turns))
+            .await
+    }
+
+    /// A run with `limits`.
+    async fn run_with(
+        &self,
+        conversation: &mut Conversation,
+        turns_taken: u32,
+        limits: RunLimits,
+    ) -> RunOutcome {
         run_model_loop(
             conversation,
             RunContext {
@@ -71,7 +82,7 @@ impl Harness {
                 observer: self.recorder.as_ref(),
                 interrupts: self.interrupt.subscribe(),
                 cancel: self.cancel.clone(),
-                limits: RunLimits::turns(max_turns),
+                limits,
                 spent: Spent {
                     turns: turns_taken,
                     ..Spent::default()
@@ -487,4 +498,57 @@ fn the_key_is_read_for_each_run_and_never_shown() {
     assert!(!format!("{client:?}").contains(KEY));
     let direct = ProviderClient::new(&d, ApiKey::for_tests(KEY));
     assert!(!format!("{direct:?}").contains("SECRET"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_run_deadline_cancels_every_call_in_flight_on_both_wires() {
+    use mcp_agents::definition::RunBudget;
+    use mcp_agents::sessions::run::ToolUse;
+    for wire in [Responses, Messages] {
+        let h = Harness::new(
+            wire,
+            vec![Step::tool_calls(vec![
+                ("test__echo", json!({"text": "quick"})),
+                ("test__sleep_forever", json!({})),
+            ])],
+        )
+        .await;
+        let mut conversation = Conversation::new(wire);
+        let limits = RunLimits {
+            budget: RunBudget {
+                max_run_seconds: Some(5),
+                ..RunBudget::default()
+            },
+            ..RunLimits::turns(32)
+        };
+        let started = tokio::time::Instant::now();
+        let outcome = h.run_with(&mut conversation, 0, limits).await;
+        let took = started.elapsed();
+        match outcome {
+            RunOutcome::Failed(Failure { error, .. }) => {
+                assert_eq!(error.code, ErrorCode::BudgetExceeded, "{wire:?}");
+            }
+            other => panic!("{wire:?}: {other:?}"),
+        }
+        assert!(
+            took >= Duration::from_secs(5) && took < Duration::from_secs(6),
+            "{wire:?}: {took:?}"
+        );
+        // The history stays valid: both calls are answered, the finished one with its result.
+        let items = serde_json::to_string(&conversation.items()).unwrap();
+        assert!(items.contains("echo: "), "{wire:?}: {items}");
+        assert!(
+            items.contains("reached its time budget (max_run_seconds 5)"),
+            "{wire:?}: {items}"
+        );
+        assert_eq!(
+            *h.recorder.tools.lock().unwrap(),
+            [
+                ("test__echo".to_owned(), ToolUse::Called),
+                ("test__sleep_forever".to_owned(), ToolUse::Called),
+                ("test__sleep_forever".to_owned(), ToolUse::Failed),
+            ],
+            "{wire:?}"
+        );
+    }
 }
