@@ -18,7 +18,8 @@ use mcp_agents::providers::wire::Request;
 use mcp_agents::providers::{ApiKey, Conversation, ProviderClient, ToolOutput};
 use mcp_agents::sessions::activity::Activity;
 use mcp_agents::sessions::run::{
-    Inbox, RunContext, RunObserver, RunOutcome, UsageDelta, run_model_loop,
+    Inbox, RunContext, RunLimits, RunObserver, RunOutcome, Spent, ToolUse, UsageDelta,
+    run_model_loop,
 };
 use mcp_agents::testkit::mock::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
@@ -53,6 +54,10 @@ fn echo_tools() -> Echo {
         server: "t".into(),
         tool: "echo".into(),
         timeout: Duration::from_secs(60),
+        // Validated before each call, as a child's schema is.
+        child_input_schema: Some(
+            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        ),
     }])
 }
 
@@ -60,6 +65,7 @@ struct Quiet;
 impl RunObserver for Quiet {
     fn activity(&self, _: Activity) {}
     fn usage(&self, _: UsageDelta) {}
+    fn tool_used(&self, _: &str, _: ToolUse) {}
 }
 
 struct Once(std::sync::Mutex<Option<String>>);
@@ -109,8 +115,9 @@ fn whole_runs(c: &mut Criterion) {
                         observer: &Quiet,
                         interrupts: rx,
                         cancel: CancellationToken::new(),
-                        max_turns: 1000,
-                        turns_taken: 0,
+                        limits: RunLimits::turns(1000),
+                        spent: Spent::default(),
+                        output_schema: None,
                     },
                 ));
                 assert_eq!(outcome, RunOutcome::Completed("done".into()));
@@ -168,6 +175,7 @@ fn client_side(c: &mut Criterion) {
             model: "m".into(),
             temperature: None,
             reasoning_effort: None,
+            strict_output_schema: None,
         };
         let raw_reply = match wire {
             WireApi::Responses => json!({"id": "r", "object": "response", "status": "completed",
@@ -210,5 +218,38 @@ fn client_side(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, whole_runs, client_side);
+/// What checking a call's arguments against its tool's own schema costs (SPEC §6 step 3):
+/// compiling a schema the size of a typical MCP tool's (once per tool per run), and
+/// validating one call's arguments against it (every call).
+fn argument_check(c: &mut Criterion) {
+    use mcp_agents::definition::CompiledSchema;
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "owner": {"type": "string", "description": "Repository owner"},
+            "repo": {"type": "string", "description": "Repository name"},
+            "query": {"type": "string", "minLength": 1},
+            "state": {"type": "string", "enum": ["open", "closed", "all"]},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "sort": {"type": "string", "enum": ["created", "updated", "comments"]},
+            "per_page": {"type": "integer", "minimum": 1, "maximum": 100},
+            "page": {"type": "integer", "minimum": 1}
+        },
+        "required": ["owner", "repo", "query"],
+        "additionalProperties": false
+    });
+    let arguments = json!({"owner": "acme", "repo": "widgets", "query": "crash on start",
+                           "state": "open", "labels": ["bug", "p1"], "per_page": 30});
+    let mut group = c.benchmark_group("argument_check");
+    group.bench_function("compile", |b| {
+        b.iter(|| CompiledSchema::compile(std::hint::black_box(&schema)).unwrap())
+    });
+    let compiled = CompiledSchema::compile(&schema).unwrap();
+    group.bench_function("validate", |b| {
+        b.iter(|| compiled.violations(std::hint::black_box(&arguments)).len())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, whole_runs, client_side, argument_check);
 criterion_main!(benches);

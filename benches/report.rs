@@ -273,6 +273,7 @@ fn loop_overhead() -> Stats {
         model: "m".into(),
         temperature: None,
         reasoning_effort: None,
+        strict_output_schema: None,
     };
     let reply = serde_json::to_vec(&json!({"status": "completed", "output": [{"type": "function_call", "call_id": "z", "name": "t__echo", "arguments": "{}"}], "usage": {}})).unwrap();
     let mut samples = Vec::new();

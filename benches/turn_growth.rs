@@ -20,7 +20,8 @@ use mcp_agents::providers::wire::Request;
 use mcp_agents::providers::{ApiKey, Conversation, ModelSettings, ProviderClient, ToolOutput};
 use mcp_agents::sessions::activity::Activity;
 use mcp_agents::sessions::run::{
-    Inbox, RunContext, RunObserver, RunOutcome, UsageDelta, run_model_loop,
+    Inbox, RunContext, RunLimits, RunObserver, RunOutcome, Spent, ToolUse, UsageDelta,
+    run_model_loop,
 };
 use mcp_agents::testkit::mock::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
@@ -129,6 +130,7 @@ fn turn(
         model: "m".into(),
         temperature: None,
         reasoning_effort: None,
+        strict_output_schema: None,
     };
     let body = format
         .encode(&Request {
@@ -229,6 +231,7 @@ impl RunObserver for Began {
         }
     }
     fn usage(&self, _: UsageDelta) {}
+    fn tool_used(&self, _: &str, _: ToolUse) {}
 }
 
 struct Once(Mutex<Option<String>>);
@@ -262,6 +265,7 @@ fn reaction(rt: &tokio::runtime::Runtime, mock: &MockProvider, wire: WireApi) ->
                 server: "t".into(),
                 tool: "echo".into(),
                 timeout: Duration::from_secs(60),
+                child_input_schema: Some(spec().input_schema),
             }],
             Mutex::new(Vec::new()),
         );
@@ -278,8 +282,9 @@ fn reaction(rt: &tokio::runtime::Runtime, mock: &MockProvider, wire: WireApi) ->
                 observer: &began,
                 interrupts: rx,
                 cancel: CancellationToken::new(),
-                max_turns: 1000,
-                turns_taken: 0,
+                limits: RunLimits::turns(1000),
+                spent: Spent::default(),
+                output_schema: None,
             },
         ));
         assert_eq!(outcome, RunOutcome::Completed("done".into()));

@@ -17,11 +17,13 @@ pub enum ErrorCode {
     ProviderTimeout,
     ContextLimit,
     TurnLimit,
+    BudgetExceeded,
+    InvalidOutput,
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::InvalidInput,
         ErrorCode::UnknownAgent,
         ErrorCode::CapacityExceeded,
@@ -33,6 +35,8 @@ impl ErrorCode {
         ErrorCode::ProviderTimeout,
         ErrorCode::ContextLimit,
         ErrorCode::TurnLimit,
+        ErrorCode::BudgetExceeded,
+        ErrorCode::InvalidOutput,
         ErrorCode::Internal,
     ];
 
@@ -50,6 +54,8 @@ impl ErrorCode {
             ErrorCode::ProviderTimeout => "provider_timeout",
             ErrorCode::ContextLimit => "context_limit",
             ErrorCode::TurnLimit => "turn_limit",
+            ErrorCode::BudgetExceeded => "budget_exceeded",
+            ErrorCode::InvalidOutput => "invalid_output",
             ErrorCode::Internal => "internal",
         }
     }
@@ -99,6 +105,8 @@ mod tests {
                 "provider_timeout",
                 "context_limit",
                 "turn_limit",
+                "budget_exceeded",
+                "invalid_output",
                 "internal"
             ]
         );

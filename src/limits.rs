@@ -30,6 +30,14 @@ pub const MEMORY_TRIM_DELAY: Duration = Duration::from_secs(1);
 pub const DEFAULT_MAX_TURNS: u32 = 32;
 /// The range `max_turns` must fall in (SPEC §3.1, §12).
 pub const MAX_TURNS_RANGE: RangeInclusive<u32> = 1..=1000;
+/// The range a run budget (`max_tool_calls`, `max_run_tokens`, `max_run_seconds`) must fall
+/// in: a positive whole number (SPEC §3.1, §6 step 5).
+pub const RUN_BUDGET_RANGE: RangeInclusive<u32> = 1..=u32::MAX;
+/// Extra turns an answer that fails its `output_schema` gets, with the validation errors,
+/// before the run fails with `invalid_output` (SPEC §6 step 4).
+pub const OUTPUT_REPAIR_TURNS: u32 = 1;
+/// The assistant text a failed record keeps as `partial_result`, in bytes (SPEC §4.3, §12).
+pub const PARTIAL_RESULT_BYTES: usize = 64 * 1024;
 
 // ----- Providers (SPEC §6, §6.1) -----
 
@@ -152,6 +160,8 @@ pub const WORKSPACE_NOTES_BYTES: usize = 4 * 1024;
 
 // ----- The MCP surface (SPEC §4, §10) -----
 
+/// Held ids an `unknown_agent` failure for an id lists, most recent first (SPEC §4.3).
+pub const UNKNOWN_AGENT_IDS_LISTED: usize = 16;
 /// `wait_agent`'s default `timeout_ms` (SPEC §4.3, §12).
 pub const DEFAULT_WAIT: Duration = Duration::from_millis(30_000);
 /// `wait_agent`'s largest `timeout_ms` (SPEC §4.3, §12).
@@ -217,3 +227,13 @@ pub const PROVIDER_REPLY_BYTES: usize = 32 * 1024 * 1024;
 pub const PROVIDER_MESSAGE_CHARS: usize = 1000;
 /// How much of an error body that carries no message is quoted, in characters (SPEC §6.1).
 pub const PROVIDER_BODY_CHARS: usize = 300;
+/// JSON Schema violations listed in one message to the model (an argument check, an answer
+/// that fails its `output_schema`); the rest are counted (SPEC §6 steps 3–4).
+pub const SCHEMA_VIOLATIONS_SHOWN: usize = 10;
+/// The Responses API's strict structured outputs: the deepest nesting of objects, the most
+/// properties in all, and the most `enum` values in all, that a schema sent as `text.format`
+/// may have; a larger schema is given to the model in the instructions only (SPEC §6 step 4;
+/// OpenAI's structured outputs guide).
+pub const STRICT_SCHEMA_DEPTH: usize = 10;
+pub const STRICT_SCHEMA_PROPERTIES: usize = 5000;
+pub const STRICT_SCHEMA_ENUM_VALUES: usize = 1000;

@@ -47,6 +47,9 @@ pub struct ToolDescriptor {
     pub tool: String,
     /// The call bound.
     pub timeout: Duration,
+    /// The tool's own input schema, as its server listed it: the arguments are validated
+    /// against it before each call (SPEC §6 step 3), whatever form `spec` gives the model.
+    pub child_input_schema: Option<Value>,
 }
 
 /// A tool's answer. A failure is an answer too: the model decides what to do about it.

@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, Implementation,
-    InitializeRequestParams, ProtocolVersion, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientCapabilities, ClientNotification, ClientRequest,
+    Implementation, InitializeRequestParams, ProtocolVersion, RequestId, ServerResult, Tool,
 };
-use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::service::{ClientInitializeError, Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
@@ -56,6 +57,9 @@ pub struct ChildConnection {
     process_group: Option<GroupGuard>,
     /// Takes an HTTP child's URL out of call errors.
     redactor: Redactor,
+    /// Calls abandoned while the child was still working on them (interrupted, out of
+    /// time): told again, in order, before the connection closes.
+    abandoned: std::sync::Mutex<Vec<RequestId>>,
 }
 
 /// Starts `launch`, requires 2026-07-28, and lists every tool, all within `bound`.
@@ -87,6 +91,7 @@ async fn connect_unredacted(
         service,
         process_group,
         redactor,
+        abandoned: std::sync::Mutex::new(Vec::new()),
     };
     connection
         .service
@@ -368,32 +373,68 @@ impl Drop for GroupGuard {
 
 impl ChildConnection {
     /// Calls `tool`. Errors that are not the tool's own (`isError`) come back as `Err`
-    /// with a sentence for the model.
+    /// with a sentence for the model. A call dropped before its answer (interrupted, out of
+    /// time) is cancelled with `notifications/cancelled`, so the child can stop its work.
     pub async fn call(
         &self,
         tool: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
     ) -> Result<CallToolResult, String> {
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        self.service.peer().call_tool(params).await.map_err(|e| {
-            let message = match e {
-                ServiceError::TransportClosed | ServiceError::TransportSend(_) => format!(
-                    "the MCP server {} closed the connection during the call (it may have exited)",
-                    self.server
-                ),
-                ServiceError::McpError(e) => format!(
-                    "the MCP server {} refused the call: {}",
-                    self.server, e.message
-                ),
-                other => format!("the call to the MCP server {} failed: {other}", self.server),
-            };
-            self.redactor.apply(&message)
-        })
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = self.service.peer();
+        let answered = match peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => {
+                let mut pending = Pending {
+                    connection: self,
+                    id: Some(handle.id.clone()),
+                };
+                let answer = handle.await_response().await;
+                pending.id = None;
+                answer
+            }
+            Err(e) => Err(e),
+        };
+        match answered {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => Err(format!(
+                "the MCP server {} answered the call with something that is not a tool result",
+                self.server
+            )),
+            Err(e) => {
+                let message = match e {
+                    ServiceError::TransportClosed | ServiceError::TransportSend(_) => format!(
+                        "the MCP server {} closed the connection during the call (it may have \
+                         exited)",
+                        self.server
+                    ),
+                    ServiceError::McpError(e) => format!(
+                        "the MCP server {} refused the call: {}",
+                        self.server, e.message
+                    ),
+                    other => format!("the call to the MCP server {} failed: {other}", self.server),
+                };
+                Err(self.redactor.apply(&message))
+            }
+        }
     }
 
     /// Closes the connection; a stdio child that is still there after `bound` is killed with
     /// its whole process group and everything it started, wherever that went.
     pub async fn shutdown(mut self, bound: Duration) {
+        // The cancellations of abandoned calls go out before the input closes: a child
+        // still working on a call when its input ends may wait for it to finish.
+        let abandoned =
+            std::mem::take(&mut *self.abandoned.lock().unwrap_or_else(|p| p.into_inner()));
+        let _ = tokio::time::timeout(bound, async {
+            for id in abandoned {
+                let _ = self.service.peer().send_notification(cancelled(id)).await;
+            }
+        })
+        .await;
         // Seen before the child stops: what it started may lose its parent as it does.
         let tree = match self.process_group.as_mut() {
             Some(guard) => guard.tree().await,
@@ -405,5 +446,42 @@ impl ChildConnection {
         }
     }
 }
+
+/// A call in flight; dropped before its answer, it cancels the request.
+struct Pending<'a> {
+    connection: &'a ChildConnection,
+    id: Option<RequestId>,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        self.connection
+            .abandoned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(id.clone());
+        // Told now, for a run that goes on with the child (an interrupt); shutdown tells
+        // it again before closing, in case this has not gone out yet.
+        let peer: Peer<RoleClient> = self.connection.service.peer().clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.send_notification(cancelled(id)).await;
+            });
+        }
+    }
+}
+
+fn cancelled(id: RequestId) -> ClientNotification {
+    ClientNotification::CancelledNotification(CancelledNotification::new(
+        CancelledNotificationParam::new(
+            Some(id),
+            Some("the caller no longer needs the answer".to_owned()),
+        ),
+    ))
+}
+
 // A connection dropped without `shutdown` (its run panicked, or the server stopped during
 // startup) drops its guard, which ends the child's group and everything it started.

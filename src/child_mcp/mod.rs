@@ -151,6 +151,7 @@ impl ChildToolSet {
                     server: connection.server.clone(),
                     tool: toolset::activity_tool_name(&tool.name),
                     timeout,
+                    child_input_schema: Some(Value::Object(tool.input_schema.as_ref().clone())),
                 });
                 set.routes.push(index);
                 set.child_names.push(tool.name.to_string());

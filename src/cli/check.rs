@@ -88,8 +88,9 @@ pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
         "SERVERS",
         "WORKSPACE",
         "SKILLS",
+        "BUDGET",
     ];
-    let rows: Vec<[String; 9]> = catalog
+    let rows: Vec<[String; 10]> = catalog
         .agents()
         .iter()
         .map(|d| {
@@ -103,6 +104,7 @@ pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
                 list_or_dash(d.own_servers()),
                 workspace_label(d),
                 list_or_dash(d.skills.iter()),
+                d.budget.summary().unwrap_or_else(|| "-".to_owned()),
             ]
         })
         .collect();
@@ -244,6 +246,11 @@ pub fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
                 "max_output_tokens": d
                     .max_output_tokens
                     .unwrap_or_else(|| crate::providers::default_max_output_tokens(&d.model.id)),
+                // The budget each run really gets: the server's defaults applied.
+                "max_tool_calls": d.budget.max_tool_calls,
+                "max_run_tokens": d.budget.max_run_tokens,
+                "max_run_seconds": d.budget.max_run_seconds,
+                "output_schema": d.output_schema.as_ref().map(|s| s.json()),
                 "sandbox": d.sandbox.as_str(),
                 "mcp_servers": d.own_servers().collect::<Vec<_>>(),
                 "workspace_tools": d.workspace_tools(),

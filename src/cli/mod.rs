@@ -27,7 +27,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::child_mcp::config::SelfCommand;
-use crate::definition::Catalog;
+use crate::definition::{Catalog, RunBudget};
 use crate::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
 use crate::server::http::HttpOptions;
 use exit::EXIT_USAGE;
@@ -91,6 +91,33 @@ pub struct CommonOptions {
         value_name = "PROVIDER/MODEL"
     )]
     pub default_model: Option<DefaultModel>,
+
+    /// Most child tool calls one run may make; definitions may set less, not more
+    #[arg(long, global = true, env = "MCP_AGENTS_MAX_TOOL_CALLS", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tool_calls: Option<u32>,
+
+    /// Most tokens (input and output, as the provider reports them) one run may use;
+    /// definitions may set less, not more
+    #[arg(long, global = true, env = "MCP_AGENTS_MAX_RUN_TOKENS", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_run_tokens: Option<u32>,
+
+    /// Most wall-clock seconds one run may take; definitions may set less, not more
+    #[arg(long, global = true, env = "MCP_AGENTS_MAX_RUN_SECONDS", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_run_seconds: Option<u32>,
+}
+
+impl CommonOptions {
+    /// The server's run budget.
+    pub fn budget(&self) -> RunBudget {
+        RunBudget {
+            max_tool_calls: self.max_tool_calls,
+            max_run_tokens: self.max_run_tokens,
+            max_run_seconds: self.max_run_seconds,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -179,7 +206,8 @@ pub fn run_agents(cli: Cli) -> ExitCode {
 fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
     crate::logging::init();
     let itself = SelfCommand::current(prefix);
-    let options = LoadOptions::from_process_env(cli.common.default_model);
+    let budget = cli.common.budget();
+    let options = LoadOptions::from_process_env(cli.common.default_model, budget);
     match cli.command {
         Some(Command::Check {
             dir,

@@ -210,9 +210,12 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
         println!("{:#}", snapshot_json(snapshot));
     }
     match &snapshot.status {
-        Status::Completed(text) => {
+        Status::Completed(answer) => {
             if !json {
-                println!("{text}");
+                println!("{}", answer.text);
+            }
+            if answer.refused {
+                eprintln!("mcp-agents: {} declined the task (refused)", snapshot.name);
             }
             let t = &snapshot.totals;
             eprintln!(
@@ -226,7 +229,13 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Status::Failed(e) => {
+        Status::Failed(failure) => {
+            let e = &failure.error;
+            if let Some(partial) = failure.partial_result.as_deref().filter(|_| !json) {
+                // The work done is not lost: the last text goes where a result would.
+                println!("{partial}");
+                eprintln!("mcp-agents: the text above is the agent's partial result");
+            }
             eprintln!("error: {}: {}", e.code, e.message);
             ExitCode::from(EXIT_FAILED)
         }

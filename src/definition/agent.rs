@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::child::{BuiltinServer, ChildServerConfig};
+use super::json_schema::CompiledSchema;
 use super::provider::ProviderConfig;
 use super::tool_filter::{ToolFilter, ToolHints, ToolNames};
 
@@ -21,6 +22,11 @@ pub struct AgentDefinition {
     /// The longest reply of one request, in tokens, when the definition sets it; otherwise
     /// the model's default applies (SPEC §3.1, §6.1).
     pub max_output_tokens: Option<u32>,
+    /// The budget of one run, with the server's defaults applied (SPEC §3.1, §6 step 5).
+    pub budget: RunBudget,
+    /// The JSON Schema the final answer must satisfy, compiled when the catalog loaded
+    /// (SPEC §3.1, §6 step 4).
+    pub output_schema: Option<CompiledSchema>,
     /// Child MCP servers by name (sorted, so every listing is deterministic).
     pub mcp_servers: BTreeMap<String, ChildServerConfig>,
     /// Skills to preload, in the order listed.
@@ -83,6 +89,39 @@ impl AgentDefinition {
             .iter()
             .filter(|(_, config)| config.builtin().is_none())
             .map(|(name, _)| name)
+    }
+}
+
+/// What one run may spend (SPEC §3.1): child tool calls, tokens (input and output as the
+/// provider reports them, cached included) and wall-clock seconds. `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunBudget {
+    pub max_tool_calls: Option<u32>,
+    pub max_run_tokens: Option<u32>,
+    pub max_run_seconds: Option<u32>,
+}
+
+impl RunBudget {
+    /// The budget's fields by their definition names, in a fixed order.
+    pub fn fields(&self) -> [(&'static str, Option<u32>); 3] {
+        [
+            ("max_tool_calls", self.max_tool_calls),
+            ("max_run_tokens", self.max_run_tokens),
+            ("max_run_seconds", self.max_run_seconds),
+        ]
+    }
+
+    /// "20 tool calls, 100000 tokens, 300 s", or `None` without any limit.
+    pub fn summary(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            self.max_tool_calls.map(|n| format!("{n} tool calls")),
+            self.max_run_tokens.map(|n| format!("{n} tokens")),
+            self.max_run_seconds.map(|n| format!("{n} s")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
     }
 }
 
@@ -234,6 +273,8 @@ mod tests {
             ),
             max_turns: DEFAULT_MAX_TURNS,
             max_output_tokens: None,
+            budget: RunBudget::default(),
+            output_schema: None,
             mcp_servers: BTreeMap::from([("docs".to_owned(), server)]),
             skills: vec![],
             sandbox,

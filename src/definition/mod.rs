@@ -13,6 +13,7 @@
 //! | [`endpoint`] | the https/loopback rule for provider and child-server URLs |
 //! | [`template`] | `${VAR}` placeholders in child env and header values |
 //! | [`tool_filter`] | allow and deny lists over child tools |
+//! | [`json_schema`] | JSON Schema compiled once, and what a value gets wrong |
 //!
 //! A definition is immutable once loaded: sessions take a frozen copy at spawn.
 
@@ -20,6 +21,7 @@ pub mod agent;
 pub mod catalog;
 pub mod child;
 pub mod endpoint;
+pub mod json_schema;
 pub mod name;
 pub mod near_miss;
 pub mod provider;
@@ -28,10 +30,11 @@ pub mod template;
 pub mod tool_filter;
 
 pub use agent::{
-    AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, Sandbox, SourceFile,
+    AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, RunBudget, Sandbox, SourceFile,
 };
 pub use catalog::{AgentRoot, Catalog, Effect, SkillRoot, Warning};
 pub use child::{BuiltinServer, ChildServerConfig, ChildTransport, ValueSource};
+pub use json_schema::{CompiledSchema, SchemaError, Violation};
 pub use provider::{
     ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, KeyChoice, ProviderConfig, ProviderKind,
     WireApi,

@@ -18,11 +18,13 @@ use crate::definition::endpoint::{EndpointUse, check_endpoint};
 use crate::definition::name::check_name;
 use crate::definition::template::is_env_var_name;
 use crate::definition::{
-    AgentDefinition, AuthHeader, BuiltinServer, ChildServerConfig, EndpointSource, Format, Model,
-    ModelOrigin, ProviderConfig, ProviderKind, ReasoningEffort, Sandbox, SourceFile, ToolFilter,
-    ToolNaming, ToolPattern, WireApi,
+    AgentDefinition, AuthHeader, BuiltinServer, ChildServerConfig, CompiledSchema, EndpointSource,
+    Format, Model, ModelOrigin, ProviderConfig, ProviderKind, ReasoningEffort, RunBudget, Sandbox,
+    SourceFile, ToolFilter, ToolNaming, ToolPattern, WireApi,
 };
-use crate::limits::{DEFAULT_MAX_TURNS, MAX_OUTPUT_TOKENS_RANGE, MAX_TURNS_RANGE};
+use crate::limits::{
+    DEFAULT_MAX_TURNS, MAX_OUTPUT_TOKENS_RANGE, MAX_TURNS_RANGE, RUN_BUDGET_RANGE,
+};
 
 /// What one file turned out to be.
 #[derive(Debug)]
@@ -71,6 +73,9 @@ pub struct Draft {
     pub auth: Option<String>,
     pub max_turns: Option<u32>,
     pub max_output_tokens: Option<u32>,
+    /// The budget as the file writes it (the server's defaults are applied in [`finalize`]).
+    pub budget: RunBudget,
+    pub output_schema: Option<CompiledSchema>,
     pub mcp_servers: BTreeMap<String, ChildServerConfig>,
     pub skills: Vec<String>,
     pub sandbox: Sandbox,
@@ -123,6 +128,14 @@ pub fn read_common(
         &["max_output_tokens", "maxOutputTokens"],
         MAX_OUTPUT_TOKENS_RANGE,
     )?;
+    draft.budget = RunBudget {
+        max_tool_calls: budget(doc, &["max_tool_calls", "maxToolCalls"])?,
+        max_run_tokens: budget(doc, &["max_run_tokens", "maxRunTokens"])?,
+        max_run_seconds: budget(doc, &["max_run_seconds", "maxRunSeconds"])?,
+    };
+    if let Some((field, value)) = doc.find(&["output_schema", "outputSchema"])? {
+        draft.output_schema = Some(output_schema(field, value)?);
+    }
 
     if let Some((field, value)) = doc.find(&["mcp_servers", "mcpServers"])? {
         draft.mcp_servers = parse_servers(field, value, ctx.referenced, &mut ctx.caveats)?;
@@ -192,6 +205,95 @@ pub fn read_common(
     // Last, so that the messages about fields read above come first: a credential written
     // anywhere else in the file (a table this runtime ignores, a disabled server).
     reject_literal_secrets(doc.map(), "", NESTED_SECRET_ADVICE)
+}
+
+/// A run budget field: a positive whole number (SPEC §3.1).
+fn budget(doc: Doc<'_>, names: &[&'static str]) -> Result<Option<u32>, String> {
+    match doc.find(names)? {
+        Some((name, Value::Number(n))) if n.as_f64().is_some_and(|f| f <= 0.0) => Err(format!(
+            "`{name}` is {n}; a run budget must be a positive whole number (leave the \
+                 field out for no limit)"
+        )),
+        _ => doc.integer(names, RUN_BUDGET_RANGE),
+    }
+}
+
+/// `output_schema`: a JSON Schema object written inline (a YAML or TOML mapping) or as a
+/// string of JSON; it must compile (SPEC §3.1).
+fn output_schema(field: &str, value: &Value) -> Result<CompiledSchema, String> {
+    let parsed;
+    let schema = match value {
+        Value::Object(_) => value,
+        Value::String(text) => {
+            parsed = serde_json::from_str::<Value>(text).map_err(|e| {
+                format!(
+                    "`{field}` is a string that is not JSON (line {}, column {} of the string: \
+                     {e}); write the schema as a mapping, or as a JSON string",
+                    e.line(),
+                    e.column()
+                )
+            })?;
+            &parsed
+        }
+        other => {
+            return Err(super::fields::wrong_type(
+                field,
+                "a JSON Schema object (a mapping, or a string of JSON)",
+                other,
+            ));
+        }
+    };
+    if !schema.is_object() {
+        return Err(format!(
+            "`{field}` must be a JSON Schema object; the string holds {}",
+            super::source::describe_type(schema)
+        ));
+    }
+    CompiledSchema::compile(schema)
+        .map_err(|e| format!("`{field}` is not a valid JSON Schema: {e}"))
+}
+
+/// The budget a definition runs with: the server's default where the file sets none; a
+/// file's value above the server's is lowered to it, with a caveat (a definition may lower
+/// the server's budget, never raise it).
+fn effective_budget(written: RunBudget, server: RunBudget, caveats: &mut Vec<String>) -> RunBudget {
+    let mut pick = |field: &str, written: Option<u32>, server: Option<u32>| match (written, server)
+    {
+        (Some(asked), Some(bound)) if asked > bound => {
+            caveats.push(format!(
+                "`{field}` is {asked}, above this server's limit of {bound} (set with \
+                 --{} or {}); {bound} is used",
+                field.replace('_', "-"),
+                budget_env_var(field)
+            ));
+            Some(bound)
+        }
+        (Some(asked), _) => Some(asked),
+        (None, bound) => bound,
+    };
+    RunBudget {
+        max_tool_calls: pick(
+            "max_tool_calls",
+            written.max_tool_calls,
+            server.max_tool_calls,
+        ),
+        max_run_tokens: pick(
+            "max_run_tokens",
+            written.max_run_tokens,
+            server.max_run_tokens,
+        ),
+        max_run_seconds: pick(
+            "max_run_seconds",
+            written.max_run_seconds,
+            server.max_run_seconds,
+        ),
+    }
+}
+
+/// The environment variable that sets the server's default for a budget field:
+/// `MCP_AGENTS_MAX_RUN_SECONDS` for `max_run_seconds`.
+pub fn budget_env_var(field: &str) -> String {
+    format!("MCP_AGENTS_{}", field.to_ascii_uppercase())
 }
 
 pub fn parse_sandbox(field: &str, value: &str) -> Result<Sandbox, String> {
@@ -447,6 +549,7 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
         }
     }
 
+    let budget = effective_budget(draft.budget, ctx.options.budget, &mut ctx.caveats);
     let mut definition = AgentDefinition {
         name,
         description: description.trim().to_owned(),
@@ -455,6 +558,8 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
         provider,
         max_turns: draft.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
         max_output_tokens: draft.max_output_tokens,
+        budget,
+        output_schema: draft.output_schema,
         mcp_servers: draft.mcp_servers,
         skills: draft.skills,
         sandbox: draft.sandbox,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::aliases::CLAUDE_ALIASES;
-use crate::definition::ProviderKind;
+use crate::definition::{ProviderKind, RunBudget};
 
 /// A canonical, existing workspace directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +72,9 @@ impl std::str::FromStr for DefaultModel {
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub default_model: Option<DefaultModel>,
+    /// The server's run budget (`--max-tool-calls`, `--max-run-tokens`, `--max-run-seconds`):
+    /// what a definition that sets none gets, and the most one may set (SPEC §3.1).
+    pub budget: RunBudget,
     /// Variables that discovery itself reads (Claude's alias overrides, the providers'
     /// `*_BASE_URL`), captured once so loading is repeatable and tests need not touch the
     /// process environment.
@@ -80,7 +83,7 @@ pub struct LoadOptions {
 
 impl LoadOptions {
     /// Options with the variables discovery reads taken from this process's environment.
-    pub fn from_process_env(default_model: Option<DefaultModel>) -> Self {
+    pub fn from_process_env(default_model: Option<DefaultModel>, budget: RunBudget) -> Self {
         let endpoints = [ProviderKind::OpenAi, ProviderKind::Anthropic]
             .into_iter()
             .filter_map(ProviderKind::base_url_var);
@@ -90,6 +93,10 @@ impl LoadOptions {
             .chain(endpoints)
             .filter_map(|var| std::env::var(var).ok().map(|v| (var.to_owned(), v)))
             .collect();
-        LoadOptions { default_model, env }
+        LoadOptions {
+            default_model,
+            budget,
+            env,
+        }
     }
 }

@@ -14,6 +14,7 @@ use super::error::{ProviderError, ProviderFailure};
 use super::formats::format;
 use super::http::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::reply::{ModelSettings, Reply};
+use super::strict::fits_strict_subset;
 use super::wire::{Request, WireFormat};
 use crate::definition::{AgentDefinition, AuthHeader, ProviderKind, WireApi};
 use crate::error::AgentError;
@@ -79,6 +80,12 @@ impl ProviderClient {
                 model: definition.model.id.clone(),
                 temperature: definition.temperature,
                 reasoning_effort: definition.reasoning_effort,
+                strict_output_schema: definition
+                    .output_schema
+                    .as_ref()
+                    .map(|s| s.json())
+                    .filter(|s| fits_strict_subset(s))
+                    .map(|s| Arc::new(s.clone())),
             },
             retry: RetryPolicy::default(),
             max_output_tokens: Arc::new(AtomicU32::new(limit)),

@@ -294,11 +294,6 @@ pub fn parse_message(mut body: Value) -> Result<Reply, AttemptError> {
                 message: "the model stopped: model_context_window_exceeded".to_owned(),
             }));
         }
-        "refusal" => {
-            return Err(AttemptError::Fatal(ProviderError::failed(
-                "the model declined to continue (stop reason: refusal)",
-            )));
-        }
         _ => StopReason::EndTurn,
     };
     if stop == StopReason::CutOff {
@@ -343,12 +338,21 @@ pub fn parse_message(mut body: Value) -> Result<Reply, AttemptError> {
         StopReason::EndTurn if !tool_calls.is_empty() => StopReason::ToolUse,
         other => other,
     };
+    // The model's classifiers stopped the reply: what it wrote is the refusal (SPEC §4.3).
+    let refusal = (stop_reason == "refusal").then(|| {
+        if text.trim().is_empty() {
+            "the model declined to answer (stop reason: refusal)".to_owned()
+        } else {
+            std::mem::take(&mut text)
+        }
+    });
     Ok(Reply {
         items: content.iter().map(raw_item).collect(),
         text,
         tool_calls,
         usage,
         stop,
+        refusal,
     })
 }
 
@@ -469,10 +473,15 @@ mod tests {
             Err(AttemptError::Fatal(e)) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(
-            parse_message(message(text, "refusal")),
-            Err(AttemptError::Fatal(_))
-        ));
+        let refused = parse_message(message(text, "refusal")).unwrap();
+        assert_eq!(refused.stop, StopReason::EndTurn);
+        assert_eq!(refused.refusal.as_deref(), Some("partial "));
+        assert_eq!(refused.text, "", "the refusal is not also the answer");
+        let silent = parse_message(message(json!([]), "refusal")).unwrap();
+        assert_eq!(
+            silent.refusal.as_deref(),
+            Some("the model declined to answer (stop reason: refusal)")
+        );
     }
 
     #[test]

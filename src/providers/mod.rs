@@ -11,6 +11,7 @@
 //! | [`messages`] | Anthropic Messages: `POST {base_url}/v1/messages` |
 //! | [`reply`] | settings, replies, tool calls and outputs in typed form |
 //! | [`http`] | one attempt and the retry loop around it |
+//! | [`strict`] | whether an output schema fits the Responses API's strict structured outputs |
 //! | [`stream`] | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
 //! | [`classify`] | how an attempt failed: retry, retry once, context limit, give up |
 //! | [`error`] | how a request fails, and its error code |
@@ -36,6 +37,7 @@ pub mod messages;
 pub mod reply;
 pub mod responses;
 pub mod stream;
+pub mod strict;
 pub mod wire;
 
 pub use client::{ProviderClient, default_max_output_tokens, endpoint};

@@ -2,6 +2,8 @@
 //! items for the history, plus the text, tool calls, usage and stop reason the loop reads),
 //! and the tool outputs that answer it.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -63,6 +65,10 @@ pub struct Reply {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
     pub stop: StopReason,
+    /// The model declined to answer, and this is what it said (SPEC §4.3, §6.1 "Final
+    /// text"): a Responses `refusal` content part, or the text of a Messages reply whose stop
+    /// reason is `refusal`. The run completes with it as the result, marked `refused`.
+    pub refusal: Option<String>,
 }
 
 impl Reply {
@@ -89,4 +95,7 @@ pub struct ModelSettings {
     pub model: String,
     pub temperature: Option<f64>,
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// The agent's `output_schema`, when it fits the Responses API's strict structured
+    /// outputs: sent there as `text.format` (SPEC §6 step 4). Other wires ignore it.
+    pub strict_output_schema: Option<Arc<Value>>,
 }

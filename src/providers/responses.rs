@@ -71,6 +71,17 @@ impl WireFormat for Responses {
                 .reasoning_effort
                 .map(|e| Effort { effort: e.as_str() }),
             temperature: settings.temperature,
+            text: settings
+                .strict_output_schema
+                .as_deref()
+                .map(|schema| TextConfig {
+                    format: TextFormat {
+                        kind: "json_schema",
+                        name: OUTPUT_FORMAT_NAME,
+                        schema,
+                        strict: true,
+                    },
+                }),
         };
         serde_json::to_vec(&body)
     }
@@ -131,6 +142,27 @@ struct Body<'a> {
     reasoning: Option<Effort>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<TextConfig<'a>>,
+}
+
+/// The name the output schema is sent under (`^[a-zA-Z0-9_-]{1,64}$`).
+const OUTPUT_FORMAT_NAME: &str = "final_answer";
+
+/// `text: {format: {type: "json_schema", name, schema, strict: true}}`: the agent's
+/// `output_schema`, when it fits strict mode (SPEC §6 step 4).
+#[derive(Serialize)]
+struct TextConfig<'a> {
+    format: TextFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct TextFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'static str,
+    schema: &'a Value,
+    strict: bool,
 }
 
 #[derive(Serialize)]
@@ -243,6 +275,7 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
     }
     let mut items = Vec::with_capacity(output.len());
     let mut text = String::new();
+    let mut refusal: Option<String> = None;
     let mut tool_calls = Vec::new();
     for item in output {
         let Value::Object(mut fields) = item else {
@@ -260,6 +293,11 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
                         && let Some(t) = part["text"].as_str()
                     {
                         text.push_str(t);
+                    }
+                    if part["type"] == "refusal"
+                        && let Some(r) = part["refusal"].as_str()
+                    {
+                        refusal.get_or_insert_with(String::new).push_str(r);
                     }
                 }
             }
@@ -289,6 +327,7 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
         tool_calls,
         usage,
         stop,
+        refusal,
     })
 }
 
@@ -409,6 +448,50 @@ mod tests {
             json!({"type": "reasoning", "summary": [], "encrypted_content": "enc-1"})
         );
         assert!(items.iter().all(|i| i.get("id").is_none()));
+    }
+
+    #[test]
+    fn a_refusal_part_is_the_replys_refusal_not_its_text() {
+        let body = json!({"status": "completed", "output": [
+            {"type": "message", "id": "msg_1", "role": "assistant", "content": [
+                {"type": "refusal", "refusal": "I can't help with that."}]}]});
+        let reply = parse_response(body).unwrap();
+        assert_eq!(reply.refusal.as_deref(), Some("I can't help with that."));
+        assert_eq!(reply.text, "");
+        assert_eq!(reply.stop, StopReason::EndTurn);
+        let plain = parse_response(json!({"status": "completed", "output": []})).unwrap();
+        assert_eq!(plain.refusal, None);
+    }
+
+    #[test]
+    fn the_output_schema_goes_out_as_a_strict_text_format() {
+        use super::super::history::History;
+        use super::super::reply::ModelSettings;
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string"}},
+                            "required": ["a"], "additionalProperties": false});
+        let settings = |strict: Option<Value>| ModelSettings {
+            model: "m".into(),
+            temperature: None,
+            reasoning_effort: None,
+            strict_output_schema: strict.map(std::sync::Arc::new),
+        };
+        let body = |settings: &ModelSettings| -> Value {
+            let history = History::default();
+            let request = Request {
+                settings,
+                system: "s",
+                history: &history,
+                tools: &[],
+                max_output_tokens: 100,
+            };
+            serde_json::from_slice(&Responses.encode(&request).unwrap()).unwrap()
+        };
+        assert_eq!(
+            body(&settings(Some(schema.clone())))["text"],
+            json!({"format": {"type": "json_schema", "name": "final_answer", "schema": schema,
+                              "strict": true}})
+        );
+        assert!(body(&settings(None)).get("text").is_none());
     }
 
     #[test]

@@ -227,6 +227,8 @@ pub fn failure(error: &AgentError) -> CallToolResult {
     result
 }
 
+/// `spawn_agent`'s result (with the model and provider, SPEC §4.1), or with `with_queue`
+/// `send_input`'s (with the queue's length, SPEC §4.2).
 pub fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
     let mut value = json!({
         "agent_id": accepted.agent_id,
@@ -235,6 +237,9 @@ pub fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
     });
     if with_queue {
         value["queued"] = json!(accepted.queued);
+    } else {
+        value["model"] = json!(accepted.model);
+        value["provider"] = json!(accepted.provider);
     }
     value
 }

@@ -24,6 +24,11 @@ pub const SPAWN_AGENT: &str = "spawn_agent";
 pub const SEND_INPUT: &str = "send_input";
 pub const WAIT_AGENT: &str = "wait_agent";
 
+/// What `model` means in a result.
+const MODEL_FIELD: &str = "the model id the agent's requests really send";
+/// What `provider` means in a result.
+const PROVIDER_FIELD: &str = "the agent's provider: openai, anthropic or custom";
+
 /// What the server tells the parent model about the workflow.
 pub const INSTRUCTIONS: &str = "This server runs subagents defined in this workspace, each \
 with its own model and tools, in the background.\n\
@@ -34,8 +39,10 @@ less unless your client allows longer tool calls).\n\
 a timeout returns control and cancels nothing, so wait again.\n\
 4. Continue a finished agent, or steer a running one, with send_input (interrupt: true \
 cancels its current step first).\n\
-5. If an agent fails with context_limit, spawn a fresh agent for a narrower task.\n\
-6. An agent here may also be one of your client's own subagents (the same .claude/agents \
+5. Before relying on a result, read it whole: partial_result keeps a failed agent's work, \
+refused: true means it declined, tools_used shows what it really did.\n\
+6. If an agent fails with context_limit, spawn a fresh agent for a narrower task.\n\
+7. An agent here may also be one of your client's own subagents (the same .claude/agents \
 file). Use spawn_agent to run it in the background on its own model and MCP servers while you \
 keep working; use your client's own subagent tool when the task needs your built-in tools \
 (editing files, running commands), which agents here do not get.";
@@ -225,10 +232,10 @@ fn spawn_agent_tool(catalog: &Catalog) -> Tool {
         .collect();
     let description = format!(
         "Start a subagent in the background on a focused task and return its agent_id at \
-         once, before it does any work. The subagent has its own model and tools and does not \
-         see this conversation: put everything it needs in `task`. Keep working, then collect \
-         the result with wait_agent. At most 8 agents run at once; finished agents do not \
-         count.\n\nAgents:\n{}",
+         once, before it does any work, with the model and provider it will use. The subagent \
+         has its own model and tools and does not see this conversation: put everything it \
+         needs in `task`. Keep working, then collect the result with wait_agent. At most 8 \
+         agents run at once; finished agents do not count.\n\nAgents:\n{}",
         list.join("\n")
     );
     // The catalog's names are known only at startup: they join the generated schema.
@@ -239,8 +246,10 @@ fn spawn_agent_tool(catalog: &Catalog) -> Tool {
     let output = result_schema(json!({
         "type": "object",
         "properties": {"agent_id": {"type": "string"}, "name": {"type": "string"},
-                       "status": {"type": "string", "enum": ["running"]}},
-        "required": ["agent_id", "name", "status"]
+                       "status": {"type": "string", "enum": ["running"]},
+                       "model": {"type": "string", "description": MODEL_FIELD},
+                       "provider": {"type": "string", "description": PROVIDER_FIELD}},
+        "required": ["agent_id", "name", "status", "model", "provider"]
     }));
     Tool::new(SPAWN_AGENT, description, Arc::new(input))
         .with_raw_output_schema(object(output))
@@ -279,25 +288,58 @@ fn send_input_tool() -> Tool {
 
 fn wait_agent_tool() -> Tool {
     let description = "Wait until every listed agent has finished, or until timeout_ms \
-        passes, and return each agent's status: its result or error, turns, token usage and \
-        elapsed time, and for a running agent its current activity (phase, what it is doing, \
-        for how long). It is an event wait: a finished agent returns at once; timeout_ms 0 \
-        returns a snapshot. A timeout only returns control: agents keep running, so wait \
-        again. Results stay available and can be read again. Many clients abort a tool call \
-        after 60 s, so keep timeout_ms at about 55000 or less unless your client allows \
-        longer calls.";
+        passes, and return each agent's status: its result or error, the model it used, turns, \
+        token usage, the tools it really called (tools_used) and elapsed time, and for a \
+        running agent its current activity (phase, what it is doing, for how long). It is an \
+        event wait: a finished agent returns at once; timeout_ms 0 returns a snapshot. A \
+        timeout only returns control: agents keep running, so wait again. Results stay \
+        available and can be read again. Read before trusting a result: a failed agent's \
+        partial_result holds the work it did before failing; refused: true means the model \
+        declined the task and result is its refusal; tools_used shows whether it ran the \
+        searches or calls its result claims. Many clients abort a tool call after 60 s, so \
+        keep timeout_ms at about 55000 or less unless your client allows longer calls.";
     let agent = json!({
         "type": "object",
         "properties": {
             "agent_id": {"type": "string"}, "name": {"type": "string"},
             "status": {"type": "string", "enum": ["running", "completed", "failed"]},
-            "result": {"type": "string"},
-            "error": {"type": "object"},
+            "result": {"type": "string", "description": "completed: the final answer (a \
+                refusal's text when refused is true)"},
+            "refused": {"type": "boolean", "description": "present and true when the model \
+                declined the task: result is then its refusal, not an answer"},
+            "structured_result": {"description": "completed, for an agent with an output \
+                schema: the answer parsed as JSON, which satisfied the schema"},
+            "error": {
+                "type": "object",
+                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                "required": ["code", "message"],
+                "description": "failed: why; budget_exceeded and invalid_output name the \
+                    limit or the schema errors"
+            },
+            "partial_result": {"type": "string", "description": "failed: the last text the \
+                agent wrote before it failed (at most 64 KiB), so its work is not lost"},
+            "model": {"type": "string", "description": MODEL_FIELD},
+            "provider": {"type": "string", "description": PROVIDER_FIELD},
             "total_elapsed_ms": {"type": "integer"}, "turns": {"type": "integer"},
-            "usage": {"type": "object"}, "queued": {"type": "integer"},
+            "usage": {"type": "object"},
+            "tools_used": {
+                "type": "array",
+                "description": "every child tool the agent called over its life, with how \
+                    many calls and how many failed; a result that claims a search with no \
+                    search here did not search",
+                "items": {
+                    "type": "object",
+                    "properties": {"tool": {"type": "string"},
+                                   "calls": {"type": "integer", "minimum": 0},
+                                   "errors": {"type": "integer", "minimum": 0}},
+                    "required": ["tool", "calls", "errors"]
+                }
+            },
+            "queued": {"type": "integer"},
             "activity": {"type": "object"}
         },
-        "required": ["agent_id", "name", "status", "total_elapsed_ms", "turns", "usage"]
+        "required": ["agent_id", "name", "status", "model", "provider", "total_elapsed_ms",
+                     "turns", "usage", "tools_used"]
     });
     let output = result_schema(json!({
         "type": "object",

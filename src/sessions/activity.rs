@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use crate::definition::AgentDefinition;
 
+/// Calls a summary of concurrent calls names before "and N more".
+const TOOL_CALLS_NAMED: usize = 3;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Starting,
@@ -110,6 +113,46 @@ impl Activity {
         }
     }
 
+    /// The calls of one reply, running at once: one of them is [`tool_call`](Self::tool_call);
+    /// several are named together, bounded by the longest of their timeouts.
+    pub fn tool_calls(calls: &[(&str, &str)], timeout: Duration) -> Self {
+        if let [(server, tool)] = calls {
+            return Activity::tool_call(server, tool, timeout);
+        }
+        let mut servers: Vec<&str> = Vec::new();
+        let mut tools: Vec<&str> = Vec::new();
+        for (server, tool) in calls {
+            if !servers.contains(server) {
+                servers.push(server);
+            }
+            if !tools.contains(tool) {
+                tools.push(tool);
+            }
+        }
+        let named: Vec<String> = calls
+            .iter()
+            .take(TOOL_CALLS_NAMED)
+            .map(|(server, tool)| format!("{server}.{tool}"))
+            .collect();
+        let more = calls.len().saturating_sub(TOOL_CALLS_NAMED);
+        let rest = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        Activity {
+            phase: Phase::ToolCall,
+            summary: format!(
+                "Calling {} tools at once: {}{rest}",
+                calls.len(),
+                named.join(", ")
+            ),
+            tool: Some(tools.join(", ")),
+            target: Some(servers.join(", ")),
+            timeout: Some(timeout.min(CHILD_CALL_TIMEOUT)),
+        }
+    }
+
     pub fn child_shutdown() -> Self {
         Activity {
             phase: Phase::ChildMcpShutdown,
@@ -118,5 +161,36 @@ impl Activity {
             target: None,
             timeout: Some(CHILD_SHUTDOWN_TIMEOUT),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_calls_are_one_activity_that_names_them() {
+        let one = Activity::tool_calls(&[("gh", "search")], Duration::from_secs(30));
+        assert_eq!(
+            one,
+            Activity::tool_call("gh", "search", Duration::from_secs(30))
+        );
+        let many = Activity::tool_calls(
+            &[
+                ("gh", "search"),
+                ("gh", "get"),
+                ("docs", "read"),
+                ("gh", "search"),
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(many.phase, Phase::ToolCall);
+        assert_eq!(
+            many.summary,
+            "Calling 4 tools at once: gh.search, gh.get, docs.read and 1 more"
+        );
+        assert_eq!(many.target.as_deref(), Some("gh, docs"));
+        assert_eq!(many.tool.as_deref(), Some("search, get, read"));
+        assert_eq!(many.timeout, Some(Duration::from_secs(60)));
     }
 }

@@ -21,14 +21,17 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::activity::Activity;
-use super::run::{RunContext, RunObserver, RunOutcome, run_model_loop};
-use super::session::{Session, SessionState, Snapshot, Status, new_agent_id, short_id};
+use super::answer::schema_instructions;
+use super::run::{RunContext, RunLimits, RunObserver, RunOutcome, Spent, run_model_loop};
+use super::session::{Session, SessionState, Snapshot, Status, Totals, new_agent_id, short_id};
+use super::tool_round::until;
 use super::wait::Waiter;
 use crate::definition::AgentDefinition;
 use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{
     CONCURRENT_RUNS, QUEUED_INPUTS, RETAINED_HISTORY_BYTES, RETAINED_TERMINAL_SESSIONS,
+    UNKNOWN_AGENT_IDS_LISTED,
 };
 use crate::providers::{Conversation, ProviderClient, RetryPolicy};
 use crate::toolbox::{EnvLookup, ToolsFactory};
@@ -79,6 +82,9 @@ pub struct ManagerConfig {
 pub struct Accepted {
     pub agent_id: String,
     pub name: String,
+    /// The model id sent to the provider, and the provider's name (SPEC §4.1).
+    pub model: String,
+    pub provider: &'static str,
     /// Messages queued after this call (for `send_input`).
     pub queued: usize,
 }
@@ -158,6 +164,8 @@ impl SessionManager {
         Ok(Accepted {
             agent_id: id,
             name: definition.name.clone(),
+            model: definition.model.id.clone(),
+            provider: definition.provider.kind.as_str(),
             queued: 0,
         })
     }
@@ -182,7 +190,7 @@ impl SessionManager {
             .get(target)
             .is_some_and(|current| Arc::ptr_eq(current, &session))
         {
-            return Err(self.unknown_agent(&[target]));
+            return Err(self.unknown_agent(&registry, &[target]));
         }
         let mut state = session.lock();
         // Naming a session refreshes its recency, whether or not the input is accepted.
@@ -221,6 +229,8 @@ impl SessionManager {
         let accepted = Accepted {
             agent_id: session.id.clone(),
             name: session.definition.name.clone(),
+            model: session.definition.model.id.clone(),
+            provider: session.definition.provider.kind.as_str(),
             queued: state.queued_inputs(),
         };
         drop(state);
@@ -302,23 +312,49 @@ impl SessionManager {
             .map(|(id, _)| id.as_str())
             .collect();
         if !missing.is_empty() {
-            return Err(self.unknown_agent(&missing));
+            return Err(self.unknown_agent(&registry, &missing));
         }
         Ok(found.into_iter().flatten().collect())
     }
 
     fn get_one(&self, id: &str) -> Result<Arc<Session>, AgentError> {
-        let session = self.registry().get(id).cloned();
-        session.ok_or_else(|| self.unknown_agent(&[id]))
+        let registry = self.registry();
+        let session = registry.get(id).cloned();
+        session.ok_or_else(|| self.unknown_agent(&registry, &[id]))
     }
 
-    fn unknown_agent(&self, missing: &[&str]) -> AgentError {
+    /// `unknown_agent` for `missing`, listing the ids still held (SPEC §4.3), so a parent
+    /// that lost track of its agents can find them again. The caller holds the registry.
+    fn unknown_agent(
+        &self,
+        registry: &HashMap<String, Arc<Session>>,
+        missing: &[&str],
+    ) -> AgentError {
+        let mut held: Vec<(u64, &str, &str)> = registry
+            .values()
+            .map(|s| (s.lock().recency, s.id.as_str(), s.definition.name.as_str()))
+            .collect();
+        held.sort_by(|a, b| b.cmp(a));
+        let listed: Vec<String> = held
+            .iter()
+            .take(UNKNOWN_AGENT_IDS_LISTED)
+            .map(|(_, id, name)| format!("{id} ({name})"))
+            .collect();
+        let holding = match held.len() {
+            0 => "no agents are held now".to_owned(),
+            n if n > listed.len() => format!(
+                "the {} most recently used of the {n} agents held now are: {}",
+                listed.len(),
+                listed.join(", ")
+            ),
+            _ => format!("the agents held now are: {}", listed.join(", ")),
+        };
         AgentError::new(
             ErrorCode::UnknownAgent,
             format!(
-                "no agent has the id {}; ids are valid until the server restarts, and a \
-                 finished agent is forgotten once {} newer ones have finished (or sooner when \
-                 the finished agents' histories together pass {} MiB)",
+                "no agent has the id {}; {holding}. Ids are valid until the server restarts, \
+                 and a finished agent is forgotten once {} newer ones have finished (or sooner \
+                 when the finished agents' histories together pass {} MiB)",
                 missing.join(", "),
                 self.config.limits.retained_terminal,
                 self.config.limits.retained_history_bytes / (1024 * 1024)
@@ -363,6 +399,10 @@ impl SessionManager {
             system.push_str("\n\n");
             system.push_str(&skill.preload_text());
         }
+        if let Some(schema) = &definition.output_schema {
+            system.push_str("\n\n");
+            system.push_str(&schema_instructions(schema));
+        }
         Ok(system)
     }
 
@@ -380,36 +420,55 @@ impl SessionManager {
                     "a bug in mcp-agents stopped this run (a panic, reported on the server's \
                      stderr); its conversation is lost, so a resume starts afresh",
                 );
-                manager.finish(&session, session.lock(), Status::Failed(failure), None);
+                manager.finish(
+                    &session,
+                    session.lock(),
+                    Status::Failed(failure.into()),
+                    None,
+                );
             }
         });
     }
 
     /// One run, from opening tools to the terminal state; reopens and carries on if input
-    /// arrived while it was closing.
+    /// arrived while it was closing (the same run: its limits hold across).
     async fn drive(self: Arc<Self>, session: Arc<Session>, provider: ProviderClient) {
-        let (conversation, interrupts) = {
+        let (conversation, interrupts, before) = {
             let mut state = session.lock();
-            (state.conversation.take(), state.interrupt.subscribe())
+            (
+                state.conversation.take(),
+                state.interrupt.subscribe(),
+                state.totals,
+            )
         };
         let mut conversation =
             conversation.unwrap_or_else(|| Conversation::new(session.definition.provider.wire_api));
         let workspace: PathBuf = self.workspace().to_owned();
-        let turns_before_run = session.lock().totals.turns;
+        let definition = &session.definition;
+        let limits = RunLimits {
+            max_turns: definition.max_turns,
+            budget: definition.budget,
+            started: Instant::now(),
+        };
         loop {
-            if let Some(starting) = Activity::child_startup(&session.definition) {
+            if let Some(starting) = Activity::child_startup(definition) {
                 session.activity(starting);
             }
             // A shutdown during startup drops the startup, which kills the children
-            // already started (their guards), instead of waiting for it to finish.
+            // already started (their guards), instead of waiting for it to finish;
+            // `max_run_seconds` bounds the startup the same way.
             let opened = tokio::select! {
-                opened = self.config.tools.open(&session.definition, &workspace) => Some(opened),
-                () = self.shutdown.cancelled() => None,
+                opened = self.config.tools.open(definition, &workspace) => Ok(opened),
+                () = self.shutdown.cancelled() => Err(None),
+                () = until(limits.deadline()) => Err(Some(
+                    limits.out_of_time("its MCP servers were still starting"),
+                )),
             };
             let outcome = match opened {
-                None => RunOutcome::Cancelled,
-                Some(Err(e)) => RunOutcome::Failed(e),
-                Some(Ok(tools)) => {
+                Err(None) => RunOutcome::Cancelled,
+                Err(Some(out_of_time)) => RunOutcome::Failed(out_of_time.into()),
+                Ok(Err(e)) => RunOutcome::Failed(e.into()),
+                Ok(Ok(tools)) => {
                     // Shutdown cancels through the loop, which answers any unanswered tool
                     // call, so the history stays valid.
                     let context = RunContext {
@@ -420,11 +479,12 @@ impl SessionManager {
                         observer: session.as_ref(),
                         interrupts: interrupts.clone(),
                         cancel: self.shutdown.clone(),
-                        max_turns: session.definition.max_turns,
-                        turns_taken: session.lock().totals.turns.saturating_sub(turns_before_run),
+                        limits,
+                        spent: spent_since(&before, &session.lock().totals),
+                        output_schema: definition.output_schema.as_ref(),
                     };
                     let outcome = run_model_loop(&mut conversation, context).await;
-                    if !session.definition.mcp_servers.is_empty() {
+                    if !definition.mcp_servers.is_empty() {
                         session.activity(Activity::child_shutdown());
                     }
                     tools.shutdown().await;
@@ -442,12 +502,15 @@ impl SessionManager {
                 continue;
             }
             let status = match outcome {
-                RunOutcome::Completed(text) => Status::Completed(text),
-                RunOutcome::Failed(e) => Status::Failed(e),
-                RunOutcome::Cancelled => Status::Failed(AgentError::new(
-                    ErrorCode::Internal,
-                    "the run was cancelled because the server is shutting down (not a bug)",
-                )),
+                RunOutcome::Completed(answer) => Status::Completed(answer),
+                RunOutcome::Failed(failure) => Status::Failed(failure),
+                RunOutcome::Cancelled => Status::Failed(
+                    AgentError::new(
+                        ErrorCode::Internal,
+                        "the run was cancelled because the server is shutting down (not a bug)",
+                    )
+                    .into(),
+                ),
             };
             self.finish(&session, state, status, Some(conversation));
             return;
@@ -511,5 +574,16 @@ impl SessionManager {
         // Their histories are freed here, outside the lock, and given back to the system.
         drop(evicted);
         crate::memory::freed();
+    }
+}
+
+/// What a run spent between two readings of its session's totals.
+fn spent_since(before: &Totals, now: &Totals) -> Spent {
+    let tokens = |t: &Totals| t.input_tokens.saturating_add(t.output_tokens);
+    Spent {
+        turns: now.turns.saturating_sub(before.turns),
+        tool_calls: u32::try_from(now.tool_calls.saturating_sub(before.tool_calls))
+            .unwrap_or(u32::MAX),
+        tokens: tokens(now).saturating_sub(tokens(before)),
     }
 }

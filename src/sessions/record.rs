@@ -24,10 +24,25 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
         "status": s.status.as_str(),
     });
     match &s.status {
-        Status::Completed(text) => value["result"] = json!(text),
-        Status::Failed(e) => value["error"] = error_json(e),
+        Status::Completed(answer) => {
+            value["result"] = json!(answer.text);
+            if answer.refused {
+                value["refused"] = json!(true);
+            }
+            if let Some(structured) = &answer.structured {
+                value["structured_result"] = structured.clone();
+            }
+        }
+        Status::Failed(failure) => {
+            value["error"] = error_json(&failure.error);
+            if let Some(partial) = &failure.partial_result {
+                value["partial_result"] = json!(partial);
+            }
+        }
         Status::Running => {}
     }
+    value["model"] = json!(s.model);
+    value["provider"] = json!(s.provider);
     value["total_elapsed_ms"] = json!(millis(s.total_elapsed));
     value["turns"] = json!(s.totals.turns);
     value["usage"] = json!({
@@ -35,6 +50,11 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
         "output_tokens": s.totals.output_tokens,
         "tool_calls": s.totals.tool_calls,
     });
+    value["tools_used"] = s
+        .tools_used
+        .iter()
+        .map(|u| json!({"tool": u.tool, "calls": u.calls, "errors": u.errors}))
+        .collect();
     if s.queued > 0 {
         value["queued"] = json!(s.queued);
     }

@@ -11,49 +11,41 @@
 //!   answers every unanswered tool call with an "interrupted" result so the history stays
 //!   valid, and carries on with the queued input;
 //! - a cancellation token that ends the run the same way, without carrying on;
-//! - a [`RunObserver`] for activity transitions and usage.
+//! - the run's limits ([`RunLimits`]: `max_turns` and the budget, `budget`) and the
+//!   agent's `output_schema`;
+//! - a [`RunObserver`] for activity transitions, usage and tool calls.
 //!
-//! Tool calls of one reply run one after another, in the order the model gave them, each
-//! bounded by its server's call timeout.
+//! The tool calls of one reply run concurrently (`tool_round`). A reply without tool calls
+//! ends the run; with `output_schema` its text must be JSON that satisfies the schema, and
+//! an answer that does not gets one more turn with the errors (`answer`). A refusal ends
+//! the run as a completed answer marked `refused`. A failure keeps the last assistant
+//! text of the run as its partial result.
 //!
 //! A reply cut off by its output limit (SPEC §6.1 "Output length") goes on in a user turn
 //! that asks the model to continue where it stopped, never by sending history that ends
 //! with the assistant's turn; a tool call the limit cut off is answered with an error result
 //! and never run.
 
+use std::time::Duration;
+
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::activity::Activity;
-use crate::error::{AgentError, ErrorCode};
+use super::answer::{Checked, check, invalid_output, repair_request};
+use super::budget::out_of_tokens_result;
+use super::tool_round::{ArgumentSchemas, Round, RoundEnd, interrupted, run_round, until};
+use crate::definition::CompiledSchema;
+use crate::limits::OUTPUT_REPAIR_TURNS;
 use crate::providers::{
-    CallArguments, Conversation, ProviderClient, RequestEvents, RetryNotice, StopReason, ToolCall,
-    ToolOutput,
+    Conversation, ProviderClient, RequestEvents, RetryNotice, StopReason, ToolOutput,
 };
 use crate::toolbox::{ToolBox, ToolSpec};
-use std::time::Duration;
 
-/// Queued user input.
-pub trait Inbox: Send + Sync {
-    /// Everything queued, oldest first; the inbox is empty afterwards.
-    fn take_all(&self) -> Vec<String>;
-    fn is_empty(&self) -> bool;
-}
-
-/// What a run adds to its session's counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UsageDelta {
-    pub turns: u32,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub tool_calls: u32,
-}
-
-/// Where a run reports what it is doing.
-pub trait RunObserver: Send + Sync {
-    fn activity(&self, activity: Activity);
-    fn usage(&self, delta: UsageDelta);
-}
+pub use super::budget::{RunLimits, Spent};
+pub use super::observer::{Inbox, RunObserver, ToolUse, UsageDelta};
+pub use super::outcome::{Answer, Failure, RunOutcome};
+pub use super::tool_round::{INTERRUPTED_RESULT, cut_off_result};
 
 /// Everything one run needs besides the conversation.
 pub struct RunContext<'a> {
@@ -65,40 +57,19 @@ pub struct RunContext<'a> {
     /// Bumped by the session on `send_input` with `interrupt: true`.
     pub interrupts: watch::Receiver<u64>,
     pub cancel: CancellationToken,
-    pub max_turns: u32,
-    /// Model requests this run made before (a run that carries on after input arrived while
-    /// it was closing); they count against `max_turns`.
-    pub turns_taken: u32,
+    pub limits: RunLimits,
+    /// What this run spent before (a run that carries on after input arrived while it was
+    /// closing); it counts against the limits.
+    pub spent: Spent,
+    /// The JSON Schema the final answer must satisfy.
+    pub output_schema: Option<&'a CompiledSchema>,
 }
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunOutcome {
-    /// The final reply's text.
-    Completed(String),
-    Failed(AgentError),
-    /// Cancelled through the token; the conversation is valid and can be resumed.
-    Cancelled,
-}
-
-/// What a tool call that never finished tells the model.
-pub const INTERRUPTED_RESULT: &str =
-    "interrupted: new input arrived before this tool call finished, so it was cancelled";
 
 /// The user turn that continues a reply the output limit cut off.
 pub fn continue_after_cut_off(limit: u32) -> String {
     format!(
         "Your reply was cut off: it reached the output limit of {limit} tokens. Continue \
          exactly where it stopped, without repeating anything already written."
-    )
-}
-
-/// What a tool call the output limit cut off tells the model.
-pub fn cut_off_result(name: &str, limit: u32) -> String {
-    format!(
-        "this call to `{name}` was cut off: the reply reached the output limit of {limit} \
-         tokens before the call's arguments were complete, so it was not run. Call it again \
-         if you still need it (with shorter arguments if they were long)."
     )
 }
 
@@ -150,25 +121,26 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         observer,
         mut interrupts,
         cancel,
-        max_turns,
-        turns_taken,
+        limits,
+        mut spent,
+        output_schema,
     } = ctx;
     let specs: Vec<ToolSpec> = tools.tools().iter().map(|t| t.spec.clone()).collect();
-    let mut turns = turns_taken;
+    let mut schemas = ArgumentSchemas::new(specs.len());
+    let deadline = limits.deadline();
+    let max_turns = limits.max_turns;
     // The text of the replies since the last tool round: one reply, or several when the
     // provider paused mid-answer and continued.
     let mut answer = String::new();
+    // The run's last assistant message, for a failure's partial result.
+    let mut last_text = String::new();
+    let mut repairs_left = OUTPUT_REPAIR_TURNS;
+    let fail = |error, last_text: &str| RunOutcome::Failed(Failure::with_partial(error, last_text));
     loop {
-        // The limit comes before taking input: input that no request will carry stays
+        // The limits come before taking input: input that no request will carry stays
         // queued, and the failed record counts it.
-        if turns >= max_turns {
-            return RunOutcome::Failed(AgentError::new(
-                ErrorCode::TurnLimit,
-                format!(
-                    "the run needed more than {max_turns} model requests (max_turns); raise \
-                     max_turns in the definition or give the agent a smaller task"
-                ),
-            ));
+        if let Some(error) = limits.before_request(&spent) {
+            return fail(error, &last_text);
         }
         // Input queued so far goes out now, so interrupts that came with it are answered.
         interrupts.borrow_and_update();
@@ -177,63 +149,107 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
             conversation.push_user_texts(&queued);
             answer.clear();
         }
-        turns += 1;
+        spent.turns += 1;
+        let turn = spent.turns;
         observer.usage(UsageDelta {
             turns: 1,
             ..UsageDelta::default()
         });
         let waiting =
-            Activity::provider_request(provider.label(), provider.model(), turns, max_turns);
+            Activity::provider_request(provider.label(), provider.model(), turn, max_turns);
         observer.activity(waiting.clone());
         let events = TurnEvents {
             observer,
             waiting,
             provider,
-            turn: turns,
+            turn,
             max_turns,
         };
         let reply = tokio::select! {
             biased;
             () = cancel.cancelled() => return RunOutcome::Cancelled,
+            () = until(deadline) => {
+                return fail(limits.out_of_time("the model request in flight was cancelled"), &last_text);
+            }
             () = interrupted(&mut interrupts) => continue,
             reply = provider.complete_with(system, conversation, &specs, &events) => reply,
         };
         let mut reply = match reply {
             Ok(reply) => reply,
-            Err(e) => return RunOutcome::Failed(e.into()),
+            Err(e) => return fail(e.into(), &last_text),
         };
         observer.usage(UsageDelta {
             input_tokens: reply.usage.input_tokens,
             output_tokens: reply.usage.output_tokens,
             ..UsageDelta::default()
         });
+        spent.tokens = spent
+            .tokens
+            .saturating_add(reply.usage.input_tokens)
+            .saturating_add(reply.usage.output_tokens);
         conversation.push_reply_items(std::mem::take(&mut reply.items));
         answer.push_str(&reply.text);
+        if !reply.text.is_empty() {
+            last_text.clone_from(&answer);
+        }
+        if let Some(error) = limits.after_reply(&spent) {
+            // The reply's calls are answered, not run, so the history stays valid.
+            let max = limits.budget.max_run_tokens.unwrap_or_default();
+            let outputs: Vec<ToolOutput> = reply
+                .tool_calls
+                .iter()
+                .map(|call| ToolOutput {
+                    call_id: call.call_id.clone(),
+                    content: out_of_tokens_result(max),
+                    is_error: true,
+                })
+                .collect();
+            if !outputs.is_empty() {
+                conversation.push_tool_outputs(&outputs);
+            }
+            return fail(error, &last_text);
+        }
+        if let Some(refusal) = reply.refusal.take()
+            && reply.tool_calls.is_empty()
+        {
+            return RunOutcome::Completed(Answer {
+                text: refusal,
+                refused: true,
+                structured: None,
+            });
+        }
         match reply.stop {
             _ if !reply.tool_calls.is_empty() => {
                 answer.clear();
-                let mut outputs = Vec::with_capacity(reply.tool_calls.len());
-                let mut stopped = None;
-                for call in &reply.tool_calls {
-                    if stopped.is_some() {
-                        outputs.push(interrupted_output(call));
-                        continue;
-                    }
-                    tokio::select! {
-                        biased;
-                        () = cancel.cancelled() => stopped = Some(Stop::Cancelled),
-                        () = interrupted(&mut interrupts) => stopped = Some(Stop::Interrupted),
-                        output = call_tool(tools, call, observer, provider) => {
-                            outputs.push(output);
-                            continue;
-                        }
-                    }
-                    outputs.push(interrupted_output(call));
-                }
+                let round = Round {
+                    tools,
+                    observer,
+                    limits: &limits,
+                    output_limit: provider.max_output_tokens(),
+                    cancel: &cancel,
+                };
+                let (outputs, end) = run_round(
+                    &round,
+                    &reply.tool_calls,
+                    &mut schemas,
+                    &mut spent,
+                    &mut interrupts,
+                )
+                .await;
                 // Every call gets its result, so the history stays valid whatever happened.
                 conversation.push_tool_outputs(&outputs);
-                if stopped == Some(Stop::Cancelled) {
-                    return RunOutcome::Cancelled;
+                match end {
+                    RoundEnd::Finished | RoundEnd::Interrupted => {}
+                    RoundEnd::Cancelled => return RunOutcome::Cancelled,
+                    RoundEnd::OutOfTime => {
+                        return fail(
+                            limits.out_of_time("the tool calls in flight were cancelled"),
+                            &last_text,
+                        );
+                    }
+                    RoundEnd::OutOfCalls(refused) => {
+                        return fail(limits.out_of_calls(&spent, refused), &last_text);
+                    }
                 }
             }
             // The provider paused a long turn: the history as it is lets it go on.
@@ -243,98 +259,32 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
                     .push_user_texts(&[continue_after_cut_off(provider.max_output_tokens())]);
             }
             StopReason::EndTurn | StopReason::ToolUse => {
-                if inbox.is_empty() {
-                    return RunOutcome::Completed(answer);
+                if !inbox.is_empty() {
+                    // Input that arrived during the last request continues the run; the
+                    // next request takes it.
+                    continue;
                 }
-                // Input that arrived during the last request continues the run; the next
-                // request takes it.
+                let Some(schema) = output_schema else {
+                    return RunOutcome::Completed(answer.into());
+                };
+                match check(schema, &answer) {
+                    Checked::Valid(value) => {
+                        return RunOutcome::Completed(Answer {
+                            text: answer,
+                            refused: false,
+                            structured: Some(value),
+                        });
+                    }
+                    Checked::Invalid { masked, .. } if repairs_left == 0 => {
+                        return fail(invalid_output(&masked), &answer);
+                    }
+                    Checked::Invalid { for_model, .. } => {
+                        repairs_left -= 1;
+                        conversation.push_user_texts(&[repair_request(&for_model)]);
+                        answer.clear();
+                    }
+                }
             }
         }
-    }
-}
-
-/// Why a round of tool calls stopped early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    Cancelled,
-    Interrupted,
-}
-
-/// Resolves when the interrupt value changes; never, once nobody can interrupt.
-async fn interrupted(interrupts: &mut watch::Receiver<u64>) {
-    if interrupts.changed().await.is_err() {
-        std::future::pending::<()>().await;
-    }
-}
-
-fn interrupted_output(call: &ToolCall) -> ToolOutput {
-    ToolOutput {
-        call_id: call.call_id.clone(),
-        content: INTERRUPTED_RESULT.to_owned(),
-        is_error: true,
-    }
-}
-
-/// Runs one call: unknown tools and unreadable arguments are answered without calling
-/// anything; a call that outlives its bound is cancelled and reported.
-async fn call_tool(
-    tools: &dyn ToolBox,
-    call: &ToolCall,
-    observer: &dyn RunObserver,
-    provider: &ProviderClient,
-) -> ToolOutput {
-    let answer = |content: String, is_error: bool| ToolOutput {
-        call_id: call.call_id.clone(),
-        content,
-        is_error,
-    };
-    let Some(index) = tools.tools().iter().position(|t| t.spec.name == call.name) else {
-        let names: Vec<&str> = tools.tools().iter().map(|t| t.spec.name.as_str()).collect();
-        let available = if names.is_empty() {
-            "you have no tools".to_owned()
-        } else {
-            format!("the tools you have are: {}", names.join(", "))
-        };
-        return answer(
-            format!("there is no tool named `{}`; {available}", call.name),
-            true,
-        );
-    };
-    let arguments = match &call.arguments {
-        CallArguments::Object(arguments) => arguments.clone(),
-        CallArguments::Unreadable(why) => {
-            return answer(
-                format!("could not read the arguments for `{}`: {why}", call.name),
-                true,
-            );
-        }
-        CallArguments::CutOff => {
-            return answer(
-                cut_off_result(&call.name, provider.max_output_tokens()),
-                true,
-            );
-        }
-    };
-    let descriptor = &tools.tools()[index];
-    observer.activity(Activity::tool_call(
-        &descriptor.server,
-        &descriptor.tool,
-        descriptor.timeout,
-    ));
-    observer.usage(UsageDelta {
-        tool_calls: 1,
-        ..UsageDelta::default()
-    });
-    match tokio::time::timeout(descriptor.timeout, tools.call(index, arguments)).await {
-        Ok(result) => answer(result.content, result.is_error),
-        Err(_) => answer(
-            format!(
-                "the call to {}.{} did not finish within {} s and was cancelled",
-                descriptor.server,
-                descriptor.tool,
-                descriptor.timeout.as_secs()
-            ),
-            true,
-        ),
     }
 }

@@ -11,9 +11,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::activity::Activity;
-use super::run::{Inbox, RunObserver, UsageDelta};
+use super::observer::{Inbox, RunObserver, ToolUse, UsageDelta};
+use super::outcome::{Answer, Failure};
 use crate::definition::AgentDefinition;
-use crate::error::AgentError;
 use crate::limits::ACTIVITY_HISTORY;
 use crate::providers::Conversation;
 
@@ -21,8 +21,8 @@ use crate::providers::Conversation;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
     Running,
-    Completed(String),
-    Failed(AgentError),
+    Completed(Answer),
+    Failed(Failure),
 }
 
 impl Status {
@@ -48,6 +48,15 @@ pub struct Totals {
     pub tool_calls: u64,
 }
 
+/// One child tool the session called, over its life (SPEC §4.3 `tools_used`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolUsage {
+    /// The name the model calls it by (`github__search_issues`).
+    pub tool: String,
+    pub calls: u64,
+    pub errors: u64,
+}
+
 /// The current activity and when it began.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActivityState {
@@ -70,9 +79,14 @@ pub struct Transition {
 pub struct Snapshot {
     pub agent_id: String,
     pub name: String,
+    /// The model id sent to the provider, and the provider's name (SPEC §4.1).
+    pub model: String,
+    pub provider: &'static str,
     pub status: Status,
     pub total_elapsed: Duration,
     pub totals: Totals,
+    /// The tools called, in the order they were first called.
+    pub tools_used: Vec<ToolUsage>,
     /// Input still queued (a failed session keeps it for the next resume).
     pub queued: usize,
     /// Present while running: the activity and how long it has lasted.
@@ -94,6 +108,7 @@ pub(crate) struct SessionState {
     /// Bumped by `send_input` with `interrupt: true`; the run watches it.
     pub interrupt: watch::Sender<u64>,
     pub totals: Totals,
+    pub tools_used: Vec<ToolUsage>,
     pub activity: Option<ActivityState>,
     /// The latest transitions (at most [`ACTIVITY_HISTORY`]), so a waiter that wakes after
     /// several quick ones still reports each.
@@ -159,6 +174,7 @@ impl Session {
             task_pending: true,
             interrupt: watch::channel(0).0,
             totals: Totals::default(),
+            tools_used: Vec::new(),
             activity: None,
             transitions: VecDeque::new(),
             ended_at: None,
@@ -213,9 +229,12 @@ impl Session {
         Snapshot {
             agent_id: self.id.clone(),
             name: self.definition.name.clone(),
+            model: self.definition.model.id.clone(),
+            provider: self.definition.provider.kind.as_str(),
             status: state.status.clone(),
             total_elapsed: end.saturating_duration_since(self.spawned_at),
             totals: state.totals,
+            tools_used: state.tools_used.clone(),
             queued: state.queued_inputs(),
             activity: match (&state.status, &state.activity) {
                 (Status::Running, Some(a)) => {
@@ -253,7 +272,28 @@ impl RunObserver for Session {
         t.turns = t.turns.saturating_add(d.turns);
         t.input_tokens = t.input_tokens.saturating_add(d.input_tokens);
         t.output_tokens = t.output_tokens.saturating_add(d.output_tokens);
-        t.tool_calls = t.tool_calls.saturating_add(u64::from(d.tool_calls));
+    }
+
+    fn tool_used(&self, tool: &str, event: ToolUse) {
+        let mut state = self.lock();
+        let index = match state.tools_used.iter().position(|u| u.tool == tool) {
+            Some(index) => index,
+            None => {
+                state.tools_used.push(ToolUsage {
+                    tool: tool.to_owned(),
+                    calls: 0,
+                    errors: 0,
+                });
+                state.tools_used.len() - 1
+            }
+        };
+        match event {
+            ToolUse::Called => {
+                state.totals.tool_calls = state.totals.tool_calls.saturating_add(1);
+                state.tools_used[index].calls += 1;
+            }
+            ToolUse::Failed => state.tools_used[index].errors += 1,
+        }
     }
 }
 

@@ -76,7 +76,7 @@ impl Progress {
         let what = match &self.step {
             Step::Activity { activity, .. } => activity.summary.clone(),
             Step::Ended(Status::Completed(_)) => "completed".to_owned(),
-            Step::Ended(Status::Failed(e)) => format!("failed ({})", e.code),
+            Step::Ended(Status::Failed(f)) => format!("failed ({})", f.error.code),
             Step::Ended(Status::Running) => "running".to_owned(),
         };
         format!("{} {}: {what}", self.name, short_id(&self.agent_id))

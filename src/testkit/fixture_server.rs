@@ -6,7 +6,7 @@
 //! and crash mid-call. Variants speak only the older protocol (`--legacy`), never answer
 //! (`--hang`), redirect every HTTP request (`--redirect-to`), or also list `sleep` under a
 //! hostile name (`--odd-name`), or a second name that collides with another for the model
-//! (`--colliding`).
+//! (`--colliding`), and can log every call it receives (`--call-log`).
 //!
 //! It runs as `mcp-agents fixture-server [--http ADDR] [--legacy] [--hang] [--redirect-to URL]`,
 //! a command hidden from the help.
@@ -69,6 +69,10 @@ pub struct FixtureOptions {
     /// (`setsid`) holding our stderr, as a daemonizing helper does.
     #[arg(long, value_name = "group|session")]
     pub grandchild: Option<String>,
+    /// Append the name of every tool called to this file, one line per call as it starts,
+    /// so a test can count the calls the child really received.
+    #[arg(long, value_name = "PATH")]
+    pub call_log: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -162,6 +166,7 @@ pub struct Fixture {
     hang_list: bool,
     odd_name: bool,
     colliding: bool,
+    call_log: Option<std::path::PathBuf>,
 }
 
 #[tool_router]
@@ -173,6 +178,7 @@ impl Fixture {
             hang_list: options.hang_list,
             odd_name: options.odd_name,
             colliding: options.colliding,
+            call_log: options.call_log.clone(),
         }
     }
 
@@ -189,12 +195,19 @@ impl Fixture {
     }
 
     #[tool(
-        description = "Sleep, then answer.",
+        description = "Sleep, then answer; a cancelled call stops sleeping.",
         annotations(read_only_hint = true, destructive_hint = false)
     )]
-    async fn sleep(&self, Parameters(SleepArgs { ms }): Parameters<SleepArgs>) -> String {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-        format!("slept {ms} ms")
+    async fn sleep(
+        &self,
+        Parameters(SleepArgs { ms }): Parameters<SleepArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> String {
+        // As SDK servers do for `notifications/cancelled`: the work stops with the request.
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => format!("slept {ms} ms"),
+            () = context.ct.cancelled() => format!("cancelled after less than {ms} ms"),
+        }
     }
 
     #[tool(
@@ -365,6 +378,18 @@ impl ServerHandler for Fixture {
         }
         if self.colliding && request.name == "delete_issue" {
             request.name = "delete.issue".into();
+        }
+        if let Some(path) = &self.call_log {
+            use tokio::io::AsyncWriteExt;
+            let line = format!("{}\n", request.name);
+            if let Ok(mut file) = tokio::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .await
+            {
+                let _ = file.write_all(line.as_bytes()).await;
+            }
         }
         let call = ToolCallContext::new(self, request, context);
         self.tool_router.call(call).await

@@ -387,8 +387,10 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
     );
     assert_eq!(first[1], "Error: failed on purpose");
     assert_eq!(
-        first[2], "Error: failed to deserialize parameters: missing field `text`",
-        "the child's own refusal"
+        first[2],
+        "Error: the arguments for `fx__echo` do not match its input schema, so it was not \
+         called: `/text`: required",
+        "checked against the child's own schema before the call (SPEC §6 step 3)"
     );
     assert!(
         first[3].ends_with(&format!(

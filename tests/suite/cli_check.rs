@@ -511,3 +511,85 @@ fn check_reports_what_each_run_would_miss_without_failing() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn check_shows_the_effective_budgets_from_flags_and_environment() {
+    let dir = support::fixture_path("budgets").display().to_string();
+    let json = |out: &Output| -> serde_json::Value {
+        serde_json::from_slice(&out.stdout).expect("check --json prints JSON")
+    };
+    let agent = |report: &serde_json::Value, name: &str| {
+        report["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {report}"))
+    };
+    // Flags.
+    let out = mcp_agents(&[
+        "check",
+        &dir,
+        "--json",
+        "--max-tool-calls",
+        "50",
+        "--max-run-seconds",
+        "600",
+    ]);
+    let report = json(&out);
+    let defaults = agent(&report, "defaults");
+    assert_eq!(
+        (
+            &defaults["max_tool_calls"],
+            &defaults["max_run_tokens"],
+            &defaults["max_run_seconds"]
+        ),
+        (
+            &serde_json::json!(50),
+            &serde_json::Value::Null,
+            &serde_json::json!(600)
+        )
+    );
+    assert_eq!(agent(&report, "raised")["max_run_seconds"], 600);
+    assert_eq!(agent(&report, "budgets")["max_run_seconds"], 120);
+    assert_eq!(
+        agent(&report, "budgets")["output_schema"]["required"],
+        serde_json::json!(["verdict", "findings"])
+    );
+    assert_eq!(
+        agent(&report, "defaults")["output_schema"],
+        serde_json::Value::Null
+    );
+    // The same from the environment, and the table's column.
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-agents"))
+        .args(["check", &dir])
+        .env("MCP_AGENTS_MAX_RUN_TOKENS", "9000")
+        .env("MCP_AGENTS_MAX_RUN_SECONDS", "100")
+        .env_remove("MCP_AGENTS_MAX_TOOL_CALLS")
+        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
+        .output()
+        .unwrap();
+    let table = text(&out.stdout);
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} in {table}"))
+            .to_owned()
+    };
+    assert!(row("defaults").ends_with("9000 tokens, 100 s"), "{table}");
+    assert!(
+        row("budgets").ends_with("20 tool calls, 9000 tokens, 100 s"),
+        "lowered to the server's: {table}"
+    );
+    assert!(text(&out.stderr).contains("above this server's limit of 9000"));
+    // A server budget of 0 is refused before anything loads.
+    let out = mcp_agents(&["check", &dir, "--max-run-seconds", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--max-run-seconds"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -42,8 +42,8 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
         "child_mcp_startup · Starting MCP server workspace",
         "provider_request · Waiting for claude-sonnet-5-5 (turn 1 of 12)",
         "tool_call · Calling workspace.glob",
-        "tool_call · Calling workspace.grep",
-        "tool_call · Calling workspace.read",
+        // The second reply asks for two tools, which run at once (SPEC §6 step 3).
+        "tool_call · Calling 2 tools at once: workspace.grep, workspace.read",
         "provider_request · Waiting for claude-sonnet-5-5 (turn 3 of 12)",
         "mcp-agents: reviewer completed in",
         "3 turns, 3 tool calls",

@@ -79,3 +79,77 @@ fn the_published_corpus_raises_no_near_miss_report() {
         .collect();
     assert!(slips.is_empty(), "{slips:#?}");
 }
+
+#[test]
+fn budgets_are_read_in_every_format_and_the_servers_defaults_apply() {
+    use mcp_agents::definition::RunBudget;
+    let catalog = support::check_fixture("budgets");
+    let budget = |name: &str| catalog.get(name).unwrap().budget;
+    let b = |calls, tokens, seconds| RunBudget {
+        max_tool_calls: calls,
+        max_run_tokens: tokens,
+        max_run_seconds: seconds,
+    };
+    // The fixture's server: --max-tool-calls 50 --max-run-seconds 600, no token default.
+    assert_eq!(budget("budgets"), b(Some(20), Some(100_000), Some(120)));
+    assert_eq!(budget("budgets-camel"), b(Some(3), Some(5000), Some(30)));
+    assert_eq!(budget("budgets-toml"), b(Some(7), None, Some(45)));
+    assert_eq!(
+        budget("claude-budgets"),
+        b(Some(12), Some(70_000), Some(600))
+    );
+    assert_eq!(
+        budget("codex-budgets"),
+        b(Some(50), Some(250_000), Some(300))
+    );
+    assert_eq!(budget("opencode-budgets"), b(Some(5), None, Some(60)));
+    assert_eq!(budget("defaults"), b(Some(50), None, Some(600)));
+    assert_eq!(
+        budget("raised"),
+        b(Some(10), None, Some(600)),
+        "a definition may lower the server's budget, not raise it"
+    );
+}
+
+#[test]
+fn output_schemas_are_compiled_at_load_in_every_format() {
+    use serde_json::json;
+    let catalog = support::check_fixture("budgets");
+    let schema = |name: &str| {
+        catalog
+            .get(name)
+            .unwrap()
+            .output_schema
+            .as_ref()
+            .map(|s| s.json().clone())
+    };
+    assert_eq!(
+        schema("budgets").unwrap()["properties"]["verdict"]["enum"],
+        json!(["ok", "bad"])
+    );
+    assert_eq!(
+        schema("budgets-camel"),
+        Some(
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+        )
+    );
+    assert_eq!(
+        schema("budgets-toml"),
+        Some(json!({"type": "object", "required": ["title"],
+                    "properties": {"title": {"type": "string"}}}))
+    );
+    assert_eq!(
+        schema("claude-budgets").unwrap()["required"],
+        json!(["summary"])
+    );
+    assert_eq!(schema("codex-budgets").unwrap()["type"], "array");
+    assert_eq!(schema("defaults"), None);
+    let compiled = catalog
+        .get("budgets-camel")
+        .unwrap()
+        .output_schema
+        .clone()
+        .unwrap();
+    assert!(compiled.violations(&json!({"n": 3})).is_empty());
+    assert_eq!(compiled.violations(&json!({"n": "3"})).len(), 1);
+}

@@ -204,3 +204,26 @@ async fn both_sdks_read_a_cut_off_and_a_trickled_reply() {
         }
     }
 }
+
+#[tokio::test]
+async fn both_sdks_read_a_refusal() {
+    let refusal = || Step::refusal("I can't help with that.");
+    let read = sdk_reads(Wire::Responses, refusal()).await;
+    assert_eq!(read["final"]["status"], "completed");
+    assert_eq!(
+        read["final"]["output"][0]["content"][0],
+        json!({"type": "refusal", "refusal": "I can't help with that."})
+    );
+    let events = read["events"].as_array().unwrap();
+    assert!(
+        events.iter().any(|e| e == "response.refusal.delta")
+            && events.iter().any(|e| e == "response.refusal.done"),
+        "{events:?}"
+    );
+    let read = sdk_reads(Wire::Messages, refusal()).await;
+    assert_eq!(read["final"]["stop_reason"], "refusal");
+    assert_eq!(
+        read["final"]["content"][0]["text"],
+        "I can't help with that."
+    );
+}

@@ -277,3 +277,54 @@ async fn the_bearer_only_mode_refuses_x_api_key_alone_as_such_endpoints_do() {
     .await;
     assert_eq!(status, 200);
 }
+
+#[tokio::test]
+async fn responses_mock_holds_a_strict_text_format_to_strict_mode() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.push([Step::text("{\"a\": \"x\"}")]);
+    let with_format = |format: Value| {
+        let mut body = responses_body(json!([user("hi")]));
+        body["text"] = json!({"format": format});
+        body
+    };
+    let url = format!("{}/responses", mock.responses_base_url());
+    let auth = format!("Bearer {KEY}");
+    let headers = [("authorization", auth.as_str())];
+    let loose = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+    let (status, body) = post(
+        url.clone(),
+        &headers,
+        with_format(
+            json!({"type": "json_schema", "name": "final_answer", "schema": loose,
+                           "strict": true}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("'additionalProperties' is required"),
+        "{body}"
+    );
+    let (status, body) = post(
+        url.clone(),
+        &headers,
+        with_format(json!({"type": "json_schema", "name": "has space", "schema": {}})),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let strict = json!({"type": "object", "properties": {"a": {"type": "string"}},
+                        "required": ["a"], "additionalProperties": false});
+    let (status, body) = post(
+        url,
+        &headers,
+        with_format(
+            json!({"type": "json_schema", "name": "final_answer", "schema": strict,
+                           "strict": true}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+}

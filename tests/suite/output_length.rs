@@ -9,7 +9,9 @@ use crate::support;
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::ErrorCode;
 use mcp_agents::providers::{ApiKey, Conversation, ProviderClient, RetryPolicy};
-use mcp_agents::sessions::run::{RunContext, RunOutcome, run_model_loop};
+use mcp_agents::sessions::run::{
+    Failure, RunContext, RunLimits, RunOutcome, Spent, run_model_loop,
+};
 use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, definition};
@@ -65,8 +67,9 @@ async fn run(
             observer: &Recorder::default(),
             interrupts: rx,
             cancel: CancellationToken::new(),
-            max_turns: 32,
-            turns_taken: 0,
+            limits: RunLimits::turns(32),
+            spent: Spent::default(),
+            output_schema: None,
         },
     )
     .await;
@@ -172,7 +175,9 @@ async fn a_refusal_that_names_the_models_maximum_is_retried_once_with_it() {
         mock.push([refusal.clone(), refusal, Step::text("never")]);
         let provider = client_for(wire, &mock, "m", Some(64_000));
         match run(wire, &mock, &provider, &TestTools::new()).await.0 {
-            RunOutcome::Failed(e) => assert_eq!(e.code, ErrorCode::ProviderError),
+            RunOutcome::Failed(Failure { error: e, .. }) => {
+                assert_eq!(e.code, ErrorCode::ProviderError)
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(mock.requests().len(), 2, "{wire:?}");

@@ -34,7 +34,7 @@ fn parse_everywhere(text: &str) -> usize {
                 .parse::<DefaultModel>()
                 .unwrap(),
         ),
-        env: Default::default(),
+        ..Default::default()
     };
     let skills = SkillRegistry::default();
     for (format, path) in FORMATS {

@@ -6,7 +6,7 @@ use crate::support;
 
 use mcp_agents::definition::WireApi;
 use mcp_agents::providers::Conversation;
-use mcp_agents::sessions::run::{RunContext, RunOutcome, run_model_loop};
+use mcp_agents::sessions::run::{RunContext, RunLimits, RunOutcome, Spent, run_model_loop};
 use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, client};
@@ -49,8 +49,9 @@ impl Talk {
                 observer: &self.recorder,
                 interrupts: rx,
                 cancel: CancellationToken::new(),
-                max_turns: 32,
-                turns_taken: 0,
+                limits: RunLimits::turns(32),
+                spent: Spent::default(),
+                output_schema: None,
             },
         )
         .await

@@ -12,7 +12,9 @@ use mcp_agents::definition::WireApi;
 use mcp_agents::error::ErrorCode;
 use mcp_agents::providers::{ApiKey, Conversation, ProviderClient};
 use mcp_agents::sessions::activity::Phase;
-use mcp_agents::sessions::run::{INTERRUPTED_RESULT, RunContext, RunOutcome, run_model_loop};
+use mcp_agents::sessions::run::{
+    Failure, INTERRUPTED_RESULT, RunContext, RunLimits, RunOutcome, Spent, run_model_loop,
+};
 use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, client, definition};
@@ -59,6 +61,17 @@ impl Harness {
         turns_taken: u32,
         max_turns: u32,
     ) -> RunOutcome {
+        self.run_with(conversation, turns_taken, RunLimits::turns(max_turns))
+            .await
+    }
+
+    /// A run with `limits`.
+    async fn run_with(
+        &self,
+        conversation: &mut Conversation,
+        turns_taken: u32,
+        limits: RunLimits,
+    ) -> RunOutcome {
         run_model_loop(
             conversation,
             RunContext {
@@ -69,8 +82,12 @@ impl Harness {
                 observer: self.recorder.as_ref(),
                 interrupts: self.interrupt.subscribe(),
                 cancel: self.cancel.clone(),
-                max_turns,
-                turns_taken,
+                limits,
+                spent: Spent {
+                    turns: turns_taken,
+                    ..Spent::default()
+                },
+                output_schema: None,
             },
         )
         .await
@@ -121,7 +138,7 @@ async fn more_requests_than_max_turns_fail_with_turn_limit() {
     let h = Harness::new(Responses, vec![Step::tool_call("test__echo", json!({})); 5]).await;
     let mut conversation = Conversation::new(Responses);
     match h.run(&mut conversation, 2).await {
-        RunOutcome::Failed(e) => {
+        RunOutcome::Failed(Failure { error: e, .. }) => {
             assert_eq!(e.code, ErrorCode::TurnLimit);
             assert!(
                 e.message.contains("more than 2 model requests"),
@@ -146,7 +163,7 @@ async fn input_that_no_request_carried_stays_queued_when_the_turn_limit_ends_the
     });
     let mut conversation = Conversation::new(Responses);
     match h.run(&mut conversation, 1).await {
-        RunOutcome::Failed(e) => assert_eq!(e.code, ErrorCode::TurnLimit),
+        RunOutcome::Failed(Failure { error: e, .. }) => assert_eq!(e.code, ErrorCode::TurnLimit),
         other => panic!("{other:?}"),
     }
     assert_eq!(h.mock.requests().len(), 1);
@@ -164,7 +181,7 @@ async fn requests_made_before_count_against_the_limit() {
     let mut conversation = Conversation::new(Responses);
     let outcome = h.run_from(&mut conversation, 2, 3).await;
     match outcome {
-        RunOutcome::Failed(e) => assert_eq!(e.code, ErrorCode::TurnLimit),
+        RunOutcome::Failed(Failure { error: e, .. }) => assert_eq!(e.code, ErrorCode::TurnLimit),
         other => panic!("{other:?}"),
     }
     assert_eq!(
@@ -316,13 +333,17 @@ async fn an_interrupt_during_tool_calls_answers_every_unanswered_call() {
         h.assert_every_request_valid();
         assert_eq!(
             h.tools.called(),
-            ["test__echo", "test__sleep_forever"],
-            "the third never ran"
+            ["test__echo", "test__sleep_forever", "test__echo"],
+            "the calls of one reply start together"
         );
         let last = serde_json::to_string(&h.last_request()).unwrap();
-        assert_eq!(last.matches(INTERRUPTED_RESULT).count(), 2, "{last}");
+        assert_eq!(
+            last.matches(INTERRUPTED_RESULT).count(),
+            1,
+            "the finished calls keep their results: {last}"
+        );
         assert!(last.contains("New plan."));
-        assert_eq!(h.recorder.total().tool_calls, 2);
+        assert_eq!(h.recorder.total().tool_calls, 3);
     }
 }
 
@@ -477,4 +498,57 @@ fn the_key_is_read_for_each_run_and_never_shown() {
     assert!(!format!("{client:?}").contains(KEY));
     let direct = ProviderClient::new(&d, ApiKey::for_tests(KEY));
     assert!(!format!("{direct:?}").contains("SECRET"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_run_deadline_cancels_every_call_in_flight_on_both_wires() {
+    use mcp_agents::definition::RunBudget;
+    use mcp_agents::sessions::run::ToolUse;
+    for wire in [Responses, Messages] {
+        let h = Harness::new(
+            wire,
+            vec![Step::tool_calls(vec![
+                ("test__echo", json!({"text": "quick"})),
+                ("test__sleep_forever", json!({})),
+            ])],
+        )
+        .await;
+        let mut conversation = Conversation::new(wire);
+        let limits = RunLimits {
+            budget: RunBudget {
+                max_run_seconds: Some(5),
+                ..RunBudget::default()
+            },
+            ..RunLimits::turns(32)
+        };
+        let started = tokio::time::Instant::now();
+        let outcome = h.run_with(&mut conversation, 0, limits).await;
+        let took = started.elapsed();
+        match outcome {
+            RunOutcome::Failed(Failure { error, .. }) => {
+                assert_eq!(error.code, ErrorCode::BudgetExceeded, "{wire:?}");
+            }
+            other => panic!("{wire:?}: {other:?}"),
+        }
+        assert!(
+            took >= Duration::from_secs(5) && took < Duration::from_secs(6),
+            "{wire:?}: {took:?}"
+        );
+        // The history stays valid: both calls are answered, the finished one with its result.
+        let items = serde_json::to_string(&conversation.items()).unwrap();
+        assert!(items.contains("echo: "), "{wire:?}: {items}");
+        assert!(
+            items.contains("reached its time budget (max_run_seconds 5)"),
+            "{wire:?}: {items}"
+        );
+        assert_eq!(
+            *h.recorder.tools.lock().unwrap(),
+            [
+                ("test__echo".to_owned(), ToolUse::Called),
+                ("test__sleep_forever".to_owned(), ToolUse::Called),
+                ("test__sleep_forever".to_owned(), ToolUse::Failed),
+            ],
+            "{wire:?}"
+        );
+    }
 }

@@ -18,6 +18,7 @@ use mcp_agents::error::AgentError;
 use mcp_agents::error::ErrorCode;
 use mcp_agents::providers::RetryPolicy;
 use mcp_agents::sessions::manager::{Limits, ManagerConfig, SessionManager};
+use mcp_agents::sessions::outcome::Failure;
 use mcp_agents::sessions::session::{Snapshot, Status};
 use mcp_agents::sessions::wait::WaitEvent;
 use mcp_agents::testkit::mock::{MockProvider, Step};
@@ -110,7 +111,9 @@ async fn a_failed_session_keeps_its_queue_and_a_resume_delivers_it_first() {
     assert_eq!(queued.queued, 1);
 
     let failed = finished(&s.manager, &id).await;
-    assert!(matches!(&failed.status, Status::Failed(e) if e.code == ErrorCode::ProviderError));
+    assert!(
+        matches!(&failed.status, Status::Failed(Failure { error: e, .. }) if e.code == ErrorCode::ProviderError)
+    );
     assert_eq!(
         failed.queued, 1,
         "the failed run did not take the queued input"
@@ -250,7 +253,7 @@ async fn a_run_that_panics_fails_its_session_and_gives_the_permit_back() {
     let broken = s.manager.spawn("worker", "First.").unwrap().agent_id;
     let done = finished(&s.manager, &broken).await;
     match done.status {
-        Status::Failed(e) => {
+        Status::Failed(Failure { error: e, .. }) => {
             assert_eq!(e.code, ErrorCode::Internal);
             assert!(e.message.contains("a bug"), "{}", e.message);
             assert!(
@@ -312,7 +315,7 @@ async fn the_spawn_task_is_not_counted_as_queued_input() {
     gate.0.notify_one();
     let done = finished(&s.manager, &id).await;
     assert!(
-        matches!(&done.status, Status::Failed(e) if e.code == ErrorCode::ChildMcpStartupError),
+        matches!(&done.status, Status::Failed(Failure { error: e, .. }) if e.code == ErrorCode::ChildMcpStartupError),
         "{:?}",
         done.status
     );

@@ -50,6 +50,8 @@ fn lifecycle(generation: Generation) -> ClientLifecycleMode {
 #[derive(Clone, Default)]
 pub struct TestClient {
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    /// When each of `progress` arrived.
+    pub progress_at: Arc<Mutex<Vec<std::time::Instant>>>,
     generation: Option<Generation>,
 }
 
@@ -70,6 +72,10 @@ impl ClientHandler for TestClient {
         params: ProgressNotificationParam,
         _: NotificationContext<RoleClient>,
     ) {
+        self.progress_at
+            .lock()
+            .unwrap()
+            .push(std::time::Instant::now());
         self.progress.lock().unwrap().push(params);
     }
 }
@@ -78,6 +84,7 @@ impl ClientHandler for TestClient {
 pub struct Connection {
     pub client: RunningService<RoleClient, TestClient>,
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    pub progress_at: Arc<Mutex<Vec<std::time::Instant>>>,
     /// The HTTP server process (stdio children belong to the transport).
     pub server: Option<tokio::process::Child>,
     pub pid: Option<u32>,
@@ -156,6 +163,7 @@ where
         ..TestClient::default()
     };
     let progress = handler.progress.clone();
+    let progress_at = handler.progress_at.clone();
     let client = tokio::time::timeout(
         Duration::from_secs(20),
         handler.serve_with_lifecycle(transport, lifecycle(generation)),
@@ -166,6 +174,7 @@ where
     Connection {
         client,
         progress,
+        progress_at,
         server: None,
         pid,
     }

@@ -18,6 +18,25 @@ pub fn agent(mock: &MockProvider, name: &str, servers: &str, extra: &str) -> Str
     )
 }
 
+/// [`agent`] on the mock's Messages endpoint.
+pub fn messages_agent(mock: &MockProvider, name: &str, servers: &str, extra: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: Uses child tools.\nmodel: mock-model\nmodel_provider: custom\n\
+         base_url: {}\nenv_key: {KEY_VAR}\nwire_api: anthropic-messages\n{extra}\nmcp_servers:\n{servers}\n---\n\
+         Use your tools.\n",
+        mock.messages_base_url()
+    )
+}
+
+/// The tool names a fixture started with `--call-log PATH` received, one per call.
+pub fn calls_logged(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// YAML for a stdio fixture child named `name`, marked with `marker` in its environment.
 pub fn stdio_child(name: &str, args: &[&str], marker: &str, extra: &str) -> String {
     let mut all = vec!["fixture-server"];

@@ -103,8 +103,19 @@ struct ExpectFile {
     default_model: Option<String>,
     #[serde(default)]
     env: HashMap<String, String>,
+    /// The server's budget defaults (`--max-tool-calls` …).
+    #[serde(default)]
+    budget: BudgetDefaults,
     #[serde(default)]
     file: Vec<FileExpectation>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetDefaults {
+    max_tool_calls: Option<u32>,
+    max_run_tokens: Option<u32>,
+    max_run_seconds: Option<u32>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -122,6 +133,11 @@ pub fn fixture_options(root: &Path) -> LoadOptions {
             m.parse::<DefaultModel>()
                 .expect("default_model in expect.toml")
         }),
+        budget: mcp_agents::definition::RunBudget {
+            max_tool_calls: spec.budget.max_tool_calls,
+            max_run_tokens: spec.budget.max_run_tokens,
+            max_run_seconds: spec.budget.max_run_seconds,
+        },
         env: spec.env,
     }
 }

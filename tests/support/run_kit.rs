@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcp_agents::definition::{AgentDefinition, WireApi};
 use mcp_agents::providers::{ApiKey, ProviderClient, RetryPolicy};
 use mcp_agents::sessions::activity::Activity;
-use mcp_agents::sessions::run::{Inbox, RunObserver, UsageDelta};
+use mcp_agents::sessions::run::{Inbox, RunObserver, ToolUse, UsageDelta};
 use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 
@@ -35,11 +35,22 @@ pub fn client(wire: WireApi, mock: &mcp_agents::testkit::mock::MockProvider) -> 
     )
 }
 
-/// Records every activity and sums usage.
+/// Records every activity, sums usage and counts tool calls.
 #[derive(Default)]
 pub struct Recorder {
     pub activities: Mutex<Vec<Activity>>,
-    pub usage: Mutex<UsageDelta>,
+    pub usage: Mutex<Usage>,
+    /// `(tool, event)` in the order reported.
+    pub tools: Mutex<Vec<(String, ToolUse)>>,
+}
+
+/// What a [`Recorder`] summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub turns: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub tool_calls: u32,
 }
 
 impl Recorder {
@@ -52,7 +63,7 @@ impl Recorder {
             .collect()
     }
 
-    pub fn total(&self) -> UsageDelta {
+    pub fn total(&self) -> Usage {
         *self.usage.lock().unwrap()
     }
 }
@@ -67,7 +78,13 @@ impl RunObserver for Recorder {
         u.turns += d.turns;
         u.input_tokens += d.input_tokens;
         u.output_tokens += d.output_tokens;
-        u.tool_calls += d.tool_calls;
+    }
+
+    fn tool_used(&self, tool: &str, event: ToolUse) {
+        if event == ToolUse::Called {
+            self.usage.lock().unwrap().tool_calls += 1;
+        }
+        self.tools.lock().unwrap().push((tool.to_owned(), event));
     }
 }
 
@@ -114,6 +131,9 @@ impl TestTools {
             server: "test".into(),
             tool: name.into(),
             timeout: Duration::from_secs(timeout),
+            child_input_schema: Some(
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            ),
         };
         TestTools {
             descriptors: vec![
@@ -172,4 +192,15 @@ impl ToolBox for TestTools {
             }
         })
     }
+}
+
+/// The `function_call_output` texts of a Responses request body, in order.
+pub fn function_outputs(body: &Value) -> Vec<String> {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].as_str().unwrap_or_default().to_owned())
+        .collect()
 }

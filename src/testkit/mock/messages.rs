@@ -203,6 +203,9 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
     if let Some(text) = &reply.text {
         content.push(json!({"type": "text", "text": text}));
     }
+    if let Some(text) = &reply.refusal {
+        content.push(json!({"type": "text", "text": text}));
+    }
     let calls = reply.tool_calls.len();
     for (k, (name, input)) in reply.tool_calls.iter().enumerate() {
         // A call the limit cut off has only part of its input; a whole reply holds no more
@@ -215,7 +218,9 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
         content.push(json!({"type": "tool_use", "id": format!("toolu_{n}_{k}"), "name": name, "input": input}));
     }
     let stop = reply.stop_reason.clone().unwrap_or_else(|| {
-        if reply.cut_off {
+        if reply.refusal.is_some() {
+            "refusal"
+        } else if reply.cut_off {
             "max_tokens"
         } else if reply.tool_calls.is_empty() {
             "end_turn"

@@ -141,6 +141,7 @@ async fn messages_route(State(state): State<Shared>, headers: HeaderMap, body: B
 }
 
 async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) -> Response {
+    let received = std::time::Instant::now();
     let step = {
         let mut guard = lock(&state);
         let st = &mut *guard;
@@ -168,6 +169,7 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                 let rendered = render_step(st, wire, &body, next);
                 if !st.not_recording {
                     st.requests.push(Recorded {
+                        received,
                         wire,
                         headers,
                         body,
@@ -180,6 +182,7 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                 st.refused += 1;
                 if !st.not_recording {
                     st.requests.push(Recorded {
+                        received,
                         wire,
                         headers,
                         body,
@@ -307,6 +310,8 @@ pub fn definition(
         provider: ProviderConfig::new(ProviderKind::Custom, base_url, "MOCK_PROVIDER_KEY", wire),
         max_turns: DEFAULT_MAX_TURNS,
         max_output_tokens: None,
+        budget: Default::default(),
+        output_schema: None,
         mcp_servers: Default::default(),
         skills: vec![],
         sandbox: Sandbox::Default,

@@ -45,6 +45,7 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
         ));
     }
     validate_tools(body)?;
+    validate_text_format(body)?;
     let input = match &body["input"] {
         Value::String(_) => return Ok(()),
         Value::Array(items) => items,
@@ -88,18 +89,7 @@ fn validate_tools(body: &Value) -> Result<(), Refusal> {
         }
         match tool["strict"] {
             Value::Bool(true) => {
-                let params = &tool["parameters"];
-                let properties: Vec<&String> = params["properties"]
-                    .as_object()
-                    .map(|p| p.keys().collect())
-                    .unwrap_or_default();
-                let required: Vec<&str> = params["required"]
-                    .as_array()
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                if params["additionalProperties"] != json!(false)
-                    || properties.iter().any(|p| !required.contains(&p.as_str()))
-                {
+                if !strict_root(&tool["parameters"]) {
                     return Err(bad(&format!(
                         "Invalid schema for function '{name}': In context=(), 'additionalProperties' is required to be supplied and to be false, and 'required' must include every property."
                     )));
@@ -112,6 +102,50 @@ fn validate_tools(body: &Value) -> Result<(), Refusal> {
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// Strict mode's rule for an object schema, as the API checks it at the root: every
+/// property required, `additionalProperties: false`.
+fn strict_root(schema: &Value) -> bool {
+    let properties: Vec<&String> = schema["properties"]
+        .as_object()
+        .map(|p| p.keys().collect())
+        .unwrap_or_default();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    schema["additionalProperties"] == json!(false)
+        && properties.iter().all(|p| required.contains(&p.as_str()))
+}
+
+/// `text.format` as structured outputs take it: `json_schema` with a name, a schema object
+/// and, when strict, a root that lists every property and allows no others.
+fn validate_text_format(body: &Value) -> Result<(), Refusal> {
+    let Some(format) = body.get("text").and_then(|t| t.get("format")) else {
+        return Ok(());
+    };
+    match format["type"].as_str() {
+        Some("text" | "json_object") => return Ok(()),
+        Some("json_schema") => {}
+        _ => return Err(bad("Invalid value for 'text.format.type'.")),
+    }
+    let name = format["name"].as_str().unwrap_or("");
+    if name.is_empty() || name.len() > 64 || !valid_tool_name(name) {
+        return Err(bad(
+            "Invalid 'text.format.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+        ));
+    }
+    let schema = &format["schema"];
+    if !schema.is_object() {
+        return Err(bad("Missing required parameter: 'text.format.schema'."));
+    }
+    if format["strict"] == true && (schema["type"] != "object" || !strict_root(schema)) {
+        return Err(bad(&format!(
+            "Invalid schema for response_format '{name}': In context=(), 'additionalProperties' is required to be supplied and to be false, and 'required' must include every property."
+        )));
     }
     Ok(())
 }
@@ -249,6 +283,12 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
             "content": [{"type": "output_text", "text": text, "annotations": []}]
         }));
     }
+    if let Some(refusal) = &reply.refusal {
+        output.push(json!({
+            "type": "message", "id": format!("msg_{n}_r"), "status": "completed", "role": "assistant",
+            "content": [{"type": "refusal", "refusal": refusal}]
+        }));
+    }
     if reply.cut_off
         && let Some(last) = output.last_mut()
     {
@@ -311,7 +351,10 @@ pub(super) fn events(response: &Value, delta_chars: usize) -> Vec<Event> {
                     json!({"output_index": index, "item": added}),
                 );
                 for (c, part) in item["content"].as_array().into_iter().flatten().enumerate() {
-                    let text = part["text"].as_str().unwrap_or("");
+                    let refusal = part["type"] == "refusal";
+                    let text = part[if refusal { "refusal" } else { "text" }]
+                        .as_str()
+                        .unwrap_or("");
                     let at = |more: Value| {
                         let mut v =
                             json!({"item_id": id, "output_index": index, "content_index": c});
@@ -320,6 +363,18 @@ pub(super) fn events(response: &Value, delta_chars: usize) -> Vec<Event> {
                         }
                         v
                     };
+                    if refusal {
+                        push(
+                            "response.content_part.added",
+                            at(json!({"part": {"type": "refusal", "refusal": ""}})),
+                        );
+                        for piece in pieces(text, delta_chars) {
+                            push("response.refusal.delta", at(json!({"delta": piece})));
+                        }
+                        push("response.refusal.done", at(json!({"refusal": text})));
+                        push("response.content_part.done", at(json!({"part": part})));
+                        continue;
+                    }
                     push(
                         "response.content_part.added",
                         at(json!({"part": {"type": "output_text", "text": "", "annotations": []}})),

@@ -73,6 +73,9 @@ pub struct ScriptedReply {
     pub cut_off: bool,
     pub usage: (u64, u64),
     pub stream: StreamShape,
+    /// The model declines: a Responses message with a `refusal` content part, a Messages
+    /// reply with this text and stop reason `refusal`.
+    pub refusal: Option<String>,
 }
 
 impl Step {
@@ -80,6 +83,15 @@ impl Step {
     pub fn text(text: &str) -> Step {
         Step::Reply(ScriptedReply {
             text: Some(text.to_owned()),
+            usage: (100, 20),
+            ..ScriptedReply::default()
+        })
+    }
+
+    /// A refusal (see [`ScriptedReply::refusal`]).
+    pub fn refusal(text: &str) -> Step {
+        Step::Reply(ScriptedReply {
+            refusal: Some(text.to_owned()),
             usage: (100, 20),
             ..ScriptedReply::default()
         })
@@ -160,6 +172,16 @@ impl Step {
         }
     }
 
+    /// Adds text to a reply (a reply that calls tools and says something too).
+    pub fn with_text(self, text: &str) -> Step {
+        self.map_reply(|r| r.text = Some(text.to_owned()))
+    }
+
+    /// Sets the tokens the reply reports: `input` and `output`.
+    pub fn with_usage(self, input: u64, output: u64) -> Step {
+        self.map_reply(|r| r.usage = (input, output))
+    }
+
     /// Any JSON answer.
     pub fn json(status: u16, body: Value) -> Step {
         Step::Raw {
@@ -215,6 +237,8 @@ impl Step {
 /// A request the mock received.
 #[derive(Debug, Clone)]
 pub struct Recorded {
+    /// When the request arrived.
+    pub received: std::time::Instant,
     pub wire: MockWire,
     pub headers: HeaderMap,
     pub body: Value,

@@ -1,0 +1,38 @@
+//! What a run reads and reports outside itself: the queued user input it delivers
+//! ([`Inbox`]) and where its activity, usage and tool calls go ([`RunObserver`]). The
+//! session implements both; tests pass their own.
+
+use super::activity::Activity;
+
+/// Queued user input.
+pub trait Inbox: Send + Sync {
+    /// Everything queued, oldest first; the inbox is empty afterwards.
+    fn take_all(&self) -> Vec<String>;
+    fn is_empty(&self) -> bool;
+}
+
+/// What a run adds to its session's counters after a model request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageDelta {
+    pub turns: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// What happened to a child tool call, for `usage.tool_calls` and `tools_used` (SPEC §4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolUse {
+    /// The call was made: it went to the tool (a call answered without reaching the tool,
+    /// unknown or with arguments its schema rejects, is not one).
+    Called,
+    /// A call that was made failed: the tool said so, it timed out, or it was cancelled.
+    Failed,
+}
+
+/// Where a run reports what it is doing.
+pub trait RunObserver: Send + Sync {
+    fn activity(&self, activity: Activity);
+    fn usage(&self, delta: UsageDelta);
+    /// A call to the tool the model knows as `tool` (`github__search_issues`).
+    fn tool_used(&self, tool: &str, event: ToolUse);
+}

@@ -1,0 +1,293 @@
+//! One round of tool calls: the calls of one reply (SPEC §6 step 3).
+//!
+//! Each call is first answered without calling anything when it cannot be made: the tool is
+//! unknown, its arguments are unreadable or cut off, they fail the child's own `inputSchema`
+//! (compiled once per run, [`ArgumentSchemas`]), or the budget of tool calls is used up.
+//! The calls that can be made then run concurrently, each bounded by its server's call
+//! timeout, and their results are put back in the order of the calls. An interrupt, server
+//! shutdown or the run's deadline cancels every call still in flight; each gets a result
+//! that says so, so the history stays valid.
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::activity::Activity;
+use super::budget::{RunLimits, Spent, out_of_calls_result, out_of_time_result};
+use super::observer::{RunObserver, ToolUse};
+use crate::definition::CompiledSchema;
+use crate::definition::json_schema::describe_violations;
+use crate::providers::{CallArguments, ToolCall, ToolOutput};
+use crate::toolbox::{ToolBox, ToolDescriptor};
+
+/// What a tool call that never finished tells the model.
+pub const INTERRUPTED_RESULT: &str =
+    "interrupted: new input arrived before this tool call finished, so it was cancelled";
+
+/// What a tool call the output limit cut off tells the model.
+pub fn cut_off_result(name: &str, limit: u32) -> String {
+    format!(
+        "this call to `{name}` was cut off: the reply reached the output limit of {limit} \
+         tokens before the call's arguments were complete, so it was not run. Call it again \
+         if you still need it (with shorter arguments if they were long)."
+    )
+}
+
+/// The child tools' input schemas, each compiled the first time the run calls the tool.
+/// A schema that does not compile validates nothing: the child stays the judge.
+pub struct ArgumentSchemas {
+    compiled: Vec<Option<Option<CompiledSchema>>>,
+}
+
+impl ArgumentSchemas {
+    pub fn new(tools: usize) -> Self {
+        ArgumentSchemas {
+            compiled: vec![None; tools],
+        }
+    }
+
+    fn get(&mut self, index: usize, descriptor: &ToolDescriptor) -> Option<&CompiledSchema> {
+        let slot = self.compiled.get_mut(index)?;
+        slot.get_or_insert_with(|| {
+            let schema = descriptor.child_input_schema.as_ref()?;
+            match CompiledSchema::compile(schema) {
+                Ok(compiled) => Some(compiled),
+                Err(e) => {
+                    tracing::debug!(
+                        "{}: the input schema of {} does not compile ({e}); its arguments are \
+                         not checked before calls",
+                        descriptor.server,
+                        descriptor.tool
+                    );
+                    None
+                }
+            }
+        })
+        .as_ref()
+    }
+}
+
+/// What a round needs from its run.
+pub struct Round<'a> {
+    pub tools: &'a dyn ToolBox,
+    pub observer: &'a dyn RunObserver,
+    pub limits: &'a RunLimits,
+    /// The reply's output limit, for the message about a call it cut off.
+    pub output_limit: u32,
+    pub cancel: &'a CancellationToken,
+}
+
+/// How a round ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundEnd {
+    /// Every call has its result.
+    Finished,
+    /// New input arrived: the calls in flight were cancelled; the run goes on.
+    Interrupted,
+    /// The server is stopping.
+    Cancelled,
+    /// `max_run_seconds` passed: the calls in flight were cancelled.
+    OutOfTime,
+    /// Every call was answered, but this many were not made: the budget of tool calls ran
+    /// out.
+    OutOfCalls(usize),
+}
+
+/// A call to make: which tool, with what.
+struct Planned {
+    slot: usize,
+    index: usize,
+    arguments: Value,
+}
+
+/// Runs `calls` and returns one output per call, in their order, and how the round ended.
+pub async fn run_round(
+    round: &Round<'_>,
+    calls: &[ToolCall],
+    schemas: &mut ArgumentSchemas,
+    spent: &mut Spent,
+    interrupts: &mut watch::Receiver<u64>,
+) -> (Vec<ToolOutput>, RoundEnd) {
+    let descriptors = round.tools.tools();
+    let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+    // The tool each call that is made goes to.
+    let mut made: Vec<Option<&ToolDescriptor>> = vec![None; calls.len()];
+    let mut planned = Vec::new();
+    let mut refused = 0;
+    for (slot, call) in calls.iter().enumerate() {
+        match plan(round, call, schemas, spent) {
+            Ok(Some((index, arguments))) => {
+                made[slot] = Some(&descriptors[index]);
+                planned.push(Planned {
+                    slot,
+                    index,
+                    arguments,
+                })
+            }
+            Ok(None) => {
+                refused += 1;
+                let max = round.limits.budget.max_tool_calls.unwrap_or_default();
+                outputs[slot] = Some(answer(call, out_of_calls_result(max), true));
+            }
+            Err(text) => outputs[slot] = Some(answer(call, text, true)),
+        }
+    }
+
+    let starting: Vec<&ToolDescriptor> = made.iter().flatten().copied().collect();
+    if !starting.is_empty() {
+        round.observer.activity(Activity::tool_calls(
+            &starting
+                .iter()
+                .map(|d| (d.server.as_str(), d.tool.as_str()))
+                .collect::<Vec<_>>(),
+            starting.iter().map(|d| d.timeout).max().unwrap_or_default(),
+        ));
+    }
+    let mut in_flight: FuturesUnordered<_> = planned
+        .into_iter()
+        .map(|p| {
+            let descriptor = &descriptors[p.index];
+            round
+                .observer
+                .tool_used(&descriptor.spec.name, ToolUse::Called);
+            let call = round.tools.call(p.index, p.arguments);
+            async move {
+                let result = tokio::time::timeout(descriptor.timeout, call).await;
+                (p.slot, descriptor, result)
+            }
+        })
+        .collect();
+
+    let deadline = round.limits.deadline();
+    let end = loop {
+        tokio::select! {
+            biased;
+            () = round.cancel.cancelled() => break RoundEnd::Cancelled,
+            () = until(deadline) => break RoundEnd::OutOfTime,
+            () = interrupted(interrupts) => break RoundEnd::Interrupted,
+            next = in_flight.next() => {
+                let Some((slot, descriptor, result)) = next else { break RoundEnd::Finished };
+                let call = &calls[slot];
+                let output = match result {
+                    Ok(result) => answer(call, result.content, result.is_error),
+                    Err(_) => answer(
+                        call,
+                        format!(
+                            "the call to {}.{} did not finish within {} s and was cancelled",
+                            descriptor.server,
+                            descriptor.tool,
+                            descriptor.timeout.as_secs()
+                        ),
+                        true,
+                    ),
+                };
+                if output.is_error {
+                    round.observer.tool_used(&descriptor.spec.name, ToolUse::Failed);
+                }
+                outputs[slot] = Some(output);
+            }
+        }
+    };
+    // Dropping the calls still in flight cancels them.
+    drop(in_flight);
+
+    let unfinished = match end {
+        RoundEnd::OutOfTime => {
+            out_of_time_result(round.limits.budget.max_run_seconds.unwrap_or_default())
+        }
+        _ => INTERRUPTED_RESULT.to_owned(),
+    };
+    // Only calls that were made can be unanswered here; each failed.
+    let outputs = calls
+        .iter()
+        .zip(outputs)
+        .zip(made)
+        .map(|((call, output), tool)| {
+            output.unwrap_or_else(|| {
+                if let Some(tool) = tool {
+                    round.observer.tool_used(&tool.spec.name, ToolUse::Failed);
+                }
+                answer(call, unfinished.clone(), true)
+            })
+        })
+        .collect();
+    let end = match end {
+        RoundEnd::Finished if refused > 0 => RoundEnd::OutOfCalls(refused),
+        other => other,
+    };
+    (outputs, end)
+}
+
+/// The tool `call` names and its arguments, when the call can be made (`Ok(None)`: the
+/// budget does not allow it); otherwise what to tell the model instead.
+fn plan(
+    round: &Round<'_>,
+    call: &ToolCall,
+    schemas: &mut ArgumentSchemas,
+    spent: &mut Spent,
+) -> Result<Option<(usize, Value)>, String> {
+    let descriptors = round.tools.tools();
+    let Some(index) = descriptors.iter().position(|t| t.spec.name == call.name) else {
+        let names: Vec<&str> = descriptors.iter().map(|t| t.spec.name.as_str()).collect();
+        let available = if names.is_empty() {
+            "you have no tools".to_owned()
+        } else {
+            format!("the tools you have are: {}", names.join(", "))
+        };
+        return Err(format!(
+            "there is no tool named `{}`; {available}",
+            call.name
+        ));
+    };
+    let arguments = match &call.arguments {
+        CallArguments::Object(arguments) => arguments,
+        CallArguments::Unreadable(why) => {
+            return Err(format!(
+                "could not read the arguments for `{}`: {why}",
+                call.name
+            ));
+        }
+        CallArguments::CutOff => return Err(cut_off_result(&call.name, round.output_limit)),
+    };
+    if let Some(schema) = schemas.get(index, &descriptors[index]) {
+        let violations = schema.violations(arguments);
+        if !violations.is_empty() {
+            return Err(format!(
+                "the arguments for `{}` do not match its input schema, so it was not called: {}",
+                call.name,
+                describe_violations(&violations)
+            ));
+        }
+    }
+    if round.limits.calls_left(spent) == Some(0) {
+        return Ok(None);
+    }
+    spent.tool_calls = spent.tool_calls.saturating_add(1);
+    Ok(Some((index, arguments.clone())))
+}
+
+fn answer(call: &ToolCall, content: String, is_error: bool) -> ToolOutput {
+    ToolOutput {
+        call_id: call.call_id.clone(),
+        content,
+        is_error,
+    }
+}
+
+/// Resolves at `deadline`; never without one.
+pub async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when the interrupt value changes; never, once nobody can interrupt.
+pub async fn interrupted(interrupts: &mut watch::Receiver<u64>) {
+    if interrupts.changed().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}

@@ -1,0 +1,270 @@
+//! A run's budgets and its tool rounds, through the real binary with real child servers
+//! (SPEC §3.1, §6 steps 3 and 5): `max_tool_calls`, `max_run_tokens` and `max_run_seconds`
+//! are never overshot by more than one provider reply (the child's own log counts its
+//! calls, the mock counts its requests); the deadline cancels what is in flight and the
+//! child's processes are gone; the calls of one reply run concurrently, their results in
+//! call order, and an interrupt cancels them all.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mcp_agents::testkit::mock::{MockProvider, Step};
+use serde_json::{Value, json};
+use support::binary::{self, Connection, Generation};
+use support::children::{self, agent, calls_logged, processes_with, stdio_child};
+use support::run_kit::{KEY, function_outputs};
+
+/// A server whose one agent, `name`, has a fixture child `fx` that logs its calls, and
+/// `extra` frontmatter lines. Returns the log's path too.
+async fn one_agent(
+    mock: &MockProvider,
+    name: &str,
+    marker: &str,
+    extra: &str,
+) -> (tempfile::TempDir, PathBuf, Connection) {
+    let ws = tempfile::tempdir().unwrap();
+    let log = ws.path().join("calls.log");
+    let log_arg = log.display().to_string();
+    let servers = stdio_child("fx", &["--call-log", &log_arg], marker, "");
+    children::write(
+        ws.path(),
+        &format!(".agents/agents/{name}.md"),
+        &agent(mock, name, &servers, extra),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    (ws, log, c)
+}
+
+fn marker(tag: &str) -> String {
+    format!("budget-{tag}-{}", std::process::id())
+}
+
+/// The `function_call_output` texts of request `n`.
+fn outputs(mock: &MockProvider, n: usize) -> Vec<String> {
+    function_outputs(&mock.requests()[n].body)
+}
+
+async fn wait_done(c: &Connection, id: &str) -> Value {
+    let done = c.wait(&[id], 60_000).await;
+    assert_eq!(done["timed_out"], false, "{done}");
+    done["agents"][0].clone()
+}
+
+fn count(log: &Path) -> usize {
+    calls_logged(log).len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_call_that_would_pass_max_tool_calls_is_not_made() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (_ws, log, c) = one_agent(&mock, "capped", &marker("calls"), "max_tool_calls: 3").await;
+    mock.push([
+        Step::tool_calls(vec![
+            ("fx__echo", json!({"text": "1"})),
+            ("fx__echo", json!({"text": "2"})),
+        ])
+        .with_text("Working on it."),
+        Step::tool_calls(vec![
+            ("fx__echo", json!({"text": "3"})),
+            ("fx__echo", json!({"text": "4"})),
+        ]),
+        Step::text("never asked for"),
+    ]);
+    let id = c.spawn("capped", "Call a lot.").await;
+    let record = wait_done(&c, &id).await;
+    assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("made 3 tool calls, its max_tool_calls of 3, and asked for 1 more"),
+        "{message}"
+    );
+    assert_eq!(count(&log), 3, "the child received exactly the budget");
+    assert_eq!(
+        mock.requests().len(),
+        2,
+        "no request after the budget ran out"
+    );
+    assert_eq!(record["usage"]["tool_calls"], 3);
+    assert_eq!(record["partial_result"], "Working on it.");
+
+    // A resume starts a fresh budget; the history says which call was not made.
+    c.ok("send_input", json!({"target": id, "message": "Go on."}))
+        .await;
+    let resumed = wait_done(&c, &id).await;
+    assert_eq!(resumed["status"], "completed", "{resumed}");
+    assert_eq!(
+        outputs(&mock, 2),
+        [
+            "echo: 1",
+            "echo: 2",
+            "echo: 3",
+            "Error: not made: the run has used all 3 tool calls of its budget (max_tool_calls)"
+        ]
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_run_tokens_stops_the_run_after_the_reply_that_passes_it() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (_ws, log, c) = one_agent(&mock, "frugal", &marker("tokens"), "max_run_tokens: 250").await;
+    // 120 tokens per reply: 120, 240, then 360 passes 250.
+    mock.push(vec![
+        Step::tool_call("fx__echo", json!({"text": "x"}))
+            .with_usage(100, 20);
+        4
+    ]);
+    let id = c.spawn("frugal", "Spend.").await;
+    let record = wait_done(&c, &id).await;
+    assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(message.contains("used 360 tokens"), "{message}");
+    assert!(message.contains("max_run_tokens of 250"), "{message}");
+    assert_eq!(mock.requests().len(), 3, "over by one reply at most");
+    assert_eq!(count(&log), 2, "the passing reply's call is not run");
+    assert_eq!(
+        record["usage"]["input_tokens"].as_u64().unwrap()
+            + record["usage"]["output_tokens"].as_u64().unwrap(),
+        360
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_run_seconds_cancels_a_tool_call_in_flight_and_the_child_is_gone() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker("seconds");
+    let (_ws, log, c) = one_agent(&mock, "timed", &m, "max_run_seconds: 2").await;
+    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
+    let spawned = Instant::now();
+    let id = c.spawn("timed", "Sleep long.").await;
+    let record = wait_done(&c, &id).await;
+    let took = spawned.elapsed();
+    assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("max_run_seconds of 2 s") && message.contains("tool calls in flight"),
+        "{message}"
+    );
+    assert!(
+        took < Duration::from_secs(3),
+        "failed {took:?} after the spawn"
+    );
+    assert!(
+        record["total_elapsed_ms"].as_u64().unwrap() < 3000,
+        "{record}"
+    );
+    // The run is terminal only once its children are shut down.
+    assert_eq!(
+        processes_with(&m),
+        Vec::<u32>::new(),
+        "the child's group is gone"
+    );
+    assert_eq!(calls_logged(&log), ["sleep"]);
+    assert_eq!(
+        record["tools_used"],
+        json!([{"tool": "fx__sleep", "calls": 1, "errors": 1}])
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_run_seconds_cancels_a_model_request_in_flight() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (_ws, _log, c) =
+        one_agent(&mock, "waiting", &marker("request"), "max_run_seconds: 1").await;
+    mock.push([Step::Hang]);
+    let spawned = Instant::now();
+    let id = c.spawn("waiting", "Think.").await;
+    let record = wait_done(&c, &id).await;
+    assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
+    assert!(
+        record["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the model request in flight was cancelled"),
+        "{record}"
+    );
+    assert!(spawned.elapsed() < Duration::from_secs(5));
+    assert_eq!(mock.requests().len(), 1);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_calls_of_one_reply_run_concurrently_with_results_in_call_order() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (_ws, _log, c) = one_agent(&mock, "parallel", &marker("parallel"), "").await;
+    mock.push([
+        Step::tool_calls(vec![
+            ("fx__sleep", json!({"ms": 1000})),
+            ("fx__sleep", json!({"ms": 1000})),
+        ]),
+        Step::tool_calls(vec![
+            ("fx__sleep", json!({"ms": 500})),
+            ("fx__echo", json!({"text": "second, done first"})),
+        ]),
+        Step::text("done"),
+    ]);
+    let id = c.spawn("parallel", "Sleep twice.").await;
+    let record = wait_done(&c, &id).await;
+    assert_eq!(record["status"], "completed", "{record}");
+    let requests = mock.requests();
+    let round = requests[1].received.duration_since(requests[0].received);
+    assert!(
+        round < Duration::from_millis(1800),
+        "two 1 s calls of one reply took {round:?}"
+    );
+    assert_eq!(outputs(&mock, 1), ["slept 1000 ms", "slept 1000 ms"]);
+    assert_eq!(
+        outputs(&mock, 2)[2..],
+        ["slept 500 ms", "echo: second, done first"],
+        "results in the order of the calls, not of their ends"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_cancels_every_call_of_the_round() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (_ws, log, c) = one_agent(&mock, "steered", &marker("interrupt"), "").await;
+    mock.push([
+        Step::tool_calls(vec![
+            ("fx__sleep", json!({"ms": 30_000})),
+            ("fx__sleep", json!({"ms": 30_000})),
+        ]),
+        Step::text("switched"),
+    ]);
+    let id = c.spawn("steered", "Sleep.").await;
+    let activity = c.wait_for_phase(&id, "tool_call").await;
+    assert_eq!(
+        activity["activity"]["summary"], "Calling 2 tools at once: fx.sleep, fx.sleep",
+        "{activity}"
+    );
+    for _ in 0..100 {
+        if count(&log) == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(count(&log), 2, "both calls reached the child");
+    c.ok(
+        "send_input",
+        json!({"target": id, "message": "Stop sleeping.", "interrupt": true}),
+    )
+    .await;
+    let record = wait_done(&c, &id).await;
+    assert_eq!(record["result"], "switched", "{record}");
+    let interrupted = outputs(&mock, 1);
+    assert_eq!(interrupted.len(), 2);
+    assert!(
+        interrupted.iter().all(|o| o.contains("interrupted")),
+        "{interrupted:?}"
+    );
+    assert_eq!(
+        record["tools_used"],
+        json!([{"tool": "fx__sleep", "calls": 2, "errors": 2}])
+    );
+    c.close().await;
+}

@@ -1,0 +1,221 @@
+//! JSON Schema in a run, through the real binary (SPEC §6 steps 3–4): the final answer
+//! against the agent's `output_schema` (one repair turn, then `invalid_output`), the schema
+//! given to the model (instructions, and Responses `text.format` when it fits strict mode),
+//! and tool arguments checked against the child's own `inputSchema` before the call.
+
+use crate::support;
+
+use mcp_agents::testkit::mock::{MockProvider, Step};
+use serde_json::{Value, json};
+use support::binary::{self, Connection, Generation};
+use support::children::{self, agent, calls_logged, messages_agent, stdio_child};
+use support::run_kit::{KEY, function_outputs};
+
+/// Strict-mode shape: every property required, nothing else allowed.
+const STRICT: &str = "output_schema:\n  type: object\n  properties:\n    verdict: { type: string, enum: [ok, bad] }\n  required: [verdict]\n  additionalProperties: false";
+/// Valid JSON Schema, but not strict mode's subset.
+const LOOSE: &str = "output_schema:\n  type: object\n  properties:\n    verdict: { type: string, enum: [ok, bad] }\n    note: { type: string, minLength: 1 }\n  required: [verdict]";
+
+async fn start(files: &[(&str, String)]) -> (tempfile::TempDir, Connection) {
+    let ws = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        children::write(ws.path(), rel, text);
+    }
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    (ws, c)
+}
+
+async fn run_to_end(c: &Connection, name: &str) -> Value {
+    let id = c.spawn(name, "Judge it.").await;
+    let done = c.wait(&[&id], 60_000).await;
+    assert_eq!(done["timed_out"], false, "{done}");
+    done["agents"][0].clone()
+}
+
+/// The text of the user turns of a request body, either wire.
+fn user_texts(body: &Value) -> Vec<String> {
+    let items = body
+        .get("input")
+        .or_else(|| body.get("messages"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut texts = Vec::new();
+    for item in items {
+        if item["role"] != "user" {
+            continue;
+        }
+        for part in item["content"].as_array().into_iter().flatten() {
+            if let Some(t) = part["text"].as_str() {
+                texts.push(t.to_owned());
+            }
+        }
+    }
+    texts
+}
+
+fn system(body: &Value) -> String {
+    body.get("instructions")
+        .or_else(|| body.get("system"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_answer_then_a_valid_one_completes_with_structured_result() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let files = [
+        (".agents/agents/judge.md", agent(&mock, "judge", "", STRICT)),
+        (
+            ".agents/agents/claude-judge.md",
+            messages_agent(&mock, "claude-judge", "", STRICT),
+        ),
+    ];
+    let (_ws, c) = start(&files).await;
+    for name in ["judge", "claude-judge"] {
+        let first = mock.requests().len();
+        mock.push([
+            Step::text("It looks fine to me."),
+            Step::text("```json\n{\"verdict\": \"ok\"}\n```"),
+        ]);
+        let record = run_to_end(&c, name).await;
+        assert_eq!(record["status"], "completed", "{name}: {record}");
+        assert_eq!(
+            record["structured_result"],
+            json!({"verdict": "ok"}),
+            "{name}"
+        );
+        assert_eq!(record["result"], "```json\n{\"verdict\": \"ok\"}\n```");
+        let requests = mock.requests();
+        assert_eq!(requests.len() - first, 2, "{name}: one repair turn");
+        let repair = user_texts(&requests[first + 1].body);
+        let asked = repair.last().unwrap();
+        assert!(
+            asked.contains("does not match the required output format")
+                && asked.contains("not valid JSON"),
+            "{name}: {asked}"
+        );
+        // The schema is in the instructions, on both wires.
+        let instructions = system(&requests[first].body);
+        assert!(
+            instructions.contains("## Final answer format") && instructions.contains("\"verdict\""),
+            "{name}: {instructions}"
+        );
+    }
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_invalid_answers_fail_with_invalid_output_and_partial_result() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let files = [(".agents/agents/judge.md", agent(&mock, "judge", "", STRICT))];
+    let (_ws, c) = start(&files).await;
+    mock.push([
+        Step::text(r#"{"verdict": "maybe"}"#),
+        Step::text(r#"{"verdict": "perhaps"}"#),
+        Step::text("never asked for"),
+    ]);
+    let record = run_to_end(&c, "judge").await;
+    assert_eq!(record["error"]["code"], "invalid_output", "{record}");
+    assert_eq!(record["partial_result"], r#"{"verdict": "perhaps"}"#);
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`/verdict`"), "{message}");
+    assert!(
+        !message.contains("perhaps"),
+        "no model text in errors: {message}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let repair = user_texts(&requests[1].body);
+    assert!(
+        repair.last().unwrap().contains("`/verdict`") && repair.last().unwrap().contains("maybe"),
+        "the model is told what was wrong with its own value: {repair:?}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_get_the_schema_as_text_format_only_when_it_fits_strict_mode() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let files = [
+        (
+            ".agents/agents/strict.md",
+            agent(&mock, "strict", "", STRICT),
+        ),
+        (".agents/agents/loose.md", agent(&mock, "loose", "", LOOSE)),
+        (
+            ".agents/agents/claude-strict.md",
+            messages_agent(&mock, "claude-strict", "", STRICT),
+        ),
+    ];
+    let (_ws, c) = start(&files).await;
+    for name in ["strict", "loose", "claude-strict"] {
+        mock.push([Step::text(r#"{"verdict": "bad"}"#)]);
+        let record = run_to_end(&c, name).await;
+        assert_eq!(
+            record["structured_result"],
+            json!({"verdict": "bad"}),
+            "{name}"
+        );
+    }
+    let requests = mock.requests();
+    let format = &requests[0].body["text"]["format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["strict"], true);
+    assert_eq!(format["name"], "final_answer");
+    assert_eq!(format["schema"]["required"], json!(["verdict"]));
+    assert!(
+        requests[1].body.get("text").is_none(),
+        "loose: instructions only"
+    );
+    assert!(system(&requests[1].body).contains("minLength"));
+    assert!(
+        requests[2].body.get("text").is_none(),
+        "Messages has no text.format"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_are_checked_against_the_childs_schema_before_the_call() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws_log = tempfile::tempdir().unwrap();
+    let log = ws_log.path().join("calls.log");
+    let log_arg = log.display().to_string();
+    let servers = stdio_child("fx", &["--call-log", &log_arg], "schemas-args", "");
+    let files = [(
+        ".agents/agents/caller.md",
+        agent(&mock, "caller", &servers, ""),
+    )];
+    let (_ws, c) = start(&files).await;
+    mock.push([
+        Step::tool_calls(vec![
+            ("fx__sleep", json!({"ms": "soon"})),
+            ("fx__echo", json!({})),
+        ]),
+        Step::tool_call("fx__echo", json!({"text": "fixed"})),
+        Step::text("done"),
+    ]);
+    let record = run_to_end(&c, "caller").await;
+    assert_eq!(record["status"], "completed", "{record}");
+    let outputs = function_outputs(&mock.requests()[1].body);
+    assert!(
+        outputs[0].starts_with(
+            "Error: the arguments for `fx__sleep` do not match its input schema, so it was not \
+             called: `/ms`: "
+        ),
+        "{outputs:?}"
+    );
+    assert_eq!(
+        outputs[1],
+        "Error: the arguments for `fx__echo` do not match its input schema, so it was not \
+         called: `/text`: required"
+    );
+    assert_eq!(
+        calls_logged(&log),
+        ["echo"],
+        "only the fixed call reached the child"
+    );
+    c.close().await;
+}
