@@ -153,3 +153,6 @@ pub const PROVIDER_REPLY_BYTES: usize = 32 * 1024 * 1024;
 pub const PROVIDER_MESSAGE_CHARS: usize = 1000;
 /// How much of an error body that carries no message is quoted, in characters (SPEC §6.1).
 pub const PROVIDER_BODY_CHARS: usize = 300;
+/// The longest provider request id quoted in an error (SPEC §6.1 "Errors"); real ones are
+/// about 30 characters (`req_011CVQe1dLrGNMJyE1ghG1av`).
+pub const PROVIDER_REQUEST_ID_CHARS: usize = 128;

@@ -68,7 +68,7 @@ pub async fn run_demo(json: bool, cancel: CancellationToken) -> ExitCode {
 }
 
 async fn prepare() -> Result<(MockProvider, tempfile::TempDir, Arc<SessionManager>), String> {
-    let mock = MockProvider::start(KEY)
+    let mock = MockProvider::start_unchecked(KEY)
         .await
         .map_err(|e| format!("cannot listen on loopback: {e}"))?;
     let pause = Duration::from_millis(700);

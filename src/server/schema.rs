@@ -290,7 +290,13 @@ fn wait_agent_tool() -> Tool {
             "result": {"type": "string"},
             "error": {"type": "object"},
             "total_elapsed_ms": {"type": "integer"}, "turns": {"type": "integer"},
-            "usage": {"type": "object"}, "queued": {"type": "integer"},
+            "usage": {"type": "object", "properties": {
+                "input_tokens": {"type": "integer"}, "output_tokens": {"type": "integer"},
+                "cache_read_tokens": {"type": "integer"}, "cache_write_tokens": {"type": "integer"},
+                "tool_calls": {"type": "integer"}},
+                "required": ["input_tokens", "output_tokens", "cache_read_tokens",
+                             "cache_write_tokens", "tool_calls"]},
+            "queued": {"type": "integer"},
             "activity": {"type": "object"}
         },
         "required": ["agent_id", "name", "status", "total_elapsed_ms", "turns", "usage"]

@@ -46,6 +46,9 @@ pub struct UsageDelta {
     pub turns: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of the input, what the provider read from and wrote to its prompt cache.
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
     pub tool_calls: u32,
 }
 
@@ -154,6 +157,11 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         turns_taken,
     } = ctx;
     let specs: Vec<ToolSpec> = tools.tools().iter().map(|t| t.spec.clone()).collect();
+    // Encoded once for the run, in the API's form and a stable order (SPEC §6.1).
+    let specs = match provider.prepare_tools(&specs) {
+        Ok(prepared) => prepared,
+        Err(e) => return RunOutcome::Failed(e.into()),
+    };
     let mut turns = turns_taken;
     // The text of the replies since the last tool round: one reply, or several when the
     // provider paused mid-answer and continued.
@@ -205,6 +213,8 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         observer.usage(UsageDelta {
             input_tokens: reply.usage.input_tokens,
             output_tokens: reply.usage.output_tokens,
+            cache_read_tokens: reply.usage.cache_read_tokens,
+            cache_write_tokens: reply.usage.cache_write_tokens,
             ..UsageDelta::default()
         });
         conversation.push_reply_items(std::mem::take(&mut reply.items));
@@ -242,7 +252,8 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
                 conversation
                     .push_user_texts(&[continue_after_cut_off(provider.max_output_tokens())]);
             }
-            StopReason::EndTurn | StopReason::ToolUse => {
+            // A refusal ends the run with what the model said (the record marks it).
+            StopReason::EndTurn | StopReason::ToolUse | StopReason::Refused => {
                 if inbox.is_empty() {
                     return RunOutcome::Completed(answer);
                 }
@@ -268,11 +279,7 @@ async fn interrupted(interrupts: &mut watch::Receiver<u64>) {
 }
 
 fn interrupted_output(call: &ToolCall) -> ToolOutput {
-    ToolOutput {
-        call_id: call.call_id.clone(),
-        content: INTERRUPTED_RESULT.to_owned(),
-        is_error: true,
-    }
+    ToolOutput::text(call.call_id.clone(), INTERRUPTED_RESULT, true)
 }
 
 /// Runs one call: unknown tools and unreadable arguments are answered without calling
@@ -283,11 +290,8 @@ async fn call_tool(
     observer: &dyn RunObserver,
     provider: &ProviderClient,
 ) -> ToolOutput {
-    let answer = |content: String, is_error: bool| ToolOutput {
-        call_id: call.call_id.clone(),
-        content,
-        is_error,
-    };
+    let answer =
+        |content: String, is_error: bool| ToolOutput::text(call.call_id.clone(), content, is_error);
     let Some(index) = tools.tools().iter().position(|t| t.spec.name == call.name) else {
         let names: Vec<&str> = tools.tools().iter().map(|t| t.spec.name.as_str()).collect();
         let available = if names.is_empty() {
@@ -326,7 +330,12 @@ async fn call_tool(
         ..UsageDelta::default()
     });
     match tokio::time::timeout(descriptor.timeout, tools.call(index, arguments)).await {
-        Ok(result) => answer(result.content, result.is_error),
+        Ok(result) => ToolOutput {
+            call_id: call.call_id.clone(),
+            content: result.content,
+            images: result.images,
+            is_error: result.is_error,
+        },
         Err(_) => answer(
             format!(
                 "the call to {}.{} did not finish within {} s and was cancelled",

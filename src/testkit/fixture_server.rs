@@ -29,6 +29,9 @@ use rmcp::{
     tool_router,
 };
 
+/// A 1×1 transparent PNG, base64.
+pub const ONE_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==";
+
 /// How the fixture behaves (the hidden `fixture-server` command's options).
 #[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
 pub struct FixtureOptions {
@@ -264,11 +267,15 @@ impl Fixture {
     }
 
     #[tool(
-        description = "Returns an image.",
+        description = "Returns a caption and a 1×1 PNG image, and an image in a format models do not take.",
         annotations(read_only_hint = true, destructive_hint = false)
     )]
     async fn picture(&self) -> CallToolResult {
-        CallToolResult::success(vec![ContentBlock::image("aGVsbG8=", "image/png")])
+        CallToolResult::success(vec![
+            ContentBlock::text("A 1×1 picture:"),
+            ContentBlock::image(ONE_PIXEL_PNG, "image/png"),
+            ContentBlock::image("PHN2Zy8+", "image/svg+xml"),
+        ])
     }
 
     #[tool(

@@ -377,7 +377,10 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
             .unwrap()
             .iter()
             .filter(|i| i["type"] == "function_call_output")
-            .map(|i| i["output"].as_str().unwrap().to_owned())
+            .map(|i| match &i["output"] {
+                Value::String(text) => text.clone(),
+                parts => parts.to_string(),
+            })
             .collect()
     };
     let first = round(1);
@@ -399,7 +402,15 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
     );
     assert!(first[3].len() < 1024 * 1024 + 100);
     assert_eq!(first[4], r#"{"answer":42}"#);
-    assert_eq!(first[5], "[image: image/png, 8 base64 characters]");
+    // Text and the image the model can take as its parts; the SVG as a placeholder.
+    let picture: Value = serde_json::from_str(&first[5]).unwrap();
+    assert_eq!(
+        picture,
+        json!([
+            {"type": "input_text", "text": "A 1×1 picture:\n[image: image/svg+xml, 8 base64 characters; not shown: the model takes PNG, JPEG, GIF and WebP images only]"},
+            {"type": "input_image", "image_url": format!("data:image/png;base64,{}", mcp_agents::testkit::fixture_server::ONE_PIXEL_PNG)}
+        ])
+    );
     assert!(
         first[6].starts_with(
             "Error: there is no tool named `fx__nonexistent`; the tools you have are: fx__crash"

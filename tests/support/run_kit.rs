@@ -111,6 +111,7 @@ impl TestTools {
                 description: format!("The {name} tool."),
                 input_schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
             },
+            original_schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
             server: "test".into(),
             tool: name.into(),
             timeout: Duration::from_secs(timeout),
@@ -150,20 +151,11 @@ impl ToolBox for TestTools {
             .push((name.to_owned(), arguments.clone()));
         Box::pin(async move {
             match name {
-                "test__echo" => ToolResult {
-                    content: format!("echo: {arguments}"),
-                    is_error: false,
-                },
-                "test__fail" => ToolResult {
-                    content: "the tool failed on purpose".into(),
-                    is_error: true,
-                },
+                "test__echo" => ToolResult::text(format!("echo: {arguments}"), false),
+                "test__fail" => ToolResult::text("the tool failed on purpose", true),
                 "test__slow" => {
                     tokio::time::sleep(self.slow_for).await;
-                    ToolResult {
-                        content: "slow done".into(),
-                        is_error: false,
-                    }
+                    ToolResult::text("slow done", false)
                 }
                 _ => {
                     std::future::pending::<()>().await;
