@@ -130,8 +130,9 @@ pub fn cap_utf8(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// An input schema both wire APIs accept: a JSON Schema object of `type: "object"`, with
-/// every `title` and `description` text in it sanitized ([`sanitize_schema_texts`]).
+/// An object input schema: `type: "object"` and `properties` at the top (its alternatives,
+/// if any, are kept for each wire API to reshape), with every `title` and `description` text
+/// in it sanitized ([`sanitize_schema_texts`]).
 pub fn object_schema(schema: &Map<String, Value>) -> Value {
     let mut schema = Value::Object(schema.clone());
     sanitize_schema_texts(&mut schema);
@@ -166,14 +167,22 @@ pub fn sanitize_schema_texts(schema: &mut Value) {
 }
 
 fn shape_object_schema(mut schema: Map<String, Value>) -> Value {
-    match schema.get("type") {
-        Some(Value::String(t)) if t == "object" => {}
-        None if schema.contains_key("properties") => {
-            schema.insert("type".into(), json!("object"));
-        }
+    let may_be_object = match schema.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        // Without a `type`, an object schema still says what its arguments are: by its
+        // properties, or by the alternatives (`oneOf`, `anyOf`, `allOf`) each wire API
+        // reshapes into the form it accepts.
+        None => ["properties", "oneOf", "anyOf", "allOf"]
+            .iter()
+            .any(|k| schema.contains_key(*k)),
+        Some(_) => false,
+    };
+    if !may_be_object {
         // Not an object schema: arguments cannot be described, so none are declared.
-        _ => return json!({"type": "object", "properties": {}}),
+        return json!({"type": "object", "properties": {}});
     }
+    schema.insert("type".into(), json!("object"));
     if !schema.get("properties").is_some_and(Value::is_object) {
         schema.insert("properties".into(), json!({}));
     }
@@ -572,6 +581,17 @@ mod tests {
         );
         assert_eq!(
             object_schema(&object(json!({"type": "string"}))),
+            json!({"type": "object", "properties": {}})
+        );
+        let alternatives =
+            json!({"oneOf": [{"properties": {"id": {}}}, {"properties": {"url": {}}}]});
+        assert_eq!(
+            object_schema(&object(alternatives.clone())),
+            json!({"oneOf": alternatives["oneOf"], "type": "object", "properties": {}}),
+            "alternatives are kept for the wire APIs to reshape"
+        );
+        assert_eq!(
+            object_schema(&object(json!({"type": ["object", "null"]}))),
             json!({"type": "object", "properties": {}})
         );
     }
