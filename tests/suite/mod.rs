@@ -25,6 +25,7 @@ mod interop_provider_sdks;
 mod mock_validation;
 mod output_length;
 mod parsers_never_panic;
+mod prompt_caching;
 mod provider_errors;
 mod provider_fidelity;
 mod provider_round_trip;
