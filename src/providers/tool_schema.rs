@@ -28,6 +28,9 @@ use crate::definition::WireApi;
 
 /// The most characters of JSON a description line quotes from a dropped `enum` or `not`.
 const QUOTED_SCHEMA_CHARS: usize = 300;
+/// The most characters the lines added to a description take in all (a `oneOf` of a hundred
+/// alternatives would otherwise add a page).
+const NOTE_CHARS: usize = 1000;
 
 /// A tool's description and schema as one API is sent them.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,12 +65,16 @@ pub fn shape<'a>(api: WireApi, description: &'a str, schema: &'a Value) -> Shape
         Value::Object(map) => top_level(api, map, &mut notes),
         _ => empty_object(),
     };
-    let description = if notes.is_empty() {
+    let mut note = notes.join(" ");
+    if note.chars().count() > NOTE_CHARS {
+        note = note.chars().take(NOTE_CHARS).collect::<String>() + "…";
+    }
+    let description = if note.is_empty() {
         Cow::Borrowed(description)
     } else if description.trim().is_empty() {
-        Cow::Owned(notes.join(" "))
+        Cow::Owned(note)
     } else {
-        Cow::Owned(format!("{description}\n\n{}", notes.join(" ")))
+        Cow::Owned(format!("{description}\n\n{note}"))
     };
     Shaped {
         description,
@@ -465,6 +472,22 @@ mod tests {
             json!({"type": ["object", "null"], "properties": {"a": {}}}),
         );
         assert_eq!(shaped, json!({"type": "object", "properties": {"a": {}}}));
+    }
+
+    #[test]
+    fn the_added_lines_are_bounded() {
+        let alternatives: Vec<Value> = (0..500)
+            .map(|i| json!({"properties": {format!("p{i}"): {}}, "required": [format!("p{i}")]}))
+            .collect();
+        let (description, schema) =
+            shaped(WireApi::AnthropicMessages, json!({"anyOf": alternatives}));
+        assert!(description.chars().count() <= "Does things.\n\n".len() + NOTE_CHARS + 1);
+        assert!(description.ends_with('…'));
+        assert_eq!(schema["properties"].as_object().unwrap().len(), 500);
+        assert!(
+            schema.get("required").is_none(),
+            "no property is required by all"
+        );
     }
 
     #[test]
