@@ -266,9 +266,12 @@ def header(headers, name):
 
 
 def responses_rules(check, headers, body):
+    # OpenAI takes a bearer token; a definition's `auth: x-api-key` (SPEC §3.1) sends the key
+    # as `x-api-key` instead, for gateways that want it so.
     auth = header(headers, "authorization") or ""
-    if not auth.startswith("Bearer ") or not auth[len("Bearer "):].strip():
-        check.fail("no `Authorization: Bearer <key>` header")
+    bearer = auth.startswith("Bearer ") and auth[len("Bearer "):].strip()
+    if not (bearer or header(headers, "x-api-key")):
+        check.fail("no `Authorization: Bearer <key>` header (nor the `x-api-key` a definition's `auth` may choose)")
     if not (header(headers, "content-type") or "").startswith("application/json"):
         check.fail("the content type is not application/json")
     tools = body.get("tools") or []

@@ -282,6 +282,19 @@ fn valid_requests_pass_and_the_documented_exceptions_are_counted() {
         })),
         messages(good_messages()),
         messages(with(good_messages(), |b| b["temperature"] = json!(0.2))),
+        // A definition's `auth` may choose the other header on either API (SPEC §3.1).
+        Recorded {
+            headers: headers(&[("x-api-key", KEY), ("content-type", "application/json")]),
+            ..responses(good_responses())
+        },
+        Recorded {
+            headers: headers(&[
+                ("authorization", &format!("Bearer {KEY}")),
+                ("anthropic-version", "2023-06-01"),
+                ("content-type", "application/json"),
+            ]),
+            ..messages(good_messages())
+        },
     ];
     let found = verdict(&requests);
     assert_eq!(found.violations, Vec::<String>::new());
