@@ -38,6 +38,7 @@ impl ToolBox for Echo {
         Box::pin(async move {
             ToolResult {
                 content: arguments.to_string(),
+                images: Vec::new(),
                 is_error: false,
             }
         })
@@ -51,13 +52,11 @@ fn echo_tools() -> Echo {
             description: "Echo.".into(),
             input_schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
         },
+        // Validated before each call, as a child's schema is.
+        original_schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
         server: "t".into(),
         tool: "echo".into(),
         timeout: Duration::from_secs(60),
-        // Validated before each call, as a child's schema is.
-        child_input_schema: Some(
-            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-        ),
     }])
 }
 
@@ -85,6 +84,7 @@ fn whole_runs(c: &mut Criterion) {
         .build()
         .unwrap();
     let mock = rt.block_on(MockProvider::start(KEY)).unwrap();
+    mock.stop_recording();
     let tools = echo_tools();
     let mut group = c.benchmark_group("loop_100_turns");
     group.sample_size(10);
@@ -134,11 +134,11 @@ fn history(wire: WireApi) -> Conversation {
     for i in 0..50 {
         let reply = reply(wire, i);
         conversation.push_reply(&reply);
-        conversation.push_tool_outputs(&[ToolOutput {
-            call_id: reply.tool_calls[0].call_id.clone(),
-            content: format!("result {i}: {}", "lorem ipsum ".repeat(20)),
-            is_error: false,
-        }]);
+        conversation.push_tool_outputs(&[ToolOutput::text(
+            reply.tool_calls[0].call_id.clone(),
+            format!("result {i}: {}", "lorem ipsum ".repeat(20)),
+            false,
+        )]);
     }
     conversation
 }
@@ -167,7 +167,13 @@ fn reply(wire: WireApi, i: usize) -> mcp_agents::providers::Reply {
 }
 
 fn client_side(c: &mut Criterion) {
-    let tools = vec![echo_tools().0[0].spec.clone(); 10];
+    let specs: Vec<_> = (0..10)
+        .map(|i| {
+            let mut spec = echo_tools().0[0].spec.clone();
+            spec.name = format!("t__echo_{i}");
+            spec
+        })
+        .collect();
     let mut group = c.benchmark_group("client_side_turn");
     for wire in [WireApi::Responses, WireApi::AnthropicMessages] {
         let conversation = history(wire);
@@ -186,6 +192,8 @@ fn client_side(c: &mut Criterion) {
                 "stop_reason": "tool_use", "usage": {}}),
         };
         let raw_bytes = serde_json::to_vec(&raw_reply).unwrap();
+        // Encoded once, as a run does.
+        let tools = format(wire).encode_tools(&specs).unwrap();
         group.bench_function(wire.as_str(), |b| {
             b.iter_batched(
                 || conversation.clone(),
@@ -197,6 +205,8 @@ fn client_side(c: &mut Criterion) {
                             history: conversation.history(),
                             tools: &tools,
                             max_output_tokens: 32_000,
+                            dropped: &Default::default(),
+                            prompt_cache_key: Some("mcp-agents-0123456789abcdef"),
                         })
                         .unwrap();
                     let parsed: Value = serde_json::from_slice(&raw_bytes).unwrap();
@@ -207,6 +217,7 @@ fn client_side(c: &mut Criterion) {
                     next.push_tool_outputs(&[ToolOutput {
                         call_id: "c".into(),
                         content: "r".into(),
+                        images: Vec::new(),
                         is_error: false,
                     }]);
                     (bytes.len(), next)

@@ -255,11 +255,11 @@ fn loop_overhead() -> Stats {
             {"type": "function_call", "id": "fc", "call_id": format!("c{i}"), "name": "t__echo", "arguments": "{}"}],
             "usage": {"input_tokens": 1, "output_tokens": 1}})).unwrap_or_else(|_| panic!());
         conversation.push_reply(&reply);
-        conversation.push_tool_outputs(&[ToolOutput {
-            call_id: format!("c{i}"),
-            content: "lorem ipsum ".repeat(20),
-            is_error: false,
-        }]);
+        conversation.push_tool_outputs(&[ToolOutput::text(
+            format!("c{i}"),
+            "lorem ipsum ".repeat(20),
+            false,
+        )]);
     }
     let tools = vec![
         ToolSpec {
@@ -275,6 +275,8 @@ fn loop_overhead() -> Stats {
         reasoning_effort: None,
         strict_output_schema: None,
     };
+    let tools = format(WireApi::Responses).encode_tools(&tools).unwrap();
+    let dropped = Default::default();
     let reply = serde_json::to_vec(&json!({"status": "completed", "output": [{"type": "function_call", "call_id": "z", "name": "t__echo", "arguments": "{}"}], "usage": {}})).unwrap();
     let mut samples = Vec::new();
     for _ in 0..2000 {
@@ -287,17 +289,15 @@ fn loop_overhead() -> Stats {
                 history: next.history(),
                 tools: &tools,
                 max_output_tokens: 32_000,
+                dropped: &dropped,
+                prompt_cache_key: Some("mcp-agents-0123456789abcdef"),
             })
             .unwrap();
         let parsed = format(WireApi::Responses)
             .parse("bench", serde_json::from_slice(&reply).unwrap())
             .unwrap_or_else(|_| panic!());
         next.push_reply(&parsed);
-        next.push_tool_outputs(&[ToolOutput {
-            call_id: "z".into(),
-            content: "r".into(),
-            is_error: false,
-        }]);
+        next.push_tool_outputs(&[ToolOutput::text("z", "r", false)]);
         samples.push(started.elapsed());
         assert!(!body.is_empty());
     }

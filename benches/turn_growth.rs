@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use mcp_agents::definition::WireApi;
 use mcp_agents::providers::formats::format;
-use mcp_agents::providers::wire::Request;
+use mcp_agents::providers::wire::{Request, ToolList};
 use mcp_agents::providers::{ApiKey, Conversation, ModelSettings, ProviderClient, ToolOutput};
 use mcp_agents::sessions::activity::Activity;
 use mcp_agents::sessions::run::{
@@ -123,7 +123,7 @@ fn turn(
     wire: WireApi,
     conversation: &mut Conversation,
     events: &[(String, String)],
-    tools: &[ToolSpec],
+    tools: &ToolList,
 ) -> usize {
     let format = format(wire);
     let settings = ModelSettings {
@@ -139,6 +139,8 @@ fn turn(
             history: conversation.history(),
             tools,
             max_output_tokens: 32_000,
+            dropped: &Default::default(),
+            prompt_cache_key: Some("mcp-agents-0123456789abcdef"),
         })
         .unwrap();
     let mut reader = format.stream("p");
@@ -154,15 +156,15 @@ fn turn(
     let mut reply = reply.expect("a complete reply");
     let call_id = reply.tool_calls[0].call_id.clone();
     conversation.push_reply_items(std::mem::take(&mut reply.items));
-    conversation.push_tool_outputs(&[ToolOutput {
+    conversation.push_tool_outputs(&[ToolOutput::text(
         call_id,
-        content: format!("result: {}", "lorem ipsum ".repeat(20)),
-        is_error: false,
-    }]);
+        format!("result: {}", "lorem ipsum ".repeat(20)),
+        false,
+    )]);
     body.len()
 }
 
-fn history(wire: WireApi, turns: usize, tools: &[ToolSpec]) -> Conversation {
+fn history(wire: WireApi, turns: usize, tools: &ToolList) -> Conversation {
     let mut conversation = Conversation::new(wire);
     conversation.push_user_texts(&["Go.".into()]);
     for i in 0..turns {
@@ -183,7 +185,8 @@ fn at(v: &[Duration], p: f64) -> Duration {
 }
 
 fn growth(wire: WireApi) -> Vec<(usize, Duration, usize)> {
-    let tools = vec![spec(); 10];
+    // Encoded once, as a run does.
+    let tools = format(wire).encode_tools(&vec![spec(); 10]).unwrap();
     let events = reply_events(wire, 999_999);
     SIZES
         .iter()
@@ -214,6 +217,7 @@ impl ToolBox for Echo {
         Box::pin(async move {
             ToolResult {
                 content: arguments.to_string(),
+                images: Vec::new(),
                 is_error: false,
             }
         })
@@ -262,10 +266,10 @@ fn reaction(rt: &tokio::runtime::Runtime, mock: &MockProvider, wire: WireApi) ->
         let tools = Echo(
             vec![ToolDescriptor {
                 spec: spec(),
+                original_schema: spec().input_schema,
                 server: "t".into(),
                 tool: "echo".into(),
                 timeout: Duration::from_secs(60),
-                child_input_schema: Some(spec().input_schema),
             }],
             Mutex::new(Vec::new()),
         );

@@ -237,3 +237,6 @@ pub const SCHEMA_VIOLATIONS_SHOWN: usize = 10;
 pub const STRICT_SCHEMA_DEPTH: usize = 10;
 pub const STRICT_SCHEMA_PROPERTIES: usize = 5000;
 pub const STRICT_SCHEMA_ENUM_VALUES: usize = 1000;
+/// The longest provider request id quoted in an error (SPEC §6.1 "Errors"); real ones are
+/// about 30 characters (`req_011CVQe1dLrGNMJyE1ghG1av`).
+pub const PROVIDER_REQUEST_ID_CHARS: usize = 128;

@@ -1,6 +1,6 @@
 //! The vocabulary between the model loop and its tools: what a tool looks like to the
 //! model ([`ToolSpec`]), where it comes from ([`ToolDescriptor`]), what a call answers
-//! ([`ToolResult`]), and the traits that connect the two sides.
+//! ([`ToolResult`], text and images), and the traits that connect the two sides.
 //!
 //! | trait | implemented by | used by |
 //! | --- | --- | --- |
@@ -32,7 +32,8 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    /// A JSON Schema object for the arguments.
+    /// A JSON Schema object for the arguments (`type: object`, texts sanitized); each wire
+    /// API reshapes it into the form it accepts when it sends it (SPEC §6.1 "Tool schemas").
     pub input_schema: Value,
 }
 
@@ -41,22 +42,46 @@ pub struct ToolSpec {
 pub struct ToolDescriptor {
     /// What the model sees (its name is the one the model calls).
     pub spec: ToolSpec,
+    /// The child's own `inputSchema`, exactly as it listed it: the schema arguments are
+    /// validated against (SPEC §6 step 3), whatever form the model was shown.
+    pub original_schema: Value,
     /// The child server's name, for activity.
     pub server: String,
     /// The tool's name on that server, for activity.
     pub tool: String,
     /// The call bound.
     pub timeout: Duration,
-    /// The tool's own input schema, as its server listed it: the arguments are validated
-    /// against it before each call (SPEC §6 step 3), whatever form `spec` gives the model.
-    pub child_input_schema: Option<Value>,
 }
 
 /// A tool's answer. A failure is an answer too: the model decides what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolResult {
+    /// The text, with a one-line placeholder for each part that is not shown as itself.
     pub content: String,
+    /// Images the model sees as images, after the text, in the order the tool sent them.
+    pub images: Vec<ToolImage>,
     pub is_error: bool,
+}
+
+impl ToolResult {
+    /// An answer of text only.
+    pub fn text(content: impl Into<String>, is_error: bool) -> Self {
+        ToolResult {
+            content: content.into(),
+            images: Vec::new(),
+            is_error,
+        }
+    }
+}
+
+/// An image in a tool's answer: base64 data of a type both wire APIs take (PNG, JPEG, GIF,
+/// WebP), checked against the data's own first bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// Standard base64, as the tool sent it.
+    pub data: String,
 }
 
 /// The tools of one run.

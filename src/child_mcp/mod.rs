@@ -148,10 +148,10 @@ impl ChildToolSet {
                         ),
                         input_schema: toolset::object_schema(&tool.input_schema),
                     },
+                    original_schema: Value::Object(tool.input_schema.as_ref().clone()),
                     server: connection.server.clone(),
                     tool: toolset::activity_tool_name(&tool.name),
                     timeout,
-                    child_input_schema: Some(Value::Object(tool.input_schema.as_ref().clone())),
                 });
                 set.routes.push(index);
                 set.child_names.push(tool.name.to_string());
@@ -172,10 +172,7 @@ impl ToolBox for ChildToolSet {
             let (Some(&connection), Some(child_name)) =
                 (self.routes.get(index), self.child_names.get(index))
             else {
-                return ToolResult {
-                    content: format!("there is no tool number {index}"),
-                    is_error: true,
-                };
+                return ToolResult::text(format!("there is no tool number {index}"), true);
             };
             let arguments = match arguments {
                 Value::Object(map) => map,
@@ -183,22 +180,23 @@ impl ToolBox for ChildToolSet {
             };
             // Every route was made from a connection pushed in `build`.
             let Some(connection) = self.connections.get(connection) else {
-                return ToolResult {
-                    content: format!("there is no connection for tool number {index}"),
-                    is_error: true,
-                };
+                return ToolResult::text(
+                    format!("there is no connection for tool number {index}"),
+                    true,
+                );
             };
             match connection.call(child_name, arguments).await {
-                Ok(result) => ToolResult {
-                    content: toolset::render_result(&result),
-                    is_error: result.is_error == Some(true),
-                },
+                Ok(result) => {
+                    let rendered = toolset::render_result(&result);
+                    ToolResult {
+                        content: rendered.text,
+                        images: rendered.images,
+                        is_error: result.is_error == Some(true),
+                    }
+                }
                 // The child's own error text can be as long as it likes: the same cap as
                 // any output.
-                Err(message) => ToolResult {
-                    content: toolset::cap_output(message),
-                    is_error: true,
-                },
+                Err(message) => ToolResult::text(toolset::cap_output(message), true),
             }
         })
     }

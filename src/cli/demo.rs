@@ -112,7 +112,7 @@ pub async fn run_demo(json: bool, itself: SelfCommand, cancel: CancellationToken
 async fn prepare(
     itself: SelfCommand,
 ) -> Result<(MockProvider, tempfile::TempDir, Arc<SessionManager>), String> {
-    let mock = MockProvider::start(KEY)
+    let mock = MockProvider::start_unchecked(KEY)
         .await
         .map_err(|e| format!("cannot listen on loopback: {e}"))?;
     let pause = Duration::from_millis(500);

@@ -217,16 +217,7 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
             if answer.refused {
                 eprintln!("mcp-agents: {} declined the task (refused)", snapshot.name);
             }
-            let t = &snapshot.totals;
-            eprintln!(
-                "mcp-agents: {} completed in {:.1} s: {}, {}, {} input and {} output tokens",
-                snapshot.name,
-                snapshot.total_elapsed.as_secs_f64(),
-                count(u64::from(t.turns), "turn"),
-                count(t.tool_calls, "tool call"),
-                t.input_tokens,
-                t.output_tokens
-            );
+            eprintln!("{}", completed_line(snapshot));
             ExitCode::SUCCESS
         }
         Status::Failed(failure) => {
@@ -241,6 +232,25 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
         }
         Status::Running => ExitCode::from(EXIT_FAILED),
     }
+}
+
+/// The summary of a completed run on stderr; the cache reads show whether prompt caching
+/// paid (SPEC §6.1), when the provider reported any.
+fn completed_line(snapshot: &Snapshot) -> String {
+    let t = &snapshot.totals;
+    let cached = match t.cache_read_tokens {
+        0 => String::new(),
+        read => format!(" ({read} read from the prompt cache)"),
+    };
+    format!(
+        "mcp-agents: {} completed in {:.1} s: {}, {}, {} input tokens{cached} and {} output tokens",
+        snapshot.name,
+        snapshot.total_elapsed.as_secs_f64(),
+        count(u64::from(t.turns), "turn"),
+        count(t.tool_calls, "tool call"),
+        t.input_tokens,
+        t.output_tokens
+    )
 }
 
 fn count(n: u64, what: &str) -> String {
@@ -313,5 +323,50 @@ impl Display {
         if let Some(line) = self.live.take() {
             line.finish();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sessions::session::Totals;
+
+    fn completed(totals: Totals) -> Snapshot {
+        Snapshot {
+            agent_id: "9f3c".into(),
+            name: "review".into(),
+            model: "claude-sonnet-4-6".into(),
+            provider: "anthropic",
+            status: Status::Completed("Done.".into()),
+            total_elapsed: Duration::from_millis(2_500),
+            totals,
+            tools_used: Vec::new(),
+            queued: 0,
+            activity: None,
+            version: 1,
+        }
+    }
+
+    #[test]
+    fn the_summary_line_shows_cache_reads_when_there_were_any() {
+        let mut totals = Totals {
+            turns: 3,
+            input_tokens: 9_000,
+            output_tokens: 120,
+            tool_calls: 2,
+            ..Totals::default()
+        };
+        assert_eq!(
+            completed_line(&completed(totals)),
+            "mcp-agents: review completed in 2.5 s: 3 turns, 2 tool calls, 9000 input tokens \
+             and 120 output tokens"
+        );
+        totals.cache_read_tokens = 6_144;
+        totals.cache_write_tokens = 2_048;
+        assert_eq!(
+            completed_line(&completed(totals)),
+            "mcp-agents: review completed in 2.5 s: 3 turns, 2 tool calls, 9000 input tokens \
+             (6144 read from the prompt cache) and 120 output tokens"
+        );
     }
 }

@@ -521,6 +521,8 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
         }
     }
     if let Some(effort) = draft.reasoning_effort {
+        // What the SDKs' types allow: `openai` `Reasoning.effort`, `anthropic`
+        // `OutputConfigParam.effort` (SPEC §6.1).
         let accepted: &[ReasoningEffort] = match provider.wire_api {
             WireApi::Responses => &[
                 ReasoningEffort::None,
@@ -529,6 +531,7 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
                 ReasoningEffort::Medium,
                 ReasoningEffort::High,
                 ReasoningEffort::XHigh,
+                ReasoningEffort::Max,
             ],
             WireApi::AnthropicMessages => &[
                 ReasoningEffort::Low,
@@ -546,6 +549,18 @@ pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<P
                 provider.wire_api.as_str(),
                 names.join(", ")
             ));
+        }
+        // Effort on Messages turns adaptive thinking on, and the API takes no temperature
+        // but 1 with thinking ("temperature may only be set to 1 when thinking is enabled").
+        if provider.wire_api == WireApi::AnthropicMessages
+            && draft.temperature.is_some_and(|t| t != 1.0)
+        {
+            return Err(
+                "`temperature` cannot be combined with a reasoning effort on the \
+                 anthropic-messages API: the effort turns thinking on, and with thinking the \
+                 API takes only temperature 1; remove one of the two"
+                    .to_owned(),
+            );
         }
     }
 

@@ -5,7 +5,14 @@
 //! (unless the provider says `x-should-retry: false` or the quota is exhausted), and the
 //! same failures when a stream reports them as an `error` event. The delay is the
 //! provider's (`retry-after-ms`, `retry-after`, "try again in 2.5s") when it gives one, else
-//! exponential backoff with jitter. A context-window overflow is never retried.
+//! exponential backoff with jitter. A context-window overflow is never retried, and a 400
+//! that names an optional parameter the model refuses is marked as such (`unsupported`), so
+//! the client can send the request again without it.
+//!
+//! What a provider says is quoted in at most [`PROVIDER_MESSAGE_CHARS`] characters
+//! ([`quoted`]), whatever the route (an HTTP error, a stream's `error` event, a response that
+//! failed or stopped), and the provider's request id is added to the message when it sent
+//! one ([`AttemptError::with_request_id`]).
 
 use std::time::Duration;
 
@@ -14,7 +21,8 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::error::{ProviderError, ProviderFailure};
-use crate::limits::{PROVIDER_BODY_CHARS, PROVIDER_MESSAGE_CHARS};
+use super::unsupported;
+use crate::limits::{PROVIDER_BODY_CHARS, PROVIDER_MESSAGE_CHARS, PROVIDER_REQUEST_ID_CHARS};
 
 /// How one attempt failed.
 #[derive(Debug)]
@@ -48,6 +56,48 @@ impl AttemptError {
             message: message.into(),
         }
     }
+
+    /// The same failure, its message naming the provider's request id (what its support
+    /// asks for), when there is one.
+    pub fn with_request_id(mut self, id: Option<&str>) -> Self {
+        let Some(id) = id else {
+            return self;
+        };
+        let message = match &mut self {
+            AttemptError::Retryable { message, .. } | AttemptError::BrokeOff { message, .. } => {
+                message
+            }
+            AttemptError::Fatal(e) => &mut e.message,
+        };
+        message.push_str(&format!(" (request id {id})"));
+        self
+    }
+}
+
+/// The request id a provider's answer carries: Anthropic's `request-id`, OpenAI's
+/// `x-request-id`. Only a short, printable value is taken: it goes into error messages.
+pub fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["request-id", "x-request-id"]
+        .iter()
+        .filter_map(|name| headers.get(*name)?.to_str().ok())
+        .map(str::trim)
+        .find(|id| is_request_id(id))
+        .map(str::to_owned)
+}
+
+/// The `request_id` an Anthropic error body carries (the header's value, repeated).
+pub fn body_request_id(body: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(body).ok()?;
+    let id = value["request_id"].as_str()?.trim();
+    is_request_id(id).then(|| id.to_owned())
+}
+
+fn is_request_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= PROVIDER_REQUEST_ID_CHARS
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
 }
 
 /// The parts of an error body both APIs share: `{"error": {"message", "type", "code"}}`, or
@@ -57,6 +107,8 @@ pub struct ErrorDetails {
     pub message: Option<String>,
     pub kind: Option<String>,
     pub code: Option<String>,
+    /// The request field the error is about (OpenAI's `param`).
+    pub param: Option<String>,
 }
 
 pub fn error_details(body: &str) -> ErrorDetails {
@@ -74,6 +126,7 @@ fn details_of(value: &Value) -> ErrorDetails {
             message: text(&error["message"]),
             kind: text(&error["type"]),
             code: text(&error["code"]),
+            param: text(&error["param"]),
         },
         Value::String(message) => ErrorDetails {
             message: Some(message.clone()),
@@ -84,6 +137,7 @@ fn details_of(value: &Value) -> ErrorDetails {
             message: text(&value["message"]),
             kind: None,
             code: text(&value["code"]),
+            param: text(&value["param"]),
         },
         _ => ErrorDetails::default(),
     }
@@ -176,18 +230,37 @@ fn classify(
     body: &str,
 ) -> AttemptError {
     // The whole message (or body) is classified; a bounded part of it is quoted.
+    let readable;
     let (message, quoted) = match &details.message {
         Some(message) => (message.as_str(), snippet(message, PROVIDER_MESSAGE_CHARS)),
-        None => (body, snippet(body, PROVIDER_BODY_CHARS)),
+        None => {
+            // A proxy's page (a 413 from a load balancer, a 502 from a gateway) is quoted by
+            // its text, not its markup.
+            readable = readable_body(body);
+            (readable.as_str(), snippet(&readable, PROVIDER_BODY_CHARS))
+        }
     };
     let quoted = quoted.unwrap_or_else(|| "no error message".to_owned());
     let full = format!("{provider} {label}: {quoted}");
 
-    if status == StatusCode::PAYLOAD_TOO_LARGE
-        || (status.is_client_error() && is_context_overflow(details.code.as_deref(), message))
-    {
+    if status.is_client_error() && is_context_overflow(details.code.as_deref(), message) {
         return AttemptError::Fatal(ProviderError {
             failure: ProviderFailure::ContextLimit,
+            message: full,
+        });
+    }
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        // Too large for whatever answered (the API's own 32 MB limit, or a proxy's), which
+        // is not the model's context window unless the body says so.
+        return AttemptError::Fatal(ProviderError::failed(format!(
+            "{full}; the request was too large for {provider} or a proxy in front of it"
+        )));
+    }
+    if status == StatusCode::BAD_REQUEST
+        && let Some(param) = unsupported::named_in(details.param.as_deref(), message)
+    {
+        return AttemptError::Fatal(ProviderError {
+            failure: ProviderFailure::Unsupported(param),
             message: full,
         });
     }
@@ -208,6 +281,48 @@ fn classify(
         };
     }
     AttemptError::Fatal(ProviderError::failed(full))
+}
+
+/// What a provider said, as quoted in an error: at most [`PROVIDER_MESSAGE_CHARS`]
+/// characters (SPEC §6.1 "Errors"). Every route quotes through here.
+pub fn quoted(message: &str) -> String {
+    snippet(message, PROVIDER_MESSAGE_CHARS).unwrap_or_else(|| "no error message".to_owned())
+}
+
+/// A body with no error message, as text: an HTML page's title, or its text without tags;
+/// anything else as it is.
+fn readable_body(body: &str) -> String {
+    let start = body.trim_start();
+    let lower: String = start.chars().take(512).collect::<String>().to_lowercase();
+    if !(lower.starts_with("<!doctype html")
+        || lower.starts_with("<html")
+        || lower.starts_with("<head")
+        || lower.starts_with("<body"))
+    {
+        return body.to_owned();
+    }
+    let lower_all = start.to_lowercase();
+    if let (Some(open), Some(close)) = (lower_all.find("<title>"), lower_all.find("</title>"))
+        && open + "<title>".len() <= close
+        && let Some(title) = start.get(open + "<title>".len()..close)
+        && !title.trim().is_empty()
+    {
+        return title.trim().to_owned();
+    }
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in start.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                text.push(' ');
+            }
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The trimmed text, cut at `max` characters with "…" when longer; `None` when empty.
@@ -416,6 +531,11 @@ mod tests {
             AttemptError::Fatal(_)
         ));
         match classify_status("p", StatusCode::PAYLOAD_TOO_LARGE, &h, "too big") {
+            AttemptError::Fatal(e) => assert_eq!(e.failure, ProviderFailure::Failed),
+            other => panic!("{other:?}"),
+        }
+        let overflow = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#;
+        match classify_status("p", StatusCode::PAYLOAD_TOO_LARGE, &h, overflow) {
             AttemptError::Fatal(e) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
             other => panic!("{other:?}"),
         }

@@ -1,6 +1,9 @@
 //! A client for one definition's provider and model: the endpoint, the key read for this
-//! run, the wire format, the output limit, and the retries around each request.
+//! run, the wire format, the output limit, the prompt cache key, and the retries around each
+//! request, including the one retry without an optional parameter the model refuses
+//! (SPEC §6.1), which the session's conversation remembers for its later requests.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -15,7 +18,8 @@ use super::formats::format;
 use super::http::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::reply::{ModelSettings, Reply};
 use super::strict::fits_strict_subset;
-use super::wire::{Request, WireFormat};
+use super::unsupported::OptionalParam;
+use super::wire::{Request, ToolList, WireFormat, carries};
 use crate::definition::{AgentDefinition, AuthHeader, ProviderKind, WireApi};
 use crate::error::AgentError;
 use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS};
@@ -37,6 +41,11 @@ pub struct ProviderClient {
     max_output_tokens: Arc<AtomicU32>,
     /// Whether the definition set `max_output_tokens` (for the warning's wording).
     output_limit_from_definition: bool,
+    /// The definition's file, as its warnings name it.
+    source: String,
+    /// Responses `prompt_cache_key`: the same for every request of this definition in
+    /// this workspace, so they reach the cache that holds their prefix.
+    prompt_cache_key: String,
 }
 
 impl std::fmt::Debug for ProviderClient {
@@ -90,7 +99,23 @@ impl ProviderClient {
             retry: RetryPolicy::default(),
             max_output_tokens: Arc::new(AtomicU32::new(limit)),
             output_limit_from_definition: definition.max_output_tokens.is_some(),
+            source: definition.source.path.display().to_string(),
+            prompt_cache_key: prompt_cache_key(None, definition),
         }
+    }
+
+    /// The prompt cache key for `definition` in `workspace` (the session manager's; a client
+    /// made without one keys by the definition alone).
+    pub fn with_workspace(mut self, workspace: &Path, definition: &AgentDefinition) -> Self {
+        self.prompt_cache_key = prompt_cache_key(Some(workspace), definition);
+        self
+    }
+
+    /// The tools of a run, in the form this client's API takes, encoded once.
+    pub fn prepare_tools(&self, tools: &[ToolSpec]) -> Result<ToolList, ProviderError> {
+        self.wire
+            .encode_tools(tools)
+            .map_err(|e| ProviderError::failed(format!("cannot encode the tools: {e}")))
     }
 
     /// A client with the key read now from the definition's `env_key` (or the variable
@@ -138,58 +163,109 @@ impl ProviderClient {
         tools: &[ToolSpec],
         on_retry: &(dyn Fn(&RetryNotice) + Send + Sync),
     ) -> Result<Reply, ProviderError> {
-        self.complete_with(system, conversation, tools, &|n: &RetryNotice| on_retry(n))
+        let tools = self.prepare_tools(tools)?;
+        self.complete_with(system, conversation, &tools, &|n: &RetryNotice| on_retry(n))
             .await
     }
 
-    /// [`complete`](Self::complete), telling `events` about retries and when the reply
-    /// begins to arrive.
+    /// [`complete`](Self::complete) with tools prepared once for the run, telling `events`
+    /// about retries and when the reply begins to arrive. A refusal of an optional parameter
+    /// (SPEC §6.1) is answered by sending the request again without it, once per parameter,
+    /// and `conversation` keeps it out of the session's later requests; a refused
+    /// `max_output_tokens` is retried once with the maximum the provider named.
     pub async fn complete_with(
         &self,
         system: &str,
         conversation: &Conversation,
-        tools: &[ToolSpec],
+        tools: &ToolList,
         events: &dyn RequestEvents,
     ) -> Result<Reply, ProviderError> {
         let redacted = Redacted {
             key: &self.key,
             events,
         };
-        let limit = self.max_output_tokens();
-        match self
-            .send(system, conversation, tools, limit, &redacted)
-            .await
-        {
-            Err(e) if e.failure == ProviderFailure::Failed => {
-                let Some(maximum) = named_output_maximum(&e.message).filter(|m| *m < limit) else {
-                    return Err(e);
-                };
-                // Once: the session keeps the lower limit for its later requests.
-                tracing::warn!(
-                    "{}: {} refused max_output_tokens {limit} for {}; using the model's \
-                     maximum of {maximum} it named{}",
-                    self.label,
-                    self.label,
-                    self.settings.model,
-                    if self.output_limit_from_definition {
-                        " (the definition's `max_output_tokens` is more than the model allows)"
-                    } else {
-                        ""
-                    }
-                );
-                self.max_output_tokens.store(maximum, Ordering::Relaxed);
-                self.send(system, conversation, tools, maximum, &redacted)
-                    .await
+        let mut lowered_output_limit = false;
+        loop {
+            let limit = self.max_output_tokens();
+            let e = match self
+                .send(system, conversation, tools, limit, &redacted)
+                .await
+            {
+                Ok(reply) => return Ok(reply),
+                Err(e) => e,
+            };
+            match e.failure {
+                ProviderFailure::Unsupported(param) if self.drop_param(conversation, param, &e) => {
+                    continue;
+                }
+                ProviderFailure::Failed | ProviderFailure::Unsupported(_)
+                    if !lowered_output_limit =>
+                {
+                    let Some(maximum) = named_output_maximum(&e.message).filter(|m| *m < limit)
+                    else {
+                        return Err(e.settled());
+                    };
+                    // Once: the client keeps the lower limit for its later requests.
+                    tracing::warn!(
+                        "{}: {} refused max_output_tokens {limit} for {}; using the model's \
+                         maximum of {maximum} it named{}",
+                        self.source,
+                        self.label,
+                        self.settings.model,
+                        if self.output_limit_from_definition {
+                            " (the definition's `max_output_tokens` is more than the model allows)"
+                        } else {
+                            ""
+                        }
+                    );
+                    self.max_output_tokens.store(maximum, Ordering::Relaxed);
+                    lowered_output_limit = true;
+                }
+                _ => return Err(e.settled()),
             }
-            other => other,
         }
+    }
+
+    /// Leaves `param` out of this session's requests from now on, if the request carried
+    /// it and it was not left out already, warning once; false if there is nothing to drop.
+    fn drop_param(
+        &self,
+        conversation: &Conversation,
+        param: OptionalParam,
+        refusal: &ProviderError,
+    ) -> bool {
+        let carried =
+            self.wire.may_send(param) && carries(&self.settings, conversation.dropped(), param);
+        if !carried || !conversation.dropped().insert(param) {
+            return false;
+        }
+        let honoured = match param.definition_field() {
+            Some(field) => format!(
+                "the definition's `{field}` cannot be honoured with this model, so this \
+                 agent's requests leave {} out from now on",
+                param.request_field()
+            ),
+            None => format!(
+                "this agent's requests leave {} out from now on",
+                param.request_field()
+            ),
+        };
+        tracing::warn!(
+            "{}: {} refused {} for {} ({}); {honoured}",
+            self.source,
+            self.label,
+            param.request_field(),
+            self.settings.model,
+            refusal.message
+        );
+        true
     }
 
     async fn send(
         &self,
         system: &str,
         conversation: &Conversation,
-        tools: &[ToolSpec],
+        tools: &ToolList,
         max_output_tokens: u32,
         events: &dyn RequestEvents,
     ) -> Result<Reply, ProviderError> {
@@ -199,6 +275,8 @@ impl ProviderClient {
             history: conversation.history(),
             tools,
             max_output_tokens,
+            dropped: conversation.dropped(),
+            prompt_cache_key: Some(&self.prompt_cache_key),
         };
         let body = self
             .wire
@@ -220,6 +298,28 @@ impl ProviderClient {
                 ..e
             })
     }
+}
+
+/// `mcp-agents-` and 16 hex digits of a stable hash of the workspace, the definition's file
+/// and name, and the model: at most 64 characters, as the API requires, and nothing of the
+/// paths themselves.
+fn prompt_cache_key(workspace: Option<&Path>, definition: &AgentDefinition) -> String {
+    let mut text = String::new();
+    if let Some(workspace) = workspace {
+        text.push_str(&workspace.display().to_string());
+    }
+    for part in [
+        definition.source.path.display().to_string(),
+        definition.name.clone(),
+        definition.model.id.clone(),
+    ] {
+        text.push('\0');
+        text.push_str(&part);
+    }
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("mcp-agents-{hash:016x}")
 }
 
 /// What the provider says is quoted in errors and activity; never the key with it.

@@ -1,11 +1,14 @@
 //! A conversation kept in one wire API's own form (SPEC §6): the history is the provider's
-//! raw items, appended to and never rewritten.
+//! raw items, appended to and never rewritten, and what the session learned about its
+//! model's requests: the optional parameters it refuses ([`Dropped`]), left out of every
+//! later request of the session, in this run and the ones after.
 
 use serde_json::value::RawValue;
 
 use super::formats::format;
 use super::history::{History, Role};
 use super::reply::{Reply, ToolOutput};
+use super::unsupported::Dropped;
 use super::wire::WireFormat;
 use crate::definition::WireApi;
 
@@ -16,6 +19,7 @@ pub struct Conversation {
     api: WireApi,
     wire: &'static dyn WireFormat,
     history: History,
+    dropped: Dropped,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -40,7 +44,13 @@ impl Conversation {
             api,
             wire: format(api),
             history: History::default(),
+            dropped: Dropped::default(),
         }
+    }
+
+    /// The optional parameters this session's model refused (SPEC §6.1).
+    pub fn dropped(&self) -> &Dropped {
+        &self.dropped
     }
 
     pub fn api(&self) -> WireApi {

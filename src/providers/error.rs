@@ -1,5 +1,6 @@
 //! How a provider request fails, after any retries, and the error code each failure is.
 
+use super::unsupported::OptionalParam;
 use crate::error::{AgentError, ErrorCode};
 
 /// How a request failed, after any retries.
@@ -11,6 +12,10 @@ pub enum ProviderFailure {
     ContextLimit,
     /// Refused, failed after retries, or answered with something unusable.
     Failed,
+    /// A 400 naming an optional parameter the model does not take; the client sends the
+    /// request again without it (SPEC §6.1), so this reaches a caller only when that, too,
+    /// was refused.
+    Unsupported(OptionalParam),
 }
 
 /// A provider failure with a message quoting the provider (never request headers).
@@ -28,6 +33,18 @@ impl ProviderError {
             message: message.into(),
         }
     }
+
+    /// The failure as a caller sees it once nothing is left to retry: a refused parameter
+    /// that could not be left out is a plain failure.
+    pub fn settled(self) -> Self {
+        match self.failure {
+            ProviderFailure::Unsupported(_) => ProviderError {
+                failure: ProviderFailure::Failed,
+                ..self
+            },
+            _ => self,
+        }
+    }
 }
 
 impl From<ProviderError> for AgentError {
@@ -35,7 +52,7 @@ impl From<ProviderError> for AgentError {
         let code = match e.failure {
             ProviderFailure::Timeout => ErrorCode::ProviderTimeout,
             ProviderFailure::ContextLimit => ErrorCode::ContextLimit,
-            ProviderFailure::Failed => ErrorCode::ProviderError,
+            ProviderFailure::Failed | ProviderFailure::Unsupported(_) => ErrorCode::ProviderError,
         };
         let message = match e.failure {
             ProviderFailure::ContextLimit => format!(

@@ -3,7 +3,9 @@
 //!
 //! One entry is one Responses `input` item, or one Messages content block. Messages groups
 //! the blocks of consecutive entries of the same role into one message when it encodes a
-//! request, so appending never has to reach back into a message already stored.
+//! request, so appending never has to reach back into a message already stored. A Messages
+//! request can mark a few blocks as prompt-cache breakpoints ([`History::as_messages_marked`]):
+//! those are encoded with `"cache_control": {"type": "ephemeral"}` added, the rest as stored.
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
@@ -81,8 +83,44 @@ impl History {
     /// Every item grouped into `{"role", "content": [...]}` messages (Messages `messages`),
     /// borrowed.
     pub fn as_messages(&self) -> GroupedMessages<'_> {
-        GroupedMessages(&self.entries)
+        GroupedMessages {
+            entries: &self.entries,
+            marked: Vec::new(),
+        }
     }
+
+    /// [`as_messages`](Self::as_messages), the entries at `marks` carrying a cache
+    /// breakpoint.
+    pub fn as_messages_marked(&self, marks: &[usize]) -> GroupedMessages<'_> {
+        let marked = marks
+            .iter()
+            .filter(|&&i| i < self.entries.len())
+            .filter_map(|&i| with_cache_control(&self.entries[i].item).map(|item| (i, item)))
+            .collect();
+        GroupedMessages {
+            entries: &self.entries,
+            marked,
+        }
+    }
+}
+
+/// `item` (a JSON object) with `"cache_control": {"type": "ephemeral"}` added as its last
+/// field; `None` if it is not an object.
+fn with_cache_control(item: &RawValue) -> Option<Box<RawValue>> {
+    let text = item.get().trim_end();
+    let inner = text.strip_suffix('}')?;
+    if !inner.trim_start().starts_with('{') {
+        return None;
+    }
+    let separator = if inner.trim_end().ends_with('{') {
+        ""
+    } else {
+        ","
+    };
+    RawValue::from_string(format!(
+        "{inner}{separator}\"cache_control\":{{\"type\":\"ephemeral\"}}}}"
+    ))
+    .ok()
 }
 
 /// [`History::as_items`].
@@ -99,28 +137,70 @@ impl Serialize for FlatItems<'_> {
 }
 
 /// [`History::as_messages`].
-pub struct GroupedMessages<'a>(&'a [Entry]);
+pub struct GroupedMessages<'a> {
+    entries: &'a [Entry],
+    /// Entries encoded with a cache breakpoint instead of as stored, by index.
+    marked: Vec<(usize, Box<RawValue>)>,
+}
 
 impl Serialize for GroupedMessages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(None)?;
-        for group in self.0.chunk_by(|a, b| a.role == b.role) {
-            seq.serialize_element(&Message(group))?;
+        let mut start = 0;
+        for group in self.entries.chunk_by(|a, b| a.role == b.role) {
+            seq.serialize_element(&Message {
+                group,
+                start,
+                marked: &self.marked,
+            })?;
+            start += group.len();
         }
         seq.end()
     }
 }
 
-/// Consecutive entries of one role, as one message.
-struct Message<'a>(&'a [Entry]);
+/// Consecutive entries of one role, as one message; `start` is the first one's index.
+struct Message<'a> {
+    group: &'a [Entry],
+    start: usize,
+    marked: &'a [(usize, Box<RawValue>)],
+}
 
 impl Serialize for Message<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(2))?;
         // `chunk_by` never yields an empty group.
-        map.serialize_entry("role", self.0[0].role.as_str())?;
-        map.serialize_entry("content", &FlatItems(self.0))?;
+        map.serialize_entry("role", self.group[0].role.as_str())?;
+        map.serialize_entry(
+            "content",
+            &Blocks {
+                group: self.group,
+                start: self.start,
+                marked: self.marked,
+            },
+        )?;
         map.end()
+    }
+}
+
+/// A message's blocks: each as stored, or marked.
+struct Blocks<'a> {
+    group: &'a [Entry],
+    start: usize,
+    marked: &'a [(usize, Box<RawValue>)],
+}
+
+impl Serialize for Blocks<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.group.len()))?;
+        for (offset, entry) in self.group.iter().enumerate() {
+            let index = self.start + offset;
+            match self.marked.iter().find(|(i, _)| *i == index) {
+                Some((_, marked)) => seq.serialize_element(marked)?,
+                None => seq.serialize_element(&entry.item)?,
+            }
+        }
+        seq.end()
     }
 }
 
@@ -157,6 +237,11 @@ mod tests {
             "the bytes are copied, not re-encoded"
         );
         assert_eq!(history.len(), 5);
+        assert_eq!(
+            serde_json::to_string(&history.as_messages_marked(&[2, 4, 99])).unwrap(),
+            r#"[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"assistant","content":[{"type":"text", "text":"a"},{"type":"tool_use","id":"t","name":"n","input":{},"cache_control":{"type":"ephemeral"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"},{"type":"text","text":"more","cache_control":{"type":"ephemeral"}}]}]"#,
+            "marked blocks gain a breakpoint; an index past the end is ignored"
+        );
         assert_eq!(
             history.bytes(),
             history

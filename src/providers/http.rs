@@ -12,7 +12,9 @@ use bytes::Bytes;
 use reqwest::header::HeaderMap;
 use url::Url;
 
-use super::classify::{AttemptError, classify_status, innermost_cause};
+use super::classify::{
+    AttemptError, body_request_id, classify_status, innermost_cause, request_id,
+};
 use super::error::{ProviderError, ProviderFailure};
 use super::reply::Reply;
 use super::stream::{Body, BodyError, Bounds, ReplyProgress, body_error, read_reply};
@@ -222,18 +224,18 @@ async fn attempt(target: &Target<'_>, events: &dyn RequestEvents) -> Result<Repl
         Ok(response) => response.map_err(|e| transport_error(provider, &e))?,
     };
     let status = response.status();
+    let id = request_id(response.headers());
     if !status.is_success() {
         let headers = response.headers().clone();
         let bytes = Body::new(response, bounds)
             .read_all()
             .await
-            .map_err(|e| body_error(provider, e, 0))?;
-        return Err(classify_status(
-            provider,
-            status,
-            &headers,
-            &String::from_utf8_lossy(&bytes),
-        ));
+            .map_err(|e| body_error(provider, e, 0).with_request_id(id.as_deref()))?;
+        let body = String::from_utf8_lossy(&bytes);
+        let id = id.or_else(|| body_request_id(&body));
+        return Err(
+            classify_status(provider, status, &headers, &body).with_request_id(id.as_deref())
+        );
     }
     read_reply(
         Body::new(response, bounds),
@@ -242,6 +244,7 @@ async fn attempt(target: &Target<'_>, events: &dyn RequestEvents) -> Result<Repl
         &Began { events, bounds },
     )
     .await
+    .map_err(|e| e.with_request_id(id.as_deref()))
 }
 
 fn transport_error(provider: &str, e: &reqwest::Error) -> AttemptError {

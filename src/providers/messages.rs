@@ -1,6 +1,16 @@
 //! Anthropic Messages (`POST {base_url}/v1/messages`), streamed. Assistant content blocks,
 //! thinking blocks with their signatures included, go back exactly as received.
 //!
+//! Prompt caching is explicit on this API: a request marks up to 4 breakpoints
+//! (`cache_control`), and the provider caches the prefix up to each. This client marks the
+//! last tool (the tools are the same for every request of a definition), the system block
+//! (tools and system are the same for every spawn of a definition), the block that was
+//! newest in the previous request (what that request wrote, read back now), and the newest
+//! block (written now, read by the next request).
+//!
+//! Reasoning effort is sent as `output_config.effort` with `thinking: {type: "adaptive"}`:
+//! the current models think only when asked, and decide how much by the effort.
+//!
 //! A streamed reply is assembled as the official SDK does it: `message_start` carries the
 //! message without content, each block opens with `content_block_start` (text, tool use,
 //! thinking, redacted thinking, server tool use and results, kinds added later), grows with
@@ -14,13 +24,16 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::classify::{AttemptError, classify_error_event};
+use super::classify::{AttemptError, classify_error_event, quoted};
 use super::credentials::{ApiKey, insert_auth_header};
 use super::error::{ProviderError, ProviderFailure};
-use super::history::GroupedMessages;
+use super::history::{Entry, GroupedMessages, History, Role};
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage};
-use super::wire::{ReplyStream, Request, WireFormat, raw_item};
-use crate::definition::AuthHeader;
+use super::tool_schema;
+use super::unsupported::OptionalParam;
+use super::wire::{ReplyStream, Request, ToolList, WireFormat, raw_item};
+use crate::definition::{AuthHeader, WireApi};
+use crate::toolbox::ToolSpec;
 
 /// The API version this client speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -46,29 +59,64 @@ impl WireFormat for Messages {
 
     fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
         let settings = request.settings;
+        let effort = settings.reasoning_effort.map(|e| e.as_str());
         let body = Body {
             model: &settings.model,
             max_tokens: request.max_output_tokens,
-            system: request.system,
-            messages: request.history.as_messages(),
+            system: (!request.system.is_empty()).then_some([SystemBlock {
+                kind: "text",
+                text: request.system,
+                cache_control: EPHEMERAL,
+            }]),
+            messages: request
+                .history
+                .as_messages_marked(&breakpoints(request.history)),
             stream: true,
-            tools: (!request.tools.is_empty()).then(|| {
-                request
-                    .tools
-                    .iter()
-                    .map(|t| Tool {
-                        name: &t.name,
-                        description: &t.description,
-                        input_schema: &t.input_schema,
-                    })
-                    .collect()
-            }),
-            output_config: settings
-                .reasoning_effort
-                .map(|e| Effort { effort: e.as_str() }),
-            temperature: settings.temperature,
+            tools: request.tools.encoded(),
+            thinking: request
+                .sends(OptionalParam::Thinking)
+                .then_some(Thinking { kind: "adaptive" }),
+            output_config: effort
+                .filter(|_| request.sends(OptionalParam::Effort))
+                .map(|effort| Effort { effort }),
+            temperature: settings
+                .temperature
+                .filter(|_| request.sends(OptionalParam::Temperature)),
         };
         serde_json::to_vec(&body)
+    }
+
+    /// The tools, the last one a cache breakpoint.
+    fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
+        ToolList::new(tools, |sorted| {
+            let shaped: Vec<_> = sorted
+                .iter()
+                .map(|t| {
+                    let s = tool_schema::shape(
+                        WireApi::AnthropicMessages,
+                        &t.description,
+                        &t.input_schema,
+                    );
+                    (t, s)
+                })
+                .collect();
+            let last = shaped.len().saturating_sub(1);
+            let tools: Vec<Tool<'_>> = shaped
+                .iter()
+                .enumerate()
+                .map(|(i, (t, s))| Tool {
+                    name: &t.name,
+                    description: &s.description,
+                    input_schema: &s.schema,
+                    cache_control: (i == last).then_some(EPHEMERAL),
+                })
+                .collect();
+            serde_json::value::to_raw_value(&tools)
+        })
+    }
+
+    fn may_send(&self, param: OptionalParam) -> bool {
+        param != OptionalParam::EncryptedReasoning
     }
 
     fn stream(&self, provider: &str) -> Box<dyn ReplyStream> {
@@ -88,12 +136,26 @@ impl WireFormat for Messages {
     }
 
     /// A `tool_result` block; the history puts it, with the others of the round, in the
-    /// user message right after the tool calls.
+    /// user message right after the tool calls. Text alone is a string; with images, a list
+    /// of `text` and `image` blocks (an empty text block is refused, so none is sent).
     fn tool_output(&self, output: &ToolOutput) -> Box<RawValue> {
+        let content = if output.images.is_empty() {
+            Value::String(output.content.clone())
+        } else {
+            let mut blocks = Vec::with_capacity(output.images.len() + 1);
+            if !output.content.is_empty() {
+                blocks.push(json!({"type": "text", "text": output.content}));
+            }
+            for image in &output.images {
+                blocks.push(json!({"type": "image", "source": {
+                    "type": "base64", "media_type": image.media_type, "data": image.data}}));
+            }
+            Value::Array(blocks)
+        };
         let mut block = json!({
             "type": "tool_result",
             "tool_use_id": output.call_id,
-            "content": output.content,
+            "content": content,
         });
         if output.is_error {
             block["is_error"] = json!(true);
@@ -106,15 +168,35 @@ impl WireFormat for Messages {
 struct Body<'a> {
     model: &'a str,
     max_tokens: u32,
-    system: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<[SystemBlock<'a>; 1]>,
     messages: GroupedMessages<'a>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tools: Option<Vec<Tool<'a>>>,
+    tools: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_config: Option<Effort>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+}
+
+/// `{"type": "ephemeral"}`: the 5-minute cache a breakpoint asks for.
+#[derive(Serialize, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+#[derive(Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: CacheControl,
 }
 
 #[derive(Serialize)]
@@ -122,11 +204,60 @@ struct Tool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
 }
 
 #[derive(Serialize)]
 struct Effort {
     effort: &'static str,
+}
+
+/// The blocks a request marks as breakpoints: the newest, and the one that was newest in
+/// the request before (the last block before the newest assistant turn). Thinking blocks
+/// cannot carry a breakpoint, so the nearest earlier block that can stands in.
+fn breakpoints(history: &History) -> Vec<usize> {
+    let entries = history.entries();
+    let mut marks = Vec::with_capacity(2);
+    if let Some(newest) = cacheable_at_or_before(entries, entries.len()) {
+        marks.push(newest);
+    }
+    let last_assistant = entries.iter().rposition(|e| e.role == Role::Assistant);
+    if let Some(last_assistant) = last_assistant {
+        let turn_start = entries[..=last_assistant]
+            .iter()
+            .rposition(|e| e.role != Role::Assistant)
+            .map_or(0, |i| i + 1);
+        if let Some(previous) = cacheable_at_or_before(entries, turn_start)
+            && !marks.contains(&previous)
+        {
+            marks.push(previous);
+        }
+    }
+    marks
+}
+
+/// The last entry before `end` that may carry `cache_control`.
+fn cacheable_at_or_before(entries: &[Entry], end: usize) -> Option<usize> {
+    #[derive(serde::Deserialize)]
+    struct Kind<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: Option<&'a str>,
+    }
+    entries[..end.min(entries.len())].iter().rposition(|e| {
+        serde_json::from_str::<Kind<'_>>(e.item.get()).is_ok_and(|k| {
+            matches!(
+                k.kind,
+                Some("text" | "image" | "document" | "tool_use" | "tool_result")
+            )
+        })
+    })
 }
 
 /// One streamed reply being assembled.
@@ -294,8 +425,14 @@ pub fn parse_message(mut body: Value) -> Result<Reply, AttemptError> {
                 message: "the model stopped: model_context_window_exceeded".to_owned(),
             }));
         }
+        "refusal" => StopReason::Refused,
         _ => StopReason::EndTurn,
     };
+    if stop == StopReason::Refused {
+        // A call the model began before it was stopped is not run, and is not kept: no
+        // result could follow it.
+        content.retain(|b| b["type"] != "tool_use");
+    }
     if stop == StopReason::CutOff {
         // Thinking the limit cut off before its signature cannot be sent back.
         while content.last().is_some_and(|b| {
@@ -333,26 +470,33 @@ pub fn parse_message(mut body: Value) -> Result<Reply, AttemptError> {
             .saturating_add(count("cache_creation_input_tokens"))
             .saturating_add(count("cache_read_input_tokens")),
         output_tokens: count("output_tokens"),
+        cache_read_tokens: count("cache_read_input_tokens"),
+        cache_write_tokens: count("cache_creation_input_tokens"),
     };
     let stop = match stop {
         StopReason::EndTurn if !tool_calls.is_empty() => StopReason::ToolUse,
         other => other,
     };
-    // The model's classifiers stopped the reply: what it wrote is the refusal (SPEC §4.3).
-    let refusal = (stop_reason == "refusal").then(|| {
+    if stop == StopReason::Refused {
+        // What the model said before it stopped, else the provider's explanation.
         if text.trim().is_empty() {
-            "the model declined to answer (stop reason: refusal)".to_owned()
-        } else {
-            std::mem::take(&mut text)
+            let explanation = body["stop_details"]["explanation"].as_str().map(quoted);
+            let category = body["stop_details"]["category"].as_str().map(quoted);
+            text = match (explanation, category) {
+                (Some(explanation), _) => explanation,
+                (None, Some(category)) => {
+                    format!("The model declined to answer (refusal, category {category}).")
+                }
+                (None, None) => "The model declined to answer (refusal).".to_owned(),
+            };
         }
-    });
+    }
     Ok(Reply {
         items: content.iter().map(raw_item).collect(),
         text,
         tool_calls,
         usage,
         stop,
-        refusal,
     })
 }
 
@@ -474,13 +618,20 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let refused = parse_message(message(text, "refusal")).unwrap();
-        assert_eq!(refused.stop, StopReason::EndTurn);
-        assert_eq!(refused.refusal.as_deref(), Some("partial "));
-        assert_eq!(refused.text, "", "the refusal is not also the answer");
-        let silent = parse_message(message(json!([]), "refusal")).unwrap();
-        assert_eq!(
-            silent.refusal.as_deref(),
-            Some("the model declined to answer (stop reason: refusal)")
+        assert_eq!(refused.stop, StopReason::Refused);
+        assert_eq!(refused.text, "partial ", "what it said before it stopped");
+        let mut silent = message(
+            json!([{"type": "tool_use", "id": "t", "name": "n", "input": {}}]),
+            "refusal",
+        );
+        silent["stop_details"] = json!({"type": "refusal", "category": "cyber",
+                                        "explanation": "e".repeat(5000)});
+        let refused = parse_message(silent).unwrap();
+        assert_eq!(refused.stop, StopReason::Refused);
+        assert!(refused.text.starts_with("eee") && refused.text.chars().count() <= 1001);
+        assert!(
+            refused.tool_calls.is_empty() && refused.items.is_empty(),
+            "a call it began is not kept"
         );
     }
 

@@ -14,6 +14,8 @@
 //! | [`strict`] | whether an output schema fits the Responses API's strict structured outputs |
 //! | [`stream`] | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
 //! | [`classify`] | how an attempt failed: retry, retry once, context limit, give up |
+//! | [`unsupported`] | optional parameters a model refuses, and the set a session leaves out |
+//! | [`tool_schema`] | child tool schemas in the form each API accepts |
 //! | [`error`] | how a request fails, and its error code |
 //! | [`credentials`] | the key, read from the definition's `env_key` when a run starts, and its header |
 //!
@@ -38,6 +40,8 @@ pub mod reply;
 pub mod responses;
 pub mod stream;
 pub mod strict;
+pub mod tool_schema;
+pub mod unsupported;
 pub mod wire;
 
 pub use client::{ProviderClient, default_max_output_tokens, endpoint};
@@ -47,4 +51,4 @@ pub use error::{ProviderError, ProviderFailure};
 pub use history::History;
 pub use http::{RequestEvents, RetryNotice, RetryPolicy};
 pub use reply::{CallArguments, ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
-pub use wire::WireFormat;
+pub use wire::{ToolList, WireFormat};

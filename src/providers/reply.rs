@@ -8,6 +8,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::definition::ReasoningEffort;
+use crate::toolbox::ToolImage;
 
 /// What a tool call carries to run it.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,11 +32,18 @@ pub struct ToolCall {
     pub arguments: CallArguments,
 }
 
-/// Tokens the provider reported for one request.
+/// Tokens the provider reported for one request (SPEC §4.3 `usage`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
+    /// Every input token, cached or not.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of the input, how many the provider read from its prompt cache (Messages
+    /// `cache_read_input_tokens`, Responses `input_tokens_details.cached_tokens`).
+    pub cache_read_tokens: u64,
+    /// Of the input, how many it wrote to its prompt cache (Messages
+    /// `cache_creation_input_tokens`, Responses `input_tokens_details.cache_write_tokens`).
+    pub cache_write_tokens: u64,
 }
 
 /// Why the model stopped.
@@ -52,6 +60,9 @@ pub enum StopReason {
     /// with `max_output_tokens`). Without tool calls the model is asked, in a user turn, to
     /// go on where it stopped; a call it was still writing is [`CallArguments::CutOff`].
     CutOff,
+    /// The model declined to answer (Responses `refusal` content, Messages stop reason
+    /// `refusal`); the reply's text is what it said, never an empty answer (SPEC §4.3).
+    Refused,
 }
 
 /// One reply, in typed form plus the raw items that go into the history.
@@ -60,15 +71,13 @@ pub struct Reply {
     /// What to append to the history, exactly as the provider sent it (Responses output
     /// items without their server ids; Messages content blocks).
     pub items: Vec<Box<RawValue>>,
-    /// The reply's text, concatenated.
+    /// The reply's text: Responses, the `final_answer` message's when phases are present,
+    /// else every output text part joined with a blank line; Messages, its text blocks in
+    /// order. For a refusal, the refusal's text.
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
     pub stop: StopReason,
-    /// The model declined to answer, and this is what it said (SPEC §4.3, §6.1 "Final
-    /// text"): a Responses `refusal` content part, or the text of a Messages reply whose stop
-    /// reason is `refusal`. The run completes with it as the result, marked `refused`.
-    pub refusal: Option<String>,
 }
 
 impl Reply {
@@ -86,7 +95,21 @@ impl Reply {
 pub struct ToolOutput {
     pub call_id: String,
     pub content: String,
+    /// Images after the text (both APIs take images in tool results).
+    pub images: Vec<ToolImage>,
     pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// An answer of text only.
+    pub fn text(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
+        ToolOutput {
+            call_id: call_id.into(),
+            content: content.into(),
+            images: Vec::new(),
+            is_error,
+        }
+    }
 }
 
 /// The model and its settings, as a request needs them.

@@ -1,6 +1,7 @@
 //! OpenAI Responses (`POST {base_url}/responses`), stateless: `store: false`, the whole
 //! history in `input` every time, reasoning carried by `encrypted_content`, the reply
-//! streamed.
+//! streamed. Caching is automatic for a prefix seen before; `prompt_cache_key` (stable per
+//! definition and workspace) routes the requests of one agent to where that prefix is.
 //!
 //! A streamed reply is read the way the API documents and Codex does it: the items are those
 //! of `response.output_item.done` (each the complete item; the deltas before it only
@@ -15,14 +16,18 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::classify::{AttemptError, classify_error_event, is_context_overflow, requested_delay};
+use super::classify::{
+    AttemptError, classify_error_event, is_context_overflow, quoted, requested_delay,
+};
 use super::credentials::{ApiKey, insert_auth_header};
 use super::error::{ProviderError, ProviderFailure};
 use super::history::FlatItems;
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage};
-use super::wire::{ReplyStream, Request, WireFormat, raw_item};
-use crate::definition::AuthHeader;
-use crate::limits::PROVIDER_MESSAGE_CHARS;
+use super::tool_schema;
+use super::unsupported::OptionalParam;
+use super::wire::{ReplyStream, Request, ToolList, WireFormat, raw_item};
+use crate::definition::{AuthHeader, WireApi};
+use crate::toolbox::ToolSpec;
 
 /// The Responses wire format.
 pub struct Responses;
@@ -41,36 +46,27 @@ impl WireFormat for Responses {
 
     fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
         let settings = request.settings;
-        let with_tools = !request.tools.is_empty();
+        let tools = request.tools.encoded();
         let body = Body {
             model: &settings.model,
             instructions: request.system,
             input: request.history.as_items(),
             store: false,
             stream: true,
-            include: ["reasoning.encrypted_content"],
+            include: request
+                .sends(OptionalParam::EncryptedReasoning)
+                .then_some(["reasoning.encrypted_content"]),
             max_output_tokens: request.max_output_tokens,
-            tools: with_tools.then(|| {
-                request
-                    .tools
-                    .iter()
-                    .map(|t| FunctionTool {
-                        kind: "function",
-                        name: &t.name,
-                        description: &t.description,
-                        parameters: &t.input_schema,
-                        // MCP schemas rarely meet strict mode's rules (every property
-                        // required, no additional properties); the child validates arguments.
-                        strict: false,
-                    })
-                    .collect()
-            }),
-            tool_choice: with_tools.then_some("auto"),
-            parallel_tool_calls: with_tools.then_some(true),
+            tools,
+            tool_choice: tools.is_some().then_some("auto"),
+            parallel_tool_calls: tools.is_some().then_some(true),
             reasoning: settings
                 .reasoning_effort
+                .filter(|_| request.sends(OptionalParam::Effort))
                 .map(|e| Effort { effort: e.as_str() }),
-            temperature: settings.temperature,
+            temperature: settings
+                .temperature
+                .filter(|_| request.sends(OptionalParam::Temperature)),
             text: settings
                 .strict_output_schema
                 .as_deref()
@@ -82,8 +78,40 @@ impl WireFormat for Responses {
                         strict: true,
                     },
                 }),
+            prompt_cache_key: request.prompt_cache_key,
         };
         serde_json::to_vec(&body)
+    }
+
+    fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
+        ToolList::new(tools, |sorted| {
+            let shaped: Vec<_> = sorted
+                .iter()
+                .map(|t| {
+                    (
+                        t,
+                        tool_schema::shape(WireApi::Responses, &t.description, &t.input_schema),
+                    )
+                })
+                .collect();
+            let tools: Vec<FunctionTool<'_>> = shaped
+                .iter()
+                .map(|(t, s)| FunctionTool {
+                    kind: "function",
+                    name: &t.name,
+                    description: &s.description,
+                    parameters: &s.schema,
+                    // MCP schemas rarely meet strict mode's rules (every property
+                    // required, no additional properties); the child validates arguments.
+                    strict: false,
+                })
+                .collect();
+            serde_json::value::to_raw_value(&tools)
+        })
+    }
+
+    fn may_send(&self, param: OptionalParam) -> bool {
+        param != OptionalParam::Thinking
     }
 
     fn stream(&self, provider: &str) -> Box<dyn ReplyStream> {
@@ -107,17 +135,33 @@ impl WireFormat for Responses {
     }
 
     /// A `function_call_output`. The API has no error flag, so a failure says so in its
-    /// text.
+    /// text. Text alone is a string; with images, a list of `input_text` and `input_image`
+    /// parts (the images as data URLs).
     fn tool_output(&self, output: &ToolOutput) -> Box<RawValue> {
         let text = if output.is_error {
             format!("Error: {}", output.content)
         } else {
             output.content.clone()
         };
+        let content = if output.images.is_empty() {
+            Value::String(text)
+        } else {
+            let mut parts = Vec::with_capacity(output.images.len() + 1);
+            if !text.is_empty() {
+                parts.push(json!({"type": "input_text", "text": text}));
+            }
+            for image in &output.images {
+                parts.push(json!({
+                    "type": "input_image",
+                    "image_url": format!("data:{};base64,{}", image.media_type, image.data),
+                }));
+            }
+            Value::Array(parts)
+        };
         raw_item(&json!({
             "type": "function_call_output",
             "call_id": output.call_id,
-            "output": text,
+            "output": content,
         }))
     }
 }
@@ -130,10 +174,11 @@ struct Body<'a> {
     input: FlatItems<'a>,
     store: bool,
     stream: bool,
-    include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    include: Option<[&'static str; 1]>,
     max_output_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tools: Option<Vec<FunctionTool<'a>>>,
+    tools: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -144,6 +189,8 @@ struct Body<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<TextConfig<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
 /// The name the output schema is sent under (`^[a-zA-Z0-9_-]{1,64}$`).
@@ -250,15 +297,17 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
             // The schema's example spells it `max_tokens`; the enum says `max_output_tokens`.
             if !matches!(reason, "max_output_tokens" | "max_tokens") {
                 return Err(AttemptError::Fatal(ProviderError::failed(format!(
-                    "the model stopped before finishing its reply (incomplete: {reason})"
+                    "the model stopped before finishing its reply (incomplete: {})",
+                    quoted(reason)
                 ))));
             }
             true
         }
         other => {
             return Err(AttemptError::Fatal(ProviderError::failed(format!(
-                "the provider answered with a response whose status is {other:?}, not \
-                 \"completed\""
+                "the provider answered with a response whose status is {:?}, not \
+                 \"completed\"",
+                quoted(other)
             ))));
         }
     };
@@ -274,34 +323,25 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
         }
     }
     let mut items = Vec::with_capacity(output.len());
-    let mut text = String::new();
-    let mut refusal: Option<String> = None;
+    let mut texts = Texts::default();
     let mut tool_calls = Vec::new();
     for item in output {
         let Value::Object(mut fields) = item else {
             return Err(malformed("an output item is not an object"));
         };
         match fields.get("type").and_then(Value::as_str) {
-            Some("message") => {
-                for part in fields
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if part["type"] == "output_text"
-                        && let Some(t) = part["text"].as_str()
-                    {
-                        text.push_str(t);
-                    }
-                    if part["type"] == "refusal"
-                        && let Some(r) = part["refusal"].as_str()
-                    {
-                        refusal.get_or_insert_with(String::new).push_str(r);
-                    }
-                }
-            }
+            Some("message") => texts.read(&fields),
             Some("function_call") => tool_calls.push(function_call(&fields, cut_off)?),
+            Some("reasoning")
+                if fields
+                    .get("encrypted_content")
+                    .is_none_or(|e| !e.is_string()) =>
+            {
+                // Without its encrypted content (a model that refused `include`), a reasoning
+                // item cannot be sent back under `store: false`: the API would look its id
+                // up and find nothing.
+                continue;
+            }
             _ => {}
         }
         // Under `store: false` the API keeps no items, so a server-issued `id` sent back
@@ -310,11 +350,18 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
         fields.remove("id");
         items.push(raw_item(&Value::Object(fields)));
     }
+    let usage = &body["usage"];
+    let count = |v: &Value| v.as_u64().unwrap_or(0);
     let usage = Usage {
-        input_tokens: body["usage"]["input_tokens"].as_u64().unwrap_or(0),
-        output_tokens: body["usage"]["output_tokens"].as_u64().unwrap_or(0),
+        input_tokens: count(&usage["input_tokens"]),
+        output_tokens: count(&usage["output_tokens"]),
+        cache_read_tokens: count(&usage["input_tokens_details"]["cached_tokens"]),
+        cache_write_tokens: count(&usage["input_tokens_details"]["cache_write_tokens"]),
     };
-    let stop = if cut_off {
+    let refused = texts.refusal.is_some() && tool_calls.is_empty();
+    let stop = if refused {
+        StopReason::Refused
+    } else if cut_off {
         StopReason::CutOff
     } else if tool_calls.is_empty() {
         StopReason::EndTurn
@@ -323,12 +370,76 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
     };
     Ok(Reply {
         items,
-        text,
+        text: texts.finish(refused),
         tool_calls,
         usage,
         stop,
-        refusal,
     })
+}
+
+/// The texts of a reply's messages, gathered to make its answer (SPEC §6.1 "Final text").
+#[derive(Default)]
+struct Texts {
+    /// Every output text part, in order.
+    all: Vec<String>,
+    /// Those of messages whose `phase` is `final_answer`.
+    final_answer: Vec<String>,
+    /// What `refusal` parts said, joined.
+    refusal: Option<String>,
+}
+
+impl Texts {
+    fn read(&mut self, message: &Map<String, Value>) {
+        let is_final = message.get("phase").and_then(Value::as_str) == Some("final_answer");
+        for part in message
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            match part["type"].as_str() {
+                Some("output_text") => {
+                    if let Some(text) = part["text"].as_str() {
+                        self.all.push(text.to_owned());
+                        if is_final {
+                            self.final_answer.push(text.to_owned());
+                        }
+                    }
+                }
+                Some("refusal") => {
+                    let said = part["refusal"].as_str().unwrap_or("").to_owned();
+                    match &mut self.refusal {
+                        Some(text) if !said.is_empty() => {
+                            text.push_str("\n\n");
+                            text.push_str(&said);
+                        }
+                        Some(_) => {}
+                        None => self.refusal = Some(said),
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The answer: the refusal's text for a refusal; else the `final_answer` message's
+    /// text when phases are present, else every part, joined with a blank line.
+    fn finish(self, refused: bool) -> String {
+        if refused {
+            let said = self.refusal.unwrap_or_default();
+            return if said.trim().is_empty() {
+                "The model declined to answer (a refusal, with no text).".to_owned()
+            } else {
+                said
+            };
+        }
+        let parts = if self.final_answer.is_empty() {
+            self.all
+        } else {
+            self.final_answer
+        };
+        parts.join("\n\n")
+    }
 }
 
 fn function_call(fields: &Map<String, Value>, cut_off: bool) -> Result<ToolCall, AttemptError> {
@@ -366,11 +477,10 @@ fn failed_response(body: &Value) -> AttemptError {
         .as_str()
         .unwrap_or("no error message");
     // The whole message is classified; a bounded part of it is quoted (SPEC §6.1).
-    let quoted = super::classify::snippet(message, PROVIDER_MESSAGE_CHARS)
-        .unwrap_or_else(|| "no error message".to_owned());
     let full = format!(
-        "the response failed ({}): {quoted}",
-        code.unwrap_or("no code")
+        "the response failed ({}): {}",
+        quoted(code.unwrap_or("no code")),
+        quoted(message)
     );
     if is_context_overflow(code, message) {
         return AttemptError::Fatal(ProviderError {
@@ -426,7 +536,7 @@ mod tests {
                 {"type": "message", "id": "msg_1", "role": "assistant",
                  "content": [{"type": "output_text", "text": "Hi", "annotations": []}]}
             ],
-            "usage": {"input_tokens": 10, "output_tokens": 3}
+            "usage": {"input_tokens": 10, "output_tokens": 3, "input_tokens_details": {"cached_tokens": 4}}
         });
         let reply = parse_response(body).unwrap();
         assert_eq!(reply.text, "Hi");
@@ -439,7 +549,9 @@ mod tests {
             reply.usage,
             Usage {
                 input_tokens: 10,
-                output_tokens: 3
+                output_tokens: 3,
+                cache_read_tokens: 4,
+                cache_write_tokens: 0,
             }
         );
         let items = reply.item_values();
@@ -451,16 +563,15 @@ mod tests {
     }
 
     #[test]
-    fn a_refusal_part_is_the_replys_refusal_not_its_text() {
+    fn a_refusal_part_is_a_refused_stop_with_its_text() {
         let body = json!({"status": "completed", "output": [
             {"type": "message", "id": "msg_1", "role": "assistant", "content": [
                 {"type": "refusal", "refusal": "I can't help with that."}]}]});
         let reply = parse_response(body).unwrap();
-        assert_eq!(reply.refusal.as_deref(), Some("I can't help with that."));
-        assert_eq!(reply.text, "");
-        assert_eq!(reply.stop, StopReason::EndTurn);
+        assert_eq!(reply.text, "I can't help with that.");
+        assert_eq!(reply.stop, StopReason::Refused);
         let plain = parse_response(json!({"status": "completed", "output": []})).unwrap();
-        assert_eq!(plain.refusal, None);
+        assert_eq!(plain.stop, StopReason::EndTurn);
     }
 
     #[test]
@@ -475,14 +586,17 @@ mod tests {
             reasoning_effort: None,
             strict_output_schema: strict.map(std::sync::Arc::new),
         };
+        use super::super::unsupported::Dropped;
         let body = |settings: &ModelSettings| -> Value {
             let history = History::default();
             let request = Request {
                 settings,
                 system: "s",
                 history: &history,
-                tools: &[],
+                tools: &ToolList::default(),
                 max_output_tokens: 100,
+                dropped: &Dropped::default(),
+                prompt_cache_key: None,
             };
             serde_json::from_slice(&Responses.encode(&request).unwrap()).unwrap()
         };

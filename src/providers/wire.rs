@@ -2,7 +2,8 @@
 //! `messages`) behind [`WireFormat`], which the client and the conversation call once per
 //! step: encode a request from the history, read a streamed (or, from a server that ignores
 //! `stream`, a whole) reply into a [`Reply`], and turn user text and tool outputs into
-//! history items.
+//! history items. A run's tools are encoded once ([`ToolList`]), in the form the API accepts
+//! and in a stable order, and copied into every request as bytes.
 
 use reqwest::header::HeaderMap;
 use serde_json::Value;
@@ -12,6 +13,7 @@ use super::classify::AttemptError;
 use super::credentials::ApiKey;
 use super::history::History;
 use super::reply::{ModelSettings, Reply, ToolOutput};
+use super::unsupported::{Dropped, OptionalParam};
 use crate::definition::AuthHeader;
 use crate::toolbox::ToolSpec;
 
@@ -20,8 +22,64 @@ pub struct Request<'a> {
     pub settings: &'a ModelSettings,
     pub system: &'a str,
     pub history: &'a History,
-    pub tools: &'a [ToolSpec],
+    pub tools: &'a ToolList,
     pub max_output_tokens: u32,
+    /// The optional parameters the model refused; the request leaves them out.
+    pub dropped: &'a Dropped,
+    /// Responses `prompt_cache_key`: stable per definition and workspace.
+    pub prompt_cache_key: Option<&'a str>,
+}
+
+impl Request<'_> {
+    /// Whether the request carries `param`, where its API has it ([`carries`]).
+    pub fn sends(&self, param: OptionalParam) -> bool {
+        carries(self.settings, self.dropped, param)
+    }
+}
+
+/// Whether a request with `settings` carries `param` on an API that has it: set by the
+/// definition (encrypted reasoning always), and not refused by the model before.
+pub fn carries(settings: &ModelSettings, dropped: &Dropped, param: OptionalParam) -> bool {
+    !dropped.contains(param)
+        && match param {
+            OptionalParam::Temperature => settings.temperature.is_some(),
+            OptionalParam::Effort | OptionalParam::Thinking => settings.reasoning_effort.is_some(),
+            OptionalParam::EncryptedReasoning => true,
+        }
+}
+
+/// A run's tools, encoded once as the JSON array one API takes.
+#[derive(Debug, Clone, Default)]
+pub struct ToolList {
+    encoded: Option<Box<RawValue>>,
+}
+
+impl ToolList {
+    /// The encoded array; `None` when there are no tools (the field is left out).
+    pub fn encoded(&self) -> Option<&RawValue> {
+        self.encoded.as_deref()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.encoded.is_none()
+    }
+
+    /// `tools` as the array `encode` made of them (`None` for no tools).
+    pub fn new(
+        tools: &[ToolSpec],
+        encode: impl FnOnce(&[&ToolSpec]) -> serde_json::Result<Box<RawValue>>,
+    ) -> serde_json::Result<ToolList> {
+        if tools.is_empty() {
+            return Ok(ToolList::default());
+        }
+        // By name, so that the prefix is the same whatever order the children listed them
+        // in (names are unique).
+        let mut sorted: Vec<&ToolSpec> = tools.iter().collect();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(ToolList {
+            encoded: Some(encode(&sorted)?),
+        })
+    }
 }
 
 /// One wire API.
@@ -34,6 +92,12 @@ pub trait WireFormat: Send + Sync {
 
     /// The request body, streamed, with the history copied in as stored.
     fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>>;
+
+    /// A run's tools as this API takes them (schemas reshaped, SPEC §6.1), once per run.
+    fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList>;
+
+    /// Whether this API's requests can carry `param` at all.
+    fn may_send(&self, param: OptionalParam) -> bool;
 
     /// A reader for one streamed reply.
     fn stream(&self, provider: &str) -> Box<dyn ReplyStream>;

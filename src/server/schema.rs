@@ -321,7 +321,12 @@ fn wait_agent_tool() -> Tool {
             "model": {"type": "string", "description": MODEL_FIELD},
             "provider": {"type": "string", "description": PROVIDER_FIELD},
             "total_elapsed_ms": {"type": "integer"}, "turns": {"type": "integer"},
-            "usage": {"type": "object"},
+            "usage": {"type": "object", "properties": {
+                "input_tokens": {"type": "integer"}, "output_tokens": {"type": "integer"},
+                "cache_read_tokens": {"type": "integer"}, "cache_write_tokens": {"type": "integer"},
+                "tool_calls": {"type": "integer"}},
+                "required": ["input_tokens", "output_tokens", "cache_read_tokens",
+                             "cache_write_tokens", "tool_calls"]},
             "tools_used": {
                 "type": "array",
                 "description": "every child tool the agent called over its life, with how \

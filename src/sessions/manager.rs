@@ -378,7 +378,8 @@ impl SessionManager {
     fn provider_for(&self, definition: &AgentDefinition) -> Result<ProviderClient, AgentError> {
         let env = self.config.env.clone();
         Ok(ProviderClient::for_run(definition, move |var| env(var))?
-            .with_retry_policy(self.config.retry.clone()))
+            .with_retry_policy(self.config.retry.clone())
+            .with_workspace(self.workspace(), definition))
     }
 
     /// Instructions, then each preloaded skill in the listed order (FORMATS.md §5).

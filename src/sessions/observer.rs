@@ -17,6 +17,9 @@ pub struct UsageDelta {
     pub turns: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of the input, what the provider read from and wrote to its prompt cache.
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
 }
 
 /// What happened to a child tool call, for `usage.tool_calls` and `tools_used` (SPEC §4.3).

@@ -48,6 +48,8 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
     value["usage"] = json!({
         "input_tokens": s.totals.input_tokens,
         "output_tokens": s.totals.output_tokens,
+        "cache_read_tokens": s.totals.cache_read_tokens,
+        "cache_write_tokens": s.totals.cache_write_tokens,
         "tool_calls": s.totals.tool_calls,
     });
     value["tools_used"] = s

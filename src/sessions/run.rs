@@ -129,6 +129,11 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
     let mut schemas = ArgumentSchemas::new(specs.len());
     let deadline = limits.deadline();
     let max_turns = limits.max_turns;
+    // Encoded once for the run, in the API's form and a stable order (SPEC §6.1).
+    let specs = match provider.prepare_tools(&specs) {
+        Ok(prepared) => prepared,
+        Err(e) => return RunOutcome::Failed(crate::error::AgentError::from(e).into()),
+    };
     // The text of the replies since the last tool round: one reply, or several when the
     // provider paused mid-answer and continued.
     let mut answer = String::new();
@@ -181,6 +186,8 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         observer.usage(UsageDelta {
             input_tokens: reply.usage.input_tokens,
             output_tokens: reply.usage.output_tokens,
+            cache_read_tokens: reply.usage.cache_read_tokens,
+            cache_write_tokens: reply.usage.cache_write_tokens,
             ..UsageDelta::default()
         });
         spent.tokens = spent
@@ -198,25 +205,12 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
             let outputs: Vec<ToolOutput> = reply
                 .tool_calls
                 .iter()
-                .map(|call| ToolOutput {
-                    call_id: call.call_id.clone(),
-                    content: out_of_tokens_result(max),
-                    is_error: true,
-                })
+                .map(|call| ToolOutput::text(call.call_id.clone(), out_of_tokens_result(max), true))
                 .collect();
             if !outputs.is_empty() {
                 conversation.push_tool_outputs(&outputs);
             }
             return fail(error, &last_text);
-        }
-        if let Some(refusal) = reply.refusal.take()
-            && reply.tool_calls.is_empty()
-        {
-            return RunOutcome::Completed(Answer {
-                text: refusal,
-                refused: true,
-                structured: None,
-            });
         }
         match reply.stop {
             _ if !reply.tool_calls.is_empty() => {
@@ -257,6 +251,15 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
             StopReason::CutOff => {
                 conversation
                     .push_user_texts(&[continue_after_cut_off(provider.max_output_tokens())]);
+            }
+            // The model declined: what it said is the result, marked as a refusal; no
+            // output schema applies (SPEC §4.3).
+            StopReason::Refused => {
+                return RunOutcome::Completed(Answer {
+                    text: answer,
+                    refused: true,
+                    structured: None,
+                });
             }
             StopReason::EndTurn | StopReason::ToolUse => {
                 if !inbox.is_empty() {

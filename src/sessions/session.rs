@@ -45,6 +45,9 @@ pub struct Totals {
     pub turns: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of the input, what the provider read from and wrote to its prompt cache (SPEC §4.3).
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
     pub tool_calls: u64,
 }
 
@@ -272,6 +275,8 @@ impl RunObserver for Session {
         t.turns = t.turns.saturating_add(d.turns);
         t.input_tokens = t.input_tokens.saturating_add(d.input_tokens);
         t.output_tokens = t.output_tokens.saturating_add(d.output_tokens);
+        t.cache_read_tokens = t.cache_read_tokens.saturating_add(d.cache_read_tokens);
+        t.cache_write_tokens = t.cache_write_tokens.saturating_add(d.cache_write_tokens);
     }
 
     fn tool_used(&self, tool: &str, event: ToolUse) {

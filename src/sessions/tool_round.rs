@@ -51,9 +51,8 @@ impl ArgumentSchemas {
 
     fn get(&mut self, index: usize, descriptor: &ToolDescriptor) -> Option<&CompiledSchema> {
         let slot = self.compiled.get_mut(index)?;
-        slot.get_or_insert_with(|| {
-            let schema = descriptor.child_input_schema.as_ref()?;
-            match CompiledSchema::compile(schema) {
+        slot.get_or_insert_with(
+            || match CompiledSchema::compile(&descriptor.original_schema) {
                 Ok(compiled) => Some(compiled),
                 Err(e) => {
                     tracing::debug!(
@@ -64,8 +63,8 @@ impl ArgumentSchemas {
                     );
                     None
                 }
-            }
-        })
+            },
+        )
         .as_ref()
     }
 }
@@ -172,7 +171,12 @@ pub async fn run_round(
                 let Some((slot, descriptor, result)) = next else { break RoundEnd::Finished };
                 let call = &calls[slot];
                 let output = match result {
-                    Ok(result) => answer(call, result.content, result.is_error),
+                    Ok(result) => ToolOutput {
+                        call_id: call.call_id.clone(),
+                        content: result.content,
+                        images: result.images,
+                        is_error: result.is_error,
+                    },
                     Err(_) => answer(
                         call,
                         format!(
@@ -270,11 +274,7 @@ fn plan(
 }
 
 fn answer(call: &ToolCall, content: String, is_error: bool) -> ToolOutput {
-    ToolOutput {
-        call_id: call.call_id.clone(),
-        content,
-        is_error,
-    }
+    ToolOutput::text(call.call_id.clone(), content, is_error)
 }
 
 /// Resolves at `deadline`; never without one.

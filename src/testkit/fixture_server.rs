@@ -1,7 +1,8 @@
 //! A small MCP server used by the tests and the offline demo as a real child: a
 //! 2026-07-28 `rmcp` server on stdio or streamable HTTP, with tools that echo, sleep, fail,
 //! return more than 1 MiB, print their environment, carry read-only or destructive
-//! annotations, have a hostile description, return structured and image content, refuse a
+//! annotations, have a hostile description or a schema with a top-level `oneOf` (`lookup`),
+//! return structured and image content, refuse a
 //! call with a long JSON-RPC error, have a name outside the provider rules (`delete.issue`),
 //! and crash mid-call. Variants speak only the older protocol (`--legacy`), never answer
 //! (`--hang`), redirect every HTTP request (`--redirect-to`), or also list `sleep` under a
@@ -28,6 +29,9 @@ use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler,
     tool_router,
 };
+
+/// A 1×1 transparent PNG, base64.
+pub const ONE_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==";
 
 /// How the fixture behaves (the hidden `fixture-server` command's options).
 #[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
@@ -101,6 +105,30 @@ pub struct RefuseArgs {
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct Empty {}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct LookupArgs {
+    pub id: Option<String>,
+    pub url: Option<String>,
+}
+
+/// The schema `lookup` is listed with: a top-level `oneOf` of two object forms and no
+/// `type`, as many published MCP servers write it (and both APIs refuse as it is).
+pub fn lookup_schema() -> serde_json::Map<String, serde_json::Value> {
+    let schema = serde_json::json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "oneOf": [
+            {"type": "object", "properties": {"id": {"type": "string", "description": "The record's id."}},
+             "required": ["id"], "additionalProperties": false},
+            {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}},
+             "required": ["url"], "additionalProperties": false}
+        ]
+    });
+    match schema {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
 
 /// The name `--odd-name` lists `sleep` under: a terminal title and screen-clearing escape,
 /// a bidi override, tag characters, and more than 300 characters in all.
@@ -244,6 +272,18 @@ impl Fixture {
     }
 
     #[tool(
+        description = "Looks a record up by its id or by its URL.",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    async fn lookup(&self, Parameters(args): Parameters<LookupArgs>) -> String {
+        match (args.id, args.url) {
+            (Some(id), None) => format!("record {id}"),
+            (None, Some(url)) => format!("record at {url}"),
+            _ => "give exactly one of id and url".to_owned(),
+        }
+    }
+
+    #[tool(
         description = "Replaced by the hostile description when listed.",
         annotations(read_only_hint = true, destructive_hint = false)
     )]
@@ -285,11 +325,15 @@ impl Fixture {
     }
 
     #[tool(
-        description = "Returns an image.",
+        description = "Returns a caption and a 1×1 PNG image, and an image in a format models do not take.",
         annotations(read_only_hint = true, destructive_hint = false)
     )]
     async fn picture(&self) -> CallToolResult {
-        CallToolResult::success(vec![ContentBlock::image("aGVsbG8=", "image/png")])
+        CallToolResult::success(vec![
+            ContentBlock::text("A 1×1 picture:"),
+            ContentBlock::image(ONE_PIXEL_PNG, "image/png"),
+            ContentBlock::image("PHN2Zy8+", "image/svg+xml"),
+        ])
     }
 
     #[tool(
@@ -349,6 +393,9 @@ impl ServerHandler for Fixture {
             if tool.name == "hostile" {
                 tool.description = Some(hostile_description().into());
                 tool.input_schema = Arc::new(hostile_schema());
+            }
+            if tool.name == "lookup" {
+                tool.input_schema = Arc::new(lookup_schema());
             }
         }
         if self.odd_name

@@ -377,7 +377,10 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
             .unwrap()
             .iter()
             .filter(|i| i["type"] == "function_call_output")
-            .map(|i| i["output"].as_str().unwrap().to_owned())
+            .map(|i| match &i["output"] {
+                Value::String(text) => text.clone(),
+                parts => parts.to_string(),
+            })
             .collect()
     };
     let first = round(1);
@@ -401,7 +404,15 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
     );
     assert!(first[3].len() < 1024 * 1024 + 100);
     assert_eq!(first[4], r#"{"answer":42}"#);
-    assert_eq!(first[5], "[image: image/png, 8 base64 characters]");
+    // Text and the image the model can take as its parts; the SVG as a placeholder.
+    let picture: Value = serde_json::from_str(&first[5]).unwrap();
+    assert_eq!(
+        picture,
+        json!([
+            {"type": "input_text", "text": "A 1×1 picture:\n[image: image/svg+xml, 8 base64 characters; not shown: the model takes PNG, JPEG, GIF and WebP images only]"},
+            {"type": "input_image", "image_url": format!("data:image/png;base64,{}", mcp_agents::testkit::fixture_server::ONE_PIXEL_PNG)}
+        ])
+    );
     assert!(
         first[6].starts_with(
             "Error: there is no tool named `fx__nonexistent`; the tools you have are: fx__crash"
@@ -885,5 +896,113 @@ async fn a_connection_dropped_without_shutdown_ends_its_child() {
         "the child and its grandchild run"
     );
     drop(connection);
+    assert_no_process_left(&m, 6).await;
+}
+
+/// A child tool whose schema has a top-level `oneOf` (and no `type`), as many published MCP
+/// servers write it, is offered to each API in the form that API accepts (the mocks refuse
+/// the original as the APIs do), with a line naming the forms; the model's call reaches the
+/// child as it was written; the request oracle checks every request when the mock goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() {
+    for wire in ["responses", "anthropic-messages"] {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        let m = marker();
+        let base = match wire {
+            "responses" => mock.responses_base_url(),
+            _ => mock.messages_base_url(),
+        };
+        let text = agent(&mock, "looker", &stdio_child("fx", &[], &m, ""), "")
+            .replace(&mock.responses_base_url(), &base)
+            .replace("wire_api: responses", &format!("wire_api: {wire}"));
+        let files = vec![(".agents/agents/a.md", text)];
+        let (_ws, c) = start(&mock, &files, &[]).await;
+        mock.push([
+            Step::tool_call("fx__lookup", json!({"url": "https://example.com/r/1"})),
+            Step::text("found it"),
+        ]);
+        let record = run_to_end(&c, "looker").await;
+        assert_eq!(record["status"], "completed", "{wire}: {record}");
+        let requests = mock.requests();
+        for r in &requests {
+            assert_eq!(r.outcome, RecordedOutcome::Scripted, "{wire}: {:#}", r.body);
+        }
+        let tools = requests[0].body["tools"].as_array().unwrap().clone();
+        let lookup = tools.iter().find(|t| t["name"] == "fx__lookup").unwrap();
+        let schema = match wire {
+            "responses" => &lookup["parameters"],
+            _ => &lookup["input_schema"],
+        };
+        assert_eq!(schema["type"], "object", "{wire}: {schema}");
+        assert!(schema.get("oneOf").is_none(), "{wire}: {schema}");
+        assert_eq!(
+            schema["properties"],
+            json!({"id": {"type": "string", "description": "The record's id."},
+                   "url": {"type": "string", "format": "uri"}})
+        );
+        assert!(
+            lookup["description"]
+                .as_str()
+                .unwrap()
+                .ends_with("The arguments take one of these forms: (1) `id`; (2) `url`."),
+            "{wire}: {}",
+            lookup["description"]
+        );
+        let answer = match wire {
+            "responses" => requests[1].body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["type"] == "function_call_output")
+                .unwrap()["output"]
+                .clone(),
+            _ => requests[1].body["messages"][2]["content"][0]["content"].clone(),
+        };
+        assert_eq!(answer, "record at https://example.com/r/1", "{wire}");
+        c.close().await;
+        assert_no_process_left(&m, 6).await;
+    }
+}
+
+/// What the model is shown is the wire API's business; the descriptor keeps the child's own
+/// schema, exactly as listed, for argument validation (SPEC §6 step 3).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_childs_own_schema_stays_on_the_descriptor() {
+    use mcp_agents::child_mcp::ChildServers;
+    use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
+    use mcp_agents::toolbox::{EnvLookup, ToolsFactory};
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker();
+    let ws = tempfile::tempdir().unwrap();
+    children::write(
+        ws.path(),
+        ".agents/agents/a.md",
+        &agent(&mock, "looker", &stdio_child("fx", &[], &m, ""), ""),
+    );
+    let catalog = load_catalog(
+        &Workspace::open(ws.path()).unwrap(),
+        &LoadOptions::default(),
+    );
+    let definition = catalog.get("looker").unwrap();
+    let env: EnvLookup = std::sync::Arc::new(|var| std::env::var(var).ok());
+    let tools = ChildServers::new(env)
+        .open(definition, ws.path())
+        .await
+        .expect("the fixture starts");
+    let lookup = tools
+        .tools()
+        .iter()
+        .find(|t| t.spec.name == "fx__lookup")
+        .unwrap()
+        .clone();
+    tools.shutdown().await;
+    assert_eq!(
+        lookup.original_schema,
+        Value::Object(mcp_agents::testkit::fixture_server::lookup_schema())
+    );
+    assert_eq!(
+        lookup.spec.input_schema["oneOf"], lookup.original_schema["oneOf"],
+        "the alternatives go on to the wire APIs, which reshape them"
+    );
     assert_no_process_left(&m, 6).await;
 }

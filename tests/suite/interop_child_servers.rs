@@ -96,8 +96,8 @@ async fn python_sdk_servers_work_over_stdio_and_http() {
         .collect();
     assert_eq!(
         offered,
-        ["time__get_current_time", "time__convert_time"],
-        "both are read-only"
+        ["time__convert_time", "time__get_current_time"],
+        "both are read-only (tools are sent sorted by name)"
     );
 
     for name in ["py-stdio", "py-http"] {

@@ -222,8 +222,10 @@ async fn both_sdks_read_a_refusal() {
     );
     let read = sdk_reads(Wire::Messages, refusal()).await;
     assert_eq!(read["final"]["stop_reason"], "refusal");
+    assert_eq!(read["final"]["content"], json!([]), "{}", read["final"]);
     assert_eq!(
-        read["final"]["content"][0]["text"],
-        "I can't help with that."
+        read["final"]["stop_details"]["explanation"], "I can't help with that.",
+        "{}",
+        read["final"]
     );
 }

@@ -41,7 +41,7 @@ fn user(text: &str) -> Value {
 
 #[tokio::test]
 async fn responses_mock_refuses_what_the_api_refuses() {
-    let mock = MockProvider::start(KEY).await.unwrap();
+    let mock = MockProvider::start_unchecked(KEY).await.unwrap();
     let (status, body) = post(
         format!("{}/responses", mock.responses_base_url()),
         &[("authorization", "Bearer wrong")],
@@ -160,7 +160,7 @@ async fn messages(mock: &MockProvider, messages: Value) -> (u16, String) {
 
 #[tokio::test]
 async fn messages_mock_refuses_what_the_api_refuses() {
-    let mock = MockProvider::start(KEY).await.unwrap();
+    let mock = MockProvider::start_unchecked(KEY).await.unwrap();
     let (status, body) = post(
         format!("{}/v1/messages", mock.messages_base_url()),
         &[("x-api-key", "nope"), ("anthropic-version", "2023-06-01")],
@@ -234,7 +234,7 @@ async fn an_exhausted_script_is_a_server_error() {
 
 #[tokio::test]
 async fn the_bearer_only_mode_refuses_x_api_key_alone_as_such_endpoints_do() {
-    let mock = MockProvider::start(KEY).await.unwrap();
+    let mock = MockProvider::start_unchecked(KEY).await.unwrap();
     mock.set_auth(MockAuth::BearerOnly);
     let messages = format!("{}/v1/messages", mock.messages_base_url());
     let body =

@@ -162,7 +162,11 @@ async fn messages_tool_calls_then_text() {
     let headers = &requests[0].headers;
     assert_eq!(headers["x-api-key"], KEY);
     assert_eq!(headers["anthropic-version"], "2023-06-01");
-    assert_eq!(requests[0].body["system"], "You test things.");
+    assert_eq!(
+        requests[0].body["system"],
+        json!([{"type": "text", "text": "You test things.", "cache_control": {"type": "ephemeral"}}]),
+        "the system context is a cache breakpoint"
+    );
     // Streamed, with the output limit of a model the default table does not know.
     assert_eq!(requests[0].body["stream"], true);
     assert_eq!(requests[0].body["max_tokens"], 32_000);
@@ -216,8 +220,9 @@ async fn a_paused_messages_turn_continues_with_the_same_content() {
     );
     assert_eq!(
         last[1]["content"],
-        json!([{"type": "text", "text": "First half,"}]),
-        "trailing whitespace is trimmed before asking the API to go on"
+        json!([{"type": "text", "text": "First half,", "cache_control": {"type": "ephemeral"}}]),
+        "trailing whitespace is trimmed before asking the API to go on (the newest block is \
+         the cache breakpoint)"
     );
     assert_eq!(talk.recorder.total().turns, 2);
 }

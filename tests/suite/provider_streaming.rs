@@ -88,7 +88,7 @@ async fn play(wire: WireApi, steps: Vec<Step>) -> Outcome {
     let started = Instant::now();
     *seen.started.lock().unwrap() = Some(started);
     let result = provider
-        .complete_with("system", &conversation, &[], &seen)
+        .complete_with("system", &conversation, &Default::default(), &seen)
         .await;
     let requests = mock.requests();
     for r in &requests {

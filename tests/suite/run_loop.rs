@@ -235,7 +235,9 @@ async fn queued_input_goes_out_after_the_pending_tool_results() {
                 assert_eq!(content[0]["type"], "tool_result");
                 assert_eq!(
                     content[1],
-                    json!({"type": "text", "text": "Also check the tests."})
+                    json!({"type": "text", "text": "Also check the tests.",
+                           "cache_control": {"type": "ephemeral"}}),
+                    "the newest block is a cache breakpoint"
                 );
             }
         }

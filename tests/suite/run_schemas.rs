@@ -54,12 +54,18 @@ fn user_texts(body: &Value) -> Vec<String> {
     texts
 }
 
+/// The system context of a request: Responses `instructions`, Messages `system` (a string,
+/// or text blocks, as a request with a cache breakpoint sends it).
 fn system(body: &Value) -> String {
-    body.get("instructions")
-        .or_else(|| body.get("system"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+    match body.get("instructions").or_else(|| body.get("system")) {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

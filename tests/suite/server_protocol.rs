@@ -58,7 +58,8 @@ async fn round_trip(connection: &binary::Connection, mock: &MockProvider, label:
     assert_eq!(agent["turns"], 1);
     assert_eq!(
         agent["usage"],
-        json!({"input_tokens": 100, "output_tokens": 20, "tool_calls": 0})
+        json!({"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 0,
+               "cache_write_tokens": 0, "tool_calls": 0})
     );
     assert!(agent.get("activity").is_none(), "no activity once finished");
     let again = connection.wait(&[&id], 0).await;

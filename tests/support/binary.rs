@@ -72,11 +72,19 @@ impl ClientHandler for TestClient {
         params: ProgressNotificationParam,
         _: NotificationContext<RoleClient>,
     ) {
-        self.progress_at
-            .lock()
-            .unwrap()
-            .push(std::time::Instant::now());
-        self.progress.lock().unwrap().push(params);
+        // Kept in the order the server sent them (`progress` counts up within a call): the
+        // client may handle two notifications that arrive together on different tasks.
+        let arrived = std::time::Instant::now();
+        let mut progress = self.progress.lock().unwrap();
+        let mut at = progress.len();
+        while at > 0
+            && progress[at - 1].progress_token == params.progress_token
+            && progress[at - 1].progress > params.progress
+        {
+            at -= 1;
+        }
+        progress.insert(at, params);
+        self.progress_at.lock().unwrap().insert(at, arrived);
     }
 }
 

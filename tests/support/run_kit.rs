@@ -50,6 +50,8 @@ pub struct Usage {
     pub turns: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
     pub tool_calls: u32,
 }
 
@@ -78,6 +80,8 @@ impl RunObserver for Recorder {
         u.turns += d.turns;
         u.input_tokens += d.input_tokens;
         u.output_tokens += d.output_tokens;
+        u.cache_read_tokens += d.cache_read_tokens;
+        u.cache_write_tokens += d.cache_write_tokens;
     }
 
     fn tool_used(&self, tool: &str, event: ToolUse) {
@@ -128,12 +132,10 @@ impl TestTools {
                 description: format!("The {name} tool."),
                 input_schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
             },
+            original_schema: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
             server: "test".into(),
             tool: name.into(),
             timeout: Duration::from_secs(timeout),
-            child_input_schema: Some(
-                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-            ),
         };
         TestTools {
             descriptors: vec![
@@ -170,20 +172,11 @@ impl ToolBox for TestTools {
             .push((name.to_owned(), arguments.clone()));
         Box::pin(async move {
             match name {
-                "test__echo" => ToolResult {
-                    content: format!("echo: {arguments}"),
-                    is_error: false,
-                },
-                "test__fail" => ToolResult {
-                    content: "the tool failed on purpose".into(),
-                    is_error: true,
-                },
+                "test__echo" => ToolResult::text(format!("echo: {arguments}"), false),
+                "test__fail" => ToolResult::text("the tool failed on purpose", true),
                 "test__slow" => {
                     tokio::time::sleep(self.slow_for).await;
-                    ToolResult {
-                        content: "slow done".into(),
-                        is_error: false,
-                    }
+                    ToolResult::text("slow done", false)
                 }
                 _ => {
                     std::future::pending::<()>().await;
@@ -203,4 +196,120 @@ pub fn function_outputs(body: &Value) -> Vec<String> {
         .filter(|i| i["type"] == "function_call_output")
         .map(|i| i["output"].as_str().unwrap_or_default().to_owned())
         .collect()
+}
+
+/// In-process tools with the schemas and answers a test gives: each tool answers every call
+/// with its `ToolResult`. The descriptor's original schema is the one given.
+pub struct ScriptedTools {
+    descriptors: Vec<ToolDescriptor>,
+    answers: Vec<ToolResult>,
+    pub calls: Mutex<Vec<(String, Value)>>,
+}
+
+impl ScriptedTools {
+    pub fn new(tools: Vec<(&str, Value, ToolResult)>) -> Self {
+        let mut descriptors = Vec::new();
+        let mut answers = Vec::new();
+        for (name, schema, answer) in tools {
+            descriptors.push(ToolDescriptor {
+                spec: ToolSpec {
+                    name: name.to_owned(),
+                    description: format!("The {name} tool."),
+                    input_schema: schema.clone(),
+                },
+                original_schema: schema,
+                server: "test".into(),
+                tool: name.to_owned(),
+                timeout: Duration::from_secs(60),
+            });
+            answers.push(answer);
+        }
+        ScriptedTools {
+            descriptors,
+            answers,
+            calls: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl ToolBox for ScriptedTools {
+    fn tools(&self) -> &[ToolDescriptor] {
+        &self.descriptors
+    }
+
+    fn call(&self, index: usize, arguments: Value) -> BoxFuture<'_, ToolResult> {
+        let name = self.descriptors[index].spec.name.clone();
+        self.calls.lock().unwrap().push((name, arguments));
+        let answer = self.answers[index].clone();
+        Box::pin(async move { answer })
+    }
+}
+
+/// A conversation of one definition against a mock, run by the real model loop.
+pub struct Loop {
+    pub wire: WireApi,
+    pub mock: mcp_agents::testkit::mock::MockProvider,
+    pub definition: AgentDefinition,
+    pub conversation: mcp_agents::providers::Conversation,
+    pub recorder: Recorder,
+}
+
+impl Loop {
+    /// A fresh mock and a definition pointing at it, changed by `adjust`.
+    pub async fn new(wire: WireApi, adjust: impl FnOnce(&mut AgentDefinition)) -> Loop {
+        let mock = mcp_agents::testkit::mock::MockProvider::start(KEY)
+            .await
+            .unwrap();
+        let base = match wire {
+            WireApi::Responses => mock.responses_base_url(),
+            WireApi::AnthropicMessages => mock.messages_base_url(),
+        };
+        let mut definition = definition(wire, &base);
+        adjust(&mut definition);
+        Loop {
+            wire,
+            mock,
+            definition,
+            conversation: mcp_agents::providers::Conversation::new(wire),
+            recorder: Recorder::default(),
+        }
+    }
+
+    /// A client for this run (each run reads its key and makes its client afresh).
+    pub fn client(&self) -> ProviderClient {
+        ProviderClient::new(&self.definition, ApiKey::for_tests(KEY))
+            .with_retry_policy(RetryPolicy::none())
+    }
+
+    /// One run that starts with `task`, with `system` as the system context.
+    pub async fn run(
+        &mut self,
+        system: &str,
+        task: &str,
+        tools: &dyn ToolBox,
+    ) -> mcp_agents::sessions::run::RunOutcome {
+        let provider = self.client();
+        let (_tx, rx) = tokio::sync::watch::channel(0u64);
+        mcp_agents::sessions::run::run_model_loop(
+            &mut self.conversation,
+            mcp_agents::sessions::run::RunContext {
+                provider: &provider,
+                system,
+                tools,
+                inbox: &Queue::with(&[task]),
+                observer: &self.recorder,
+                interrupts: rx,
+                cancel: tokio_util::sync::CancellationToken::new(),
+                limits: mcp_agents::sessions::run::RunLimits::turns(64),
+                spent: mcp_agents::sessions::run::Spent::default(),
+                output_schema: None,
+            },
+        )
+        .await
+    }
+
+    /// The request bodies the mock received, in order.
+    pub fn bodies(&self) -> Vec<Value> {
+        self.mock.requests().into_iter().map(|r| r.body).collect()
+    }
 }

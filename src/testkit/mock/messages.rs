@@ -5,7 +5,8 @@ use std::collections::HashSet;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
-use super::script::{MockWire, ScriptedReply};
+use super::cache::CachedUsage;
+use super::script::{MockWire, ModelRefuses, ScriptedReply};
 use super::sse::{Event, pieces};
 use super::state::{MockState, Refusal, refusal, valid_tool_name};
 
@@ -30,7 +31,11 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
     if body["max_tokens"].as_u64().is_none_or(|m| m == 0) {
         return Err(bad("max_tokens: Field required"));
     }
+    refused_parameter(st, body)?;
+    validate_thinking(body)?;
+    validate_system(body)?;
     validate_tools(body)?;
+    count_breakpoints(body)?;
     let Some(messages) = body["messages"].as_array().filter(|m| !m.is_empty()) else {
         return Err(bad("messages: at least one message is required"));
     };
@@ -44,10 +49,17 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
         // Claude 4.6 and later refuse a conversation that ends with the assistant's turn
         // (prefill); going on after `pause_turn` by sending the paused content back is the
         // documented exception.
+        // A breakpoint on the block is a marker, not part of what goes back.
         let tail = last["content"]
             .as_array()
             .and_then(|blocks| blocks.last())
-            .map(Value::to_string);
+            .map(|block| {
+                let mut block = block.clone();
+                if let Some(map) = block.as_object_mut() {
+                    map.remove("cache_control");
+                }
+                block.to_string()
+            });
         if !tail.is_some_and(|t| st.issued.paused.contains(&t)) {
             return Err(bad(
                 "This model does not support assistant message prefill. The conversation must end with a user message.",
@@ -67,6 +79,115 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
     Ok(())
 }
 
+/// The 400 a model that does not take a parameter gives, in Anthropic's words.
+fn refused_parameter(st: &MockState, body: &Value) -> Result<(), Refusal> {
+    if st.refuses.contains(&ModelRefuses::Temperature) && !body["temperature"].is_null() {
+        return Err(bad("`temperature` is deprecated for this model."));
+    }
+    if st.refuses.contains(&ModelRefuses::AdaptiveThinking)
+        && body["thinking"]["type"] == "adaptive"
+    {
+        return Err(bad("adaptive thinking is not supported on this model"));
+    }
+    if st.refuses.contains(&ModelRefuses::Effort) && !body["output_config"]["effort"].is_null() {
+        return Err(bad("This model does not support the effort parameter."));
+    }
+    Ok(())
+}
+
+fn validate_thinking(body: &Value) -> Result<(), Refusal> {
+    let thinking = &body["thinking"];
+    if thinking.is_null() {
+        return Ok(());
+    }
+    match thinking["type"].as_str() {
+        Some("adaptive" | "disabled") => {}
+        Some("enabled") => {
+            let budget = thinking["budget_tokens"].as_u64().unwrap_or(0);
+            if budget < 1024 || budget >= body["max_tokens"].as_u64().unwrap_or(0) {
+                return Err(bad(
+                    "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024 and less than max_tokens",
+                ));
+            }
+        }
+        _ => {
+            return Err(bad(
+                "thinking.type: Input should be 'enabled', 'disabled' or 'adaptive'",
+            ));
+        }
+    }
+    if thinking["type"] != "disabled" && body["temperature"].as_f64().is_some_and(|t| t != 1.0) {
+        return Err(bad(
+            "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode.",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_system(body: &Value) -> Result<(), Refusal> {
+    match &body["system"] {
+        Value::Null | Value::String(_) => Ok(()),
+        Value::Array(blocks) => {
+            for (i, block) in blocks.iter().enumerate() {
+                if block["type"] != "text" || block["text"].as_str().is_none_or(str::is_empty) {
+                    return Err(bad(&format!(
+                        "system.{i}: text content blocks must be non-empty"
+                    )));
+                }
+            }
+            Ok(())
+        }
+        _ => Err(bad(
+            "system: Input should be a valid string or a list of text blocks",
+        )),
+    }
+}
+
+/// At most 4 breakpoints, and none on a thinking block.
+fn count_breakpoints(body: &Value) -> Result<(), Refusal> {
+    let marked = |v: &Value| v.get("cache_control").is_some_and(|c| !c.is_null());
+    let mut found = usize::from(marked(body));
+    found += body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| marked(t))
+        .count();
+    found += body["system"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| marked(b))
+        .count();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        for block in message["content"].as_array().into_iter().flatten() {
+            if marked(block) {
+                if matches!(
+                    block["type"].as_str(),
+                    Some("thinking" | "redacted_thinking")
+                ) {
+                    return Err(bad(
+                        "messages: thinking blocks cannot be marked with cache_control",
+                    ));
+                }
+                found += 1;
+            }
+            found += block["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| marked(b))
+                .count();
+        }
+    }
+    if found > 4 {
+        return Err(bad(&format!(
+            "A maximum of 4 blocks with cache_control may be provided. Found {found}."
+        )));
+    }
+    Ok(())
+}
+
 fn validate_tools(body: &Value) -> Result<(), Refusal> {
     let Some(tools) = body.get("tools").and_then(Value::as_array) else {
         return Ok(());
@@ -81,6 +202,14 @@ fn validate_tools(body: &Value) -> Result<(), Refusal> {
         if tool["input_schema"]["type"] != "object" {
             return Err(bad(&format!(
                 "tools.{i}.custom.input_schema.type: Input should be 'object'"
+            )));
+        }
+        if ["oneOf", "allOf", "anyOf"]
+            .iter()
+            .any(|k| tool["input_schema"].get(*k).is_some())
+        {
+            return Err(bad(&format!(
+                "tools.{i}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level"
             )));
         }
     }
@@ -140,6 +269,42 @@ fn validate_messages(st: &MockState, messages: &[Value]) -> Result<(), Refusal> 
                             "messages.{n}.content.{m}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
                         )));
                     }
+                    if blocks[..m].iter().any(|b| b["type"] != "tool_result") {
+                        return Err(bad(&format!(
+                            "messages.{n}: `tool_result` blocks must come first in the content of a user message, before any other content"
+                        )));
+                    }
+                    for (k, inner) in block["content"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                    {
+                        let ok = match inner["type"].as_str() {
+                            Some("text") => inner["text"].as_str().is_some_and(|t| !t.is_empty()),
+                            Some("image") => {
+                                inner["source"]["type"] == "base64"
+                                    && matches!(
+                                        inner["source"]["media_type"].as_str(),
+                                        Some(
+                                            "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+                                        )
+                                    )
+                                    && inner["source"]["data"]
+                                        .as_str()
+                                        .is_some_and(|d| !d.is_empty())
+                            }
+                            _ => false,
+                        };
+                        if !ok {
+                            return Err(bad(&format!(
+                                "messages.{n}.content.{m}.content.{k}: text content blocks must be non-empty, and images need a base64 source of a supported media type"
+                            )));
+                        }
+                    }
+                }
+                Some("text") if block["text"].as_str().is_none_or(str::is_empty) => {
+                    return Err(bad("messages: text content blocks must be non-empty"));
                 }
                 Some("thinking") => {
                     let signature = block["signature"].as_str().unwrap_or("");
@@ -188,8 +353,14 @@ fn validate_messages(st: &MockState, messages: &[Value]) -> Result<(), Refusal> 
     Ok(())
 }
 
-/// The reply as the whole message a non-streamed request gets.
-pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply) -> Value {
+/// The reply as the whole message a non-streamed request gets; `cached` is the emulated
+/// cache's count of the request's input tokens, when it is on.
+pub(super) fn render(
+    st: &mut MockState,
+    request: &Value,
+    reply: &ScriptedReply,
+    cached: Option<CachedUsage>,
+) -> Value {
     let n = st.next_id();
     let mut content = Vec::new();
     if reply.reasoning {
@@ -200,10 +371,10 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
             .insert(signature.clone(), thinking.clone());
         content.push(json!({"type": "thinking", "thinking": thinking, "signature": signature}));
     }
-    if let Some(text) = &reply.text {
-        content.push(json!({"type": "text", "text": text}));
+    if let Some(commentary) = &reply.commentary {
+        content.push(json!({"type": "text", "text": commentary}));
     }
-    if let Some(text) = &reply.refusal {
+    if let Some(text) = &reply.text {
         content.push(json!({"type": "text", "text": text}));
     }
     let calls = reply.tool_calls.len();
@@ -240,11 +411,19 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
         st.issued.paused.insert(tail.to_string());
     }
     let (input_tokens, output_tokens) = reply.usage;
-    json!({
+    let usage = match cached {
+        Some(c) => json!({"input_tokens": c.input, "cache_read_input_tokens": c.read,
+                          "cache_creation_input_tokens": c.written, "output_tokens": output_tokens}),
+        None => json!({"input_tokens": input_tokens, "output_tokens": output_tokens}),
+    };
+    let mut message = json!({
         "id": format!("msg_{n}"), "type": "message", "role": "assistant", "model": request["model"],
-        "content": content, "stop_reason": stop, "stop_sequence": null,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}
-    })
+        "content": content, "stop_reason": stop, "stop_sequence": null, "usage": usage
+    });
+    if let Some(said) = &reply.refusal {
+        message["stop_details"] = json!({"type": "refusal", "category": null, "explanation": said});
+    }
+    message
 }
 
 /// The events a streamed request gets for `message`, in the API's order: `message_start`,
@@ -261,6 +440,9 @@ pub(super) fn events(message: &Value, reply: &ScriptedReply, delta_chars: usize)
     started["content"] = json!([]);
     started["stop_reason"] = Value::Null;
     started["stop_sequence"] = Value::Null;
+    if started.get("stop_details").is_some() {
+        started["stop_details"] = Value::Null;
+    }
     started["usage"]["output_tokens"] = json!(1);
     push("message_start", json!({"message": started}));
     push("ping", json!({}));
@@ -331,7 +513,8 @@ pub(super) fn events(message: &Value, reply: &ScriptedReply, delta_chars: usize)
     }
     push(
         "message_delta",
-        json!({"delta": {"stop_reason": message["stop_reason"], "stop_sequence": null},
+        json!({"delta": {"stop_reason": message["stop_reason"], "stop_sequence": null,
+                         "stop_details": message.get("stop_details").cloned().unwrap_or(Value::Null)},
         "usage": {"output_tokens": message["usage"]["output_tokens"]}}),
     );
     push("message_stop", json!({}));

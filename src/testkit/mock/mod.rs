@@ -15,17 +15,27 @@
 //! `store: false` and no server item ids (Responses), tool call / result pairing in both
 //! directions, reasoning and thinking items echoed exactly as issued, tool definitions, no
 //! Messages conversation ending with an assistant turn (prefill) other than after
-//! `pause_turn`, and an optional context-window size.
+//! `pause_turn`, at most 4 cache breakpoints, and an optional context-window size. A mock
+//! can also play a model that refuses optional parameters ([`MockProvider::refuse`]) and
+//! emulate the providers' prompt caching ([`MockProvider::emulate_prompt_caching`], see
+//! `cache.rs`). Every answer carries a request id header, as the real APIs' do.
+//!
+//! In tests, the request oracle (`oracle`) checks every request a mock received against the
+//! official SDKs' types when the mock is dropped.
 
 mod auth;
+mod cache;
 mod messages;
+#[cfg(any(test, feature = "testkit"))]
+pub mod oracle;
 mod responses;
 mod script;
 mod sse;
 mod state;
 
 pub use script::{
-    MockAuth, MockWire, Recorded, RecordedOutcome, ScriptedReply, Step, StreamFault, StreamShape,
+    MockAuth, MockWire, ModelRefuses, Recorded, RecordedOutcome, ScriptedReply, Step, StreamFault,
+    StreamShape,
 };
 use state::{MockState, lock, refusal};
 
@@ -41,16 +51,28 @@ use axum::response::Response;
 use axum::routing::post;
 use serde_json::Value;
 
-/// A running mock endpoint on `127.0.0.1`. Dropping it stops the server.
+/// A running mock endpoint on `127.0.0.1`. Dropping it stops the server and, in tests,
+/// hands every request it received to the request oracle ([`oracle`]): a request the real
+/// API would refuse fails the test, whatever the mock said.
 pub struct MockProvider {
     addr: SocketAddr,
     state: Arc<Mutex<MockState>>,
     server: tokio::task::JoinHandle<()>,
+    /// Whether the oracle checks the requests when the mock is dropped.
+    checked: bool,
 }
 
 impl MockProvider {
-    /// Starts a mock that accepts only `key`.
+    /// Starts a mock that accepts only `key`, whose requests the oracle checks.
     pub async fn start(key: &str) -> std::io::Result<MockProvider> {
+        let mut mock = Self::start_unchecked(key).await?;
+        mock.checked = true;
+        Ok(mock)
+    }
+
+    /// A mock whose requests the oracle does not check: the demo's, and those of tests that
+    /// send malformed requests on purpose to see the mock refuse them.
+    pub async fn start_unchecked(key: &str) -> std::io::Result<MockProvider> {
         let state = Arc::new(Mutex::new(MockState {
             key: key.to_owned(),
             ..MockState::default()
@@ -74,6 +96,7 @@ impl MockProvider {
             addr,
             state,
             server,
+            checked: false,
         })
     }
 
@@ -119,6 +142,27 @@ impl MockProvider {
         self.lock().context_limit = Some(chars);
     }
 
+    /// From now on, the model refuses `param`: a request carrying it gets the 400 the real
+    /// API gives, in its words.
+    pub fn refuse(&self, param: ModelRefuses) {
+        self.lock().refuses.insert(param);
+    }
+
+    /// From now on, usage reports the request's own tokens (one per 4 bytes of each piece
+    /// of the prompt) and the cache reads and writes the provider would (see `cache.rs`).
+    pub fn emulate_prompt_caching(&self) {
+        let mut state = self.lock();
+        if state.prompt_cache.is_none() {
+            state.prompt_cache = Some(cache::PromptCache::default());
+        }
+    }
+
+    /// What the request oracle says about the requests so far (the check a drop makes).
+    #[cfg(any(test, feature = "testkit"))]
+    pub fn oracle_verdict(&self) -> Result<oracle::Verdict, String> {
+        oracle::check(&self.lock().requests)
+    }
+
     fn lock(&self) -> MutexGuard<'_, MockState> {
         lock(&self.state)
     }
@@ -127,6 +171,22 @@ impl MockProvider {
 impl Drop for MockProvider {
     fn drop(&mut self) {
         self.server.abort();
+        #[cfg(any(test, feature = "testkit"))]
+        if self.checked && !std::thread::panicking() {
+            match self.oracle_verdict() {
+                Ok(verdict) if verdict.violations.is_empty() => {}
+                Ok(verdict) => panic!(
+                    "the request oracle found {} violation(s) in the {} requests this mock \
+                     received (the real API would refuse them):\n{}",
+                    verdict.violations.len(),
+                    verdict.checked,
+                    verdict.violations.join("\n")
+                ),
+                Err(why) => {
+                    panic!("the request oracle could not check this mock's requests: {why}")
+                }
+            }
+        }
     }
 }
 
@@ -189,7 +249,14 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                         outcome: RecordedOutcome::Refused(refusal.status, refusal.message),
                     });
                 }
-                Rendered::Now(json_response(refusal.status, &[], refusal.body.to_string()))
+                let id = st.next_id();
+                Rendered::Now(json_response(
+                    wire,
+                    id,
+                    refusal.status,
+                    &[],
+                    refusal.body.to_string(),
+                ))
             }
         }
     };
@@ -241,24 +308,34 @@ impl Rendered {
 fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) -> Rendered {
     match step {
         Step::Reply(reply) => {
+            let cached = st.prompt_cache.as_mut().map(|cache| match wire {
+                MockWire::Responses => cache.responses(request),
+                MockWire::Messages => cache.messages(request),
+            });
             let body = match wire {
-                MockWire::Responses => responses::render(st, request, &reply),
-                MockWire::Messages => messages::render(st, request, &reply),
+                MockWire::Responses => responses::render(st, request, &reply, cached),
+                MockWire::Messages => messages::render(st, request, &reply, cached),
             };
+            let id = st.counter;
             if request["stream"] != true {
-                return Rendered::Now(json_response(200, &[], body.to_string()));
+                return Rendered::Now(json_response(wire, id, 200, &[], body.to_string()));
             }
             let events = match wire {
                 MockWire::Responses => responses::events(&body, reply.stream.delta_chars),
                 MockWire::Messages => messages::events(&body, &reply, reply.stream.delta_chars),
             };
-            Rendered::Now(sse::response(wire, events, &reply.stream))
+            let mut response = sse::response(wire, events, &reply.stream);
+            insert_request_id(&mut response, wire, id);
+            Rendered::Now(response)
         }
         Step::Raw {
             status,
             headers,
             body,
-        } => Rendered::Now(json_response(status, &headers, body)),
+        } => {
+            let id = st.next_id();
+            Rendered::Now(json_response(wire, id, status, &headers, body))
+        }
         Step::Delay(delay, inner) => {
             Rendered::Later(delay, Box::new(render_step(st, wire, request, *inner)))
         }
@@ -267,10 +344,29 @@ fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) 
     }
 }
 
-fn json_response(status: u16, headers: &[(String, String)], body: String) -> Response {
+/// The request id header each API sends with every answer: Messages `request-id`,
+/// Responses `x-request-id`.
+fn insert_request_id(response: &mut Response, wire: MockWire, id: u64) {
+    let (name, value) = match wire {
+        MockWire::Messages => ("request-id", format!("req_mock{id:08}")),
+        MockWire::Responses => ("x-request-id", format!("req_mock{id:08}")),
+    };
+    if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+        response.headers_mut().insert(name, value);
+    }
+}
+
+fn json_response(
+    wire: MockWire,
+    id: u64,
+    status: u16,
+    headers: &[(String, String)],
+    body: String,
+) -> Response {
     let mut response = Response::new(Body::from(body));
     *response.status_mut() =
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    insert_request_id(&mut response, wire, id);
     let map = response.headers_mut();
     map.insert(
         "content-type",

@@ -5,7 +5,8 @@ use std::collections::HashSet;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
-use super::script::{MockWire, ScriptedReply};
+use super::cache::CachedUsage;
+use super::script::{MockWire, ModelRefuses, ScriptedReply};
 use super::sse::{Event, pieces};
 use super::state::{MockState, Refusal, refusal, valid_tool_name};
 
@@ -29,13 +30,22 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
             "mock: this endpoint serves stateless clients only; send store: false",
         ));
     }
-    let includes_reasoning = body["include"]
-        .as_array()
-        .is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
-    if !includes_reasoning {
-        return Err(bad(
-            "mock: reasoning items cannot round-trip without include: [\"reasoning.encrypted_content\"] when store is false",
-        ));
+    refused_parameter(st, body)?;
+    if let Some(key) = body["prompt_cache_key"].as_str()
+        && key.chars().count() > 64
+    {
+        let mut r = refusal(
+            MockWire::Responses,
+            400,
+            "invalid_request_error",
+            Some("prompt_cache_key"),
+            &format!(
+                "Invalid 'prompt_cache_key': string too long. Expected a string with maximum length 64, but got a string with length {} instead.",
+                key.chars().count()
+            ),
+        );
+        r.body["error"]["code"] = json!("string_above_max_length");
+        return Err(r);
     }
     if let Some(max) = body.get("max_output_tokens").filter(|v| !v.is_null())
         && max.as_u64().is_none_or(|m| m < 16)
@@ -65,6 +75,46 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
     Ok(())
 }
 
+/// The 400 a model that does not take a parameter gives, in OpenAI's words.
+fn refused_parameter(st: &MockState, body: &Value) -> Result<(), Refusal> {
+    let unsupported = |param: &str, message: &str, code: Option<&str>| {
+        let mut r = refusal(
+            MockWire::Responses,
+            400,
+            "invalid_request_error",
+            Some(param),
+            message,
+        );
+        r.body["error"]["code"] = json!(code);
+        Err(r)
+    };
+    if st.refuses.contains(&ModelRefuses::Temperature) && !body["temperature"].is_null() {
+        return unsupported(
+            "temperature",
+            "Unsupported parameter: 'temperature' is not supported with this model.",
+            Some("unsupported_parameter"),
+        );
+    }
+    let includes_reasoning = body["include"]
+        .as_array()
+        .is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
+    if st.refuses.contains(&ModelRefuses::EncryptedReasoning) && includes_reasoning {
+        return unsupported(
+            "include",
+            "Encrypted content is not supported with this model.",
+            None,
+        );
+    }
+    if st.refuses.contains(&ModelRefuses::Effort) && !body["reasoning"]["effort"].is_null() {
+        return unsupported(
+            "reasoning.effort",
+            "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+            Some("unsupported_parameter"),
+        );
+    }
+    Ok(())
+}
+
 fn validate_tools(body: &Value) -> Result<(), Refusal> {
     let Some(tools) = body.get("tools").filter(|t| !t.is_null()) else {
         return Ok(());
@@ -86,6 +136,22 @@ fn validate_tools(body: &Value) -> Result<(), Refusal> {
             return Err(bad(&format!(
                 "Missing required parameter: 'tools[{i}].parameters'."
             )));
+        }
+        let parameters = &tool["parameters"];
+        let top_level = ["oneOf", "anyOf", "allOf", "enum", "not"]
+            .into_iter()
+            .find(|k| parameters.get(*k).is_some());
+        if parameters["type"] != "object" || top_level.is_some() {
+            let mut r = bad(&format!(
+                "Invalid schema for function '{name}': schema must be a JSON Schema of 'type: \"object\"', got 'type: \"{}\"'{}.",
+                parameters["type"].as_str().unwrap_or("None"),
+                top_level.map_or(String::new(), |k| format!(
+                    " and it must not have '{k}' at the top level"
+                ))
+            ));
+            r.body["error"]["code"] = json!("invalid_function_parameters");
+            r.body["error"]["param"] = json!(format!("tools[{i}].parameters"));
+            return Err(r);
         }
         match tool["strict"] {
             Value::Bool(true) => {
@@ -222,6 +288,21 @@ fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
                         "Missing required parameter: 'input[{i}].output'."
                     )));
                 }
+                for (j, part) in item["output"].as_array().into_iter().flatten().enumerate() {
+                    let image_url = part["image_url"].as_str().unwrap_or("");
+                    let ok = match part["type"].as_str() {
+                        Some("input_text") => part["text"].is_string(),
+                        Some("input_image") => {
+                            image_url.starts_with("data:image/") && image_url.contains(";base64,")
+                        }
+                        _ => false,
+                    };
+                    if !ok {
+                        return Err(bad(&format!(
+                            "Invalid value for 'input[{i}].output[{j}]': expected an input_text or input_image part."
+                        )));
+                    }
+                }
             }
             Some("reasoning") => {
                 let enc = item["encrypted_content"].as_str().unwrap_or("");
@@ -251,12 +332,24 @@ fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The reply as the whole response body a non-streamed request gets.
-pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply) -> Value {
+/// The reply as the whole response body a non-streamed request gets; `cached` is the
+/// emulated cache's count of the request's input tokens, when it is on.
+pub(super) fn render(
+    st: &mut MockState,
+    request: &Value,
+    reply: &ScriptedReply,
+    cached: Option<CachedUsage>,
+) -> Value {
     let n = st.next_id();
     let mut output = Vec::new();
     let mut reasoning_enc = None;
-    if reply.reasoning {
+    let includes_reasoning = request["include"]
+        .as_array()
+        .is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
+    if reply.reasoning && !includes_reasoning {
+        // Without `include`, the API sends reasoning without what would let it come back.
+        output.push(json!({"type": "reasoning", "id": format!("rs_{n}"), "summary": []}));
+    } else if reply.reasoning {
         let enc = format!("enc-{n}");
         let item = json!({"type": "reasoning", "summary": [], "encrypted_content": enc});
         st.issued.reasoning.insert(enc.clone(), item.clone());
@@ -264,6 +357,16 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
         with_id["id"] = json!(format!("rs_{n}"));
         output.push(with_id);
         reasoning_enc = Some(enc);
+    }
+    if let Some(commentary) = &reply.commentary {
+        let mut message = json!({
+            "type": "message", "id": format!("msg_{n}_c"), "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": commentary, "annotations": []}]
+        });
+        if reply.phases {
+            message["phase"] = json!("commentary");
+        }
+        output.push(message);
     }
     for (k, (name, arguments)) in reply.tool_calls.iter().enumerate() {
         let call_id = format!("call_{n}_{k}");
@@ -278,15 +381,19 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
         }));
     }
     if let Some(text) = &reply.text {
-        output.push(json!({
+        let mut message = json!({
             "type": "message", "id": format!("msg_{n}"), "status": "completed", "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": []}]
-        }));
+        });
+        if reply.phases {
+            message["phase"] = json!("final_answer");
+        }
+        output.push(message);
     }
-    if let Some(refusal) = &reply.refusal {
+    if let Some(said) = &reply.refusal {
         output.push(json!({
             "type": "message", "id": format!("msg_{n}_r"), "status": "completed", "role": "assistant",
-            "content": [{"type": "refusal", "refusal": refusal}]
+            "content": [{"type": "refusal", "refusal": said}]
         }));
     }
     if reply.cut_off
@@ -299,7 +406,8 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
             last["arguments"] = json!(half(&arguments));
         }
     }
-    let (input_tokens, output_tokens) = reply.usage;
+    let (scripted_input, output_tokens) = reply.usage;
+    let (input_tokens, cached_tokens) = cached.map_or((scripted_input, 0), |c| (c.input, c.read));
     let (status, incomplete) = if reply.cut_off {
         ("incomplete", json!({"reason": "max_output_tokens"}))
     } else {
@@ -310,7 +418,7 @@ pub(super) fn render(st: &mut MockState, request: &Value, reply: &ScriptedReply)
         "status": status, "error": null, "incomplete_details": incomplete,
         "model": request["model"], "output": output, "parallel_tool_calls": true,
         "tool_choice": "auto", "tools": [], "store": false,
-        "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
+        "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": cached_tokens},
                   "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
                   "total_tokens": input_tokens + output_tokens}
     })

@@ -57,10 +57,34 @@ pub enum StreamFault {
     Overloaded,
 }
 
+/// An optional parameter the mock's model refuses, with the error the real API gives
+/// ([`MockProvider::refuse`](super::MockProvider::refuse)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ModelRefuses {
+    /// `temperature`: OpenAI reasoning models, Claude Opus 4.7 and later.
+    Temperature,
+    /// Responses `include: ["reasoning.encrypted_content"]`: OpenAI non-reasoning models.
+    EncryptedReasoning,
+    /// Responses `reasoning.effort`, Messages `output_config.effort`.
+    Effort,
+    /// Messages `thinking: {type: "adaptive"}`.
+    AdaptiveThinking,
+}
+
 /// A reply's content; ids, signatures and encrypted reasoning are made up by the mock.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedReply {
     pub text: Option<String>,
+    /// Text before the answer: a message of its own (Responses) or a text block before it
+    /// (Messages).
+    pub commentary: Option<String>,
+    /// Responses: the commentary and the answer carry `phase` (`commentary`,
+    /// `final_answer`).
+    pub phases: bool,
+    /// The model declines: a Responses message with a `refusal` content part; a Messages
+    /// reply with stop reason `refusal` and this as its `stop_details.explanation` (what
+    /// the model wrote before it was stopped is `text`).
+    pub refusal: Option<String>,
     pub tool_calls: Vec<(String, Value)>,
     /// Adds a reasoning item (Responses, with `encrypted_content`) or a thinking block
     /// (Messages, with a `signature`) that later requests must echo unchanged.
@@ -73,9 +97,6 @@ pub struct ScriptedReply {
     pub cut_off: bool,
     pub usage: (u64, u64),
     pub stream: StreamShape,
-    /// The model declines: a Responses message with a `refusal` content part, a Messages
-    /// reply with this text and stop reason `refusal`.
-    pub refusal: Option<String>,
 }
 
 impl Step {
@@ -88,11 +109,26 @@ impl Step {
         })
     }
 
-    /// A refusal (see [`ScriptedReply::refusal`]).
-    pub fn refusal(text: &str) -> Step {
+    /// A reply with some text before the answer (commentary, without phases).
+    pub fn text_after(commentary: &str, answer: &str) -> Step {
         Step::Reply(ScriptedReply {
-            refusal: Some(text.to_owned()),
+            text: Some(answer.to_owned()),
+            commentary: Some(commentary.to_owned()),
             usage: (100, 20),
+            ..ScriptedReply::default()
+        })
+    }
+
+    /// Marks the messages of a Responses reply with their phases.
+    pub fn with_phases(self) -> Step {
+        self.map_reply(|r| r.phases = true)
+    }
+
+    /// The model declines to answer.
+    pub fn refusal(said: &str) -> Step {
+        Step::Reply(ScriptedReply {
+            refusal: Some(said.to_owned()),
+            usage: (100, 5),
             ..ScriptedReply::default()
         })
     }

@@ -6,7 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde_json::Value;
 
-use super::script::{MockAuth, MockWire, Recorded, Step};
+use super::cache::PromptCache;
+use super::script::{MockAuth, MockWire, ModelRefuses, Recorded, Step};
 
 /// What the mock issued and expects to see again, exactly.
 #[derive(Debug, Default)]
@@ -36,6 +37,11 @@ pub(super) struct MockState {
     pub(super) not_recording: bool,
     /// Requests refused as invalid, recorded or not.
     pub(super) refused: u64,
+    /// The providers' prompt caching, when a test asked for it; usage then counts the
+    /// request's own tokens instead of the script's.
+    pub(super) prompt_cache: Option<PromptCache>,
+    /// Optional parameters the model refuses.
+    pub(super) refuses: std::collections::HashSet<ModelRefuses>,
 }
 
 impl MockState {

@@ -1,0 +1,463 @@
+//! The request oracle (`tests/oracle/check_requests.py`): the official SDKs' request types,
+//! strictly, and the providers' documented rules, applied to every request a mock receives
+//! (a mock checks its requests when it is dropped). Here: that it refuses what the APIs
+//! refuse, in each rule, so a passing suite means something; and that every shape of
+//! request this client makes passes it: tools whose schemas have top-level
+//! `oneOf`/`anyOf`/`allOf`/`enum`/`not`, images in tool results, reasoning and thinking sent
+//! back, every effort value the SDKs allow, temperature, refusals, cache breakpoints.
+
+use crate::support;
+
+use axum::http::{HeaderMap, HeaderValue};
+use mcp_agents::definition::{ReasoningEffort, WireApi};
+use mcp_agents::sessions::run::{Answer, RunOutcome};
+use mcp_agents::testkit::fixture_server::ONE_PIXEL_PNG;
+use mcp_agents::testkit::mock::oracle::{self, Verdict};
+use mcp_agents::testkit::mock::{MockWire, Recorded, RecordedOutcome, Step};
+use mcp_agents::toolbox::{ToolImage, ToolResult};
+use serde_json::{Value, json};
+use support::run_kit::{KEY, Loop, ScriptedTools};
+
+fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for (name, value) in pairs {
+        map.insert(*name, HeaderValue::from_str(value).unwrap());
+    }
+    map
+}
+
+fn responses(body: Value) -> Recorded {
+    Recorded {
+        received: std::time::Instant::now(),
+        wire: MockWire::Responses,
+        headers: headers(&[
+            ("authorization", &format!("Bearer {KEY}")),
+            ("content-type", "application/json"),
+        ]),
+        body,
+        outcome: RecordedOutcome::Scripted,
+    }
+}
+
+fn messages(body: Value) -> Recorded {
+    Recorded {
+        received: std::time::Instant::now(),
+        wire: MockWire::Messages,
+        headers: headers(&[
+            ("x-api-key", KEY),
+            ("anthropic-version", "2023-06-01"),
+            ("content-type", "application/json"),
+        ]),
+        body,
+        outcome: RecordedOutcome::Scripted,
+    }
+}
+
+fn user_item(text: &str) -> Value {
+    json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+}
+
+fn good_responses() -> Value {
+    json!({"model": "gpt-5.4", "instructions": "sys", "store": false, "stream": true,
+           "include": ["reasoning.encrypted_content"], "max_output_tokens": 1000,
+           "input": [user_item("hi")]})
+}
+
+fn good_messages() -> Value {
+    json!({"model": "claude-opus-4-7", "max_tokens": 1000, "stream": true,
+           "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+           "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})
+}
+
+fn with(mut body: Value, change: impl FnOnce(&mut Value)) -> Value {
+    change(&mut body);
+    body
+}
+
+fn verdict(requests: &[Recorded]) -> Verdict {
+    oracle::check(requests).expect("the oracle runs")
+}
+
+#[test]
+fn the_oracle_refuses_what_the_apis_refuse() {
+    let png_named_jpeg = format!("data:image/png;base64,{}", "/9j/4AAQSkZJRgABAQ==");
+    let cases: Vec<(&str, Recorded, &str)> = vec![
+        (
+            "an unknown top-level key",
+            responses(with(good_responses(), |b| b["bogus"] = json!(1))),
+            "bogus: Extra inputs are not permitted",
+        ),
+        (
+            "an unknown key in an input part",
+            responses(with(good_responses(), |b| {
+                b["input"][0]["content"][0]["extra"] = json!(true)
+            })),
+            "Extra inputs are not permitted",
+        ),
+        (
+            "a call without its output",
+            responses(with(good_responses(), |b| {
+                b["input"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"type": "function_call",
+                    "call_id": "c1", "name": "t", "arguments": "{}"}))
+            })),
+            "No tool output found for function call c1.",
+        ),
+        (
+            "a top-level oneOf",
+            responses(with(good_responses(), |b| {
+                b["tools"] = json!([{"type": "function", "name": "t", "strict": false,
+                    "parameters": {"type": "object", "oneOf": []}}])
+            })),
+            "top-level `oneOf`",
+        ),
+        (
+            "a top-level enum",
+            responses(with(good_responses(), |b| {
+                b["tools"] = json!([{"type": "function", "name": "t", "strict": false,
+                    "parameters": {"type": "object", "enum": [{}]}}])
+            })),
+            "top-level `enum`",
+        ),
+        (
+            "a server id under store: false",
+            responses(with(good_responses(), |b| {
+                b["input"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"type": "reasoning", "id": "rs_1",
+                    "summary": [], "encrypted_content": "e"}));
+                b["input"].as_array_mut().unwrap().push(user_item("x"));
+            })),
+            "an item with an `id` under store: false",
+        ),
+        (
+            "a prompt_cache_key over 64 characters",
+            responses(with(good_responses(), |b| {
+                b["prompt_cache_key"] = json!("k".repeat(65))
+            })),
+            "prompt_cache_key is 65 characters",
+        ),
+        (
+            "an image whose bytes are not its type",
+            responses(with(good_responses(), |b| {
+                let input = b["input"].as_array_mut().unwrap();
+                input.push(json!({"type": "function_call", "call_id": "c1", "name": "t", "arguments": "{}"}));
+                input.push(json!({"type": "function_call_output", "call_id": "c1",
+                    "output": [{"type": "input_image", "image_url": png_named_jpeg}]}));
+            })),
+            "the image bytes are not image/png",
+        ),
+        (
+            "an effort the SDK does not have",
+            responses(with(good_responses(), |b| {
+                b["reasoning"] = json!({"effort": "extreme"})
+            })),
+            "reasoning.effort: Input should be",
+        ),
+        (
+            "no key header",
+            Recorded {
+                headers: headers(&[("content-type", "application/json")]),
+                ..responses(good_responses())
+            },
+            "no `Authorization: Bearer <key>` header",
+        ),
+        (
+            "a thinking block with a field it does not have",
+            messages(with(good_messages(), |b| {
+                b["messages"] = json!([
+                    {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                    {"role": "assistant", "content": [{"type": "thinking", "thinking": "t",
+                        "signature": "s", "cache_control": {"type": "ephemeral"}}]},
+                    {"role": "user", "content": [{"type": "text", "text": "go on"}]}])
+            })),
+            "Extra inputs are not permitted",
+        ),
+        (
+            "five breakpoints",
+            messages(with(good_messages(), |b| {
+                let marked =
+                    json!({"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}});
+                b["messages"] = json!([{"role": "user", "content": [marked.clone(), marked.clone(), marked.clone(), marked]}])
+            })),
+            "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+        ),
+        (
+            "text before a tool_result",
+            messages(with(good_messages(), |b| {
+                b["messages"] = json!([
+                    {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "t", "input": {}}]},
+                    {"role": "user", "content": [{"type": "text", "text": "first"},
+                        {"type": "tool_result", "tool_use_id": "u1", "content": "ok"}]}])
+            })),
+            "tool_result blocks must come first",
+        ),
+        (
+            "a call left unanswered",
+            messages(with(good_messages(), |b| {
+                b["messages"] = json!([
+                    {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "t", "input": {}}]},
+                    {"role": "user", "content": [{"type": "text", "text": "and?"}]}])
+            })),
+            "`tool_use` ids were found without `tool_result` blocks immediately after: u1",
+        ),
+        (
+            "temperature with thinking",
+            messages(with(good_messages(), |b| {
+                b["thinking"] = json!({"type": "adaptive"});
+                b["temperature"] = json!(0.5);
+            })),
+            "`temperature` other than 1 with thinking",
+        ),
+        (
+            "an empty text block",
+            messages(with(good_messages(), |b| {
+                b["messages"][0]["content"][0]["text"] = json!("")
+            })),
+            "text content blocks must be non-empty",
+        ),
+        (
+            "a top-level anyOf",
+            messages(with(
+                good_messages(),
+                |b| {
+                    b["tools"] =
+                        json!([{"name": "t", "input_schema": {"type": "object", "anyOf": []}}])
+                },
+            )),
+            "top-level `anyOf`",
+        ),
+        (
+            "an effort Messages does not have",
+            messages(with(good_messages(), |b| {
+                b["output_config"] = json!({"effort": "minimal"})
+            })),
+            "output_config.effort: Input should be",
+        ),
+        (
+            "a temperature out of range",
+            messages(with(good_messages(), |b| b["temperature"] = json!(1.5))),
+            "temperature 1.5 is not a number from 0 to 1",
+        ),
+        (
+            "no anthropic-version",
+            Recorded {
+                headers: headers(&[("x-api-key", KEY), ("content-type", "application/json")]),
+                ..messages(good_messages())
+            },
+            "anthropic-version is None",
+        ),
+    ];
+    let requests: Vec<Recorded> = cases.iter().map(|(_, r, _)| r.clone()).collect();
+    let found = verdict(&requests);
+    assert_eq!(found.checked, cases.len());
+    for (i, (what, _, expected)) in cases.iter().enumerate() {
+        let prefix = format!("request {i} (");
+        let about: Vec<&String> = found
+            .violations
+            .iter()
+            .filter(|v| v.starts_with(&prefix))
+            .collect();
+        assert!(
+            about.iter().any(|v| v.contains(expected)),
+            "{what}: expected a violation saying {expected:?}, got {about:#?}"
+        );
+    }
+}
+
+#[test]
+fn valid_requests_pass_and_the_documented_exceptions_are_counted() {
+    let assistant = json!({"type": "message", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": "Sure.", "annotations": []}]});
+    let requests = vec![
+        responses(good_responses()),
+        responses(with(good_responses(), |b| {
+            let input = b["input"].as_array_mut().unwrap();
+            input.push(json!({"type": "reasoning", "summary": [], "encrypted_content": "e"}));
+            input.push(assistant);
+            input.push(user_item("thanks"));
+        })),
+        messages(good_messages()),
+        messages(with(good_messages(), |b| b["temperature"] = json!(0.2))),
+        // A definition's `auth` may choose the other header on either API (SPEC §3.1).
+        Recorded {
+            headers: headers(&[("x-api-key", KEY), ("content-type", "application/json")]),
+            ..responses(good_responses())
+        },
+        Recorded {
+            headers: headers(&[
+                ("authorization", &format!("Bearer {KEY}")),
+                ("anthropic-version", "2023-06-01"),
+                ("content-type", "application/json"),
+            ]),
+            ..messages(good_messages())
+        },
+    ];
+    let found = verdict(&requests);
+    assert_eq!(found.violations, Vec::<String>::new());
+    let allowance = |name: &str| {
+        found
+            .allowances
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, n)| *n)
+    };
+    assert_eq!(
+        allowance("id-less-items"),
+        2,
+        "a reasoning item and a message"
+    );
+    assert_eq!(allowance("messages-temperature"), 1);
+}
+
+/// Tools whose schemas the APIs refuse as they are, an image tool, and a plain one.
+fn awkward_tools() -> ScriptedTools {
+    let image = ToolResult {
+        content: "A picture:".into(),
+        images: vec![ToolImage {
+            media_type: "image/png".into(),
+            data: ONE_PIXEL_PNG.into(),
+        }],
+        is_error: false,
+    };
+    let ok = || ToolResult::text("ok", false);
+    ScriptedTools::new(vec![
+        (
+            "t__one_of",
+            json!({"oneOf": [{"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+                              {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}]}),
+            ok(),
+        ),
+        (
+            "t__any_of",
+            json!({"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}],
+                   "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}),
+            ok(),
+        ),
+        (
+            "t__all_of",
+            json!({"allOf": [{"type": "object", "properties": {"x": {"type": "integer"}}},
+                              {"properties": {"y": {"type": "integer"}}, "required": ["y"]}]}),
+            ok(),
+        ),
+        (
+            "t__enum_not",
+            json!({"type": "object", "properties": {"q": {"type": "string"}},
+                   "enum": [{"q": "a"}, {"q": "b"}], "not": {"required": ["z"]}}),
+            ok(),
+        ),
+        ("t__picture", json!({"type": "object"}), image),
+        (
+            "t__plain",
+            json!({"type": "object", "properties": {}}),
+            ok(),
+        ),
+    ])
+}
+
+/// Every tool called in one reply, reasoning on, then a final answer.
+fn every_tool_then_text() -> Vec<Step> {
+    vec![
+        Step::tool_calls(vec![
+            ("t__one_of", json!({"id": "1"})),
+            ("t__any_of", json!({"a": "x"})),
+            ("t__all_of", json!({"y": 2})),
+            ("t__enum_not", json!({"q": "a"})),
+            ("t__picture", json!({})),
+            ("t__plain", json!({})),
+        ])
+        .with_reasoning(),
+        Step::text("Done.").with_reasoning(),
+    ]
+}
+
+#[tokio::test]
+async fn every_shape_of_request_the_client_makes_passes_the_oracle() {
+    for wire in [WireApi::Responses, WireApi::AnthropicMessages] {
+        let efforts: Vec<ReasoningEffort> = match wire {
+            WireApi::Responses => ReasoningEffort::ALL.iter().map(|(_, e)| *e).collect(),
+            WireApi::AnthropicMessages => vec![
+                ReasoningEffort::Low,
+                ReasoningEffort::Medium,
+                ReasoningEffort::High,
+                ReasoningEffort::XHigh,
+                ReasoningEffort::Max,
+            ],
+        };
+        let mut settings: Vec<(Option<ReasoningEffort>, Option<f64>)> =
+            efforts.into_iter().map(|e| (Some(e), None)).collect();
+        settings.push((None, Some(0.7)));
+        settings.push((None, None));
+        for (effort, temperature) in settings {
+            let mut talk = Loop::new(wire, |d| {
+                d.reasoning_effort = effort;
+                d.temperature = temperature;
+            })
+            .await;
+            talk.mock.push(every_tool_then_text());
+            // A refusal and phases, in a second run of the same conversation.
+            talk.mock.push([Step::refusal("I can't help with that.")]);
+            let tools = awkward_tools();
+            let first = talk
+                .run("You test things.", "Use every tool.", &tools)
+                .await;
+            assert_eq!(first, RunOutcome::Completed("Done.".into()), "{wire:?}");
+            let second = talk.run("You test things.", "And this?", &tools).await;
+            assert_eq!(
+                second,
+                RunOutcome::Completed(Answer {
+                    text: "I can't help with that.".into(),
+                    refused: true,
+                    structured: None,
+                })
+            );
+            for r in talk.mock.requests() {
+                assert_eq!(
+                    r.outcome,
+                    RecordedOutcome::Scripted,
+                    "{wire:?}: {:#}",
+                    r.body
+                );
+            }
+            let found = talk.mock.oracle_verdict().expect("the oracle runs");
+            assert_eq!(found.checked, 3);
+            assert_eq!(
+                found.violations,
+                Vec::<String>::new(),
+                "{wire:?} effort {effort:?} temperature {temperature:?}"
+            );
+            let bodies = talk.bodies();
+            let last = &bodies[2];
+            match wire {
+                WireApi::Responses => {
+                    assert_eq!(
+                        last["reasoning"]["effort"].as_str(),
+                        effort.map(|e| e.as_str())
+                    );
+                    assert_eq!(last["temperature"].as_f64(), temperature);
+                }
+                WireApi::AnthropicMessages => {
+                    assert_eq!(
+                        last["output_config"]["effort"].as_str(),
+                        effort.map(|e| e.as_str())
+                    );
+                    assert_eq!(
+                        last["thinking"],
+                        if effort.is_some() {
+                            json!({"type": "adaptive"})
+                        } else {
+                            Value::Null
+                        },
+                        "effort turns adaptive thinking on"
+                    );
+                    assert_eq!(last["temperature"].as_f64(), temperature);
+                }
+            }
+        }
+    }
+}
