@@ -80,12 +80,6 @@ fn outputs(mock: &MockProvider) -> Vec<String> {
         .collect()
 }
 
-async fn run_to_end(c: &Connection, name: &str) -> Value {
-    let id = c.spawn(name, "Use the tools.").await;
-    let done = c.wait(&[&id], 60_000).await;
-    done["agents"][0].clone()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subagent_uses_stdio_and_http_children_in_every_format() {
     let mock = MockProvider::start(KEY).await.unwrap();
@@ -140,7 +134,7 @@ async fn a_subagent_uses_stdio_and_http_children_in_every_format() {
             Step::text("used both"),
         ]);
         let before = mock.requests().len();
-        let record = run_to_end(&c, name).await;
+        let record = c.run_to_end(name, "Use the tools.").await;
         assert_eq!(record["status"], "completed", "{name}: {record}");
         assert_eq!(record["result"], "used both");
         assert_eq!(record["usage"]["tool_calls"], 2);
@@ -187,7 +181,10 @@ async fn stdio_children_see_only_a_cleared_environment_and_their_own_variables()
         Step::tool_call("fx__print_env", json!({})),
         Step::text("seen"),
     ]);
-    assert_eq!(run_to_end(&c, "env-agent").await["status"], "completed");
+    assert_eq!(
+        c.run_to_end("env-agent", "Use the tools.").await["status"],
+        "completed"
+    );
     let env: serde_json::Map<String, Value> = serde_json::from_str(&outputs(&mock)[0]).unwrap();
     let mut keys: Vec<&str> = env.keys().map(String::as_str).collect();
     keys.retain(|k| !["PATH", "HOME", "TMPDIR", "TEMP", "TMP"].contains(k));
@@ -315,7 +312,7 @@ async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
     ];
     for (name, expected) in expectations {
         let started = std::time::Instant::now();
-        let record = run_to_end(&c, name).await;
+        let record = c.run_to_end(name, "Use the tools.").await;
         assert_eq!(record["status"], "failed", "{name}: {record}");
         assert_eq!(
             record["error"]["code"], "child_mcp_startup_error",
@@ -367,7 +364,7 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
         Step::tool_call("fx__crash", json!({})),
         Step::text("coped with everything"),
     ]);
-    let record = run_to_end(&c, "caller").await;
+    let record = c.run_to_end("caller", "Use the tools.").await;
     assert_eq!(record["status"], "completed", "{record}");
     assert_eq!(record["result"], "coped with everything");
     let requests = mock.requests();
@@ -458,7 +455,7 @@ async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
     ];
     let (_ws, c) = start(&mock, &files, &[]).await;
     mock.push([Step::text("a"), Step::text("b")]);
-    run_to_end(&c, "read-only").await;
+    c.run_to_end("read-only", "Use the tools.").await;
     let read_only = offered(&mock, 0);
     assert!(
         !read_only.contains(&"fx__delete_everything".to_owned()),
@@ -469,7 +466,7 @@ async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
         "no read-only hint"
     );
     assert!(read_only.contains(&"fx__echo".to_owned()));
-    run_to_end(&c, "lists").await;
+    c.run_to_end("lists", "Use the tools.").await;
     let listed = offered(&mock, 1);
     for denied in ["fx__delete_everything", "fx__crash", "fx__sleep"] {
         assert!(
@@ -606,7 +603,11 @@ async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
         .into_iter()
         .enumerate()
     {
-        assert_eq!(run_to_end(&c, name).await["status"], "completed", "{name}");
+        assert_eq!(
+            c.run_to_end(name, "Use the tools.").await["status"],
+            "completed",
+            "{name}"
+        );
         let tools = offered(&mock, n);
         assert_eq!(
             tools.contains(&"fx__delete_issue".to_owned()),
@@ -618,7 +619,7 @@ async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
             "{name}"
         );
     }
-    let record = run_to_end(&c, "allow-offered").await;
+    let record = c.run_to_end("allow-offered", "Use the tools.").await;
     assert_eq!(record["status"], "completed", "{record}");
     assert_eq!(offered(&mock, 4), ["fx__delete_issue", "fx__echo"]);
     assert_eq!(
@@ -626,7 +627,7 @@ async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
         ["issue deleted"],
         "the call reaches the child under its own name"
     );
-    let record = run_to_end(&c, "deny-twins").await;
+    let record = c.run_to_end("deny-twins", "Use the tools.").await;
     assert_eq!(record["status"], "completed", "{record}");
     let tools = offered(&mock, 6);
     assert!(
@@ -673,7 +674,7 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
     ];
     let (_ws, c) = start(&mock, &files, &[]).await;
     for (name, port) in [("closed-port", closed_port), ("dropped", dropper_port)] {
-        let record = run_to_end(&c, name).await;
+        let record = c.run_to_end(name, "Use the tools.").await;
         assert_eq!(record["status"], "failed", "{name}: {record}");
         assert_eq!(
             record["error"]["code"], "child_mcp_startup_error",
@@ -727,7 +728,7 @@ async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
         ]),
         Step::text("refused twice"),
     ]);
-    let record = run_to_end(&c, "refused").await;
+    let record = c.run_to_end("refused", "Use the tools.").await;
     assert_eq!(record["status"], "completed", "{record}");
     let out = outputs(&mock);
     let long = &out[0];
@@ -829,7 +830,10 @@ async fn no_child_outlives_failure_interruption_or_the_server() {
     let (mock, m, _ws, c) = one_fixture_agent("worker", &[], "").await;
     // Failure: the provider refuses while the child runs.
     mock.push([Step::openai_error(400, "invalid_request_error", None, "no")]);
-    assert_eq!(run_to_end(&c, "worker").await["status"], "failed");
+    assert_eq!(
+        c.run_to_end("worker", "Use the tools.").await["status"],
+        "failed"
+    );
     assert_no_process_left(&m, 6).await;
     // The server going away mid-call.
     mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
@@ -921,7 +925,7 @@ async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() 
             Step::tool_call("fx__lookup", json!({"url": "https://example.com/r/1"})),
             Step::text("found it"),
         ]);
-        let record = run_to_end(&c, "looker").await;
+        let record = c.run_to_end("looker", "Use the tools.").await;
         assert_eq!(record["status"], "completed", "{wire}: {record}");
         let requests = mock.requests();
         for r in &requests {

@@ -30,11 +30,6 @@ fn custom_agent(name: &str, base: &str, wire: &str, key_var: &str, auth: &str) -
     )
 }
 
-async fn run_to_end(conn: &binary::Connection, name: &str) -> Value {
-    let id = conn.spawn(name, "Say hi.").await;
-    conn.wait(&[&id], 20_000).await["agents"][0].clone()
-}
-
 fn auth_headers(request: &mcp_agents::testkit::mock::Recorded) -> (Option<String>, Option<String>) {
     let header = |name: &str| {
         request
@@ -77,7 +72,7 @@ async fn a_bearer_only_endpoint_takes_auth_bearer_on_both_apis_and_refuses_x_api
 
     for name in ["messages-bearer", "responses-default"] {
         mock.push([Step::text("Hi.")]);
-        let record = run_to_end(&conn, name).await;
+        let record = conn.run_to_end(name, "Say hi.").await;
         assert_eq!(record["status"], "completed", "{name}: {record}");
         assert_eq!(record["result"], "Hi.");
         let request = mock.requests().pop().unwrap();
@@ -88,7 +83,7 @@ async fn a_bearer_only_endpoint_takes_auth_bearer_on_both_apis_and_refuses_x_api
         );
     }
     for name in ["messages-default", "responses-x-api-key"] {
-        let record = run_to_end(&conn, name).await;
+        let record = conn.run_to_end(name, "Say hi.").await;
         assert_eq!(record["status"], "failed", "{name}: {record}");
         assert_eq!(record["error"]["code"], "provider_error");
         let message = record["error"]["message"].as_str().unwrap();
@@ -132,7 +127,7 @@ async fn a_local_engine_takes_a_placeholder_key_but_an_unset_variable_is_still_r
     )
     .await;
     mock.push([Step::text("Local hi.")]);
-    let record = run_to_end(&conn, "local").await;
+    let record = conn.run_to_end("local", "Say hi.").await;
     assert_eq!(record["status"], "completed", "{record}");
     assert_eq!(
         auth_headers(&mock.requests()[0]).0.as_deref(),

@@ -24,13 +24,6 @@ async fn start(mock: &MockProvider, files: &[(&str, String)]) -> (tempfile::Temp
     (ws, connection)
 }
 
-async fn run_to_end(c: &Connection, name: &str) -> Value {
-    let id = c.spawn(name, "Do the task.").await;
-    let done = c.wait(&[&id], 60_000).await;
-    assert_eq!(done["timed_out"], false, "{done}");
-    done["agents"][0].clone()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_results_and_records_name_the_model_and_provider_sent() {
     let mock = MockProvider::start(KEY).await.unwrap();
@@ -88,7 +81,7 @@ async fn tools_used_counts_the_calls_made_and_their_errors() {
         Step::tool_calls(vec![("fx__echo", json!({"text": "b"}))]),
         Step::text("I searched twice."),
     ]);
-    let record = run_to_end(&c, "caller").await;
+    let record = c.run_to_end("caller", "Do the task.").await;
     assert_eq!(record["status"], "completed", "{record}");
     assert_eq!(
         record["tools_used"],
@@ -132,7 +125,7 @@ async fn a_failed_run_keeps_its_last_assistant_text_as_partial_result() {
         Step::tool_call("fx__echo", json!({"text": "1"})).with_text("Found A so far."),
         Step::tool_call("fx__echo", json!({"text": "2"})).with_text("Found A and B."),
     ]);
-    let record = run_to_end(&c, "short").await;
+    let record = c.run_to_end("short", "Do the task.").await;
     assert_eq!(record["error"]["code"], "turn_limit", "{record}");
     assert_eq!(record["partial_result"], "Found A and B.");
 
@@ -141,7 +134,7 @@ async fn a_failed_run_keeps_its_last_assistant_text_as_partial_result() {
         Step::tool_call("fx__echo", json!({"text": "1"})).with_text(&long),
         Step::openai_error(400, "invalid_request_error", None, "bad request"),
     ]);
-    let record = run_to_end(&c, "chatty").await;
+    let record = c.run_to_end("chatty", "Do the task.").await;
     assert_eq!(record["error"]["code"], "provider_error", "{record}");
     let partial = record["partial_result"].as_str().unwrap();
     assert!(partial.len() <= 64 * 1024 && partial.len() > 64 * 1024 - 4);
@@ -154,7 +147,7 @@ async fn a_failed_run_keeps_its_last_assistant_text_as_partial_result() {
         None,
         "bad",
     )]);
-    let record = run_to_end(&c, "worker").await;
+    let record = c.run_to_end("worker", "Do the task.").await;
     assert_eq!(record["status"], "failed");
     assert!(record.get("partial_result").is_none(), "{record}");
     c.close().await;

@@ -25,13 +25,6 @@ async fn start(files: &[(&str, String)]) -> (tempfile::TempDir, Connection) {
     (ws, c)
 }
 
-async fn run_to_end(c: &Connection, name: &str) -> Value {
-    let id = c.spawn(name, "Judge it.").await;
-    let done = c.wait(&[&id], 60_000).await;
-    assert_eq!(done["timed_out"], false, "{done}");
-    done["agents"][0].clone()
-}
-
 /// The text of the user turns of a request body, either wire.
 fn user_texts(body: &Value) -> Vec<String> {
     let items = body
@@ -85,7 +78,7 @@ async fn an_invalid_answer_then_a_valid_one_completes_with_structured_result() {
             Step::text("It looks fine to me."),
             Step::text("```json\n{\"verdict\": \"ok\"}\n```"),
         ]);
-        let record = run_to_end(&c, name).await;
+        let record = c.run_to_end(name, "Judge it.").await;
         assert_eq!(record["status"], "completed", "{name}: {record}");
         assert_eq!(
             record["structured_result"],
@@ -122,7 +115,7 @@ async fn two_invalid_answers_fail_with_invalid_output_and_partial_result() {
         Step::text(r#"{"verdict": "perhaps"}"#),
         Step::text("never asked for"),
     ]);
-    let record = run_to_end(&c, "judge").await;
+    let record = c.run_to_end("judge", "Judge it.").await;
     assert_eq!(record["error"]["code"], "invalid_output", "{record}");
     assert_eq!(record["partial_result"], r#"{"verdict": "perhaps"}"#);
     let message = record["error"]["message"].as_str().unwrap();
@@ -158,7 +151,7 @@ async fn responses_get_the_schema_as_text_format_only_when_it_fits_strict_mode()
     let (_ws, c) = start(&files).await;
     for name in ["strict", "loose", "claude-strict"] {
         mock.push([Step::text(r#"{"verdict": "bad"}"#)]);
-        let record = run_to_end(&c, name).await;
+        let record = c.run_to_end(name, "Judge it.").await;
         assert_eq!(
             record["structured_result"],
             json!({"verdict": "bad"}),
@@ -203,7 +196,7 @@ async fn arguments_are_checked_against_the_childs_schema_before_the_call() {
         Step::tool_call("fx__echo", json!({"text": "fixed"})),
         Step::text("done"),
     ]);
-    let record = run_to_end(&c, "caller").await;
+    let record = c.run_to_end("caller", "Judge it.").await;
     assert_eq!(record["status"], "completed", "{record}");
     let outputs = function_outputs(&mock.requests()[1].body);
     assert!(

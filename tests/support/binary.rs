@@ -344,6 +344,14 @@ impl Connection {
         .await
     }
 
+    /// Spawns `name` with `task` and returns its record once it has ended (60 s at most).
+    pub async fn run_to_end(&self, name: &str, task: &str) -> Value {
+        let id = self.spawn(name, task).await;
+        let done = self.wait(&[&id], 60_000).await;
+        assert_eq!(done["timed_out"], false, "{done}");
+        done["agents"][0].clone()
+    }
+
     /// Polls `wait_agent` with a zero timeout until the agent's activity reaches `phase`
     /// (5 s at most) and returns that snapshot of the agent.
     pub async fn wait_for_phase(&self, id: &str, phase: &str) -> Value {
