@@ -61,9 +61,7 @@ impl AgentDefinition {
             Sandbox::ReadOnly => hints.read_only == Some(true) && hints.destructive != Some(true),
         }
     }
-}
 
-impl AgentDefinition {
     /// The tools of the built-in `workspace` server this agent is offered (SPEC §8.6), in
     /// the order the server lists them; empty when it does not get the server.
     pub fn workspace_tools(&self) -> Vec<&'static str> {
