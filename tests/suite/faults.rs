@@ -548,7 +548,7 @@ impl RawServer {
         use tokio::io::AsyncBufReadExt;
         let mut child = tokio::process::Command::new(binary::BIN)
             .arg(workspace)
-            .env("RUST_LOG", "warn")
+            .env_remove("RUST_LOG")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

@@ -145,7 +145,9 @@ async fn stdio_with(
         .arg(workspace)
         .env(KEY_VAR, KEY)
         .env_remove("MCP_AGENTS_DEFAULT_MODEL")
-        .env("RUST_LOG", "warn");
+        // The user's default logging (our warnings, rmcp's own lines off), as a client that
+        // starts the server sees it.
+        .env_remove("RUST_LOG");
     for var in removed {
         command.env_remove(var);
     }
