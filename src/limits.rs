@@ -106,6 +106,9 @@ pub const SERVER_SHUTDOWN_BOUND: Duration =
 /// Closing a child that failed during startup or was started only to ask its version: it
 /// did no work, so it gets less time than a run's shutdown (SPEC §8.2).
 pub const CHILD_ABANDON_TIMEOUT: Duration = Duration::from_secs(1);
+/// Closing a run's children once `max_run_seconds` has passed: the run fails within a
+/// second of its limit (SPEC §6 step 5), so a child slow to exit is killed after this.
+pub const DEADLINE_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 /// Connecting to an HTTP child (SPEC §8.1; the providers' connect bound).
 pub const CHILD_HTTP_CONNECT_TIMEOUT: Duration = PROVIDER_CONNECT_TIMEOUT;
 /// A child tool's description given to the model, in bytes (SPEC §8.3, §12).

@@ -94,8 +94,9 @@ pub trait ToolBox: Send + Sync {
 
 /// The tools of one run, opened when the run starts and shut down when it ends.
 pub trait RunTools: ToolBox {
-    /// Closes connections and stops child processes, within the shutdown bound.
-    fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()>;
+    /// Closes connections and stops child processes: each child gets `bound` to exit once
+    /// its input is closed, then what is left of it is killed.
+    fn shutdown(self: Box<Self>, bound: Duration) -> BoxFuture<'static, ()>;
 }
 
 /// Opens a run's tools (the child MCP layer in the server; in-process tools in tests). The

@@ -100,7 +100,8 @@ impl ToolsFactory for ChildServers {
                 }
             }
             if let Some(message) = failure {
-                shutdown_all(started.into_iter().map(|(c, _, _)| c).collect()).await;
+                let started = started.into_iter().map(|(c, _, _)| c).collect();
+                shutdown_all(started, CHILD_SHUTDOWN_TIMEOUT).await;
                 return Err(AgentError::new(ErrorCode::ChildMcpStartupError, message));
             }
             Ok(Box::new(ChildToolSet::build(definition, started)) as Box<dyn RunTools>)
@@ -203,17 +204,12 @@ impl ToolBox for ChildToolSet {
 }
 
 impl RunTools for ChildToolSet {
-    fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()> {
-        Box::pin(shutdown_all(self.connections))
+    fn shutdown(self: Box<Self>, bound: Duration) -> BoxFuture<'static, ()> {
+        Box::pin(shutdown_all(self.connections, bound))
     }
 }
 
-/// Shuts connections down in parallel, each within the shutdown bound.
-async fn shutdown_all(connections: Vec<ChildConnection>) {
-    futures_util::future::join_all(
-        connections
-            .into_iter()
-            .map(|c| c.shutdown(CHILD_SHUTDOWN_TIMEOUT)),
-    )
-    .await;
+/// Shuts connections down in parallel, each within `bound`.
+async fn shutdown_all(connections: Vec<ChildConnection>, bound: Duration) {
+    futures_util::future::join_all(connections.into_iter().map(|c| c.shutdown(bound))).await;
 }

@@ -176,7 +176,19 @@ pub fn split_commas(s: &str) -> Vec<String> {
 }
 
 pub fn wrong_type(name: &str, expected: &str, got: &Value) -> String {
-    format!("`{name}` must be {expected}, not {}", describe_type(got))
+    match got.as_str().filter(|s| is_non_finite(s)) {
+        // An infinity or NaN, which YAML and TOML readers turn into text.
+        Some(number) => format!("`{name}` must be {expected}, not `{number}`"),
+        None => format!("`{name}` must be {expected}, not {}", describe_type(got)),
+    }
+}
+
+/// How YAML (`.inf`, `-.inf`, `.nan`) and TOML (`inf`, `-inf`, `nan`) write a number that is
+/// not finite.
+fn is_non_finite(text: &str) -> bool {
+    let unsigned = text.trim_start_matches(['+', '-']);
+    let bare = unsigned.strip_prefix('.').unwrap_or(unsigned);
+    ["inf", "nan"].iter().any(|n| bare.eq_ignore_ascii_case(n))
 }
 
 fn out_of_range(name: &str, value: &Value, range: &std::ops::RangeInclusive<u32>) -> String {

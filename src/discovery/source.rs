@@ -276,6 +276,39 @@ fn quotable_value(line: &str) -> Option<(&str, &str)> {
     (plain && value.contains(": ")).then_some((key, value))
 }
 
+/// Converts a TOML table to JSON. Datetimes become their text; non-finite floats (`inf`,
+/// `nan`) become strings, as in YAML, so that a field expecting a number rejects them
+/// rather than reading them as absent.
+fn toml_table_to_json(table: toml::Table) -> Map<String, Value> {
+    table
+        .into_iter()
+        .map(|(k, v)| (k, toml_to_json(v)))
+        .collect()
+}
+
+fn toml_to_json(value: toml::Value) -> Value {
+    use toml::Value as T;
+    match value {
+        T::String(s) => Value::String(s),
+        T::Integer(i) => Value::Number(i.into()),
+        T::Float(f) => Number::from_f64(f).map_or_else(
+            // Spelt as TOML spells them (`f64`'s own text of a NaN is `NaN`).
+            || {
+                Value::String(if f.is_nan() {
+                    "nan".into()
+                } else {
+                    f.to_string()
+                })
+            },
+            Value::Number,
+        ),
+        T::Boolean(b) => Value::Bool(b),
+        T::Datetime(d) => Value::String(d.to_string()),
+        T::Array(items) => Value::Array(items.into_iter().map(toml_to_json).collect()),
+        T::Table(table) => Value::Object(toml_table_to_json(table)),
+    }
+}
+
 /// Converts YAML to JSON. Scalar keys become strings; a sequence or mapping as a key is an
 /// error. Tags are dropped (their value kept). Non-finite floats become strings so that a
 /// field expecting a number rejects them.
@@ -321,9 +354,8 @@ fn yaml_to_json(value: yaml_serde::Value) -> Result<Value, String> {
 
 /// Parses a TOML document into an object. Errors give the line and column.
 pub fn parse_toml(text: &str) -> Result<Map<String, Value>, String> {
-    match toml::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err("is not a TOML table".to_owned()),
+    match toml::from_str::<toml::Table>(text) {
+        Ok(table) => Ok(toml_table_to_json(table)),
         Err(e) => {
             let message = e.message().trim().to_owned();
             Err(match e.span() {

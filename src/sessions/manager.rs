@@ -22,6 +22,7 @@ use tokio_util::task::TaskTracker;
 
 use super::activity::Activity;
 use super::answer::schema_instructions;
+use super::outcome::partial_result;
 use super::run::{RunContext, RunLimits, RunObserver, RunOutcome, Spent, run_model_loop};
 use super::session::{Session, SessionState, Snapshot, Status, Totals, new_agent_id, short_id};
 use super::tool_round::until;
@@ -30,8 +31,8 @@ use crate::definition::AgentDefinition;
 use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{
-    CONCURRENT_RUNS, QUEUED_INPUTS, RETAINED_HISTORY_BYTES, RETAINED_TERMINAL_SESSIONS,
-    UNKNOWN_AGENT_IDS_LISTED,
+    CHILD_SHUTDOWN_TIMEOUT, CONCURRENT_RUNS, DEADLINE_SHUTDOWN_GRACE, QUEUED_INPUTS,
+    RETAINED_HISTORY_BYTES, RETAINED_TERMINAL_SESSIONS, UNKNOWN_AGENT_IDS_LISTED,
 };
 use crate::providers::{Conversation, ProviderClient, RetryPolicy};
 use crate::toolbox::{EnvLookup, ToolsFactory};
@@ -451,6 +452,8 @@ impl SessionManager {
             budget: definition.budget,
             started: Instant::now(),
         };
+        // The answer of the run so far, when input that came as it closed carried it on.
+        let mut earlier_answer: Option<String> = None;
         loop {
             if let Some(starting) = Activity::child_startup(definition) {
                 session.activity(starting);
@@ -488,9 +491,25 @@ impl SessionManager {
                     if !definition.mcp_servers.is_empty() {
                         session.activity(Activity::child_shutdown());
                     }
-                    tools.shutdown().await;
+                    // Past `max_run_seconds` the children get a short grace, not the whole
+                    // shutdown bound, before they are killed: the run fails within a second
+                    // of its limit.
+                    let bound = if limits.deadline().is_some_and(|d| Instant::now() >= d) {
+                        DEADLINE_SHUTDOWN_GRACE
+                    } else {
+                        CHILD_SHUTDOWN_TIMEOUT
+                    };
+                    tools.shutdown(bound).await;
                     outcome
                 }
+            };
+            // A failure in a run that carried on after input keeps the answer before it.
+            let outcome = match outcome {
+                RunOutcome::Failed(mut failure) if failure.partial_result.is_none() => {
+                    failure.partial_result = earlier_answer.take();
+                    RunOutcome::Failed(failure)
+                }
+                other => other,
             };
             // One guard from this check to the terminal state: input accepted in between
             // would otherwise be left queued on a finished session.
@@ -500,6 +519,9 @@ impl SessionManager {
                 && !self.shutdown.is_cancelled()
             {
                 // Input queued while the run was closing: carry on in the same permit.
+                if let RunOutcome::Completed(answer) = &outcome {
+                    earlier_answer = partial_result(&answer.text);
+                }
                 continue;
             }
             let status = match outcome {

@@ -77,6 +77,10 @@ pub struct FixtureOptions {
     /// so a test can count the calls the child really received.
     #[arg(long, value_name = "PATH")]
     pub call_log: Option<std::path::PathBuf>,
+    /// After its input ends, wait this many milliseconds before exiting, as a server that
+    /// finishes its work in flight first does.
+    #[arg(long, value_name = "MS")]
+    pub linger_ms: Option<u64>,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -472,6 +476,9 @@ pub async fn run(options: FixtureOptions) -> Result<(), String> {
                 .await
                 .map_err(|e| e.to_string())?;
             service.waiting().await.map_err(|e| e.to_string())?;
+            if let Some(ms) = options.linger_ms {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            }
             Ok(())
         }
         Some(addr) => serve_http(addr, &options).await,

@@ -999,7 +999,9 @@ async fn the_childs_own_schema_stays_on_the_descriptor() {
         .find(|t| t.spec.name == "fx__lookup")
         .unwrap()
         .clone();
-    tools.shutdown().await;
+    tools
+        .shutdown(mcp_agents::limits::CHILD_SHUTDOWN_TIMEOUT)
+        .await;
     assert_eq!(
         lookup.original_schema,
         Value::Object(mcp_agents::testkit::fixture_server::lookup_schema())

@@ -187,8 +187,44 @@ async fn max_run_seconds_cancels_a_model_request_in_flight() {
             .contains("the model request in flight was cancelled"),
         "{record}"
     );
-    assert!(spawned.elapsed() < Duration::from_secs(5));
+    let took = spawned.elapsed();
+    assert!(
+        took < Duration::from_secs(2),
+        "failed {took:?} after the spawn"
+    );
     assert_eq!(mock.requests().len(), 1);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_run_seconds_does_not_wait_for_a_child_slow_to_exit() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = marker("linger");
+    let ws = tempfile::tempdir().unwrap();
+    // The child takes 10 s to exit once its input ends, twice the shutdown bound.
+    let servers = stdio_child("fx", &["--linger-ms", "10000"], &m, "");
+    children::write(
+        ws.path(),
+        ".agents/agents/lingering.md",
+        &agent(&mock, "lingering", &servers, "max_run_seconds: 1"),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
+    let spawned = Instant::now();
+    let id = c.spawn("lingering", "Sleep long.").await;
+    let record = wait_done(&c, &id).await;
+    let took = spawned.elapsed();
+    assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
+    assert!(
+        took < Duration::from_secs(2),
+        "failed {took:?} after the spawn"
+    );
+    // Cut short, the shutdown killed the child rather than waiting for it.
+    assert_eq!(
+        processes_with(&m),
+        Vec::<u32>::new(),
+        "the child's group is gone"
+    );
     c.close().await;
 }
 

@@ -154,6 +154,39 @@ async fn a_failed_run_keeps_its_last_assistant_text_as_partial_result() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_carried_on_by_input_that_then_fails_keeps_the_answer_before_it() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    // The child takes 2 s to exit, so the run is still closing when the input comes.
+    let servers = stdio_child("fx", &["--linger-ms", "2000"], "results-carried", "");
+    let files = [(
+        ".agents/agents/closing.md",
+        agent(&mock, "closing", &servers, ""),
+    )];
+    let (_ws, c) = start(&mock, &files).await;
+    mock.push([
+        Step::text("Answer one, the real work."),
+        Step::openai_error(400, "invalid_request_error", None, "bad request"),
+    ]);
+    let id = c.spawn("closing", "Do the task.").await;
+    c.wait_for_phase(&id, "child_mcp_shutdown").await;
+    c.ok(
+        "send_input",
+        json!({"target": id, "message": "And one more thing."}),
+    )
+    .await;
+    let done = c.wait(&[&id], 60_000).await;
+    let record = &done["agents"][0];
+    assert_eq!(record["error"]["code"], "provider_error", "{record}");
+    assert_eq!(
+        mock.requests().len(),
+        2,
+        "the input carried the same run on"
+    );
+    assert_eq!(record["partial_result"], "Answer one, the real work.");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_completes_with_the_refusal_as_result_on_both_wires() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let (_ws, c) = start(&mock, &[]).await;
