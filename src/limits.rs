@@ -228,6 +228,10 @@ pub const PROVIDER_MAX_REQUESTED_DELAY: Duration = Duration::from_secs(60);
 pub const PROVIDER_REPLY_BYTES: usize = 32 * 1024 * 1024;
 /// How much of a provider's error message is quoted, in characters (SPEC §6.1 "Errors").
 pub const PROVIDER_MESSAGE_CHARS: usize = 1000;
+/// The longest error `type`, `code` or `param` a provider's error is quoted with: real ones
+/// are identifiers (`context_length_exceeded`); the rest of a longer one is cut with "…",
+/// so the whole error stays within SPEC §6.1's 1,000-character cap.
+pub const PROVIDER_ERROR_LABEL_CHARS: usize = 100;
 /// How much of an error body that carries no message is quoted, in characters (SPEC §6.1).
 pub const PROVIDER_BODY_CHARS: usize = 300;
 /// JSON Schema violations listed in one message to the model (an argument check, an answer

@@ -1,21 +1,34 @@
-//! The provider reply parsers and error classification, on any body.
+//! The provider reply readers and error classification, on any body: whole replies, the
+//! events of a streamed one (the input's lines, each `event data`), and error bodies with
+//! the headers the client reads.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_agents::providers::http::{classify_status, error_details, requested_delay};
-use mcp_agents::providers::{messages, responses};
+use mcp_agents::definition::WireApi;
+use mcp_agents::providers::classify::{classify_error_event, classify_status, error_details, requested_delay};
+use mcp_agents::providers::{formats, messages, responses};
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) {
-        let _ = responses::parse_reply(value.clone());
-        let _ = messages::parse_reply(value);
-    }
     let text = String::from_utf8_lossy(data);
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
+        let _ = responses::parse_response(value.clone());
+        let _ = messages::parse_message(value.clone());
+        let _ = classify_error_event("p", &value);
+    }
+    for api in [WireApi::Responses, WireApi::AnthropicMessages] {
+        let mut stream = formats::format(api).stream("p");
+        for line in text.lines() {
+            let (event, data) = line.split_once(' ').unwrap_or(("message", line));
+            if stream.event(event, data).is_err() {
+                break;
+            }
+        }
+    }
     let _ = error_details(&text);
     // The body's first line doubles as the value of every header the client reads.
     let mut headers = reqwest::header::HeaderMap::new();
     if let Ok(value) = reqwest::header::HeaderValue::from_str(text.lines().next().unwrap_or("")) {
-        for name in ["retry-after-ms", "retry-after", "x-should-retry"] {
+        for name in ["retry-after-ms", "retry-after", "x-should-retry", "request-id"] {
             headers.insert(name, value.clone());
         }
     }

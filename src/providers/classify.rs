@@ -22,7 +22,10 @@ use serde_json::Value;
 
 use super::error::{ProviderError, ProviderFailure};
 use super::unsupported;
-use crate::limits::{PROVIDER_BODY_CHARS, PROVIDER_MESSAGE_CHARS, PROVIDER_REQUEST_ID_CHARS};
+use crate::limits::{
+    PROVIDER_BODY_CHARS, PROVIDER_ERROR_LABEL_CHARS, PROVIDER_MESSAGE_CHARS,
+    PROVIDER_REQUEST_ID_CHARS,
+};
 
 /// How one attempt failed.
 #[derive(Debug)]
@@ -121,12 +124,17 @@ pub fn error_details(body: &str) -> ErrorDetails {
 fn details_of(value: &Value) -> ErrorDetails {
     let error = &value["error"];
     let text = |v: &Value| v.as_str().map(str::to_owned);
+    // Identifiers, shown in labels and retry notices: capped where they are read.
+    let label = |v: &Value| {
+        v.as_str()
+            .and_then(|s| snippet(s, PROVIDER_ERROR_LABEL_CHARS))
+    };
     match error {
         Value::Object(_) => ErrorDetails {
             message: text(&error["message"]),
-            kind: text(&error["type"]),
-            code: text(&error["code"]),
-            param: text(&error["param"]),
+            kind: label(&error["type"]),
+            code: label(&error["code"]),
+            param: label(&error["param"]),
         },
         Value::String(message) => ErrorDetails {
             message: Some(message.clone()),
@@ -136,8 +144,8 @@ fn details_of(value: &Value) -> ErrorDetails {
         _ if value["type"] == "error" => ErrorDetails {
             message: text(&value["message"]),
             kind: None,
-            code: text(&value["code"]),
-            param: text(&value["param"]),
+            code: label(&value["code"]),
+            param: label(&value["param"]),
         },
         _ => ErrorDetails::default(),
     }

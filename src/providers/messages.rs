@@ -300,7 +300,11 @@ fn append(block: &mut Value, name: &str, more: &str) {
 
 impl ReplyStream for MessagesStream {
     fn event(&mut self, event: &str, data: &str) -> Result<Option<Reply>, AttemptError> {
-        let Ok(mut value) = serde_json::from_str::<Value>(data) else {
+        // An event is a JSON object; anything else is as unreadable as text that is not JSON.
+        let Some(mut value) = serde_json::from_str::<Value>(data)
+            .ok()
+            .filter(Value::is_object)
+        else {
             if event == "message_stop" || event == "error" {
                 return Err(malformed(&format!("its `{event}` event is not JSON")));
             }
@@ -309,15 +313,30 @@ impl ReplyStream for MessagesStream {
         let kind = value["type"].as_str().unwrap_or(event).to_owned();
         let index = value["index"].as_u64().map(|i| i as usize);
         match kind.as_str() {
-            "message_start" => self.message = Some(value["message"].take()),
+            "message_start" => {
+                let message = value["message"].take();
+                // Written into below (deltas, content), so it must be an object.
+                if !message.is_object() {
+                    return Err(malformed("its message_start holds no message object"));
+                }
+                self.message = Some(message);
+            }
             "content_block_start" => {
                 let Some(index) = index else {
                     return Err(malformed("a content_block_start has no index"));
                 };
+                // Blocks start in order (the index is the block's place in the content
+                // list), so an index past the next one is not taken as an allocation size.
+                if index > self.blocks.len() {
+                    return Err(malformed("a content_block_start skips past the next index"));
+                }
                 let block = value["content_block"].take();
+                if !block.is_object() {
+                    return Err(malformed("a content_block_start holds no block object"));
+                }
                 let input_json = block.get("input").map(|_| String::new());
-                if self.blocks.len() <= index {
-                    self.blocks.resize_with(index + 1, || None);
+                if self.blocks.len() == index {
+                    self.blocks.push(None);
                 }
                 self.blocks[index] = Some(Block {
                     value: block,
@@ -377,6 +396,9 @@ impl ReplyStream for MessagesStream {
                 }
                 // The final counts; fields it leaves out keep message_start's.
                 if let Value::Object(usage) = value["usage"].take() {
+                    if !message["usage"].is_object() {
+                        message["usage"] = Value::Object(Map::new());
+                    }
                     for (key, v) in usage.into_iter().filter(|(_, v)| !v.is_null()) {
                         message["usage"][key] = v;
                     }

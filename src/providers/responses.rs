@@ -242,7 +242,11 @@ const TERMINAL: [&str; 3] = [
 
 impl ReplyStream for ResponsesStream {
     fn event(&mut self, event: &str, data: &str) -> Result<Option<Reply>, AttemptError> {
-        let Ok(mut value) = serde_json::from_str::<Value>(data) else {
+        // An event is a JSON object; anything else is as unreadable as text that is not JSON.
+        let Some(mut value) = serde_json::from_str::<Value>(data)
+            .ok()
+            .filter(Value::is_object)
+        else {
             // Like Codex, an unreadable event is skipped, unless it was the one that ends the
             // reply.
             if TERMINAL.contains(&event) {

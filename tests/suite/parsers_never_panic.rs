@@ -311,3 +311,162 @@ fn generated_documents_are_sometimes_accepted_so_the_checks_run() {
         "accepted (yaml, toml): {accepted:?}"
     );
 }
+
+/// Values a provider (or a gateway in front of it) might put where an object, a list, a
+/// string or an index is expected.
+fn odd_json() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::json;
+    let leaf = prop_oneof![
+        Just(json!(null)),
+        Just(json!("oops")),
+        Just(json!(5)),
+        Just(json!(-1)),
+        Just(json!(u64::MAX)),
+        Just(json!(1u64 << 61)),
+        Just(json!(1_000_000_000u64)),
+        Just(json!(0)),
+        Just(json!(1)),
+        Just(json!(true)),
+        Just(json!([])),
+        Just(json!({})),
+        Just(json!({"type": "text", "text": "hi"})),
+        Just(json!({"type": "tool_use", "id": "t", "name": "n", "input": {}})),
+        Just(json!({"type": "message", "role": "assistant", "content": []})),
+        Just(json!({"type": "function_call", "call_id": "c", "name": "n", "arguments": "{}"})),
+        Just(json!({"status": "completed", "output": []})),
+        Just(json!({"input_tokens": 3})),
+    ];
+    leaf.prop_recursive(2, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(serde_json::Value::Array),
+            prop::collection::btree_map(
+                prop::sample::select(vec![
+                    "type",
+                    "index",
+                    "message",
+                    "content",
+                    "content_block",
+                    "delta",
+                    "usage",
+                    "text",
+                    "partial_json",
+                    "output",
+                    "item",
+                    "output_index",
+                    "response",
+                    "status",
+                    "stop_reason",
+                    "error",
+                ]),
+                inner,
+                0..4,
+            )
+            .prop_map(|m| serde_json::Value::Object(
+                m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+            )),
+        ]
+    })
+}
+
+const STREAM_EVENTS: &[&str] = &[
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "ping",
+    "error",
+    "response.output_item.done",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+    "response.output_text.delta",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Whatever a streamed reply holds, reading it gives a reply or an error, never a panic
+    /// or an allocation sized by the provider (a Messages block index is one).
+    #[test]
+    fn odd_stream_events_never_panic(
+        events in prop::collection::vec(
+            (prop::sample::select(STREAM_EVENTS), odd_json(), any::<bool>()),
+            0..8,
+        ),
+    ) {
+        use mcp_agents::definition::WireApi;
+        for api in [WireApi::Responses, WireApi::AnthropicMessages] {
+            let mut stream = mcp_agents::providers::formats::format(api).stream("p");
+            for (event, data, typed) in &events {
+                let mut data = data.clone();
+                if *typed && let serde_json::Value::Object(map) = &mut data {
+                    map.insert("type".into(), serde_json::Value::String((*event).into()));
+                }
+                if stream.event(event, &data.to_string()).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The cases that crashed the Messages reader before: a block index past the next one (as
+/// an allocation size or an overflow), and objects that are not objects.
+#[test]
+fn messages_stream_events_that_once_panicked_are_errors() {
+    use mcp_agents::definition::WireApi;
+    use serde_json::json;
+    let start = json!({"type": "message_start", "message": {"type": "message", "role": "assistant",
+                       "content": [], "usage": {"input_tokens": 1}}});
+    let cases = [
+        vec![
+            start.clone(),
+            json!({"type": "content_block_start", "index": u64::MAX, "content_block": {"type": "text", "text": ""}}),
+        ],
+        vec![
+            start.clone(),
+            json!({"type": "content_block_start", "index": 1u64 << 61, "content_block": {"type": "text", "text": ""}}),
+        ],
+        vec![
+            start.clone(),
+            json!({"type": "content_block_start", "index": 1_000_000_000u64, "content_block": {"type": "text", "text": ""}}),
+        ],
+        vec![
+            json!({"type": "message_start", "message": "oops"}),
+            json!({"type": "message_stop"}),
+        ],
+        vec![
+            json!({"type": "message_start", "message": {"type": "message", "content": [], "usage": 5}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+            json!({"type": "message_stop"}),
+        ],
+        vec![
+            start.clone(),
+            json!({"type": "content_block_start", "index": 0, "content_block": "x"}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "a"}}),
+        ],
+    ];
+    for (i, events) in cases.iter().enumerate() {
+        let mut stream =
+            mcp_agents::providers::formats::format(WireApi::AnthropicMessages).stream("p");
+        let mut ended = None;
+        for event in events {
+            let kind = event["type"].as_str().unwrap();
+            match stream.event(kind, &event.to_string()) {
+                Ok(Some(reply)) => ended = Some(Ok(reply)),
+                Ok(None) => {}
+                Err(e) => {
+                    ended = Some(Err(e));
+                    break;
+                }
+            }
+        }
+        match i {
+            // A `usage` that is not an object is replaced; the reply is read.
+            4 => assert!(matches!(ended, Some(Ok(_))), "case {i}"),
+            _ => assert!(matches!(ended, Some(Err(_))), "case {i}: {ended:?}"),
+        }
+    }
+}

@@ -390,6 +390,18 @@ async fn request_ids_are_quoted_from_either_header_or_the_body() {
             error.message
         );
     }
+    // Without the header (a proxy dropped it), the id Anthropic repeats in the body.
+    let body = json!({"type": "error", "request_id": "req_011CBodyOnly",
+                      "error": {"type": "invalid_request_error", "message": "Bad thing."}});
+    let step = Step::json(400, body).with_header("request-id", "");
+    let error = one_reply(Messages, step).await.unwrap_err();
+    assert!(
+        error
+            .message
+            .ends_with("Bad thing. (request id req_011CBodyOnly)"),
+        "{}",
+        error.message
+    );
     // A stream's error event names the id of the answer it came in.
     let error = one_reply(Messages, Step::text("never").overloaded_after(2))
         .await
@@ -447,6 +459,32 @@ async fn every_provider_message_is_quoted_in_at_most_1000_characters() {
                 ),
             },
         ),
+        // The error's code and type are the provider's text too.
+        (
+            Responses,
+            Step::openai_error(400, "invalid_request_error", Some(&huge), "short"),
+        ),
+        (Responses, Step::openai_error(400, &huge, None, "short")),
+        (Messages, Step::anthropic_error(400, &huge, "short")),
+        (
+            Responses,
+            Step::json(
+                200,
+                json!({"id": "r", "object": "response", "status": "failed",
+                "error": {"code": huge, "message": "short"}, "output": []}),
+            ),
+        ),
+        (
+            Messages,
+            Step::Raw {
+                status: 200,
+                headers: vec![("content-type".into(), "text/event-stream".into())],
+                body: format!(
+                    "event: error\ndata: {}\n\n",
+                    json!({"type": "error", "error": {"type": huge, "message": "short"}})
+                ),
+            },
+        ),
     ];
     for (i, (wire, step)) in cases.into_iter().enumerate() {
         let error = one_reply(wire, step).await.unwrap_err();
@@ -465,4 +503,51 @@ async fn every_provider_message_is_quoted_in_at_most_1000_characters() {
     }
     let reply = one_reply(Messages, step).await.unwrap();
     assert!(reply.text.chars().count() <= 1_001, "{}", reply.text.len());
+}
+
+/// The model sees a `oneOf` folded into one object (SPEC §6.1), so it can send arguments
+/// the folded form allows and the child's own schema does not: those are checked against
+/// the child's schema, and the tool is not called.
+#[tokio::test]
+async fn arguments_are_checked_against_the_childs_schema_not_the_folded_one() {
+    let one_of = json!({"type": "object", "oneOf": [
+        {"properties": {"id": {"type": "integer"}}, "required": ["id"]},
+        {"properties": {"url": {"type": "string"}}, "required": ["url"]}]});
+    for wire in [Responses, Messages] {
+        let mut talk = Loop::new(wire, |_| {}).await;
+        talk.mock.push([
+            Step::tool_call("t__lookup", json!({"id": 7, "url": "https://x.example"})),
+            Step::tool_call("t__lookup", json!({"id": 7})),
+            Step::text("Found it."),
+        ]);
+        let tools = ScriptedTools::new(vec![(
+            "t__lookup",
+            one_of.clone(),
+            ToolResult::text("issue 7", false),
+        )]);
+        let outcome = talk.run("s", "Look it up.", &tools).await;
+        assert_eq!(
+            outcome,
+            RunOutcome::Completed("Found it.".into()),
+            "{wire:?}"
+        );
+        let sent = &talk.bodies()[0];
+        let tool = sent["tools"][0].clone();
+        let schema = tool.get("parameters").or(tool.get("input_schema")).unwrap();
+        assert!(
+            schema.get("oneOf").is_none(),
+            "{wire:?}: folded for the API: {schema}"
+        );
+        assert!(
+            talk.bodies()[1]
+                .to_string()
+                .contains("do not match its input schema, so it was not called"),
+            "{wire:?}: the model is told why"
+        );
+        assert_eq!(
+            *tools.calls.lock().unwrap(),
+            [("t__lookup".to_owned(), json!({"id": 7}))],
+            "{wire:?}: only the call the child's schema allows reached it"
+        );
+    }
 }

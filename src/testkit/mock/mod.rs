@@ -373,10 +373,13 @@ fn json_response(
         "application/json".parse().expect("static header"),
     );
     for (name, value) in headers {
-        if let (Ok(name), Ok(value)) = (
-            axum::http::HeaderName::from_bytes(name.as_bytes()),
-            axum::http::HeaderValue::from_str(value),
-        ) {
+        let Ok(name) = axum::http::HeaderName::from_bytes(name.as_bytes()) else {
+            continue;
+        };
+        if value.is_empty() {
+            // An empty value leaves the header out (a proxy that drops the request id).
+            map.remove(name);
+        } else if let Ok(value) = axum::http::HeaderValue::from_str(value) {
             map.insert(name, value);
         }
     }

@@ -245,7 +245,8 @@ impl Step {
         )
     }
 
-    /// Adds a response header to a raw step.
+    /// Adds a response header to a raw step; an empty value removes the header (the
+    /// request id every answer carries, say).
     pub fn with_header(self, name: &str, value: &str) -> Step {
         match self {
             Step::Raw {
