@@ -36,6 +36,40 @@ impl fmt::Display for SchemaError {
     }
 }
 
+/// Where in `schema` the first `$ref` is whose target `message` names (`/properties/a/$ref`
+/// for `#/$defs/nope`, which the message gives as `/$defs/nope`).
+fn ref_named_in(schema: &Value, message: &str) -> Option<String> {
+    fn walk(value: &Value, at: &mut String, message: &str) -> Option<String> {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(target)) = map.get("$ref") {
+                    let target = target.trim_start_matches('#');
+                    if !target.is_empty() && message.contains(target) {
+                        return Some(format!("{at}/$ref"));
+                    }
+                }
+                for (key, child) in map {
+                    let len = at.len();
+                    at.push('/');
+                    at.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    let found = walk(child, at, message);
+                    at.truncate(len);
+                    if found.is_some() {
+                        return found;
+                    }
+                }
+                None
+            }
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, child)| {
+                let mut at = format!("{at}/{i}");
+                walk(child, &mut at, message)
+            }),
+            _ => None,
+        }
+    }
+    walk(schema, &mut String::new(), message)
+}
+
 /// One thing a value gets wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -63,7 +97,12 @@ impl CompiledSchema {
             }),
             Err(e) => {
                 let mut message = e.to_string();
+                let mut pointer = e.instance_path().to_string();
                 if matches!(e.kind(), ValidationErrorKind::Referencing(_)) {
+                    // The crate names the reference's target, not where the `$ref` is.
+                    if let Some(at) = ref_named_in(schema, &message) {
+                        pointer = at;
+                    }
                     // The crate's own advice names its build features; ours names the fix.
                     if let Some(cut) = message.find(" and retrieving it failed") {
                         message.truncate(cut);
@@ -74,7 +113,7 @@ impl CompiledSchema {
                     );
                 }
                 Err(SchemaError {
-                    pointer: e.instance_path().to_string(),
+                    pointer,
                     message: message.chars().take(SCHEMA_MESSAGE_CHARS).collect(),
                 })
             }
@@ -164,6 +203,20 @@ impl fmt::Debug for CompiledSchema {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_reference_that_does_not_resolve_is_named_where_it_is() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "string"}, "b": {"$ref": "#/$defs/nope"}}});
+        let e = CompiledSchema::compile(&schema)
+            .err()
+            .expect("does not compile");
+        assert_eq!(e.pointer, "/properties/b/$ref", "{e}");
+        let remote =
+            json!({"prefixItems": [{"type": "string"}, {"$ref": "https://x.example/s.json"}]});
+        let e = CompiledSchema::compile(&remote).err().expect("not fetched");
+        assert_eq!(e.pointer, "/prefixItems/1/$ref", "{e}");
+    }
 
     #[test]
     fn violations_name_the_pointer_and_missing_properties_by_their_own() {
