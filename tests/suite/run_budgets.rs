@@ -107,6 +107,43 @@ async fn the_call_that_would_pass_max_tool_calls_is_not_made() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_default_budget_applies_to_a_definition_that_sets_none() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let log = ws.path().join("calls.log");
+    let log_arg = log.display().to_string();
+    let servers = stdio_child("fx", &["--call-log", &log_arg], &marker("default"), "");
+    children::write(
+        ws.path(),
+        ".agents/agents/plain.md",
+        &agent(&mock, "plain", &servers, ""),
+    );
+    let c = binary::stdio(
+        ws.path(),
+        Generation::Modern,
+        &[("MCP_AGENTS_MAX_TOOL_CALLS", "2")],
+    )
+    .await;
+    mock.push(vec![Step::tool_call("fx__echo", json!({"text": "x"})); 3]);
+    let id = c.spawn("plain", "Call a lot.").await;
+    let record = wait_done(&c, &id).await;
+    assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
+    assert!(
+        record["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_tool_calls of 2"),
+        "{record}"
+    );
+    assert_eq!(
+        count(&log),
+        2,
+        "the child received exactly the server's budget"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_run_tokens_stops_the_run_after_the_reply_that_passes_it() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let (_ws, log, c) = one_agent(&mock, "frugal", &marker("tokens"), "max_run_tokens: 250").await;
