@@ -24,16 +24,30 @@ async fn one_agent(
     marker: &str,
     extra: &str,
 ) -> (tempfile::TempDir, PathBuf, Connection) {
+    one_agent_with(mock, name, marker, extra, &[], &[]).await
+}
+
+/// [`one_agent`], with more arguments for the child and variables for the server.
+async fn one_agent_with(
+    mock: &MockProvider,
+    name: &str,
+    marker: &str,
+    extra: &str,
+    child_args: &[&str],
+    server_env: &[(&str, &str)],
+) -> (tempfile::TempDir, PathBuf, Connection) {
     let ws = tempfile::tempdir().unwrap();
     let log = ws.path().join("calls.log");
     let log_arg = log.display().to_string();
-    let servers = stdio_child("fx", &["--call-log", &log_arg], marker, "");
+    let mut args = vec!["--call-log", &log_arg];
+    args.extend_from_slice(child_args);
+    let servers = stdio_child("fx", &args, marker, "");
     children::write(
         ws.path(),
         &format!(".agents/agents/{name}.md"),
         &agent(mock, name, &servers, extra),
     );
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let c = binary::stdio(ws.path(), Generation::Modern, server_env).await;
     (ws, log, c)
 }
 
@@ -109,21 +123,9 @@ async fn the_call_that_would_pass_max_tool_calls_is_not_made() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_servers_default_budget_applies_to_a_definition_that_sets_none() {
     let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let log = ws.path().join("calls.log");
-    let log_arg = log.display().to_string();
-    let servers = stdio_child("fx", &["--call-log", &log_arg], &marker("default"), "");
-    children::write(
-        ws.path(),
-        ".agents/agents/plain.md",
-        &agent(&mock, "plain", &servers, ""),
-    );
-    let c = binary::stdio(
-        ws.path(),
-        Generation::Modern,
-        &[("MCP_AGENTS_MAX_TOOL_CALLS", "2")],
-    )
-    .await;
+    let server_env = [("MCP_AGENTS_MAX_TOOL_CALLS", "2")];
+    let (_ws, log, c) =
+        one_agent_with(&mock, "plain", &marker("default"), "", &[], &server_env).await;
     mock.push(vec![Step::tool_call("fx__echo", json!({"text": "x"})); 3]);
     let id = c.spawn("plain", "Call a lot.").await;
     let record = wait_done(&c, &id).await;
@@ -237,15 +239,10 @@ async fn max_run_seconds_cancels_a_model_request_in_flight() {
 async fn max_run_seconds_does_not_wait_for_a_child_slow_to_exit() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let m = marker("linger");
-    let ws = tempfile::tempdir().unwrap();
     // The child takes 10 s to exit once its input ends, twice the shutdown bound.
-    let servers = stdio_child("fx", &["--linger-ms", "10000"], &m, "");
-    children::write(
-        ws.path(),
-        ".agents/agents/lingering.md",
-        &agent(&mock, "lingering", &servers, "max_run_seconds: 1"),
-    );
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let linger = ["--linger-ms", "10000"];
+    let (_ws, _log, c) =
+        one_agent_with(&mock, "lingering", &m, "max_run_seconds: 1", &linger, &[]).await;
     mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
     let spawned = Instant::now();
     let id = c.spawn("lingering", "Sleep long.").await;
