@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::activity::Activity;
 use crate::definition::RunBudget;
 use crate::error::{AgentError, ErrorCode};
 
@@ -38,6 +39,16 @@ impl RunLimits {
         let seconds = self.budget.max_run_seconds?;
         self.started
             .checked_add(Duration::from_secs(u64::from(seconds)))
+    }
+
+    /// `activity` with its bound no later than the run's deadline: what is in flight ends
+    /// there at the latest, so `operation_timeout_remaining_ms` says so (SPEC §4.3).
+    pub fn bounded(&self, mut activity: Activity) -> Activity {
+        if let Some(deadline) = self.deadline() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            activity.timeout = Some(activity.timeout.map_or(left, |bound| bound.min(left)));
+        }
+        activity
     }
 }
 
@@ -163,6 +174,26 @@ mod tests {
             budget,
             ..RunLimits::turns(5)
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_activitys_bound_ends_at_the_run_deadline_at_the_latest() {
+        let call = || Activity::tool_call("gh", "search", Duration::from_secs(60));
+        let none = limits(RunBudget::default());
+        assert_eq!(none.bounded(call()).timeout, Some(Duration::from_secs(60)));
+        let timed = limits(RunBudget {
+            max_run_seconds: Some(10),
+            ..RunBudget::default()
+        });
+        tokio::time::advance(Duration::from_secs(4)).await;
+        assert_eq!(timed.bounded(call()).timeout, Some(Duration::from_secs(6)));
+        assert_eq!(
+            timed.bounded(Activity::child_shutdown()).timeout,
+            Some(Duration::from_secs(5)),
+            "a shorter bound stays"
+        );
+        tokio::time::advance(Duration::from_secs(20)).await;
+        assert_eq!(timed.bounded(call()).timeout, Some(Duration::ZERO));
     }
 
     #[tokio::test(start_paused = true)]

@@ -456,7 +456,7 @@ impl SessionManager {
         let mut earlier_answer: Option<String> = None;
         loop {
             if let Some(starting) = Activity::child_startup(definition) {
-                session.activity(starting);
+                session.activity(limits.bounded(starting));
             }
             // A shutdown during startup drops the startup, which kills the children
             // already started (their guards), instead of waiting for it to finish;
@@ -488,9 +488,6 @@ impl SessionManager {
                         output_schema: definition.output_schema.as_ref(),
                     };
                     let outcome = run_model_loop(&mut conversation, context).await;
-                    if !definition.mcp_servers.is_empty() {
-                        session.activity(Activity::child_shutdown());
-                    }
                     // Past `max_run_seconds` the children get a short grace, not the whole
                     // shutdown bound, before they are killed: the run fails within a second
                     // of its limit.
@@ -499,6 +496,11 @@ impl SessionManager {
                     } else {
                         CHILD_SHUTDOWN_TIMEOUT
                     };
+                    if !definition.mcp_servers.is_empty() {
+                        let mut closing = Activity::child_shutdown();
+                        closing.timeout = Some(bound);
+                        session.activity(closing);
+                    }
                     tools.shutdown(bound).await;
                     outcome
                 }

@@ -76,6 +76,7 @@ pub fn continue_after_cut_off(limit: u32) -> String {
 /// Reports one request's retries and the start of its reply as activity.
 struct TurnEvents<'a> {
     observer: &'a dyn RunObserver,
+    limits: &'a RunLimits,
     waiting: Activity,
     provider: &'a ProviderClient,
     turn: u32,
@@ -96,17 +97,18 @@ impl RequestEvents for TurnEvents<'_> {
             notice.reason,
             notice.delay.as_millis()
         );
-        self.observer.activity(retrying);
+        self.observer.activity(self.limits.bounded(retrying));
     }
 
     fn receiving(&self, left: Duration) {
-        self.observer.activity(Activity::receiving(
-            self.provider.label(),
-            self.provider.model(),
-            self.turn,
-            self.max_turns,
-            left,
-        ));
+        self.observer
+            .activity(self.limits.bounded(Activity::receiving(
+                self.provider.label(),
+                self.provider.model(),
+                self.turn,
+                self.max_turns,
+                left,
+            )));
     }
 }
 
@@ -162,9 +164,10 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         });
         let waiting =
             Activity::provider_request(provider.label(), provider.model(), turn, max_turns);
-        observer.activity(waiting.clone());
+        observer.activity(limits.bounded(waiting.clone()));
         let events = TurnEvents {
             observer,
+            limits: &limits,
             waiting,
             provider,
             turn,

@@ -137,13 +137,15 @@ pub async fn run_round(
 
     let starting: Vec<&ToolDescriptor> = made.iter().flatten().copied().collect();
     if !starting.is_empty() {
-        round.observer.activity(Activity::tool_calls(
-            &starting
-                .iter()
-                .map(|d| (d.server.as_str(), d.tool.as_str()))
-                .collect::<Vec<_>>(),
-            starting.iter().map(|d| d.timeout).max().unwrap_or_default(),
-        ));
+        round.observer.activity(
+            round.limits.bounded(Activity::tool_calls(
+                &starting
+                    .iter()
+                    .map(|d| (d.server.as_str(), d.tool.as_str()))
+                    .collect::<Vec<_>>(),
+                starting.iter().map(|d| d.timeout).max().unwrap_or_default(),
+            )),
+        );
     }
     let mut in_flight: FuturesUnordered<_> = planned
         .into_iter()

@@ -179,6 +179,12 @@ async fn max_run_seconds_cancels_a_tool_call_in_flight_and_the_child_is_gone() {
     mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
     let spawned = Instant::now();
     let id = c.spawn("timed", "Sleep long.").await;
+    // The call's 60 s bound is shown as what the run's 2 s leave of it.
+    let calling = c.wait_for_phase(&id, "tool_call").await;
+    let remaining = calling["activity"]["operation_timeout_remaining_ms"]
+        .as_u64()
+        .unwrap();
+    assert!(remaining <= 2_000, "{calling}");
     let record = wait_done(&c, &id).await;
     let took = spawned.elapsed();
     assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
