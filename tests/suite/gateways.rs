@@ -191,9 +191,20 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
     ];
     let conn = binary::stdio_env(ws.path(), Generation::Legacy, &env, PROVIDER_VARS).await;
     gateway.push([Step::text("Hello from the gateway.")]);
-    let id = conn.spawn("helper", "Say hi.").await;
-    let record = conn.wait(&[&id], 20_000).await["agents"][0].clone();
+    let spawned = conn
+        .ok("spawn_agent", json!({"name": "helper", "task": "Say hi."}))
+        .await;
+    // The alias as resolved, in the spawn result and the record: the id the request sent.
+    assert_eq!(
+        (&spawned["model"], &spawned["provider"]),
+        (&json!("claude-sonnet-5-5"), &json!("anthropic")),
+        "{spawned}"
+    );
+    let id = spawned["agent_id"].as_str().unwrap();
+    let record = conn.wait(&[id], 20_000).await["agents"][0].clone();
     assert_eq!(record["status"], "completed", "{record}");
+    assert_eq!(record["model"], "claude-sonnet-5-5");
+    assert_eq!(record["provider"], "anthropic");
     let request = &gateway.requests()[0];
     assert_eq!(request.body["model"], "claude-sonnet-5-5");
     assert_eq!(auth_headers(request), (Some(format!("Bearer {KEY}")), None));
@@ -203,6 +214,10 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
     let record = conn.wait(&[&id], 20_000).await["agents"][0].clone();
     assert_eq!(record["status"], "completed", "{record}");
     assert_eq!(gateway.requests()[1].body["model"], "gpt-5.4");
+    assert_eq!(
+        (&record["model"], &record["provider"]),
+        (&json!("gpt-5.4"), &json!("openai"))
+    );
     conn.close().await;
 
     // `check` says which variable and header it will use, and where the endpoint came
