@@ -13,15 +13,15 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_agents::definition::WireApi;
-use mcp_agents::providers::formats::format;
-use mcp_agents::providers::wire::Request;
+use mcp_agents::providers::Request;
+use mcp_agents::providers::format;
 use mcp_agents::providers::{ApiKey, Conversation, ProviderClient, ToolOutput};
-use mcp_agents::sessions::activity::Activity;
-use mcp_agents::sessions::run::{
+use mcp_agents::run::Activity;
+use mcp_agents::run::{
     Inbox, RunContext, RunLimits, RunObserver, RunOutcome, Spent, ToolUse, UsageDelta,
     run_model_loop,
 };
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -94,7 +94,7 @@ fn whole_runs(c: &mut Criterion) {
             WireApi::AnthropicMessages => mock.messages_base_url(),
         };
         let provider = ProviderClient::new(
-            &mcp_agents::testkit::mock::definition(wire, url::Url::parse(&base).unwrap()),
+            &mcp_agents::testkit::mock_definition(wire, url::Url::parse(&base).unwrap()),
             ApiKey::for_tests(KEY),
         );
         group.bench_function(wire.as_str(), |b| {

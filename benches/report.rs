@@ -10,15 +10,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_agents::child_mcp::ChildServers;
-use mcp_agents::child_mcp::config::Launch;
+use mcp_agents::child_mcp::Launch;
 use mcp_agents::definition::WireApi;
 use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
-use mcp_agents::providers::formats::format;
-use mcp_agents::providers::wire::Request;
+use mcp_agents::limits::ServerLimits;
+use mcp_agents::providers::Request;
+use mcp_agents::providers::format;
 use mcp_agents::providers::{Conversation, ModelSettings, RetryPolicy, ToolOutput};
-use mcp_agents::sessions::manager::{Limits, ManagerConfig, SessionManager};
-use mcp_agents::sessions::wait::WaitEvent;
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::sessions::WaitEvent;
+use mcp_agents::sessions::{ManagerConfig, SessionManager};
+use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::EnvLookup;
 use mcp_agents::toolbox::ToolSpec;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
@@ -224,7 +225,7 @@ async fn wake_up(mock: &MockProvider, ws: &Path) -> Stats {
             env: env.clone(),
             tools: Arc::new(ChildServers::new(env)),
             retry: RetryPolicy::none(),
-            limits: Limits::default(),
+            limits: ServerLimits::default(),
         },
     );
     let mut samples = Vec::new();
@@ -314,7 +315,7 @@ async fn child_round_trip(ws: &Path) -> Stats {
         cwd: ws.to_owned(),
     };
     let (connection, _) =
-        mcp_agents::child_mcp::connect::connect("fx", &launch, Duration::from_secs(15))
+        mcp_agents::child_mcp::connect_child("fx", &launch, Duration::from_secs(15))
             .await
             .unwrap();
     let mut samples = Vec::new();

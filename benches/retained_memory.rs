@@ -14,7 +14,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt};

@@ -15,15 +15,15 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use mcp_agents::definition::WireApi;
-use mcp_agents::providers::formats::format;
-use mcp_agents::providers::wire::{Request, ToolList};
+use mcp_agents::providers::format;
 use mcp_agents::providers::{ApiKey, Conversation, ModelSettings, ProviderClient, ToolOutput};
-use mcp_agents::sessions::activity::Activity;
-use mcp_agents::sessions::run::{
+use mcp_agents::providers::{Request, ToolList};
+use mcp_agents::run::Activity;
+use mcp_agents::run::{
     Inbox, RunContext, RunLimits, RunObserver, RunOutcome, Spent, ToolUse, UsageDelta,
     run_model_loop,
 };
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -255,7 +255,7 @@ fn reaction(rt: &tokio::runtime::Runtime, mock: &MockProvider, wire: WireApi) ->
         WireApi::AnthropicMessages => mock.messages_base_url(),
     };
     let provider = ProviderClient::new(
-        &mcp_agents::testkit::mock::definition(wire, url::Url::parse(&base).unwrap()),
+        &mcp_agents::testkit::mock_definition(wire, url::Url::parse(&base).unwrap()),
         ApiKey::for_tests(KEY),
     );
     let mut samples = Vec::new();

@@ -20,8 +20,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_agents::workspace::WorkspaceRoot;
-use mcp_agents::workspace::grep::{GrepRequest, Mode, grep};
-use mcp_agents::workspace::read::{ReadRequest, read};
+use mcp_agents::workspace::{GrepMode, GrepRequest, ReadRequest, grep_files, read_file};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -96,13 +95,13 @@ fn grep_repo(c: &mut Criterion) {
         pattern: PATTERN.to_owned(),
         path: String::new(),
         glob: None,
-        mode: Mode::Content,
+        mode: GrepMode::Content,
         case_insensitive: false,
         literal: false,
         context: 0,
         limit: 2000,
     };
-    let answer = grep(&root, &request, &CancellationToken::new()).unwrap();
+    let answer = grep_files(&root, &request, &CancellationToken::new()).unwrap();
     let lines = answer.structured["total_matching_lines"].as_u64().unwrap();
     assert!(lines < 2000, "every match is shown");
     eprintln!(
@@ -112,7 +111,7 @@ fn grep_repo(c: &mut Criterion) {
     let mut group = c.benchmark_group("grep_repo");
     group.measurement_time(Duration::from_secs(10));
     group.bench_function("workspace_in_process", |b| {
-        b.iter(|| grep(&root, &request, &CancellationToken::new()).unwrap())
+        b.iter(|| grep_files(&root, &request, &CancellationToken::new()).unwrap())
     });
     let client = serve(&runtime, &repo());
     let arguments = json!({"pattern": PATTERN, "limit": 2000});
@@ -151,14 +150,14 @@ fn read_10k_lines(c: &mut Criterion) {
     std::fs::write(dir.path().join("big.txt"), text).unwrap();
     let root = WorkspaceRoot::open(dir.path()).unwrap();
     let request = ReadRequest::new("big.txt", Some(1), Some(10_000));
-    let answer = read(&root, &request, &CancellationToken::new()).unwrap();
+    let answer = read_file(&root, &request, &CancellationToken::new()).unwrap();
     assert_eq!(
         answer.structured["last_line"], 10_000,
         "every line is shown"
     );
     let mut group = c.benchmark_group("read_10k_lines");
     group.bench_function("workspace_in_process", |b| {
-        b.iter(|| read(&root, &request, &CancellationToken::new()).unwrap())
+        b.iter(|| read_file(&root, &request, &CancellationToken::new()).unwrap())
     });
     let client = serve(&runtime, dir.path());
     let arguments = json!({"path": "big.txt", "limit": 10_000});

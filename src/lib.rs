@@ -7,6 +7,7 @@
 //! | [`limits`] | every bound of SPEC §12, named, with its section |
 //! | [`error`] | the error codes of SPEC §11 |
 //! | [`redact`] | secret hiding for logs, errors and `Debug` |
+//! | [`text`] | text cut to a size on a character boundary |
 //! | [`net`] | the shared HTTP clients |
 //! | [`memory`] | freed memory given back to the system after evictions (glibc's `malloc_trim`) |
 //! | [`console`] | stderr written from one thread behind a bounded queue, never blocking |
@@ -16,7 +17,8 @@
 //! | [`toolbox`] | the loop's tool vocabulary, between sessions and child_mcp |
 //! | [`providers`] | the OpenAI Responses and Anthropic Messages wire clients |
 //! | [`child_mcp`] | child MCP servers as the tools of a run |
-//! | [`sessions`] | sessions, the session manager and the model loop of one run |
+//! | [`run`] | the model loop of one run: provider requests, tool rounds, budgets, the answer |
+//! | [`sessions`] | the session registry: sessions, run permits, retention, waiting |
 //! | [`server`] | the MCP server: the three tools over stdio and streamable HTTP |
 //! | [`workspace`] | the built-in `workspace` child server: read-only tools over the workspace |
 //! | [`testkit`] | loopback model endpoints and a fixture child server, for the demo and tests |
@@ -34,9 +36,11 @@ pub mod memory;
 pub mod net;
 pub mod providers;
 pub mod redact;
+pub mod run;
 pub mod server;
 pub mod sessions;
 pub mod testkit;
+pub mod text;
 pub mod toolbox;
 pub mod workspace;
 

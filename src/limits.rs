@@ -24,6 +24,28 @@ pub const RETAINED_HISTORY_BYTES: usize = 512 * 1024 * 1024;
 /// evictions in between into one pass (SPEC §5).
 pub const MEMORY_TRIM_DELAY: Duration = Duration::from_secs(1);
 
+/// The server-wide limits of SPEC §5 and §12 the session manager enforces, in one value so
+/// tests can lower them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerLimits {
+    pub concurrent_runs: usize,
+    pub queued_inputs: usize,
+    pub retained_terminal: usize,
+    /// The retained terminal sessions' histories together, in bytes.
+    pub retained_history_bytes: usize,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        ServerLimits {
+            concurrent_runs: CONCURRENT_RUNS,
+            queued_inputs: QUEUED_INPUTS,
+            retained_terminal: RETAINED_TERMINAL_SESSIONS,
+            retained_history_bytes: RETAINED_HISTORY_BYTES,
+        }
+    }
+}
+
 // ----- The model loop (SPEC §3.1, §6) -----
 
 /// Model requests a run may make when the definition does not say (SPEC §3.1, §12).

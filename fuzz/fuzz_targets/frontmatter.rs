@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_agents::discovery::source::{
+use mcp_agents::discovery::{
     parse_frontmatter, parse_json_object, parse_toml, split_frontmatter,
 };
 

@@ -5,18 +5,20 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_agents::definition::WireApi;
-use mcp_agents::providers::classify::{classify_error_event, classify_status, error_details, requested_delay};
-use mcp_agents::providers::{formats, messages, responses};
+use mcp_agents::providers::{
+    classify_error_event, classify_status, error_details, format, parse_message, parse_response,
+    requested_delay,
+};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
-        let _ = responses::parse_response(value.clone());
-        let _ = messages::parse_message(value.clone());
+        let _ = parse_response(value.clone());
+        let _ = parse_message(value.clone());
         let _ = classify_error_event("p", &value);
     }
     for api in [WireApi::Responses, WireApi::AnthropicMessages] {
-        let mut stream = formats::format(api).stream("p");
+        let mut stream = format(api).stream("p");
         for line in text.lines() {
             let (event, data) = line.split_once(' ').unwrap_or(("message", line));
             if stream.event(event, data).is_err() {

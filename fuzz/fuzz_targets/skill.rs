@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_agents::discovery::skills::parse_skill;
+use mcp_agents::discovery::parse_skill;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -3,11 +3,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_agents::server::call::parse_call;
-use mcp_agents::server::schema::{SEND_INPUT, SPAWN_AGENT, WAIT_AGENT};
+use mcp_agents::server::{SEND_INPUT, SPAWN_AGENT, WAIT_AGENT, parse_call};
 
 fuzz_target!(|data: &[u8]| {
-    if let Some(marked) = mcp_agents::server::arguments::mark_non_object_arguments(data) {
+    if let Some(marked) = mcp_agents::server::mark_non_object_arguments(data) {
         // A marked message is JSON whose arguments the checks then refuse.
         let message: serde_json::Value = serde_json::from_slice(&marked).expect("marked JSON");
         if let Some(serde_json::Value::Object(arguments)) = message["params"].get("arguments") {

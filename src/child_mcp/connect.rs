@@ -23,7 +23,7 @@ use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode};
 use rmcp::{ClientServiceExt, RoleClient, ServiceError};
 use tokio::time::Instant;
 
-use super::config::Launch;
+use super::launch::Launch;
 use super::process::{self, DieWithParent};
 use super::stdio::ChildStdio;
 use crate::limits::CHILD_ABANDON_TIMEOUT;
@@ -192,7 +192,7 @@ async fn start(
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str().to_owned())
                 .custom_headers(header_map);
             let transport = StreamableHttpClientTransport::with_client(
-                super::http::CuttingClient(http),
+                super::http_client::CuttingClient(http),
                 config,
             );
             handshake(client, transport, mode, deadline, launch, server)

@@ -31,7 +31,7 @@ fn reaper() -> MutexGuard<'static, Option<Reaper>> {
 
 /// Starts the reaper (unix; once). Without one, children still die with the server; only
 /// grandchildren could be left.
-pub fn start() {
+pub fn start_reaper() {
     #[cfg(unix)]
     {
         let mut slot = reaper();

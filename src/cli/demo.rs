@@ -14,10 +14,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::child_mcp::config::SelfCommand;
+use crate::child_mcp::SelfCommand;
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
-use crate::sessions::manager::SessionManager;
-use crate::testkit::mock::{MockProvider, Step};
+use crate::sessions::SessionManager;
+use crate::testkit::{MockProvider, Step};
 use crate::toolbox::EnvLookup;
 
 /// What to do after the demo: the first thing a user needs (issue 16).

@@ -1,24 +1,26 @@
 //! The command line (SPEC §2), shared by `mcp-agents` and `modelcontextprotocol agents`.
 //!
-//! | module | job |
+//! | file | job |
 //! | --- | --- |
-//! | [`exit`] | the exit statuses |
-//! | [`runtime`] | the async runtime, signals, and the session manager wired to the process |
-//! | [`serve`] | `mcp-agents [DIR]`: the stdio or HTTP server |
-//! | [`check`] | `mcp-agents check`: the table and JSON report |
-//! | [`readiness`] | what a run of each agent would miss now, for `check` |
-//! | [`run`] | `mcp-agents run`: one subagent from a terminal, with live activity |
-//! | [`status_line`] | `run`'s live status line on a terminal |
-//! | [`demo`] | `mcp-agents demo`: the offline demo |
+//! | `exit` | the exit statuses |
+//! | `runtime` | the async runtime, signals, and the session manager wired to the process |
+//! | `serve` | `mcp-agents [DIR]`: the stdio or HTTP server |
+//! | `check` | `mcp-agents check`: the table and JSON report |
+//! | `readiness` | what a run of each agent would miss now, for `check` |
+//! | `run` | `mcp-agents run`: one subagent from a terminal, with live activity |
+//! | `status_line` | `run`'s live status line on a terminal |
+//! | `demo` | `mcp-agents demo`: the offline demo |
 
-pub mod check;
-pub mod demo;
-pub mod exit;
-pub mod readiness;
-pub mod run;
-pub mod runtime;
-pub mod serve;
-pub mod status_line;
+mod check;
+mod demo;
+mod exit;
+mod readiness;
+mod run;
+mod runtime;
+mod serve;
+mod status_line;
+
+pub use demo::{EXAMPLE_WORKSPACE, RESULT as DEMO_RESULT};
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -26,10 +28,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::child_mcp::config::SelfCommand;
+use crate::child_mcp::SelfCommand;
 use crate::definition::{Catalog, RunBudget};
 use crate::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
-use crate::server::http::HttpOptions;
+use crate::server::HttpOptions;
 use exit::EXIT_USAGE;
 use runtime::{server_manager, with_runtime};
 
@@ -166,7 +168,7 @@ pub enum Command {
     },
     /// A child MCP server for tests and the offline demo
     #[command(hide = true)]
-    FixtureServer(crate::testkit::fixture_server::FixtureOptions),
+    FixtureServer(crate::testkit::FixtureOptions),
     /// The server's reaper: kills its children's process groups when it dies
     #[command(hide = true)]
     Reaper,
@@ -255,7 +257,7 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
         }
         Some(Command::WorkspaceTools { dir }) => serve::run_workspace_tools(dir),
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
-        Some(Command::Reaper) => crate::child_mcp::reaper::run_reaper(),
+        Some(Command::Reaper) => crate::child_mcp::run_reaper(),
         None => {
             // Checked before the catalog loads: a bad option is one line, not the last of
             // the definitions' warnings.

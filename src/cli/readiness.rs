@@ -170,7 +170,7 @@ mod tests {
     use crate::definition::{ChildServerConfig, Template, WireApi};
 
     fn with_server(transport: ChildTransport) -> AgentDefinition {
-        let mut d = crate::testkit::mock::definition(
+        let mut d = crate::testkit::mock_definition(
             WireApi::Responses,
             url::Url::parse("http://127.0.0.1:9/v1").unwrap(),
         );

@@ -18,10 +18,10 @@ use crate::definition::{Catalog, Effect};
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{SERVER_SHUTDOWN_BOUND, TERMINAL_TASK_BYTES, TERMINAL_WAIT};
 use crate::providers::{Audience, Credential};
-use crate::sessions::manager::SessionManager;
-use crate::sessions::record::snapshot_json;
-use crate::sessions::session::{Snapshot, Status, short_id};
-use crate::sessions::wait::{Progress, Step, WaitEvent};
+use crate::sessions::SessionManager;
+use crate::sessions::snapshot_json;
+use crate::sessions::{Progress, Step, WaitEvent};
+use crate::sessions::{Snapshot, Status, short_id};
 
 /// `TASK`, or with `-` the task read from standard input (SPEC §2).
 pub fn read_task(task: String) -> Result<String, String> {
@@ -100,7 +100,7 @@ fn unknown_agent(catalog: &Catalog, name: &str) -> AgentError {
         None => {
             let names = || catalog.agents().iter().map(|a| a.name.as_str());
             let mut message = format!("there is no agent named `{name}`");
-            if let Some(guess) = crate::definition::near_miss::closest(name, names()) {
+            if let Some(guess) = crate::definition::closest(name, names()) {
                 message.push_str(&format!("; did you mean `{guess}`?"));
             }
             if catalog.agents().is_empty() {
@@ -329,7 +329,7 @@ impl Display {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sessions::session::Totals;
+    use crate::sessions::Totals;
 
     fn completed(totals: Totals) -> Snapshot {
         Snapshot {

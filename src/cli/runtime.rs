@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::child_mcp::config::SelfCommand;
+use crate::child_mcp::SelfCommand;
 use crate::definition::Catalog;
+use crate::limits::ServerLimits;
 use crate::providers::RetryPolicy;
-use crate::sessions::manager::{Limits, ManagerConfig, SessionManager};
+use crate::sessions::{ManagerConfig, SessionManager};
 use crate::toolbox::EnvLookup;
 
 /// The session manager of the server and `run`: the process environment for keys and
@@ -19,8 +20,8 @@ use crate::toolbox::EnvLookup;
 pub fn server_manager(catalog: Catalog, itself: SelfCommand) -> Arc<SessionManager> {
     // Before any child starts: descendants that leave their group come back to us, and the
     // reaper kills what is left if this process is killed (SPEC §8.3).
-    crate::child_mcp::process::become_subreaper();
-    crate::child_mcp::reaper::start();
+    crate::child_mcp::become_subreaper();
+    crate::child_mcp::start_reaper();
     session_manager(catalog, Arc::new(|var| std::env::var(var).ok()), itself)
 }
 
@@ -37,7 +38,7 @@ pub(crate) fn session_manager(
             env: env.clone(),
             tools: Arc::new(crate::child_mcp::ChildServers::new(env).with_self_command(itself)),
             retry: RetryPolicy::default(),
-            limits: Limits::default(),
+            limits: ServerLimits::default(),
         },
     )
 }
@@ -65,8 +66,8 @@ where
     });
     // Runs are over and their children stopped; any group still listed, and what the
     // children left behind that came to this process as a subreaper, go too.
-    crate::child_mcp::process::kill_all_groups();
-    crate::child_mcp::process::kill_adopted();
+    crate::child_mcp::kill_all_groups();
+    crate::child_mcp::kill_adopted();
     // The work is done (runs stopped, children shut down). A blocking read of stdin may
     // still wait for a line that never comes; dropping the runtime would wait for it.
     runtime.shutdown_background();

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::runtime::{server_manager, with_runtime};
-use crate::child_mcp::config::SelfCommand;
+use crate::child_mcp::SelfCommand;
 use crate::definition::Catalog;
 use crate::limits::SERVER_SHUTDOWN_BOUND;
-use crate::server::http::Listen;
+use crate::server::Listen;
 
 /// Runs the server until the client goes away or a signal arrives, then stops every run.
 pub fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> ExitCode {
@@ -28,7 +28,7 @@ pub fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> Exi
         });
         let served = match http {
             Some(listen) => tokio::select! {
-                served = crate::server::http::serve(
+                served = crate::server::serve_http(
                     manager.clone(),
                     listen,
                     shutdown.clone(),
@@ -42,7 +42,7 @@ pub fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> Exi
                 } => Ok(()),
             },
             None => tokio::select! {
-                served = crate::server::stdio::serve(manager.clone()) => served,
+                served = crate::server::serve_stdio(manager.clone()) => served,
                 () = shutdown.cancelled() => Ok(()),
             },
         };
@@ -79,8 +79,8 @@ pub fn run_workspace_tools(dir: PathBuf) -> ExitCode {
 }
 
 /// The hidden `mcp-agents fixture-server`.
-pub fn run_fixture(options: crate::testkit::fixture_server::FixtureOptions) -> ExitCode {
-    until_signal(crate::testkit::fixture_server::run(options))
+pub fn run_fixture(options: crate::testkit::FixtureOptions) -> ExitCode {
+    until_signal(crate::testkit::run_fixture_server(options))
 }
 
 /// Runs a child server until it ends or a signal arrives.

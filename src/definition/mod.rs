@@ -1,44 +1,49 @@
 //! The canonical agent definition (SPEC §3.1) that every file format is parsed into, and the
 //! rules shared by all formats.
 //!
-//! | module | what it holds |
+//! | file | what it holds |
 //! | --- | --- |
-//! | [`agent`] | the definition itself: model, limits, sandbox, tool lists, where it came from |
-//! | [`provider`] | the provider, its endpoint, key variable and wire API |
-//! | [`child`] | child MCP server configurations, and the built-in servers |
-//! | [`catalog`] | the loaded catalog, its warnings, and the roots it is read from |
-//! | [`skill`] | skills as the catalog holds them |
-//! | [`name`] | the name rule for agents and skills |
-//! | [`near_miss`] | whether a name is a slip of a known one ("did you mean …?") |
-//! | [`endpoint`] | the https/loopback rule for provider and child-server URLs |
-//! | [`template`] | `${VAR}` placeholders in child env and header values |
-//! | [`tool_filter`] | allow and deny lists over child tools |
-//! | [`json_schema`] | JSON Schema compiled once, and what a value gets wrong |
+//! | `agent` | the definition itself: model, limits, sandbox, tool lists, where it came from |
+//! | `provider` | the provider, its endpoint, key variable and wire API |
+//! | `child` | child MCP server configurations, and the built-in servers |
+//! | `catalog` | the loaded catalog, its warnings, and the roots it is read from |
+//! | `skill` | skills as the catalog holds them |
+//! | `name` | the name rule for agents and skills |
+//! | `near_miss` | whether a name is a slip of a known one ("did you mean …?") |
+//! | `endpoint` | the https/loopback rule for provider and child-server URLs |
+//! | `template` | `${VAR}` placeholders in child env and header values |
+//! | `tool_filter` | allow and deny lists over child tools |
+//! | `json_schema` | JSON Schema compiled once, and what a value gets wrong |
 //!
 //! A definition is immutable once loaded: sessions take a frozen copy at spawn.
 
-pub mod agent;
-pub mod catalog;
-pub mod child;
-pub mod endpoint;
-pub mod json_schema;
-pub mod name;
-pub mod near_miss;
-pub mod provider;
-pub mod skill;
-pub mod template;
-pub mod tool_filter;
+mod agent;
+mod catalog;
+mod child;
+mod endpoint;
+mod json_schema;
+mod name;
+mod near_miss;
+mod provider;
+mod skill;
+mod template;
+mod tool_filter;
 
 pub use agent::{
     AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, RunBudget, Sandbox, SourceFile,
 };
 pub use catalog::{AgentRoot, Catalog, Effect, SkillRoot, Warning};
 pub use child::{BuiltinServer, ChildServerConfig, ChildTransport, ValueSource};
-pub use json_schema::{CompiledSchema, SchemaError, Violation};
+pub use endpoint::{EndpointUse, check_endpoint, is_loopback};
+pub use json_schema::{
+    CompiledSchema, SchemaError, Violation, describe_violations, describe_violations_masked,
+};
+pub use name::check_name;
+pub use near_miss::closest;
 pub use provider::{
     ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, KeyChoice, ProviderConfig, ProviderKind,
     WireApi,
 };
 pub use skill::{Skill, SkillRegistry};
-pub use template::Template;
-pub use tool_filter::{ToolFilter, ToolHints, ToolNames, ToolNaming, ToolPattern};
+pub use template::{Segment, Template, is_env_var_name, is_showable_var_name};
+pub use tool_filter::{ToolFilter, ToolHints, ToolNames, ToolNaming, ToolPattern, provider_safe};

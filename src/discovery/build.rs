@@ -14,14 +14,14 @@ use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
 use super::unknown_fields::note_near_misses;
 use crate::definition::SkillRegistry;
-use crate::definition::endpoint::{EndpointUse, check_endpoint};
-use crate::definition::name::check_name;
-use crate::definition::template::is_env_var_name;
+use crate::definition::check_name;
+use crate::definition::is_env_var_name;
 use crate::definition::{
     AgentDefinition, AuthHeader, BuiltinServer, ChildServerConfig, CompiledSchema, EndpointSource,
     Format, Model, ModelOrigin, ProviderConfig, ProviderKind, ReasoningEffort, RunBudget, Sandbox,
     SourceFile, ToolFilter, ToolNaming, ToolPattern, WireApi,
 };
+use crate::definition::{EndpointUse, check_endpoint};
 use crate::limits::{
     DEFAULT_MAX_TURNS, MAX_OUTPUT_TOKENS_RANGE, MAX_TURNS_RANGE, RUN_BUDGET_RANGE,
 };

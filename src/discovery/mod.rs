@@ -1,7 +1,7 @@
 //! Discovery: turning a workspace's definition files into the immutable `Catalog`
 //! (SPEC §3 and §9, FORMATS.md).
 //!
-//! | module | job |
+//! | file | job |
 //! | --- | --- |
 //! | `options` | the workspace and what loading takes besides it |
 //! | `aliases` | Claude Code's model aliases |
@@ -30,8 +30,8 @@ mod options;
 mod referenced;
 mod secrets;
 mod servers;
-pub mod skills;
-pub mod source;
+mod skills;
+mod source;
 mod unknown_fields;
 mod walk;
 
@@ -42,6 +42,8 @@ use std::sync::Arc;
 
 pub use aliases::CLAUDE_ALIASES;
 pub use options::{DefaultModel, LoadOptions, Workspace};
+pub use skills::parse_skill;
+pub use source::{parse_frontmatter, parse_json_object, parse_toml, split_frontmatter};
 
 use crate::definition::{
     AgentDefinition, AgentRoot, Catalog, Effect, Format, SkillRegistry, SkillRoot, SourceFile,

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::fields::Doc;
+use crate::definition::Segment;
 use crate::definition::Template;
-use crate::definition::template::Segment;
 
 /// Field names (compared without case, `_` or `-`) that can only hold a credential.
 const SECRET_FIELDS: &[&str] = &[

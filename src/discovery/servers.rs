@@ -14,9 +14,9 @@ use super::fields::{Doc, wrong_type};
 use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secret_header, reject_literal_secrets, reject_secret_fields};
 use super::unknown_fields::note_server_near_misses;
-use crate::definition::endpoint::{EndpointUse, check_endpoint};
-use crate::definition::template::is_env_var_name;
+use crate::definition::is_env_var_name;
 use crate::definition::{BuiltinServer, ChildServerConfig, ChildTransport, Template, ValueSource};
+use crate::definition::{EndpointUse, check_endpoint};
 use crate::limits::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
 
 const SERVER_SECRET_ADVICE: &str = "put the credential in an environment variable and pass it \

@@ -4,8 +4,8 @@
 
 use super::fields::Doc;
 use super::source::{parse_frontmatter, split_frontmatter};
-use crate::definition::name::check_name;
-use crate::definition::skill::Skill;
+use crate::definition::Skill;
+use crate::definition::check_name;
 
 /// Parses one `SKILL.md`. `folder` is the name of the folder that holds it; a different
 /// `name` is accepted with a caveat.

@@ -9,7 +9,7 @@
 
 use super::fields::Doc;
 use crate::definition::Format;
-use crate::definition::near_miss::closest;
+use crate::definition::closest;
 
 /// Fields every format reads (FORMATS.md, "Common to all formats").
 const COMMON: &[&str] = &[

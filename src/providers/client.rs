@@ -15,8 +15,8 @@ use super::conversation::Conversation;
 use super::credentials::{ApiKey, Audience, Credential};
 use super::error::{ProviderError, ProviderFailure};
 use super::formats::format;
-use super::http::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::reply::{ModelSettings, Reply};
+use super::retry::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::strict::fits_strict_subset;
 use super::unsupported::OptionalParam;
 use super::wire::{Request, ToolList, WireFormat, carries};
@@ -291,7 +291,7 @@ impl ProviderClient {
             provider: &self.label,
             wire: self.wire,
         };
-        http::send_with_retries(&target, &self.retry, events)
+        retry::send_with_retries(&target, &self.retry, events)
             .await
             .map_err(|e| ProviderError {
                 message: self.key.redact(&e.message),

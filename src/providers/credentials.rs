@@ -6,7 +6,7 @@ use std::fmt;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
-use crate::definition::template::is_showable_var_name;
+use crate::definition::is_showable_var_name;
 use crate::definition::{AuthHeader, ProviderConfig};
 use crate::error::{AgentError, ErrorCode};
 

@@ -1,23 +1,23 @@
 //! Providers: the two wire APIs a subagent's model loop talks to.
 //!
-//! | module | job |
+//! | file | job |
 //! | --- | --- |
-//! | [`client`] | one definition's client: endpoint, key, wire, output limit, retries |
-//! | [`conversation`] | the history of one session, in the wire API's own form |
-//! | [`history`] | the stored items, as bytes of provider JSON, and their encoding |
-//! | [`wire`] | what a wire format is ([`WireFormat`]): encode, read a reply, make items |
-//! | [`formats`] | the wire format a definition names |
-//! | [`responses`] | OpenAI Responses: `POST {base_url}/responses` |
-//! | [`messages`] | Anthropic Messages: `POST {base_url}/v1/messages` |
-//! | [`reply`] | settings, replies, tool calls and outputs in typed form |
-//! | [`http`] | one attempt and the retry loop around it |
-//! | [`strict`] | whether an output schema fits the Responses API's strict structured outputs |
-//! | [`stream`] | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
-//! | [`classify`] | how an attempt failed: retry, retry once, context limit, give up |
-//! | [`unsupported`] | optional parameters a model refuses, and the set a session leaves out |
-//! | [`tool_schema`] | child tool schemas in the form each API accepts |
-//! | [`error`] | how a request fails, and its error code |
-//! | [`credentials`] | the key, read from the definition's `env_key` when a run starts, and its header |
+//! | `client` | one definition's client: endpoint, key, wire, output limit, retries |
+//! | `conversation` | the history of one session, in the wire API's own form |
+//! | `history` | the stored items, as bytes of provider JSON, and their encoding |
+//! | `wire` | what a wire format is ([`WireFormat`]): encode, read a reply, make items |
+//! | `formats` | the wire format a definition names |
+//! | `responses` | OpenAI Responses: `POST {base_url}/responses` |
+//! | `messages` | Anthropic Messages: `POST {base_url}/v1/messages` |
+//! | `reply` | settings, replies, tool calls and outputs in typed form |
+//! | `retry` | one attempt and the retry loop around it |
+//! | `strict` | whether an output schema fits the Responses API's strict structured outputs |
+//! | `stream` | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
+//! | `classify` | how an attempt failed: retry, retry once, context limit, give up |
+//! | `unsupported` | optional parameters a model refuses, and the set a session leaves out |
+//! | `tool_schema` | child tool schemas in the form each API accepts |
+//! | `error` | how a request fails, and its error code |
+//! | `credentials` | the key, read from the definition's `env_key` when a run starts, and its header |
 //!
 //! Every request is streamed (`stream: true`, server-sent events) and bounded as SPEC §6.1
 //! says: 120 s for the reply to begin and for any silence in it, 15 minutes in all. History
@@ -27,28 +27,33 @@
 //! cloning values. Only what the loop needs is read into typed values ([`Reply`]).
 //! This layer knows nothing about MCP.
 
-pub mod classify;
-pub mod client;
-pub mod conversation;
-pub mod credentials;
-pub mod error;
-pub mod formats;
-pub mod history;
-pub mod http;
-pub mod messages;
-pub mod reply;
-pub mod responses;
-pub mod stream;
-pub mod strict;
-pub mod tool_schema;
-pub mod unsupported;
-pub mod wire;
+mod classify;
+mod client;
+mod conversation;
+mod credentials;
+mod error;
+mod formats;
+mod history;
+mod messages;
+mod reply;
+mod responses;
+mod retry;
+mod stream;
+mod strict;
+mod tool_schema;
+mod unsupported;
+mod wire;
 
+pub use classify::{classify_error_event, classify_status, error_details, requested_delay};
 pub use client::{ProviderClient, default_max_output_tokens, endpoint};
 pub use conversation::Conversation;
 pub use credentials::{ApiKey, Audience, Credential, MissingCredential};
 pub use error::{ProviderError, ProviderFailure};
+pub use formats::format;
 pub use history::History;
-pub use http::{RequestEvents, RetryNotice, RetryPolicy};
+pub use messages::parse_message;
 pub use reply::{CallArguments, ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
-pub use wire::{ToolList, WireFormat};
+pub use responses::parse_response;
+pub use retry::{RequestEvents, RetryNotice, RetryPolicy};
+pub use unsupported::OptionalParam;
+pub use wire::{Request, ToolList, WireFormat};

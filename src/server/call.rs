@@ -18,9 +18,9 @@ use super::schema::{
 };
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::MAX_WAIT_MS;
-use crate::sessions::manager::{Accepted, require_text};
-use crate::sessions::record::{error_json, snapshot_json};
-use crate::sessions::session::Snapshot;
+use crate::sessions::Snapshot;
+use crate::sessions::{Accepted, require_text};
+use crate::sessions::{error_json, snapshot_json};
 
 /// A checked call.
 #[derive(Debug, Clone, PartialEq, Eq)]

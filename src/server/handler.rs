@@ -12,8 +12,8 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::call::{self, Call};
 use super::schema;
-use crate::sessions::manager::SessionManager;
-use crate::sessions::wait::WaitEvent;
+use crate::sessions::SessionManager;
+use crate::sessions::WaitEvent;
 
 #[derive(Clone)]
 pub struct AgentsServer {

@@ -35,12 +35,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::AgentsServer;
 use super::legacy_sessions::CappedSessions;
-use crate::definition::endpoint::is_loopback;
-use crate::definition::template::{is_env_var_name, is_showable_var_name};
+use crate::definition::is_loopback;
+use crate::definition::{is_env_var_name, is_showable_var_name};
 use crate::limits::{
     HTTP_BODY_TIMEOUT, HTTP_CONNECTIONS, HTTP_HEADER_TIMEOUT, HTTP_REQUEST_BODY_BYTES,
 };
-use crate::sessions::manager::SessionManager;
+use crate::sessions::SessionManager;
 
 /// How to serve HTTP.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +104,7 @@ struct Guard {
 
 /// Binds, then serves until `shutdown` is cancelled. Returns the bound address through
 /// `on_bound` (useful with port 0).
-pub async fn serve(
+pub async fn serve_http(
     manager: Arc<SessionManager>,
     listen: Listen,
     shutdown: CancellationToken,

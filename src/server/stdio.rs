@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::AgentsServer;
 use crate::limits::{STDIO_EOF_ANSWER_GRACE, STDIO_LINE_BYTES, STDIO_LINE_KEPT_BYTES};
-use crate::sessions::manager::SessionManager;
+use crate::sessions::SessionManager;
 
 /// JSON-RPC "Parse error".
 const PARSE_ERROR: i64 = -32700;
@@ -44,14 +44,18 @@ const INVALID_REQUEST: i64 = -32600;
 const PENDING_ANSWERS: usize = 64;
 
 /// Serves until stdin closes, stdout closes, or the client goes away.
-pub async fn serve(manager: Arc<SessionManager>) -> Result<(), String> {
+pub async fn serve_stdio(manager: Arc<SessionManager>) -> Result<(), String> {
     let closed = CancellationToken::new();
     tokio::spawn(watch_stdout(closed.clone()));
     serve_until(manager, tokio::io::stdin(), tokio::io::stdout(), closed).await
 }
 
 /// Serves on `input` and `output` (tests and the soak use in-memory pipes).
-pub async fn serve_on<R, W>(manager: Arc<SessionManager>, input: R, output: W) -> Result<(), String>
+pub async fn serve_stdio_on<R, W>(
+    manager: Arc<SessionManager>,
+    input: R,
+    output: W,
+) -> Result<(), String>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,

@@ -20,43 +20,20 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::activity::Activity;
-use super::answer::schema_instructions;
-use super::outcome::partial_result;
-use super::run::{RunContext, RunLimits, RunObserver, RunOutcome, Spent, run_model_loop};
 use super::session::{Session, SessionState, Snapshot, Status, Totals, new_agent_id, short_id};
-use super::tool_round::until;
 use super::wait::Waiter;
 use crate::definition::AgentDefinition;
 use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{
-    CHILD_SHUTDOWN_TIMEOUT, CONCURRENT_RUNS, DEADLINE_SHUTDOWN_GRACE, QUEUED_INPUTS,
-    RETAINED_HISTORY_BYTES, RETAINED_TERMINAL_SESSIONS, UNKNOWN_AGENT_IDS_LISTED,
+    CHILD_SHUTDOWN_TIMEOUT, DEADLINE_SHUTDOWN_GRACE, ServerLimits, UNKNOWN_AGENT_IDS_LISTED,
 };
 use crate::providers::{Conversation, ProviderClient, RetryPolicy};
+use crate::run::{
+    Activity, RunContext, RunLimits, RunObserver, RunOutcome, Spent, partial_result,
+    run_model_loop, schema_instructions, until,
+};
 use crate::toolbox::{EnvLookup, ToolsFactory};
-
-/// SPEC §12.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    pub concurrent_runs: usize,
-    pub queued_inputs: usize,
-    pub retained_terminal: usize,
-    /// The retained terminal sessions' histories together, in bytes.
-    pub retained_history_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            concurrent_runs: CONCURRENT_RUNS,
-            queued_inputs: QUEUED_INPUTS,
-            retained_terminal: RETAINED_TERMINAL_SESSIONS,
-            retained_history_bytes: RETAINED_HISTORY_BYTES,
-        }
-    }
-}
 
 /// The rule for every text the tools take (a task, a message, a name, an id): it must hold
 /// more than whitespace. The tools' argument checks and `mcp-agents run` both come here.
@@ -75,7 +52,7 @@ pub struct ManagerConfig {
     pub env: EnvLookup,
     pub tools: Arc<dyn ToolsFactory>,
     pub retry: RetryPolicy,
-    pub limits: Limits,
+    pub limits: ServerLimits,
 }
 
 /// What `spawn_agent` and `send_input` return.

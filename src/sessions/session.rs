@@ -10,12 +10,10 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::activity::Activity;
-use super::observer::{Inbox, RunObserver, ToolUse, UsageDelta};
-use super::outcome::{Answer, Failure};
 use crate::definition::AgentDefinition;
 use crate::limits::ACTIVITY_HISTORY;
 use crate::providers::Conversation;
+use crate::run::{Activity, Answer, Failure, Inbox, RunObserver, ToolUse, UsageDelta};
 
 /// Where a session stands.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,8 +16,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::activity::Activity;
 use super::session::{Session, Snapshot, Status, short_id};
+use crate::run::Activity;
 
 /// An ongoing wait.
 pub struct Waiter {
@@ -206,12 +206,12 @@ impl Waiter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sessions::run::RunObserver;
-    use crate::testkit::mock;
+    use crate::run::RunObserver;
+    use crate::testkit::mock_definition;
     use std::time::Duration;
 
     fn session() -> Arc<Session> {
-        let definition = Arc::new(mock::definition(
+        let definition = Arc::new(mock_definition(
             crate::definition::WireApi::Responses,
             url::Url::parse("http://127.0.0.1:9/v1").unwrap(),
         ));

@@ -1,10 +1,20 @@
 //! Stand-ins for the world outside, for the offline demo and for tests: loopback model
-//! endpoints that speak the real wire formats ([`mock`]) and a real child MCP server
-//! ([`fixture_server`], run as the hidden `mcp-agents fixture-server`).
+//! endpoints that speak the real wire formats (`mock`) and a real child MCP server
+//! (`fixture_server`, run as the hidden `mcp-agents fixture-server`).
 //!
 //! The demo needs both, so they ship in the binary. Helpers that only tests use (a ready
 //! definition, a key made from a string) are compiled only for tests, behind the `testkit`
 //! feature that the test suite and benchmarks turn on.
 
-pub mod fixture_server;
-pub mod mock;
+mod fixture_server;
+mod mock;
+
+pub use fixture_server::{
+    FixtureOptions, ONE_PIXEL_PNG, lookup_schema, odd_tool_name, run as run_fixture_server,
+};
+pub use mock::{
+    MockAuth, MockProvider, MockWire, ModelRefuses, Recorded, RecordedOutcome, ScriptedReply, Step,
+    StreamFault, StreamShape,
+};
+#[cfg(any(test, feature = "testkit"))]
+pub use mock::{Verdict, check_with_oracle, mock_definition};

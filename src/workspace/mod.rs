@@ -3,33 +3,35 @@
 //! child of a run, so subagents written for Claude Code, Codex or OpenCode can read the
 //! code they work on.
 //!
-//! | module | job |
+//! | file | job |
 //! | --- | --- |
-//! | [`server`] | the `rmcp` server: tools, schemas, annotations, descriptions for the model |
-//! | [`root`] | confinement: resolving and canonicalizing paths, refusing every way out |
-//! | [`walk`] | walking as ripgrep does (`ignore`), and the file-name globs (`globset`) |
-//! | [`read`] | `read`: numbered lines, offset and limit, binary refused |
-//! | [`list`] | `list`: a directory's entries with kinds and sizes |
-//! | [`glob`] | `glob`: files by name, newest first |
-//! | [`grep`] | `grep`: lines matching a regex (`grep-regex`, `grep-searcher`) |
-//! | [`output`] | the answer's text within the 1 MiB cap, notes, lossy and cut lines |
+//! | `server` | the `rmcp` server: tools, schemas, annotations, descriptions for the model |
+//! | `root` | confinement: resolving and canonicalizing paths, refusing every way out |
+//! | `walk` | walking as ripgrep does (`ignore`), and the file-name globs (`globset`) |
+//! | `read` | `read`: numbered lines, offset and limit, binary refused |
+//! | `list` | `list`: a directory's entries with kinds and sizes |
+//! | `glob` | `glob`: files by name, newest first |
+//! | `grep` | `grep`: lines matching a regex (`grep-regex`, `grep-searcher`) |
+//! | `output` | the answer's text within the 1 MiB cap, notes, lossy and cut lines |
 //!
 //! Nothing here knows about agents or definitions: the server serves a directory. Which
 //! agents get it, and under which tool names, is decided where definitions are read.
 
-pub mod glob;
-pub mod grep;
-pub mod list;
-pub mod output;
-pub mod read;
-pub mod root;
-pub mod server;
-pub mod walk;
+mod glob;
+mod grep;
+mod list;
+mod output;
+mod read;
+mod root;
+mod server;
+mod walk;
 
 use std::path::Path;
 
 use rmcp::ServiceExt;
 
+pub use grep::{GrepRequest, Mode as GrepMode, grep as grep_files};
+pub use read::{ReadRequest, read as read_file};
 pub use root::WorkspaceRoot;
 pub use server::WorkspaceTools;
 

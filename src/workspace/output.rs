@@ -3,6 +3,7 @@
 //! (lossy) with a length cap.
 
 use crate::limits::{TOOL_OUTPUT_BYTES, WORKSPACE_LINE_CHARS, WORKSPACE_NOTES_BYTES};
+use crate::text::cut_utf8;
 
 /// A tool's answer: the text the model reads and the same facts as structured content.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +77,7 @@ impl Page {
         for note in notes {
             // Notes are short sentences; the cap still holds if one were not.
             let room = TOOL_OUTPUT_BYTES.saturating_sub(self.body.len() + 3);
-            let note = cut_to_bytes(note, room);
+            let note = cut_utf8(note, room);
             self.body.push('[');
             self.body.push_str(note);
             self.body.push_str("]\n");
@@ -136,18 +137,6 @@ pub fn show_line(kept: &[u8], full_len: u64) -> ShownLine {
         ));
     }
     ShownLine { text, lossy, cut }
-}
-
-/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-pub fn cut_to_bytes(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// `n` and the word for one or many: `1 line`, `3 lines`.
@@ -223,6 +212,6 @@ mod tests {
     fn counts_read_well() {
         assert_eq!(count(1, "line", "lines"), "1 line");
         assert_eq!(count(0, "line", "lines"), "0 lines");
-        assert_eq!(cut_to_bytes("aé", 2), "a");
+        assert_eq!(cut_utf8("aé", 2), "a");
     }
 }

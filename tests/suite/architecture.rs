@@ -6,73 +6,54 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// For each top-level module, the modules it may use (besides itself and external crates).
-const ALLOWED: &[(&str, &[&str])] = &[
-    ("error", &[]),
-    ("limits", &[]),
-    ("redact", &[]),
-    ("net", &["limits"]),
-    ("console", &["limits"]),
-    ("memory", &["limits"]),
-    ("logging", &["console", "redact"]),
-    ("definition", &["error", "limits", "redact"]),
-    ("discovery", &["definition", "error", "limits", "redact"]),
-    ("toolbox", &["definition", "error"]),
-    (
-        "providers",
-        &["definition", "error", "limits", "net", "redact", "toolbox"],
-    ),
-    (
-        "child_mcp",
-        &[
-            "console",
-            "definition",
-            "error",
-            "limits",
-            "net",
-            "redact",
-            "toolbox",
-        ],
-    ),
-    (
-        "sessions",
-        &[
-            "definition",
-            "error",
-            "limits",
-            "memory",
-            "providers",
-            "redact",
-            "toolbox",
-        ],
-    ),
-    (
-        "server",
-        &["definition", "error", "limits", "redact", "sessions"],
-    ),
-    ("testkit", &["definition", "error", "limits"]),
-    ("workspace", &["limits"]),
-    (
-        "cli",
-        &[
-            "child_mcp",
-            "console",
-            "definition",
-            "discovery",
-            "error",
-            "limits",
-            "logging",
-            "memory",
-            "providers",
-            "redact",
-            "server",
-            "sessions",
-            "testkit",
-            "toolbox",
-            "workspace",
-        ],
-    ),
-];
+/// The layer table of docs/architecture.md, the one source of the layering: for each
+/// top-level module, the modules it may use (besides itself and external crates). A row
+/// reads `` | `src/net.rs` | job | limits | `` or `` | `src/cli/` | job | everything | ``;
+/// `—` is nothing.
+fn layering() -> BTreeMap<String, Vec<String>> {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .expect("docs/architecture.md is readable");
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for line in doc.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // `| a | b | c |` splits into five cells, the outer two empty.
+        let [_, module, _job, may, _] = cells[..] else {
+            continue;
+        };
+        let Some(module) = module
+            .strip_prefix("`src/")
+            .and_then(|m| m.strip_suffix('`'))
+        else {
+            continue;
+        };
+        let module = module
+            .trim_end_matches('/')
+            .trim_end_matches(".rs")
+            .to_owned();
+        rows.push((module, may.to_owned()));
+    }
+    let names: Vec<String> = rows.iter().map(|(m, _)| m.clone()).collect();
+    rows.into_iter()
+        .map(|(module, may)| {
+            let may = match may.as_str() {
+                "—" => Vec::new(),
+                "everything" => names.iter().filter(|n| **n != module).cloned().collect(),
+                list => list.split(',').map(|m| m.trim().to_owned()).collect(),
+            };
+            (module, may)
+        })
+        .collect()
+}
+
+/// The layers `lib.rs` declares (`pub mod x;`).
+fn declared_layers() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).expect("src/lib.rs is readable");
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
+        .map(str::to_owned)
+        .collect()
+}
 
 /// One source file: its module path and the module paths it uses.
 struct Source {
@@ -259,7 +240,7 @@ fn resolve<'a>(
 #[test]
 fn each_layer_uses_only_the_layers_below_it() {
     let sources = read_sources();
-    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let allowed = layering();
     let mut broken = Vec::new();
     for source in &sources {
         let Some(top) = source.module.first() else {
@@ -274,10 +255,7 @@ fn each_layer_uses_only_the_layers_below_it() {
         };
         for used in &source.uses {
             let Some(target) = used.first() else { continue };
-            if target != top
-                && !may.contains(&target.as_str())
-                && allowed.contains_key(target.as_str())
-            {
+            if target != top && !may.contains(target) && allowed.contains_key(target.as_str()) {
                 broken.push(format!(
                     "{} uses crate::{} (`{top}` may use: {})",
                     source.file.display(),
@@ -294,6 +272,124 @@ fn each_layer_uses_only_the_layers_below_it() {
         "imports against the layering:\n{}",
         broken.join("\n")
     );
+}
+
+/// The `mcp_agents::…` paths of the test suite, the benches and the fuzz targets, as
+/// module paths of the library (`mcp_agents::sessions::SessionManager` is
+/// `["sessions", "SessionManager"]`), with the file that names each.
+fn outside_uses() -> Vec<(PathBuf, Vec<String>)> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    let mut dirs: Vec<PathBuf> = ["tests", "benches", "fuzz", "examples"]
+        .iter()
+        .map(|d| manifest.join(d))
+        .filter(|d| d.is_dir())
+        .collect();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                // Build output of the fuzz targets.
+                if path.file_name().is_some_and(|n| n == "target") {
+                    continue;
+                }
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut uses = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let rel = file.strip_prefix(manifest).unwrap().to_owned();
+        let mut paths: Vec<String> = Vec::new();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("use mcp_agents::") {
+            let after = &rest[at + 4..];
+            let end = after.find(';').unwrap_or(after.len());
+            paths.extend(expand(&after[..end]));
+            rest = &after[end.min(after.len())..];
+        }
+        for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')) {
+            if word.starts_with("mcp_agents::") && !word.ends_with("::") {
+                paths.push(word.to_owned());
+            }
+        }
+        for path in paths {
+            let segments: Vec<String> = path
+                .split("::")
+                .skip(1)
+                .map(|s| s.split(" as ").next().unwrap_or(s).to_owned())
+                .filter(|s| !s.is_empty())
+                .collect();
+            uses.push((rel.clone(), segments));
+        }
+    }
+    uses
+}
+
+/// Whether `path` (a module path of the library) names a file or folder inside a folder
+/// layer, as `sessions::manager::SessionManager` does, instead of the layer's face.
+fn names_an_inner_file(path: &[String]) -> bool {
+    let [layer, inner, ..] = path else {
+        return false;
+    };
+    let folder = src().join(layer);
+    folder.is_dir() && (folder.join(format!("{inner}.rs")).is_file() || folder.join(inner).is_dir())
+}
+
+#[test]
+fn no_path_from_outside_a_layer_names_a_file_inside_it() {
+    let mut broken = Vec::new();
+    for source in read_sources() {
+        let top = source.module.first();
+        for used in &source.uses {
+            if used.first() != top && names_an_inner_file(used) {
+                broken.push(format!(
+                    "{}: crate::{}",
+                    source.file.display(),
+                    used.join("::")
+                ));
+            }
+        }
+    }
+    for (file, used) in outside_uses() {
+        if names_an_inner_file(&used) {
+            broken.push(format!(
+                "{}: mcp_agents::{}",
+                file.display(),
+                used.join("::")
+            ));
+        }
+    }
+    broken.sort();
+    broken.dedup();
+    assert!(
+        broken.is_empty(),
+        "paths that name a file inside another layer instead of its face (the layer's \
+         mod.rs re-exports what others use):\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn the_documented_layers_are_the_declared_ones() {
+    let documented: BTreeSet<String> = layering().into_keys().collect();
+    assert_eq!(
+        documented,
+        declared_layers(),
+        "docs/architecture.md's layer table and src/lib.rs's `pub mod`s must list the same layers"
+    );
+    // Each may-use entry names a layer of the table.
+    for (module, may) in layering() {
+        for used in may {
+            assert!(
+                documented.contains(&used),
+                "`{module}` may use `{used}`, which is no layer"
+            );
+        }
+    }
 }
 
 #[test]
@@ -392,6 +488,19 @@ fn the_reader_sees_uses_through_braces_and_relative_paths() {
             "crate::definition::catalog::Warning"
         ]
     );
+    assert!(names_an_inner_file(&[
+        "sessions".into(),
+        "manager".into(),
+        "X".into()
+    ]));
+    assert!(!names_an_inner_file(&[
+        "sessions".into(),
+        "SessionManager".into()
+    ]));
+    assert!(!names_an_inner_file(&[
+        "limits".into(),
+        "CONCURRENT_RUNS".into()
+    ]));
     let sources = read_sources();
     let child_mcp = sources
         .iter()

@@ -6,7 +6,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
 use support::children::{self, agent, assert_no_process_left, http_child, stdio_child};
@@ -407,7 +407,7 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
         picture,
         json!([
             {"type": "input_text", "text": "A 1×1 picture:\n[image: image/svg+xml, 8 base64 characters; not shown: the model takes PNG, JPEG, GIF and WebP images only]"},
-            {"type": "input_image", "image_url": format!("data:image/png;base64,{}", mcp_agents::testkit::fixture_server::ONE_PIXEL_PNG)}
+            {"type": "input_image", "image_url": format!("data:image/png;base64,{}", mcp_agents::testkit::ONE_PIXEL_PNG)}
         ])
     );
     assert!(
@@ -760,8 +760,8 @@ async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
-    use mcp_agents::child_mcp::toolset::model_tool_name;
-    use mcp_agents::testkit::fixture_server::odd_tool_name;
+    use mcp_agents::child_mcp::model_tool_name;
+    use mcp_agents::testkit::odd_tool_name;
     let (mock, m, _ws, c) =
         one_fixture_agent("odd", &["--odd-name"], "      tool_timeout_sec: 2\n").await;
     let offered_name = model_tool_name("fx", &odd_tool_name(), &Default::default());
@@ -880,7 +880,7 @@ async fn a_finished_session_holds_no_child_and_a_resume_reconnects() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_dropped_without_shutdown_ends_its_child() {
     let m = marker();
-    let launch = mcp_agents::child_mcp::config::Launch::Stdio {
+    let launch = mcp_agents::child_mcp::Launch::Stdio {
         command: "/bin/sh".to_owned(),
         args: vec![
             "-c".to_owned(),
@@ -890,7 +890,7 @@ async fn a_connection_dropped_without_shutdown_ends_its_child() {
         cwd: std::env::temp_dir(),
     };
     let (connection, tools) =
-        mcp_agents::child_mcp::connect::connect("fx", &launch, Duration::from_secs(15))
+        mcp_agents::child_mcp::connect_child("fx", &launch, Duration::from_secs(15))
             .await
             .unwrap();
     assert!(!tools.is_empty());
@@ -1004,7 +1004,7 @@ async fn the_childs_own_schema_stays_on_the_descriptor() {
         .await;
     assert_eq!(
         lookup.original_schema,
-        Value::Object(mcp_agents::testkit::fixture_server::lookup_schema())
+        Value::Object(mcp_agents::testkit::lookup_schema())
     );
     assert_eq!(
         lookup.spec.input_schema["oneOf"], lookup.original_schema["oneOf"],

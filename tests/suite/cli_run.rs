@@ -7,7 +7,7 @@ use crate::support;
 use std::process::Stdio;
 use std::time::Duration;
 
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, BIN};
 use support::children::{self, agent, assert_no_process_left, stdio_child};
@@ -35,7 +35,7 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        format!("{}\n", mcp_agents::cli::demo::RESULT)
+        format!("{}\n", mcp_agents::cli::DEMO_RESULT)
     );
     let stderr = text(&out.stderr);
     for expected in [
@@ -59,7 +59,7 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
     }
     // The model was given the real file of the bundled example workspace, read by the
     // workspace server: numbered lines, and grep's paths and line numbers.
-    let file = mcp_agents::cli::demo::EXAMPLE_WORKSPACE
+    let file = mcp_agents::cli::EXAMPLE_WORKSPACE
         .iter()
         .find(|(path, _)| *path == "src/retry.py")
         .unwrap()
@@ -97,7 +97,7 @@ fn the_bundled_example_workspace_is_the_one_in_examples() {
         }
     }
     on_disk.sort();
-    let bundled: Vec<_> = mcp_agents::cli::demo::EXAMPLE_WORKSPACE
+    let bundled: Vec<_> = mcp_agents::cli::EXAMPLE_WORKSPACE
         .iter()
         .map(|(rel, text)| {
             let path = root.join(rel);

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use support::binary::{BIN, KEY_VAR};
 use support::children::{agent, stdio_child};

@@ -134,7 +134,7 @@ fn the_gateway_examples_load_as_written_and_send_a_bearer_token() {
 async fn the_gateway_examples_complete_against_a_bearer_only_endpoint() {
     use crate::support::binary::{self, Generation};
     use crate::support::run_kit::KEY;
-    use mcp_agents::testkit::mock::{MockAuth, MockProvider, Step};
+    use mcp_agents::testkit::{MockAuth, MockProvider, Step};
 
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.set_auth(MockAuth::BearerOnly);

@@ -7,7 +7,7 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::json;
 use support::binary::{self, Generation};
 use support::children::{self, agent, assert_no_process_left, processes_with, stdio_child};

@@ -6,7 +6,7 @@ use crate::support;
 
 use std::process::Command;
 
-use mcp_agents::testkit::mock::{MockAuth, MockProvider, Step};
+use mcp_agents::testkit::{MockAuth, MockProvider, Step};
 use serde_json::{Value, json};
 use support::TempWorkspace;
 use support::binary::{self, Generation, KEY_VAR};
@@ -30,7 +30,7 @@ fn custom_agent(name: &str, base: &str, wire: &str, key_var: &str, auth: &str) -
     )
 }
 
-fn auth_headers(request: &mcp_agents::testkit::mock::Recorded) -> (Option<String>, Option<String>) {
+fn auth_headers(request: &mcp_agents::testkit::Recorded) -> (Option<String>, Option<String>) {
     let header = |name: &str| {
         request
             .headers

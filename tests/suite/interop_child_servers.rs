@@ -7,7 +7,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Generation};
 use support::children::{self, agent};

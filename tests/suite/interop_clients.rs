@@ -8,7 +8,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, BIN, KEY_VAR};
 use support::interop;

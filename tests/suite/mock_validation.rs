@@ -3,7 +3,7 @@
 
 use crate::support;
 
-use mcp_agents::testkit::mock::{MockAuth, MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{MockAuth, MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::KEY;
 

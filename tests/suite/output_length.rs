@@ -9,10 +9,8 @@ use crate::support;
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::ErrorCode;
 use mcp_agents::providers::{ApiKey, Conversation, ProviderClient, RetryPolicy};
-use mcp_agents::sessions::run::{
-    Failure, RunContext, RunLimits, RunOutcome, Spent, run_model_loop,
-};
-use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::run::{Failure, RunContext, RunLimits, RunOutcome, Spent, run_model_loop};
+use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, definition};
 use tokio_util::sync::CancellationToken;

@@ -6,12 +6,12 @@
 use std::path::Path;
 
 use mcp_agents::definition::SkillRegistry;
-use mcp_agents::definition::endpoint::is_loopback;
-use mcp_agents::definition::name::check_name;
+use mcp_agents::definition::check_name;
+use mcp_agents::definition::is_loopback;
 use mcp_agents::definition::{Format, Template};
-use mcp_agents::discovery::skills::parse_skill;
-use mcp_agents::discovery::source::{parse_frontmatter, parse_toml, split_frontmatter};
+use mcp_agents::discovery::parse_skill;
 use mcp_agents::discovery::{DefaultModel, LoadOptions, ParseOutcome, parse_definition};
+use mcp_agents::discovery::{parse_frontmatter, parse_toml, split_frontmatter};
 use mcp_agents::limits::MAX_TURNS_RANGE;
 use proptest::prelude::*;
 
@@ -398,7 +398,7 @@ proptest! {
     ) {
         use mcp_agents::definition::WireApi;
         for api in [WireApi::Responses, WireApi::AnthropicMessages] {
-            let mut stream = mcp_agents::providers::formats::format(api).stream("p");
+            let mut stream = mcp_agents::providers::format(api).stream("p");
             for (event, data, typed) in &events {
                 let mut data = data.clone();
                 if *typed && let serde_json::Value::Object(map) = &mut data {
@@ -449,8 +449,7 @@ fn messages_stream_events_that_once_panicked_are_errors() {
         ],
     ];
     for (i, events) in cases.iter().enumerate() {
-        let mut stream =
-            mcp_agents::providers::formats::format(WireApi::AnthropicMessages).stream("p");
+        let mut stream = mcp_agents::providers::format(WireApi::AnthropicMessages).stream("p");
         let mut ended = None;
         for event in events {
             let kind = event["type"].as_str().unwrap();

@@ -13,8 +13,8 @@ use crate::support;
 
 use mcp_agents::definition::WireApi;
 use mcp_agents::providers::Conversation;
-use mcp_agents::sessions::run::RunOutcome;
-use mcp_agents::testkit::mock::Step;
+use mcp_agents::run::RunOutcome;
+use mcp_agents::testkit::Step;
 use mcp_agents::toolbox::ToolResult;
 use serde_json::{Value, json};
 use support::binary::{self, Generation};
@@ -282,9 +282,7 @@ async fn prefixes_are_byte_stable_from_turn_to_turn_and_between_spawns() {
 /// The wait record's `usage` carries the reads and writes, summed over the session's runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_records_show_cache_reads_and_writes() {
-    let mock = mcp_agents::testkit::mock::MockProvider::start(KEY)
-        .await
-        .unwrap();
+    let mock = mcp_agents::testkit::MockProvider::start(KEY).await.unwrap();
     mock.emulate_prompt_caching();
     let ws = tempfile::tempdir().unwrap();
     for (name, wire, base) in [

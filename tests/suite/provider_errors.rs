@@ -10,7 +10,7 @@ use std::time::Duration;
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::{AgentError, ErrorCode};
 use mcp_agents::providers::{Conversation, ProviderError, Reply, RetryNotice};
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::json;
 use support::run_kit::{KEY, client};
 use tokio::time::Instant;

@@ -10,11 +10,11 @@ use crate::support;
 
 use mcp_agents::definition::{ReasoningEffort, WireApi};
 use mcp_agents::error::ErrorCode;
-use mcp_agents::providers::unsupported::OptionalParam;
+use mcp_agents::providers::OptionalParam;
 use mcp_agents::providers::{Conversation, ProviderError, Reply, StopReason};
-use mcp_agents::sessions::run::{Answer, RunOutcome};
-use mcp_agents::testkit::fixture_server::ONE_PIXEL_PNG;
-use mcp_agents::testkit::mock::{ModelRefuses, RecordedOutcome, Step};
+use mcp_agents::run::{Answer, RunOutcome};
+use mcp_agents::testkit::ONE_PIXEL_PNG;
+use mcp_agents::testkit::{ModelRefuses, RecordedOutcome, Step};
 use mcp_agents::toolbox::{ToolImage, ToolResult};
 use serde_json::{Value, json};
 use support::binary::{self, BIN};
@@ -175,9 +175,7 @@ async fn a_refusal_naming_a_parameter_the_request_did_not_carry_fails_at_once() 
 /// The warning names the definition's file and field; the run completes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_parameter_is_reported_on_stderr_naming_the_definition_field() {
-    let mock = mcp_agents::testkit::mock::MockProvider::start(KEY)
-        .await
-        .unwrap();
+    let mock = mcp_agents::testkit::MockProvider::start(KEY).await.unwrap();
     let ws = tempfile::tempdir().unwrap();
     let path = ws.path().join(".agents/agents/warm.md");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -6,8 +6,8 @@ use crate::support;
 
 use mcp_agents::definition::WireApi;
 use mcp_agents::providers::Conversation;
-use mcp_agents::sessions::run::{RunContext, RunLimits, RunOutcome, Spent, run_model_loop};
-use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::run::{RunContext, RunLimits, RunOutcome, Spent, run_model_loop};
+use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, client};
 use tokio_util::sync::CancellationToken;

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::{AgentError, ErrorCode};
-use mcp_agents::providers::formats::format;
+use mcp_agents::providers::format;
 use mcp_agents::providers::{
     Conversation, ProviderError, Reply, RequestEvents, RetryNotice, StopReason,
 };
-use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, client};
 use tokio::time::Instant;

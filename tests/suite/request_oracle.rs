@@ -10,10 +10,10 @@ use crate::support;
 
 use axum::http::{HeaderMap, HeaderValue};
 use mcp_agents::definition::{ReasoningEffort, WireApi};
-use mcp_agents::sessions::run::{Answer, RunOutcome};
-use mcp_agents::testkit::fixture_server::ONE_PIXEL_PNG;
-use mcp_agents::testkit::mock::oracle::{self, Verdict};
-use mcp_agents::testkit::mock::{MockWire, Recorded, RecordedOutcome, Step};
+use mcp_agents::run::{Answer, RunOutcome};
+use mcp_agents::testkit::ONE_PIXEL_PNG;
+use mcp_agents::testkit::{MockWire, Recorded, RecordedOutcome, Step};
+use mcp_agents::testkit::{Verdict, check_with_oracle};
 use mcp_agents::toolbox::{ToolImage, ToolResult};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, Loop, ScriptedTools};
@@ -75,7 +75,7 @@ fn with(mut body: Value, change: impl FnOnce(&mut Value)) -> Value {
 }
 
 fn verdict(requests: &[Recorded]) -> Verdict {
-    oracle::check(requests).expect("the oracle runs")
+    check_with_oracle(requests).expect("the oracle runs")
 }
 
 #[test]

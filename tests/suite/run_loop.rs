@@ -11,11 +11,11 @@ use std::time::Duration;
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::ErrorCode;
 use mcp_agents::providers::{ApiKey, Conversation, ProviderClient};
-use mcp_agents::sessions::activity::Phase;
-use mcp_agents::sessions::run::{
+use mcp_agents::run::Phase;
+use mcp_agents::run::{
     Failure, INTERRUPTED_RESULT, RunContext, RunLimits, RunOutcome, Spent, run_model_loop,
 };
-use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, client, definition};
 use tokio::sync::watch;
@@ -168,7 +168,7 @@ async fn input_that_no_request_carried_stays_queued_when_the_turn_limit_ends_the
     }
     assert_eq!(h.mock.requests().len(), 1);
     assert_eq!(
-        mcp_agents::sessions::run::Inbox::take_all(h.inbox.as_ref()),
+        mcp_agents::run::Inbox::take_all(h.inbox.as_ref()),
         ["Arrived during the tool call."],
         "the input no request carried is still queued"
     );
@@ -505,7 +505,7 @@ fn the_key_is_read_for_each_run_and_never_shown() {
 #[tokio::test(start_paused = true)]
 async fn the_run_deadline_cancels_every_call_in_flight_on_both_wires() {
     use mcp_agents::definition::RunBudget;
-    use mcp_agents::sessions::run::ToolUse;
+    use mcp_agents::run::ToolUse;
     for wire in [Responses, Messages] {
         let h = Harness::new(
             wire,

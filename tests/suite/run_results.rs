@@ -7,7 +7,7 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
 use support::children::{self, agent, calls_logged, stdio_child};

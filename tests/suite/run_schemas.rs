@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
 use support::children::{self, agent, calls_logged, messages_agent, stdio_child};

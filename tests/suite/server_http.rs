@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::json;
 use support::binary::{self, Generation};
 use support::run_kit::KEY;

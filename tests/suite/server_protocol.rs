@@ -7,7 +7,7 @@ use crate::support;
 use std::io::{BufRead, Write};
 use std::process::{Command, Stdio};
 
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, GENERATIONS, Generation};
 use support::run_kit::KEY;

@@ -6,7 +6,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use mcp_agents::testkit::mock::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
 use support::run_kit::KEY;

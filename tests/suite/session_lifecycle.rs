@@ -16,12 +16,13 @@ use mcp_agents::definition::AgentDefinition;
 use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
 use mcp_agents::error::AgentError;
 use mcp_agents::error::ErrorCode;
+use mcp_agents::limits::ServerLimits;
 use mcp_agents::providers::RetryPolicy;
-use mcp_agents::sessions::manager::{Limits, ManagerConfig, SessionManager};
-use mcp_agents::sessions::outcome::Failure;
-use mcp_agents::sessions::session::{Snapshot, Status};
-use mcp_agents::sessions::wait::WaitEvent;
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::run::Failure;
+use mcp_agents::sessions::WaitEvent;
+use mcp_agents::sessions::{ManagerConfig, SessionManager};
+use mcp_agents::sessions::{Snapshot, Status};
+use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, EnvLookup, RunTools, ToolsFactory};
 use support::binary::{self, KEY_VAR};
 use support::run_kit::KEY;
@@ -34,12 +35,12 @@ struct Setup {
     manager: Arc<SessionManager>,
 }
 
-async fn setup(limits: Limits) -> Setup {
+async fn setup(limits: ServerLimits) -> Setup {
     setup_with(limits, |env| Arc::new(ChildServers::new(env))).await
 }
 
 async fn setup_with(
-    limits: Limits,
+    limits: ServerLimits,
     tools: impl FnOnce(EnvLookup) -> Arc<dyn ToolsFactory>,
 ) -> Setup {
     let mock = MockProvider::start(KEY).await.unwrap();
@@ -100,7 +101,7 @@ fn last_body(mock: &MockProvider) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_session_keeps_its_queue_and_a_resume_delivers_it_first() {
-    let s = setup(Limits::default()).await;
+    let s = setup(ServerLimits::default()).await;
     s.mock.push([
         Step::openai_error(400, "invalid_request_error", None, "refused")
             .delayed(Duration::from_millis(300)),
@@ -135,9 +136,9 @@ async fn a_failed_session_keeps_its_queue_and_a_resume_delivers_it_first() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resume_reads_the_key_again_and_needs_a_permit() {
-    let s = setup(Limits {
+    let s = setup(ServerLimits {
         concurrent_runs: 1,
-        ..Limits::default()
+        ..ServerLimits::default()
     })
     .await;
     s.mock.push([Step::text("One.")]);
@@ -170,7 +171,7 @@ async fn a_resume_reads_the_key_again_and_needs_a_permit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_sent_to_a_finished_agent_resumes_it() {
-    let s = setup(Limits::default()).await;
+    let s = setup(ServerLimits::default()).await;
     s.mock.push([Step::text("One."), Step::text("Two.")]);
     let id = s.manager.spawn("worker", "First.").unwrap().agent_id;
     finished(&s.manager, &id).await;
@@ -183,9 +184,9 @@ async fn an_interrupt_sent_to_a_finished_agent_resumes_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn running_sessions_are_never_evicted() {
-    let s = setup(Limits {
+    let s = setup(ServerLimits {
         retained_terminal: 2,
-        ..Limits::default()
+        ..ServerLimits::default()
     })
     .await;
     s.mock.push([Step::Hang]);
@@ -238,9 +239,9 @@ impl ToolsFactory for PanicsOnce {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_that_panics_fails_its_session_and_gives_the_permit_back() {
     let s = setup_with(
-        Limits {
+        ServerLimits {
             concurrent_runs: 1,
-            ..Limits::default()
+            ..ServerLimits::default()
         },
         |env| {
             Arc::new(PanicsOnce {
@@ -297,7 +298,7 @@ impl ToolsFactory for Gate {
 async fn the_spawn_task_is_not_counted_as_queued_input() {
     let gate = Arc::new(Gate(tokio::sync::Notify::new()));
     let opened = gate.clone();
-    let s = setup_with(Limits::default(), move |_| opened).await;
+    let s = setup_with(ServerLimits::default(), move |_| opened).await;
     let id = s.manager.spawn("worker", "The task.").unwrap().agent_id;
     assert_eq!(s.manager.snapshot(&id).unwrap().queued, 0);
     // While the children start, all 16 places are free for send_input.
@@ -328,9 +329,9 @@ async fn the_spawn_task_is_not_counted_as_queued_input() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retained_histories_are_bounded_in_bytes_least_recently_used_first() {
     // Each finished session holds a little over 3,000 bytes of history; 10,000 fit three.
-    let s = setup(Limits {
+    let s = setup(ServerLimits {
         retained_history_bytes: 10_000,
-        ..Limits::default()
+        ..ServerLimits::default()
     })
     .await;
     s.mock.push([Step::Hang]);

@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 
 use mcp_agents::child_mcp::ChildServers;
 use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
+use mcp_agents::limits::ServerLimits;
 use mcp_agents::providers::RetryPolicy;
-use mcp_agents::sessions::manager::{Limits, ManagerConfig, SessionManager};
-use mcp_agents::testkit::mock::{MockProvider, Step};
+use mcp_agents::sessions::{ManagerConfig, SessionManager};
+use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::EnvLookup;
 use rand::RngExt;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
@@ -159,13 +160,13 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
                 max_delay: Duration::from_millis(50),
                 max_requested_delay: Duration::from_secs(1),
             },
-            limits: Limits::default(),
+            limits: ServerLimits::default(),
         },
     );
     // A second connection to the same manager, spoken to in raw lines.
     let (raw_server, raw_client) = tokio::io::duplex(1 << 16);
     let (raw_server_read, raw_server_write) = tokio::io::split(raw_server);
-    let raw_serving = tokio::spawn(mcp_agents::server::stdio::serve_on(
+    let raw_serving = tokio::spawn(mcp_agents::server::serve_stdio_on(
         manager.clone(),
         raw_server_read,
         raw_server_write,
@@ -174,7 +175,7 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
     let mut raw_answers = tokio::io::BufReader::new(raw_read).lines();
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
-    let server = tokio::spawn(mcp_agents::server::stdio::serve_on(
+    let server = tokio::spawn(mcp_agents::server::serve_stdio_on(
         manager.clone(),
         server_read,
         server_write,

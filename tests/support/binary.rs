@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_agents::testkit::mock::MockProvider;
+use mcp_agents::testkit::MockProvider;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, Implementation,
     InitializeRequestParams, ProgressNotificationParam, ProtocolVersion, Tool,

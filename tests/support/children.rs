@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mcp_agents::testkit::mock::MockProvider;
+use mcp_agents::testkit::MockProvider;
 
 use super::binary::{BIN, KEY_VAR};
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use mcp_agents::definition::{AgentDefinition, WireApi};
 use mcp_agents::providers::{ApiKey, ProviderClient, RetryPolicy};
-use mcp_agents::sessions::activity::Activity;
-use mcp_agents::sessions::run::{Inbox, RunObserver, ToolUse, UsageDelta};
+use mcp_agents::run::Activity;
+use mcp_agents::run::{Inbox, RunObserver, ToolUse, UsageDelta};
 use mcp_agents::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
 use serde_json::{Value, json};
 
@@ -16,11 +16,11 @@ pub const KEY: &str = "sk-test-SECRET-0123456789";
 
 /// A custom-provider definition pointing at a mock.
 pub fn definition(wire: WireApi, base_url: &str) -> AgentDefinition {
-    mcp_agents::testkit::mock::definition(wire, url::Url::parse(base_url).unwrap())
+    mcp_agents::testkit::mock_definition(wire, url::Url::parse(base_url).unwrap())
 }
 
 /// A client for `wire` at the mock, with quick retries.
-pub fn client(wire: WireApi, mock: &mcp_agents::testkit::mock::MockProvider) -> ProviderClient {
+pub fn client(wire: WireApi, mock: &mcp_agents::testkit::MockProvider) -> ProviderClient {
     let base = match wire {
         WireApi::Responses => mock.responses_base_url(),
         WireApi::AnthropicMessages => mock.messages_base_url(),
@@ -248,7 +248,7 @@ impl ToolBox for ScriptedTools {
 /// A conversation of one definition against a mock, run by the real model loop.
 pub struct Loop {
     pub wire: WireApi,
-    pub mock: mcp_agents::testkit::mock::MockProvider,
+    pub mock: mcp_agents::testkit::MockProvider,
     pub definition: AgentDefinition,
     pub conversation: mcp_agents::providers::Conversation,
     pub recorder: Recorder,
@@ -257,9 +257,7 @@ pub struct Loop {
 impl Loop {
     /// A fresh mock and a definition pointing at it, changed by `adjust`.
     pub async fn new(wire: WireApi, adjust: impl FnOnce(&mut AgentDefinition)) -> Loop {
-        let mock = mcp_agents::testkit::mock::MockProvider::start(KEY)
-            .await
-            .unwrap();
+        let mock = mcp_agents::testkit::MockProvider::start(KEY).await.unwrap();
         let base = match wire {
             WireApi::Responses => mock.responses_base_url(),
             WireApi::AnthropicMessages => mock.messages_base_url(),
@@ -287,12 +285,12 @@ impl Loop {
         system: &str,
         task: &str,
         tools: &dyn ToolBox,
-    ) -> mcp_agents::sessions::run::RunOutcome {
+    ) -> mcp_agents::run::RunOutcome {
         let provider = self.client();
         let (_tx, rx) = tokio::sync::watch::channel(0u64);
-        mcp_agents::sessions::run::run_model_loop(
+        mcp_agents::run::run_model_loop(
             &mut self.conversation,
-            mcp_agents::sessions::run::RunContext {
+            mcp_agents::run::RunContext {
                 provider: &provider,
                 system,
                 tools,
@@ -300,8 +298,8 @@ impl Loop {
                 observer: &self.recorder,
                 interrupts: rx,
                 cancel: tokio_util::sync::CancellationToken::new(),
-                limits: mcp_agents::sessions::run::RunLimits::turns(64),
-                spent: mcp_agents::sessions::run::Spent::default(),
+                limits: mcp_agents::run::RunLimits::turns(64),
+                spent: mcp_agents::run::Spent::default(),
                 output_schema: None,
             },
         )

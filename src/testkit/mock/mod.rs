@@ -27,12 +27,14 @@ mod auth;
 mod cache;
 mod messages;
 #[cfg(any(test, feature = "testkit"))]
-pub mod oracle;
+mod oracle;
 mod responses;
 mod script;
 mod sse;
 mod state;
 
+#[cfg(any(test, feature = "testkit"))]
+pub use oracle::{Verdict, check as check_with_oracle};
 pub use script::{
     MockAuth, MockWire, ModelRefuses, Recorded, RecordedOutcome, ScriptedReply, Step, StreamFault,
     StreamShape,
@@ -52,7 +54,7 @@ use axum::routing::post;
 use serde_json::Value;
 
 /// A running mock endpoint on `127.0.0.1`. Dropping it stops the server and, in tests,
-/// hands every request it received to the request oracle ([`oracle`]): a request the real
+/// hands every request it received to the request oracle (`oracle`): a request the real
 /// API would refuse fails the test, whatever the mock said.
 pub struct MockProvider {
     addr: SocketAddr,
@@ -389,7 +391,7 @@ fn json_response(
 /// A `custom`-provider agent whose endpoint is `base_url` (a mock's base URL for `wire`),
 /// for tests and benchmarks that drive a provider client without a workspace.
 #[cfg(any(test, feature = "testkit"))]
-pub fn definition(
+pub fn mock_definition(
     wire: crate::definition::WireApi,
     base_url: url::Url,
 ) -> crate::definition::AgentDefinition {

@@ -19,7 +19,7 @@ use super::activity::Activity;
 use super::budget::{RunLimits, Spent, out_of_calls_result, out_of_time_result};
 use super::observer::{RunObserver, ToolUse};
 use crate::definition::CompiledSchema;
-use crate::definition::json_schema::describe_violations;
+use crate::definition::describe_violations;
 use crate::providers::{CallArguments, ToolCall, ToolOutput};
 use crate::toolbox::{ToolBox, ToolDescriptor};
 

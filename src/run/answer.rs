@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::definition::CompiledSchema;
-use crate::definition::json_schema::{describe_violations, describe_violations_masked};
+use crate::definition::{describe_violations, describe_violations_masked};
 use crate::error::{AgentError, ErrorCode};
 
 /// What the system context says about the answer's shape, after the instructions.

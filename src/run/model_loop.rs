@@ -42,10 +42,9 @@ use crate::providers::{
 };
 use crate::toolbox::{ToolBox, ToolSpec};
 
-pub use super::budget::{RunLimits, Spent};
-pub use super::observer::{Inbox, RunObserver, ToolUse, UsageDelta};
-pub use super::outcome::{Answer, Failure, RunOutcome};
-pub use super::tool_round::{INTERRUPTED_RESULT, cut_off_result};
+use super::budget::{RunLimits, Spent};
+use super::observer::{Inbox, RunObserver, UsageDelta};
+use super::outcome::{Answer, Failure, RunOutcome};
 
 /// Everything one run needs besides the conversation.
 pub struct RunContext<'a> {

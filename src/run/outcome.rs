@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::error::AgentError;
 use crate::limits::PARTIAL_RESULT_BYTES;
+use crate::text::cut_utf8;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,11 +80,7 @@ pub fn partial_result(text: &str) -> Option<String> {
     if text.trim().is_empty() {
         return None;
     }
-    let mut end = text.len().min(PARTIAL_RESULT_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    Some(text[..end].to_owned())
+    Some(cut_utf8(text, PARTIAL_RESULT_BYTES).to_owned())
 }
 
 #[cfg(test)]
