@@ -2,6 +2,9 @@
 //! each with a child server and realistic instructions), as `mcp-agents` does at startup.
 //!
 //! Run: `cargo bench --bench catalog_load`. Results go to docs/performance.md.
+// Tests and benchmarks may unwrap: a failure there is the report. They are binaries, with no
+// face for `pub` to mark (Cargo.toml's lints).
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::fs;
 use std::path::Path;

@@ -8,6 +8,9 @@
 //!   work with a streamed reply at 10, 100 and 500 turns.
 //!
 //! Run: `cargo bench --bench loop_overhead`. Results go to docs/performance.md.
+// Tests and benchmarks may unwrap: a failure there is the report. They are binaries, with no
+// face for `pub` to mark (Cargo.toml's lints).
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::time::Duration;
 

@@ -10,6 +10,9 @@
 //! CARGO_PROFILE_BENCH_LTO=false CARGO_PROFILE_BENCH_CODEGEN_UNITS=16 \
 //!     cargo bench --bench retained_memory [--features mimalloc|jemalloc]
 //! ```
+// Tests and benchmarks may unwrap: a failure there is the report. They are binaries, with no
+// face for `pub` to mark (Cargo.toml's lints).
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -10,6 +10,9 @@
 //!   starts): the real loop against the loopback mock, 5 runs of 100 turns per wire.
 //!
 //! Run: `cargo bench --bench turn_growth`. It prints a Markdown table.
+// Tests and benchmarks may unwrap: a failure there is the report. They are binaries, with no
+// face for `pub` to mark (Cargo.toml's lints).
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

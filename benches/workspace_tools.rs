@@ -13,6 +13,9 @@
 //! the `rg` rows are skipped, with a note.
 //!
 //! Run: `cargo bench --bench workspace_tools`. Results go to docs/performance.md.
+// Tests and benchmarks may unwrap: a failure there is the report. They are binaries, with no
+// face for `pub` to mark (Cargo.toml's lints).
+#![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

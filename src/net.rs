@@ -73,10 +73,13 @@ fn build(builder: reqwest::ClientBuilder, tls: bool) -> reqwest::Client {
     } else {
         builder.tls_certs_only([])
     };
+    #[expect(
+        clippy::expect_used,
+        reason = "building fails only when the TLS backend cannot initialize, which would make \
+                  every endpoint of that kind unusable; there is nothing to fall back to"
+    )]
     builder
         .build()
-        // Building fails only when the TLS backend cannot initialize, which would make every
-        // endpoint of that kind unusable; there is nothing to fall back to.
         .expect("the HTTP client needs a working TLS backend")
 }
 

@@ -335,7 +335,7 @@ fn versions(list: &[ProtocolVersion]) -> String {
 /// A stdio child's process group: dropping it kills the group and everything the child
 /// started ([`process::Tree`]).
 #[derive(Debug)]
-pub struct GroupGuard {
+pub(super) struct GroupGuard {
     group: Option<u32>,
     /// Inodes of the child's pipes we hold (its stderr).
     pipes: Vec<u64>,

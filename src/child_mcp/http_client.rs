@@ -21,7 +21,7 @@ use sse_stream::{Error as SseError, Sse};
 
 /// `rmcp`'s reqwest client, cutting oversized tool results instead of failing.
 #[derive(Clone)]
-pub struct CuttingClient(pub reqwest::Client);
+pub(super) struct CuttingClient(pub reqwest::Client);
 
 type Failure = StreamableHttpError<reqwest::Error>;
 
@@ -187,6 +187,9 @@ fn cut_answer(id: &RequestId, limit: usize) -> ServerJsonRpcMessage {
         "id": id,
         "result": {"content": [{"type": "text", "text": text}], "isError": false},
     });
-    // A literal of the message's own shape.
+    #[expect(
+        clippy::expect_used,
+        reason = "a literal of the message's own shape always reads as one"
+    )]
     serde_json::from_value(answer).expect("a JSON-RPC response literal")
 }

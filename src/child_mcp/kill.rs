@@ -5,14 +5,14 @@
 use std::collections::{HashMap, HashSet};
 
 /// Kills every process (other than this one) that holds one of `pipes`.
-pub fn kill_holders(pipes: &[u64]) {
+pub(super) fn kill_holders(pipes: &[u64]) {
     for pid in holders_of(pipes) {
         kill_pid(pid);
     }
 }
 
 /// The inode of the pipe behind `fd` (unix), to find who else holds it.
-pub fn pipe_inode(fd: i32) -> Option<u64> {
+pub(super) fn pipe_inode(fd: i32) -> Option<u64> {
     #[cfg(unix)]
     {
         // SAFETY: fstat writes only into the zeroed struct we pass.
@@ -26,7 +26,7 @@ pub fn pipe_inode(fd: i32) -> Option<u64> {
 }
 
 /// Processes (other than this one) with a descriptor open on one of `pipes` (Linux).
-pub fn holders_of(pipes: &[u64]) -> Vec<u32> {
+pub(super) fn holders_of(pipes: &[u64]) -> Vec<u32> {
     if pipes.is_empty() {
         return Vec::new();
     }
@@ -56,7 +56,7 @@ pub fn holders_of(pipes: &[u64]) -> Vec<u32> {
 }
 
 /// Ends a process group with SIGKILL.
-pub fn kill_group(group: u32) {
+pub(super) fn kill_group(group: u32) {
     #[cfg(unix)]
     if let Ok(pid) = libc::pid_t::try_from(group) {
         // SAFETY: killpg only sends a signal; it touches no memory of ours.
@@ -68,7 +68,7 @@ pub fn kill_group(group: u32) {
     let _ = group;
 }
 
-pub fn kill_pid(pid: u32) {
+pub(super) fn kill_pid(pid: u32) {
     #[cfg(unix)]
     if let Ok(pid) = libc::pid_t::try_from(pid) {
         // SAFETY: kill only sends a signal.
@@ -82,14 +82,14 @@ pub fn kill_pid(pid: u32) {
 
 /// One process of the table: its parent, its process group, whether it is a zombie.
 #[derive(Debug, Clone, Copy)]
-pub struct ProcessInfo {
+pub(super) struct ProcessInfo {
     pub parent: u32,
     pub group: u32,
     pub zombie: bool,
 }
 
 /// Every process visible in `/proc` (empty where there is no `/proc`).
-pub fn process_table() -> HashMap<u32, ProcessInfo> {
+pub(super) fn process_table() -> HashMap<u32, ProcessInfo> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return HashMap::new();
     };
@@ -119,11 +119,11 @@ fn parse_stat(stat: &str) -> Option<ProcessInfo> {
 }
 
 /// Every process descended from one of `roots` or in one of their process groups, now.
-pub fn descendants(roots: &[u32]) -> Vec<u32> {
+pub(super) fn descendants(roots: &[u32]) -> Vec<u32> {
     descendants_in(&process_table(), roots)
 }
 
-pub fn descendants_in(table: &HashMap<u32, ProcessInfo>, roots: &[u32]) -> Vec<u32> {
+pub(super) fn descendants_in(table: &HashMap<u32, ProcessInfo>, roots: &[u32]) -> Vec<u32> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     for (pid, info) in table {
         children.entry(info.parent).or_default().push(*pid);

@@ -18,7 +18,7 @@ use crate::redact::{debug_http, debug_stdio};
 
 /// Variables a stdio child keeps from our environment, when they are set: enough to find
 /// programs and a home directory on every platform, nothing else.
-pub const INHERITED_VARS: &[&str] = &[
+pub(super) const INHERITED_VARS: &[&str] = &[
     "PATH",
     "HOME",
     "TMPDIR",
@@ -112,7 +112,7 @@ impl std::fmt::Debug for Launch {
 }
 
 /// Renders `config`. The error names the server and what is missing, never a value.
-pub fn resolve(
+pub(super) fn resolve(
     config: &ChildServerConfig,
     workspace: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,

@@ -47,13 +47,13 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// Removes control, zero-width, bidirectional and other invisible characters
 /// ([`is_hidden`]), folds whitespace, and caps the result at [`TOOL_DESCRIPTION_BYTES`] on a
 /// character boundary.
-pub fn sanitize_description(text: &str) -> String {
+pub(super) fn sanitize_description(text: &str) -> String {
     let folded = sanitize_text(text);
     cut_utf8(&folded, TOOL_DESCRIPTION_BYTES).to_owned()
 }
 
 /// [`sanitize_description`] without the cap: hidden characters removed, whitespace folded.
-pub fn sanitize_text(text: &str) -> String {
+pub(super) fn sanitize_text(text: &str) -> String {
     let cleaned: String = text
         .chars()
         .map(|c| if c.is_whitespace() { ' ' } else { c })
@@ -68,7 +68,7 @@ pub fn sanitize_text(text: &str) -> String {
 /// other number signs, interlinear annotation marks, shorthand format controls, musical
 /// beam marks, the tag characters used for "ASCII smuggling"), variation selectors, the
 /// combining grapheme joiner, and the Hangul fillers, which render as nothing.
-pub fn is_hidden(c: char) -> bool {
+pub(super) fn is_hidden(c: char) -> bool {
     c.is_control() || HIDDEN.iter().any(|&(low, high)| (low..=high).contains(&c))
 }
 
@@ -107,7 +107,7 @@ const HIDDEN: &[(char, char)] = &[
 /// notifications, the terminal status line, and the timeout message): hidden characters
 /// removed as in descriptions, whitespace folded, and at most [`ACTIVITY_TOOL_NAME_CHARS`]
 /// characters. Calls to the child use the name as it was listed.
-pub fn activity_tool_name(raw: &str) -> String {
+pub(super) fn activity_tool_name(raw: &str) -> String {
     sanitize_text(raw)
         .chars()
         .take(ACTIVITY_TOOL_NAME_CHARS)
@@ -117,7 +117,7 @@ pub fn activity_tool_name(raw: &str) -> String {
 /// An object input schema: `type: "object"` and `properties` at the top (its alternatives,
 /// if any, are kept for each wire API to reshape), with every `title` and `description` text
 /// in it sanitized ([`sanitize_schema_texts`]).
-pub fn object_schema(schema: &Map<String, Value>) -> Value {
+pub(super) fn object_schema(schema: &Map<String, Value>) -> Value {
     let mut schema = Value::Object(schema.clone());
     sanitize_schema_texts(&mut schema);
     let Value::Object(schema) = schema else {
@@ -129,7 +129,7 @@ pub fn object_schema(schema: &Map<String, Value>) -> Value {
 /// Every string value under a `title` or `description` key, at any depth, goes through
 /// [`sanitize_text`] (not capped: the schema as a whole is bounded by the message it came
 /// in). The walk keeps its own stack instead of recursing, so no nesting can exhaust ours.
-pub fn sanitize_schema_texts(schema: &mut Value) {
+pub(super) fn sanitize_schema_texts(schema: &mut Value) {
     let mut pending: Vec<&mut Value> = vec![schema];
     while let Some(value) = pending.pop() {
         match value {
@@ -174,7 +174,7 @@ fn shape_object_schema(mut schema: Map<String, Value>) -> Value {
 }
 
 /// The annotations filtering reads.
-pub fn hints(tool: &Tool) -> ToolHints {
+pub(super) fn hints(tool: &Tool) -> ToolHints {
     let annotations = tool.annotations.as_ref();
     ToolHints {
         read_only: annotations.and_then(|a| a.read_only_hint),
@@ -185,7 +185,7 @@ pub fn hints(tool: &Tool) -> ToolHints {
 /// Whether `definition` lets its model see `server`'s `tool`, which would be offered as
 /// `offered_name`: allow and deny patterns are matched against both the child's name and
 /// the offered one.
-pub fn offered(
+pub(super) fn offered(
     definition: &AgentDefinition,
     server: &str,
     tool: &Tool,

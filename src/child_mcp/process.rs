@@ -55,7 +55,7 @@ pub fn become_subreaper() {
 /// The kernel sends the signal when the *thread* that forked the child ends. Children are
 /// started from the async runtime's worker threads, which live as long as the runtime.
 #[derive(Debug)]
-pub struct DieWithParent;
+pub(super) struct DieWithParent;
 
 impl process_wrap::tokio::CommandWrapper for DieWithParent {
     fn pre_spawn(
@@ -90,7 +90,7 @@ impl process_wrap::tokio::CommandWrapper for DieWithParent {
 /// Runs `spawn` and records the group of what it started (`group_of`) as alive, for
 /// [`reap_adopted`] and the reaper, in one step: an adopted-orphan reaping in between could
 /// otherwise reap a child that exited at once, before its owner waits for it.
-pub fn spawn_group<T>(
+pub(super) fn spawn_group<T>(
     spawn: impl FnOnce() -> std::io::Result<T>,
     group_of: impl Fn(&T) -> Option<(u32, Vec<u64>)>,
 ) -> std::io::Result<T> {
@@ -107,7 +107,7 @@ pub fn spawn_group<T>(
 /// What was known of a child's processes before it was asked to stop: they can move away
 /// (a new session) or lose their parent while it stops.
 #[derive(Debug, Default)]
-pub struct Tree {
+pub(super) struct Tree {
     group: u32,
     seen: Vec<u32>,
     /// Inodes of the child's stdio pipes: a process holding one is the child's, wherever
@@ -117,7 +117,7 @@ pub struct Tree {
 
 impl Tree {
     /// The processes of `group` and its descendants now.
-    pub fn of(group: u32, pipes: &[u64]) -> Tree {
+    pub(super) fn of(group: u32, pipes: &[u64]) -> Tree {
         Tree {
             group,
             seen: descendants(&[group]),
@@ -128,7 +128,7 @@ impl Tree {
     /// Kills the group, every process seen before, every descendant now and every process
     /// that holds one of the child's pipes, then forgets the group. Errors (the processes
     /// are already gone) are ignored.
-    pub fn kill(self) {
+    pub(super) fn kill(self) {
         kill_group(self.group);
         let mut doomed = self.seen;
         doomed.extend(descendants(&[self.group]));
@@ -178,7 +178,7 @@ pub fn kill_adopted() {
 
 /// Reaps adopted children that have exited (zombies), so they do not pile up. Children
 /// the runtime started are left to it: their groups are registered.
-pub fn reap_adopted() {
+pub(super) fn reap_adopted() {
     #[cfg(unix)]
     {
         let me = std::process::id();

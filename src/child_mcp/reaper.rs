@@ -74,12 +74,12 @@ pub fn start_reaper() {
 }
 
 /// Whether `pid` is the reaper (it is not an orphan to kill).
-pub fn is_reaper(pid: u32) -> bool {
+pub(super) fn is_reaper(pid: u32) -> bool {
     reaper().as_ref().is_some_and(|r| r.pid == pid)
 }
 
 /// Asks the reaper to kill `group`, and the holders of `pipes`, if the server dies.
-pub fn watch(group: u32, pipes: &[u64]) {
+pub(super) fn watch(group: u32, pipes: &[u64]) {
     let mut line = format!("+{group}");
     for inode in pipes {
         line.push_str(&format!(" {inode}"));
@@ -89,7 +89,7 @@ pub fn watch(group: u32, pipes: &[u64]) {
 }
 
 /// The group is gone; the reaper forgets it.
-pub fn forget(group: u32) {
+pub(super) fn forget(group: u32) {
     tell(&format!("-{group}\n"));
 }
 

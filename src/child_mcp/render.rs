@@ -10,7 +10,7 @@ use crate::toolbox::ToolImage;
 
 /// A tool result as the model sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendered {
+pub(super) struct Rendered {
     /// Text blocks as they are, structured content as JSON (when there is no text), and a
     /// one-line placeholder for everything not shown as itself.
     pub text: String,
@@ -29,7 +29,7 @@ enum Piece {
 /// images together (the images counted by their base64 characters) stay within
 /// [`TOOL_OUTPUT_BYTES`]: an image that would pass it becomes a placeholder, and text beyond
 /// it is cut with a visible marker.
-pub fn render_result(result: &CallToolResult) -> Rendered {
+pub(super) fn render_result(result: &CallToolResult) -> Rendered {
     let mut pieces: Vec<Piece> = result.content.iter().map(render_block).collect();
     // A tool that returns structured content also sends it as text (the MCP spec asks it
     // to), so the JSON is added only when there is no text to read.
@@ -127,7 +127,7 @@ fn image_piece(mime_type: &str, data: &str) -> Piece {
 }
 
 /// Caps rendered output, saying how much was cut.
-pub fn cap_output(text: String) -> String {
+pub(super) fn cap_output(text: String) -> String {
     cap_output_at(text, TOOL_OUTPUT_BYTES)
 }
 

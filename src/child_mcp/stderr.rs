@@ -11,7 +11,7 @@ use crate::limits::CHILD_STDERR_LINE_BYTES;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 
 /// Reads `stderr` to its end and hands each line, prefixed with `[server] `, to `emit`.
-pub async fn forward_lines<R>(server: &str, stderr: R, mut emit: impl FnMut(String))
+pub(super) async fn forward_lines<R>(server: &str, stderr: R, mut emit: impl FnMut(String))
 where
     R: AsyncRead + Unpin,
 {
@@ -37,7 +37,7 @@ where
 
 /// Copies a child's stderr to ours through the queue ([`crate::console`]): a client that
 /// does not read our stderr costs lines (counted and reported), never a blocked worker.
-pub async fn forward(server: String, stderr: tokio::process::ChildStderr) {
+pub(super) async fn forward(server: String, stderr: tokio::process::ChildStderr) {
     forward_lines(&server, stderr, |line| {
         crate::console::line(&line);
     })

@@ -32,7 +32,7 @@ fn lock(set: &Pending) -> MutexGuard<'_, HashSet<RequestId>> {
 }
 
 /// A started stdio child as an `rmcp` transport.
-pub struct ChildStdio {
+pub(super) struct ChildStdio {
     /// The process; dropping it leaves it to the runtime to reap (the connection's guard
     /// kills its group).
     child: Box<dyn ChildWrapper>,
@@ -43,7 +43,7 @@ pub struct ChildStdio {
 
 impl ChildStdio {
     /// Wraps a spawned child whose stdin and stdout are pipes.
-    pub fn new(mut child: Box<dyn ChildWrapper>) -> std::io::Result<ChildStdio> {
+    pub(super) fn new(mut child: Box<dyn ChildWrapper>) -> std::io::Result<ChildStdio> {
         let missing = || std::io::Error::other("the child's stdin or stdout is not a pipe");
         let stdin = child.stdin().take().ok_or_else(missing)?;
         let stdout: ChildStdout = child.stdout().take().ok_or_else(missing)?;
@@ -58,7 +58,7 @@ impl ChildStdio {
         })
     }
 
-    pub fn id(&self) -> Option<u32> {
+    pub(super) fn id(&self) -> Option<u32> {
         self.child.id()
     }
 }

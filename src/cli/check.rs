@@ -26,7 +26,7 @@ fn key_label(choice: &KeyChoice) -> String {
 }
 
 /// The model column: the id the agent will really use, and where it came from.
-pub fn model_label(definition: &AgentDefinition) -> String {
+pub(super) fn model_label(definition: &AgentDefinition) -> String {
     let model = &definition.model;
     match &model.origin {
         ModelOrigin::Explicit => model.id.clone(),
@@ -77,7 +77,7 @@ fn workspace_label(definition: &AgentDefinition) -> String {
 }
 
 /// The agents table and a summary line, for stdout.
-pub fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
+pub(super) fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
     let header = [
         "NAME",
         "SOURCE",
@@ -215,7 +215,7 @@ fn nearest_parent_with_agents(
 
 /// The JSON report: `{"workspace", "agents", "skills", "warnings"}`; paths are relative to
 /// the workspace, and shown lossily when they are not UTF-8 (JSON strings must be).
-pub fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
+pub(super) fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
     let agents: Vec<Value> = catalog
         .agents()
         .iter()
@@ -290,7 +290,7 @@ pub fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
 
 /// Prints the warnings, then the report; exits 1 when a definition was rejected (a run
 /// that would fail now does not change the status: the server's environment may differ).
-pub fn run_check(catalog: &Catalog, json: bool, env: Env<'_>) -> ExitCode {
+pub(super) fn run_check(catalog: &Catalog, json: bool, env: Env<'_>) -> ExitCode {
     for warning in catalog
         .warnings()
         .iter()

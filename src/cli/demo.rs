@@ -21,7 +21,7 @@ use crate::testkit::{MockProvider, Step};
 use crate::toolbox::EnvLookup;
 
 /// What to do after the demo: the first thing a user needs (issue 16).
-pub const NEXT_STEP: &str = "Next: in a repository with agent files (.claude/agents, \
+pub(super) const NEXT_STEP: &str = "Next: in a repository with agent files (.claude/agents, \
 .codex/agents, .opencode/agents or .agents/agents), `mcp-agents check` lists them and what \
 they need, and `claude mcp add --scope project agents -- mcp-agents` adds the server to Claude \
 Code (Codex and other clients: docs/clients.md; writing agents: docs/agents.md).";
@@ -67,11 +67,11 @@ pub const EXAMPLE_WORKSPACE: &[(&str, &str)] = &[
 ];
 
 /// The agent the demo runs, and the file it comes from.
-pub const AGENT: &str = "reviewer";
+pub(super) const AGENT: &str = "reviewer";
 const AGENT_FILE: &str = ".claude/agents/reviewer.md";
 
 /// The task the demo gives its agent.
-pub const TASK: &str = "Review the retry helper in src/ of this workspace.";
+pub(super) const TASK: &str = "Review the retry helper in src/ of this workspace.";
 
 /// What the scripted model answers once it has read the file.
 pub const RESULT: &str = "src/retry.py:8: `backoff` waits twice as long as its docstring \
@@ -80,7 +80,11 @@ pub const RESULT: &str = "src/retry.py:8: `backoff` waits twice as long as its d
     src/retry.py: nothing tests the schedule; add a test that checks 0.5, 1.0, 2.0 and the cap.\n\n\
     verdict: request changes";
 
-pub async fn run_demo(json: bool, itself: SelfCommand, cancel: CancellationToken) -> ExitCode {
+pub(super) async fn run_demo(
+    json: bool,
+    itself: SelfCommand,
+    cancel: CancellationToken,
+) -> ExitCode {
     match prepare(itself).await {
         Ok((mock, workspace, manager)) => {
             eprintln!(

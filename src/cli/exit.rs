@@ -1,10 +1,10 @@
 //! The exit statuses of every command (docs/decisions.md, "Exit statuses").
 
 /// Exit status for a usage or workspace error (clap uses the same for bad arguments).
-pub const EXIT_USAGE: u8 = 2;
+pub(super) const EXIT_USAGE: u8 = 2;
 /// Exit status of `check` when a definition was rejected.
-pub const EXIT_REJECTED: u8 = 1;
+pub(super) const EXIT_REJECTED: u8 = 1;
 /// Exit status when the run failed (the error code is printed).
-pub const EXIT_FAILED: u8 = 1;
+pub(super) const EXIT_FAILED: u8 = 1;
 /// Exit status after Ctrl-C.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub(super) const EXIT_INTERRUPTED: u8 = 130;

@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 use crate::definition::{AgentDefinition, ChildTransport, Effect, ValueSource, Warning};
 
 /// How `check` reads the environment: `std::env::var` in the binary.
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub(super) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// One thing a run needs that is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Need {
+pub(super) enum Need {
     /// An environment variable that is unset (or, for a key, empty); `alternative` would do
     /// as well (`ANTHROPIC_AUTH_TOKEN` beside `ANTHROPIC_API_KEY`).
     Variable {
@@ -31,7 +31,7 @@ pub enum Need {
 
 impl Need {
     /// The `needs` entry of `check --json`.
-    pub fn to_json(&self) -> Value {
+    pub(super) fn to_json(&self) -> Value {
         match self {
             Need::Variable {
                 name,
@@ -72,7 +72,7 @@ fn is_set(env: Env<'_>, var: &str) -> bool {
 
 /// What a run of `definition` in `workspace` would miss in `env`, in a stable order: the
 /// provider key, then each child server by name.
-pub fn needs(definition: &AgentDefinition, workspace: &Path, env: Env<'_>) -> Vec<Need> {
+pub(super) fn needs(definition: &AgentDefinition, workspace: &Path, env: Env<'_>) -> Vec<Need> {
     let mut needs = Vec::new();
     let key = definition.provider.key_choice(|var| is_set(env, var));
     if !is_set(env, &key.var) {
@@ -138,7 +138,7 @@ fn unset_placeholders(
 }
 
 /// One `will_fail_at_spawn` warning for each agent of `definitions` that misses something.
-pub fn warnings<'a>(
+pub(super) fn warnings<'a>(
     definitions: impl IntoIterator<Item = &'a AgentDefinition>,
     workspace: &Path,
     env: Env<'_>,

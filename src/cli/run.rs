@@ -24,7 +24,7 @@ use crate::sessions::{Progress, Step, WaitEvent};
 use crate::sessions::{Snapshot, Status, short_id};
 
 /// `TASK`, or with `-` the task read from standard input (SPEC §2).
-pub fn read_task(task: String) -> Result<String, String> {
+pub(super) fn read_task(task: String) -> Result<String, String> {
     if task != "-" {
         return Ok(task);
     }
@@ -53,7 +53,7 @@ pub fn read_task(task: String) -> Result<String, String> {
 /// Before `run` spawns `name`: the checks spawning makes, worded for a terminal (what to do
 /// in this shell, not in an MCP client), with "did you mean" for a mistyped name and the
 /// reason when the file defining that name was rejected. `env` is the process environment.
-pub fn preflight(
+pub(super) fn preflight(
     catalog: &Catalog,
     name: &str,
     env: &dyn Fn(&str) -> Option<String>,
@@ -128,7 +128,7 @@ fn unknown_agent(catalog: &Catalog, name: &str) -> AgentError {
 
 /// A refusal before any run: `error: CODE: message` on stderr, and with `--json` the shape of
 /// a refused tool call on stdout, so scripts read one place.
-pub fn report_refusal(e: &AgentError, json: bool) -> ExitCode {
+pub(super) fn report_refusal(e: &AgentError, json: bool) -> ExitCode {
     eprintln!("error: {}: {}", e.code, e.message);
     if json {
         println!(
@@ -140,7 +140,7 @@ pub fn report_refusal(e: &AgentError, json: bool) -> ExitCode {
 }
 
 /// Spawns `name` on `task`, shows its activity until it ends, prints the outcome.
-pub async fn run_agent(
+pub(super) async fn run_agent(
     manager: Arc<SessionManager>,
     name: &str,
     task: &str,

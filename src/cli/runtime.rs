@@ -17,7 +17,7 @@ use crate::toolbox::EnvLookup;
 /// The session manager of the server and `run`: the process environment for keys and
 /// children, the default retry policy and limits; built-in child servers are started as
 /// `itself`.
-pub fn server_manager(catalog: Catalog, itself: SelfCommand) -> Arc<SessionManager> {
+pub(super) fn server_manager(catalog: Catalog, itself: SelfCommand) -> Arc<SessionManager> {
     // Before any child starts: descendants that leave their group come back to us, and the
     // reaper kills what is left if this process is killed (SPEC §8.3).
     crate::child_mcp::become_subreaper();
@@ -44,7 +44,7 @@ pub(crate) fn session_manager(
 }
 
 /// Runs `body` on a multi-threaded runtime, with a token that SIGINT or SIGTERM cancels.
-pub fn with_runtime<F, Fut>(body: F) -> ExitCode
+pub(super) fn with_runtime<F, Fut>(body: F) -> ExitCode
 where
     F: FnOnce(CancellationToken) -> Fut,
     Fut: std::future::Future<Output = ExitCode>,

@@ -12,7 +12,7 @@ use crate::limits::SERVER_SHUTDOWN_BOUND;
 use crate::server::Listen;
 
 /// Runs the server until the client goes away or a signal arrives, then stops every run.
-pub fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> ExitCode {
+pub(super) fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> ExitCode {
     // From here on the client may not read our stderr: nothing may wait for it.
     crate::console::queue_from_now();
     let code = with_runtime(|shutdown| async move {
@@ -61,7 +61,7 @@ pub fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> Exi
 
 /// The one line the stdio server prints when started by hand on a terminal (SPEC §2): what
 /// it waits for, and how to try it instead.
-pub fn terminal_hint(catalog: &Catalog) -> String {
+pub(super) fn terminal_hint(catalog: &Catalog) -> String {
     let agents = catalog.agents().len();
     format!(
         "mcp-agents: serving MCP on stdio for {} ({agents} agent{}); this waits for an MCP \
@@ -74,12 +74,12 @@ pub fn terminal_hint(catalog: &Catalog) -> String {
 }
 
 /// `mcp-agents workspace-tools DIR`: the built-in workspace server (SPEC §8.6) on stdio.
-pub fn run_workspace_tools(dir: PathBuf) -> ExitCode {
+pub(super) fn run_workspace_tools(dir: PathBuf) -> ExitCode {
     until_signal(async move { crate::workspace::serve_stdio(&dir).await })
 }
 
 /// The hidden `mcp-agents fixture-server`.
-pub fn run_fixture(options: crate::testkit::FixtureOptions) -> ExitCode {
+pub(super) fn run_fixture(options: crate::testkit::FixtureOptions) -> ExitCode {
     until_signal(crate::testkit::run_fixture_server(options))
 }
 

@@ -24,7 +24,7 @@ const REFRESH_HZ: u8 = 15;
 const MODEL_CHARS_KEPT: usize = 12;
 
 /// The line, while it is shown.
-pub struct StatusLine {
+pub(super) struct StatusLine {
     bar: ProgressBar,
     width: Box<dyn Fn() -> usize + Send + Sync>,
     /// Held only to be dropped: last (fields drop in order), once the bar has been cleared.
@@ -34,7 +34,7 @@ pub struct StatusLine {
 
 impl StatusLine {
     /// Starts the line on the terminal stderr is, or `None` when stderr is not a terminal.
-    pub fn start() -> Option<StatusLine> {
+    pub(super) fn start() -> Option<StatusLine> {
         use std::io::IsTerminal;
         if !io::stderr().is_terminal() {
             return None;
@@ -72,7 +72,7 @@ impl StatusLine {
     /// Shows `text` (what the agent is doing, readable first) and the time spent on it.
     /// When the line is wider than the terminal, `model` (an id `text` contains, often the
     /// longest word of it) is shortened first, then the end of `text` is cut.
-    pub fn show(&self, text: &str, model: &str, elapsed: Duration) {
+    pub(super) fn show(&self, text: &str, model: &str, elapsed: Duration) {
         let prefix = format!("{:.1} s", elapsed.as_secs_f64());
         // The spinner and two spaces.
         let room = (self.width)().saturating_sub(prefix.chars().count() + 3);
@@ -83,14 +83,14 @@ impl StatusLine {
 
     /// Clears the line and puts stderr back; what was written meanwhile has been printed.
     /// (Dropping the line without finishing puts stderr back too, as on a panic.)
-    pub fn finish(self) {
+    pub(super) fn finish(self) {
         self.bar.finish_and_clear();
     }
 }
 
 /// `text` within `room` characters: `model` cut to make room (not below
 /// [`MODEL_CHARS_KEPT`]), then the end of the text, each cut marked with `…`.
-pub fn fit(text: &str, model: &str, room: usize) -> String {
+pub(super) fn fit(text: &str, model: &str, room: usize) -> String {
     let chars = |s: &str| s.chars().count();
     if chars(text) <= room {
         return text.to_owned();
@@ -219,7 +219,7 @@ mod capture {
     /// How long finishing waits for the last captured lines to be printed.
     const DRAIN_BOUND: Duration = Duration::from_secs(2);
 
-    pub struct StderrCapture {
+    pub(super) struct StderrCapture {
         /// Stderr as it was.
         saved: OwnedFd,
         drained: mpsc::Receiver<()>,
@@ -228,7 +228,7 @@ mod capture {
     impl StderrCapture {
         /// Makes fd 2 a pipe whose lines `bar` prints above itself; `None` (stderr left as
         /// it is) when the pipe cannot be made.
-        pub fn start(bar: ProgressBar) -> Option<StderrCapture> {
+        pub(super) fn start(bar: ProgressBar) -> Option<StderrCapture> {
             let mut fds = [0; 2];
             // SAFETY: `pipe` fills the two-element array we own.
             if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {

@@ -172,7 +172,7 @@ impl ToolFilter {
 
 /// Matches `text` against `glob`, where `*` is any run of characters. Linear in practice:
 /// the classic single-backtrack algorithm.
-pub fn glob_matches(glob: &str, text: &str) -> bool {
+pub(super) fn glob_matches(glob: &str, text: &str) -> bool {
     let (g, t): (Vec<char>, Vec<char>) = (glob.chars().collect(), text.chars().collect());
     let (mut gi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;

@@ -18,7 +18,7 @@ pub const CLAUDE_ALIASES: &[(&str, &str, &str)] = &[
 
 /// A Claude alias resolved to the model id it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(super) struct Resolved {
     pub alias: &'static str,
     pub id: String,
     /// The variable that chose the id, when it was set.
@@ -28,7 +28,7 @@ pub struct Resolved {
 /// `model` resolved, when it is one of [`CLAUDE_ALIASES`]: through its variable in `env` when
 /// set (Claude Code's own `ANTHROPIC_DEFAULT_*_MODEL`), else the built-in id. A variable
 /// holding a Claude Code setting rather than a model id is an error.
-pub fn resolve_alias(
+pub(super) fn resolve_alias(
     model: &str,
     env: &HashMap<String, String>,
 ) -> Option<Result<Resolved, String>> {
@@ -52,6 +52,6 @@ pub fn resolve_alias(
 
 /// Claude Code model settings that are not model ids: modes (`opusplan`, …) and the `[1m]`
 /// suffix, which asks Claude Code for the 1M-token context this runtime does not request.
-pub fn is_claude_code_mode(model: &str) -> bool {
+pub(super) fn is_claude_code_mode(model: &str) -> bool {
     matches!(model, "default" | "best" | "opusplan") || model.to_ascii_lowercase().ends_with("[1m]")
 }

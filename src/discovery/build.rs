@@ -28,14 +28,14 @@ use crate::limits::{
 
 /// What one file turned out to be.
 #[derive(Debug)]
-pub enum Parsed {
+pub(super) enum Parsed {
     Agent(Box<AgentDefinition>),
     /// Valid, but not a subagent (OpenCode `mode: primary`, `disable: true`); the text says why.
     NotASubagent(String),
 }
 
 /// Everything a format module needs besides the file's text.
-pub struct Ctx<'a> {
+pub(super) struct Ctx<'a> {
     pub options: &'a LoadOptions,
     pub referenced: &'a ReferencedFiles,
     pub skills: &'a SkillRegistry,
@@ -45,7 +45,7 @@ pub struct Ctx<'a> {
 
 /// How the file chose its model.
 #[derive(Debug, Default)]
-pub enum ModelChoice {
+pub(super) enum ModelChoice {
     #[default]
     Missing,
     /// "Use the parent's model": the server's default model is used.
@@ -55,7 +55,7 @@ pub enum ModelChoice {
 
 /// A definition in the making, in canonical terms.
 #[derive(Debug, Default)]
-pub struct Draft {
+pub(super) struct Draft {
     pub name: Option<String>,
     pub description: Option<String>,
     pub instructions: Option<String>,
@@ -88,13 +88,13 @@ pub struct Draft {
 }
 
 /// Format-specific spellings of the common fields.
-pub struct Spellings {
+pub(super) struct Spellings {
     pub max_turns: &'static [&'static str],
     pub reasoning_effort: &'static [&'static str],
     pub sandbox: &'static [&'static str],
 }
 
-pub const CANONICAL_SPELLINGS: Spellings = Spellings {
+pub(super) const CANONICAL_SPELLINGS: Spellings = Spellings {
     max_turns: &["max_turns", "maxTurns"],
     reasoning_effort: &["reasoning_effort", "reasoningEffort"],
     sandbox: &["sandbox"],
@@ -109,7 +109,7 @@ const TOP_LEVEL_SECRET_ADVICE: &str =
 
 /// Reads the fields every format accepts. `tools` and `disallowed_tools` are left to the
 /// format, whose pattern syntax differs.
-pub fn read_common(
+pub(super) fn read_common(
     doc: Doc<'_>,
     draft: &mut Draft,
     spellings: &Spellings,
@@ -292,11 +292,11 @@ fn effective_budget(written: RunBudget, server: RunBudget, caveats: &mut Vec<Str
 
 /// The environment variable that sets the server's default for a budget field:
 /// `MCP_AGENTS_MAX_RUN_SECONDS` for `max_run_seconds`.
-pub fn budget_env_var(field: &str) -> String {
+pub(super) fn budget_env_var(field: &str) -> String {
     format!("MCP_AGENTS_{}", field.to_ascii_uppercase())
 }
 
-pub fn parse_sandbox(field: &str, value: &str) -> Result<Sandbox, String> {
+pub(super) fn parse_sandbox(field: &str, value: &str) -> Result<Sandbox, String> {
     match value {
         "default" => Ok(Sandbox::Default),
         "read-only" => Ok(Sandbox::ReadOnly),
@@ -325,7 +325,7 @@ fn check_isolation(field: &str, value: &str) -> Result<(), String> {
 /// formats: `server__tool`, `server__*`, `*`, and Claude's `mcp__server`, `mcp__server__*`,
 /// `mcp__server__tool`. Entries that name no child tool (Claude Code built-ins such as
 /// `Read` or `Bash(git:*)`) select nothing and are returned separately.
-pub fn qualified_patterns(entries: &[String]) -> (Vec<ToolPattern>, Vec<String>) {
+pub(super) fn qualified_patterns(entries: &[String]) -> (Vec<ToolPattern>, Vec<String>) {
     let mut patterns = Vec::new();
     let mut unknown = Vec::new();
     for entry in entries {
@@ -345,7 +345,7 @@ pub fn qualified_patterns(entries: &[String]) -> (Vec<ToolPattern>, Vec<String>)
 
 /// Reads `tools` / `disallowed_tools` in the qualified syntax into `draft.tools`; entries
 /// that select nothing go to `draft.unknown_tools`.
-pub fn read_qualified_tool_lists(
+pub(super) fn read_qualified_tool_lists(
     doc: Doc<'_>,
     draft: &mut Draft,
     allow_names: &[&'static str],
@@ -368,7 +368,7 @@ pub fn read_qualified_tool_lists(
 /// Adds an allow list written in `field`. The first one becomes the agent's allow list; a
 /// second one (an OpenCode file with `permission` rules that allow only some tools and a
 /// `tools` list) narrows it: a tool has to pass both.
-pub fn add_allow_list(draft: &mut Draft, patterns: Vec<ToolPattern>) {
+pub(super) fn add_allow_list(draft: &mut Draft, patterns: Vec<ToolPattern>) {
     match draft.tools.allow {
         None => draft.tools.allow = Some(patterns),
         Some(_) => draft.tools.also_allow.push(patterns),
@@ -377,7 +377,7 @@ pub fn add_allow_list(draft: &mut Draft, patterns: Vec<ToolPattern>) {
 
 /// Gives the agent the built-in `workspace` server (SPEC §8.6), unless its file already
 /// names it. Its tools then pass through the agent's lists like any child's.
-pub fn grant_workspace(draft: &mut Draft) {
+pub(super) fn grant_workspace(draft: &mut Draft) {
     let workspace = BuiltinServer::Workspace;
     draft
         .mcp_servers
@@ -439,12 +439,16 @@ fn unknown_tools_note(draft: &Draft, format: Format) -> Option<String> {
 }
 
 /// The message for a definition that defers to its parent's model without a server default.
-pub const PARENT_MODEL_HELP: &str = "the definition uses its parent's model (`model: inherit` \
+pub(super) const PARENT_MODEL_HELP: &str = "the definition uses its parent's model (`model: inherit` \
     or no model), which this server cannot see; name a model in the file, or start the server \
     with --default-model PROVIDER/MODEL (or set MCP_AGENTS_DEFAULT_MODEL)";
 
 /// Applies every shared rule and builds the definition.
-pub fn finalize(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+pub(super) fn finalize(
+    draft: Draft,
+    source: SourceFile,
+    ctx: &mut Ctx<'_>,
+) -> Result<Parsed, String> {
     let unknown_tools = unknown_tools_note(&draft, source.format);
     let name = draft.name.ok_or("`name` is required")?;
     check_name(&name).map_err(|e| format!("`name`: {e}"))?;

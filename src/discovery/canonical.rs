@@ -13,7 +13,11 @@ use crate::definition::{Format, Model, ModelOrigin, ProviderKind, SourceFile};
 const ALLOW: &[&str] = &["tools"];
 const DENY: &[&str] = &["disallowed_tools", "disallowedTools"];
 
-pub fn parse_markdown(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+pub(super) fn parse_markdown(
+    text: &str,
+    source: SourceFile,
+    ctx: &mut Ctx<'_>,
+) -> Result<Parsed, String> {
     let split = split_frontmatter(text)?;
     let frontmatter = parse_frontmatter(split.yaml)?;
     ctx.caveats.extend(frontmatter.lenient_note);
@@ -28,7 +32,7 @@ pub fn parse_markdown(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Resu
     finalize(draft, source, ctx)
 }
 
-pub fn parse_toml_file(
+pub(super) fn parse_toml_file(
     text: &str,
     source: SourceFile,
     ctx: &mut Ctx<'_>,

@@ -21,7 +21,7 @@ const SPELLINGS: Spellings = Spellings {
 
 /// Parses a role file. `canonical` is its absolute canonical path, used to find a
 /// declaration in `.codex/config.toml` that names it.
-pub fn parse(
+pub(super) fn parse(
     text: &str,
     canonical: &std::path::Path,
     source: SourceFile,

@@ -7,21 +7,21 @@ use super::source::describe_type;
 
 /// A parsed document (or one nested table of it).
 #[derive(Clone, Copy)]
-pub struct Doc<'a> {
+pub(super) struct Doc<'a> {
     map: &'a Map<String, Value>,
 }
 
 impl<'a> Doc<'a> {
-    pub fn new(map: &'a Map<String, Value>) -> Self {
+    pub(super) fn new(map: &'a Map<String, Value>) -> Self {
         Doc { map }
     }
 
-    pub fn map(&self) -> &'a Map<String, Value> {
+    pub(super) fn map(&self) -> &'a Map<String, Value> {
         self.map
     }
 
     /// The first of `names` the document sets; setting two of them is an error.
-    pub fn find(
+    pub(super) fn find(
         &self,
         names: &[&'static str],
     ) -> Result<Option<(&'static str, &'a Value)>, String> {
@@ -39,12 +39,15 @@ impl<'a> Doc<'a> {
         Ok(found)
     }
 
-    pub fn has(&self, name: &str) -> bool {
+    pub(super) fn has(&self, name: &str) -> bool {
         self.map.get(name).is_some_and(|v| !v.is_null())
     }
 
     /// A string field, trimmed of nothing (callers decide).
-    pub fn str(&self, names: &[&'static str]) -> Result<Option<(&'static str, &'a str)>, String> {
+    pub(super) fn str(
+        &self,
+        names: &[&'static str],
+    ) -> Result<Option<(&'static str, &'a str)>, String> {
         match self.find(names)? {
             None => Ok(None),
             Some((name, Value::String(s))) => Ok(Some((name, s.as_str()))),
@@ -52,11 +55,11 @@ impl<'a> Doc<'a> {
         }
     }
 
-    pub fn string(&self, names: &[&'static str]) -> Result<Option<String>, String> {
+    pub(super) fn string(&self, names: &[&'static str]) -> Result<Option<String>, String> {
         Ok(self.str(names)?.map(|(_, s)| s.to_owned()))
     }
 
-    pub fn bool(&self, names: &[&'static str]) -> Result<Option<bool>, String> {
+    pub(super) fn bool(&self, names: &[&'static str]) -> Result<Option<bool>, String> {
         match self.find(names)? {
             None => Ok(None),
             Some((_, Value::Bool(b))) => Ok(Some(*b)),
@@ -65,7 +68,7 @@ impl<'a> Doc<'a> {
     }
 
     /// A whole number within `range`.
-    pub fn integer(
+    pub(super) fn integer(
         &self,
         names: &[&'static str],
         range: std::ops::RangeInclusive<u32>,
@@ -90,7 +93,10 @@ impl<'a> Doc<'a> {
     }
 
     /// A finite number.
-    pub fn number(&self, names: &[&'static str]) -> Result<Option<(&'static str, f64)>, String> {
+    pub(super) fn number(
+        &self,
+        names: &[&'static str],
+    ) -> Result<Option<(&'static str, f64)>, String> {
         match self.find(names)? {
             None => Ok(None),
             Some((name, Value::Number(n))) => match n.as_f64() {
@@ -103,7 +109,7 @@ impl<'a> Doc<'a> {
 
     /// A list of strings; when `comma_string` is set, a single string is split at commas
     /// (Claude's `tools: Read, Grep`). Blank entries are dropped.
-    pub fn string_list(
+    pub(super) fn string_list(
         &self,
         names: &[&'static str],
         comma_string: bool,
@@ -115,7 +121,10 @@ impl<'a> Doc<'a> {
     }
 
     /// A nested mapping.
-    pub fn table(&self, names: &[&'static str]) -> Result<Option<(&'static str, Doc<'a>)>, String> {
+    pub(super) fn table(
+        &self,
+        names: &[&'static str],
+    ) -> Result<Option<(&'static str, Doc<'a>)>, String> {
         match self.find(names)? {
             None => Ok(None),
             Some((name, Value::Object(map))) => Ok(Some((name, Doc::new(map)))),
@@ -125,7 +134,11 @@ impl<'a> Doc<'a> {
 }
 
 /// Reads `value` as a list of strings (see [`Doc::string_list`]).
-pub fn string_list(name: &str, value: &Value, comma_string: bool) -> Result<Vec<String>, String> {
+pub(super) fn string_list(
+    name: &str,
+    value: &Value,
+    comma_string: bool,
+) -> Result<Vec<String>, String> {
     match value {
         Value::String(s) if comma_string => Ok(split_commas(s)),
         Value::Array(items) => items
@@ -152,7 +165,7 @@ pub fn string_list(name: &str, value: &Value, comma_string: bool) -> Result<Vec<
 }
 
 /// Splits at commas that are not inside parentheses (`Bash(git:*, ls)` stays one entry).
-pub fn split_commas(s: &str) -> Vec<String> {
+pub(super) fn split_commas(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut depth = 0usize;
     let mut current = String::new();
@@ -175,7 +188,7 @@ pub fn split_commas(s: &str) -> Vec<String> {
         .collect()
 }
 
-pub fn wrong_type(name: &str, expected: &str, got: &Value) -> String {
+pub(super) fn wrong_type(name: &str, expected: &str, got: &Value) -> String {
     match got.as_str().filter(|s| is_non_finite(s)) {
         // An infinity or NaN, which YAML and TOML readers turn into text.
         Some(number) => format!("`{name}` must be {expected}, not `{number}`"),

@@ -52,7 +52,7 @@ const BUILTIN_PERMISSIONS: &[&str] = &[
 ];
 
 /// Parses one file; `rel_in_root` (its path below the agents folder) gives the default name.
-pub fn parse(
+pub(super) fn parse(
     text: &str,
     rel_in_root: &Path,
     source: SourceFile,
@@ -140,7 +140,7 @@ pub fn parse(
 
 /// OpenCode names an agent after its path below the agents folder: `team/reviewer.md` is
 /// `team-reviewer` here (`/` cannot be in a name).
-pub fn name_from_path(rel_in_root: &Path) -> String {
+pub(super) fn name_from_path(rel_in_root: &Path) -> String {
     let stem = rel_in_root.with_extension("");
     stem.components()
         .map(|c| c.as_os_str().to_string_lossy().to_lowercase())

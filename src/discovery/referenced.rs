@@ -14,19 +14,19 @@ use super::source::{describe_type, parse_json_object, parse_toml, read_text};
 
 /// A Codex role declared in `.codex/config.toml`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodexRole {
+pub(super) struct CodexRole {
     pub name: String,
     pub description: Option<String>,
 }
 
-pub struct ReferencedFiles {
+pub(super) struct ReferencedFiles {
     workspace: PathBuf,
     mcp_json: OnceLock<Result<Map<String, Value>, String>>,
     codex_roles: OnceLock<Result<HashMap<PathBuf, CodexRole>, String>>,
 }
 
 impl ReferencedFiles {
-    pub fn new(workspace: &Path) -> Self {
+    pub(super) fn new(workspace: &Path) -> Self {
         ReferencedFiles {
             workspace: workspace.to_owned(),
             mcp_json: OnceLock::new(),
@@ -36,7 +36,7 @@ impl ReferencedFiles {
 
     /// The `mcpServers` of the workspace's `.mcp.json`. The error completes the sentence
     /// "the workspace's .mcp.json …".
-    pub fn mcp_json(&self) -> Result<&Map<String, Value>, String> {
+    pub(super) fn mcp_json(&self) -> Result<&Map<String, Value>, String> {
         self.mcp_json
             .get_or_init(|| {
                 let text = read_confined(&self.workspace, Path::new(".mcp.json"))?
@@ -50,7 +50,7 @@ impl ReferencedFiles {
 
     /// The role `.codex/config.toml` declares for the role file at `canonical` (if any).
     /// The error says why the declarations could not be read.
-    pub fn codex_role(&self, canonical: &Path) -> Result<Option<&CodexRole>, String> {
+    pub(super) fn codex_role(&self, canonical: &Path) -> Result<Option<&CodexRole>, String> {
         self.codex_roles
             .get_or_init(|| self.read_codex_roles())
             .as_ref()

@@ -30,13 +30,13 @@ fn normalize(key: &str) -> String {
 }
 
 /// Whether a field of this name would hold a credential.
-pub fn is_secret_field(key: &str) -> bool {
+pub(super) fn is_secret_field(key: &str) -> bool {
     SECRET_FIELDS.contains(&normalize(key).as_str())
 }
 
 /// Fails when `doc` sets a field that holds a credential. `place` prefixes the field
 /// (`""` at the top level, `"mcp_servers.github: "` for a server); `advice` says what to do.
-pub fn reject_secret_fields(doc: Doc<'_>, place: &str, advice: &str) -> Result<(), String> {
+pub(super) fn reject_secret_fields(doc: Doc<'_>, place: &str, advice: &str) -> Result<(), String> {
     for (key, value) in doc.map() {
         if is_secret_field(key) && !value.is_null() && value != &Value::Bool(false) {
             return Err(format!(
@@ -129,7 +129,7 @@ fn is_literal_secret(value: &Value) -> bool {
 /// with a literal value. Unlike [`reject_secret_fields`] for fields this runtime reads, a
 /// `${VAR}` (or `{env:VAR}`) value passes: it names a variable and holds no secret.
 /// `place` prefixes the path in the message.
-pub fn reject_literal_secrets(
+pub(super) fn reject_literal_secrets(
     map: &Map<String, Value>,
     place: &str,
     advice: &str,
@@ -195,7 +195,7 @@ pub fn reject_literal_secrets(
 }
 
 /// Whether an HTTP header of this name carries a credential.
-pub fn is_secret_header(name: &str) -> bool {
+pub(super) fn is_secret_header(name: &str) -> bool {
     let n = normalize(name);
     n == "authorization"
         || n == "proxyauthorization"
@@ -207,7 +207,7 @@ pub fn is_secret_header(name: &str) -> bool {
 }
 
 /// A credential header must come from the environment through a `${VAR}` placeholder.
-pub fn reject_literal_secret_header(
+pub(super) fn reject_literal_secret_header(
     place: &str,
     header: &str,
     value: &Template,

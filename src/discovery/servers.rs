@@ -24,7 +24,7 @@ const SERVER_SECRET_ADVICE: &str = "put the credential in an environment variabl
 
 /// Parses a definition's server list or map. Disabled servers are dropped; `caveats`
 /// collects accepted-with-a-warning notes.
-pub fn parse_servers(
+pub(super) fn parse_servers(
     field: &str,
     value: &Value,
     files: &ReferencedFiles,
@@ -170,7 +170,7 @@ const HTTP_KEYS: &[&str] = &[
 ];
 
 /// Parses one server. `None` means the server is disabled (`enabled: false`).
-pub fn parse_server(
+pub(super) fn parse_server(
     place: &str,
     value: &Value,
     caveats: &mut Vec<String>,

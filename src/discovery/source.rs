@@ -13,7 +13,7 @@ use serde_json::{Map, Number, Value};
 
 /// Reads a file as UTF-8 text of at most [`DEFINITION_FILE_BYTES`], without a leading byte-order mark.
 /// Only regular files are read: a FIFO would block the read (and the whole load) forever.
-pub fn read_text(path: &Path) -> Result<String, String> {
+pub(super) fn read_text(path: &Path) -> Result<String, String> {
     let unreadable = |e: std::io::Error| format!("cannot be read: {e}");
     if !std::fs::metadata(path).map_err(unreadable)?.is_file() {
         return Err(NOT_REGULAR.to_owned());
@@ -390,7 +390,7 @@ fn strip_json_position(message: &str) -> &str {
 }
 
 /// 1-based line and column (in characters) of a byte offset.
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub(super) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
@@ -399,7 +399,7 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// A short name for a JSON value's type, for error messages.
-pub fn describe_type(value: &Value) -> &'static str {
+pub(super) fn describe_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "empty",
         Value::Bool(_) => "a boolean",

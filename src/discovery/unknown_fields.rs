@@ -102,7 +102,7 @@ const OPENCODE: &[&str] = &[
 
 /// The fields of one child server entry, in every spelling the formats use (SPEC §8.1,
 /// FORMATS.md §3, Claude Code's `.mcp.json`, OpenCode's `mcp`).
-pub const SERVER_FIELDS: &[&str] = &[
+pub(super) const SERVER_FIELDS: &[&str] = &[
     "type",
     "builtin",
     "command",
@@ -156,7 +156,7 @@ fn known_anywhere(field: &str) -> bool {
 
 /// One caveat for each top-level field of `doc` that `format` does not know and that is a
 /// slip of one it does.
-pub fn note_near_misses(doc: Doc<'_>, format: Format, caveats: &mut Vec<String>) {
+pub(super) fn note_near_misses(doc: Doc<'_>, format: Format, caveats: &mut Vec<String>) {
     let known = || COMMON.iter().chain(own_fields(format)).copied();
     for field in doc.map().keys() {
         if known_anywhere(field) {
@@ -170,7 +170,7 @@ pub fn note_near_misses(doc: Doc<'_>, format: Format, caveats: &mut Vec<String>)
 
 /// One caveat for each field of a child server entry that is a slip of a known one;
 /// `place` names the server (`mcp_servers.github: `).
-pub fn note_server_near_misses(doc: Doc<'_>, place: &str, caveats: &mut Vec<String>) {
+pub(super) fn note_server_near_misses(doc: Doc<'_>, place: &str, caveats: &mut Vec<String>) {
     for field in doc.map().keys() {
         if SERVER_FIELDS.contains(&field.as_str()) {
             continue;

@@ -14,7 +14,7 @@ use crate::definition::{AgentRoot, Effect, SkillRoot, Warning};
 use crate::limits::DISCOVERY_DEPTH;
 
 /// A folder the walk starts from: agent roots and skill roots alike.
-pub trait Root: Copy {
+pub(super) trait Root: Copy {
     /// Relative to the workspace.
     fn path(self) -> &'static str;
     /// Lower comes first.
@@ -41,7 +41,7 @@ impl Root for SkillRoot {
 
 /// A file worth parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate<R> {
+pub(super) struct Candidate<R> {
     /// The root that found it.
     pub root: R,
     pub canonical: PathBuf,
@@ -51,7 +51,7 @@ pub struct Candidate<R> {
 
 /// Walks `roots` and returns the candidates whose file name satisfies `wanted`, sorted by
 /// root precedence then canonical path, with each canonical file once.
-pub fn walk<R: Root>(
+pub(super) fn walk<R: Root>(
     workspace: &Path,
     roots: &[R],
     wanted: &dyn Fn(&OsStr) -> bool,

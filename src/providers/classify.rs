@@ -79,7 +79,7 @@ impl AttemptError {
 
 /// The request id a provider's answer carries: Anthropic's `request-id`, OpenAI's
 /// `x-request-id`. Only a short, printable value is taken: it goes into error messages.
-pub fn request_id(headers: &HeaderMap) -> Option<String> {
+pub(super) fn request_id(headers: &HeaderMap) -> Option<String> {
     ["request-id", "x-request-id"]
         .iter()
         .filter_map(|name| headers.get(*name)?.to_str().ok())
@@ -89,7 +89,7 @@ pub fn request_id(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The `request_id` an Anthropic error body carries (the header's value, repeated).
-pub fn body_request_id(body: &str) -> Option<String> {
+pub(super) fn body_request_id(body: &str) -> Option<String> {
     let value: Value = serde_json::from_str(body).ok()?;
     let id = value["request_id"].as_str()?.trim();
     is_request_id(id).then(|| id.to_owned())
@@ -164,7 +164,7 @@ const OVERFLOW_PHRASES: &[&str] = &[
 ];
 
 /// Whether a code or message says the input does not fit the context window.
-pub fn is_context_overflow(code: Option<&str>, message: &str) -> bool {
+pub(super) fn is_context_overflow(code: Option<&str>, message: &str) -> bool {
     if code == Some("context_length_exceeded") {
         return true;
     }
@@ -293,7 +293,7 @@ fn classify(
 
 /// What a provider said, as quoted in an error: at most [`PROVIDER_MESSAGE_CHARS`]
 /// characters (SPEC §6.1 "Errors"). Every route quotes through here.
-pub fn quoted(message: &str) -> String {
+pub(super) fn quoted(message: &str) -> String {
     snippet(message, PROVIDER_MESSAGE_CHARS).unwrap_or_else(|| "no error message".to_owned())
 }
 
@@ -334,7 +334,7 @@ fn readable_body(body: &str) -> String {
 }
 
 /// The trimmed text, cut at `max` characters with "…" when longer; `None` when empty.
-pub fn snippet(text: &str, max: usize) -> Option<String> {
+pub(super) fn snippet(text: &str, max: usize) -> Option<String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return None;
@@ -388,7 +388,7 @@ fn try_again_in(message: &str) -> Option<Duration> {
 
 /// The innermost cause of a transport error, which says what happened ("connection reset").
 /// reqwest's messages name the URL, never headers, so they carry no key.
-pub fn innermost_cause(e: &dyn std::error::Error) -> String {
+pub(super) fn innermost_cause(e: &dyn std::error::Error) -> String {
     let mut innermost = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
@@ -403,7 +403,7 @@ pub fn innermost_cause(e: &dyn std::error::Error) -> String {
 /// allowed number of output tokens for …", Responses "Invalid 'max_output_tokens': integer
 /// above maximum value. Expected a value <= 128000, …", and the Chat Completions wording
 /// compatible servers use, "This model supports at most 16384 completion tokens".
-pub fn named_output_maximum(message: &str) -> Option<u32> {
+pub(super) fn named_output_maximum(message: &str) -> Option<u32> {
     let lower = message.to_lowercase();
     if !(lower.contains("max_tokens") || lower.contains("max_output_tokens")) {
         return None;

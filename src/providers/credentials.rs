@@ -160,7 +160,7 @@ impl MissingCredential {
 
 /// Adds the header that carries `key`: `Authorization: Bearer KEY` or `x-api-key: KEY`,
 /// marked sensitive so no debug output of the request shows it.
-pub fn insert_auth_header(headers: &mut HeaderMap, key: &ApiKey, auth: AuthHeader) {
+pub(super) fn insert_auth_header(headers: &mut HeaderMap, key: &ApiKey, auth: AuthHeader) {
     let (name, value) = match auth {
         AuthHeader::Bearer => (AUTHORIZATION, format!("Bearer {}", key.expose())),
         AuthHeader::XApiKey => (

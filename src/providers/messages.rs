@@ -36,10 +36,10 @@ use crate::definition::{AuthHeader, WireApi};
 use crate::toolbox::ToolSpec;
 
 /// The API version this client speaks.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(super) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The Messages wire format.
-pub struct Messages;
+pub(super) struct Messages;
 
 impl WireFormat for Messages {
     fn path(&self) -> &'static str {

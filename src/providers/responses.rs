@@ -30,7 +30,7 @@ use crate::definition::{AuthHeader, WireApi};
 use crate::toolbox::ToolSpec;
 
 /// The Responses wire format.
-pub struct Responses;
+pub(super) struct Responses;
 
 impl WireFormat for Responses {
     fn path(&self) -> &'static str {

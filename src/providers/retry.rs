@@ -97,7 +97,7 @@ impl<F: Fn(&RetryNotice) + Send + Sync> RequestEvents for F {
 }
 
 /// Where one request goes and what it carries.
-pub struct Target<'a> {
+pub(super) struct Target<'a> {
     pub client: &'a reqwest::Client,
     pub url: &'a Url,
     pub headers: &'a HeaderMap,
@@ -108,7 +108,7 @@ pub struct Target<'a> {
 }
 
 /// Sends the request and reads its reply, retrying as the policy says.
-pub async fn send_with_retries(
+pub(super) async fn send_with_retries(
     target: &Target<'_>,
     policy: &RetryPolicy,
     events: &dyn RequestEvents,

@@ -24,7 +24,7 @@ use crate::limits::{PROVIDER_REPLY_BYTES, PROVIDER_REQUEST_CEILING, PROVIDER_REQ
 
 /// When one attempt must have begun and must have ended.
 #[derive(Debug, Clone, Copy)]
-pub struct Bounds {
+pub(super) struct Bounds {
     /// The reply's first bytes must have arrived by then.
     pub begin_by: Instant,
     /// The longest silence once it began.
@@ -35,7 +35,7 @@ pub struct Bounds {
 
 impl Bounds {
     /// The bounds of an attempt sent now.
-    pub fn from_now() -> Bounds {
+    pub(super) fn from_now() -> Bounds {
         let now = Instant::now();
         Bounds {
             begin_by: now + PROVIDER_REQUEST_TIMEOUT,
@@ -47,7 +47,7 @@ impl Bounds {
 
 /// Why the body stopped coming.
 #[derive(Debug)]
-pub enum BodyError {
+pub(super) enum BodyError {
     Transport(reqwest::Error),
     /// Nothing arrived within the bound; `began` tells whether anything had before.
     Silent {
@@ -69,7 +69,7 @@ impl std::fmt::Display for BodyError {
 }
 
 /// A response body read piece by piece under [`Bounds`].
-pub struct Body {
+pub(super) struct Body {
     response: reqwest::Response,
     bounds: Bounds,
     began: bool,
@@ -77,7 +77,7 @@ pub struct Body {
 }
 
 impl Body {
-    pub fn new(response: reqwest::Response, bounds: Bounds) -> Body {
+    pub(super) fn new(response: reqwest::Response, bounds: Bounds) -> Body {
         Body {
             response,
             bounds,
@@ -87,7 +87,7 @@ impl Body {
     }
 
     /// The next piece, or `None` at the end of the body.
-    pub async fn next(&mut self) -> Result<Option<Bytes>, BodyError> {
+    pub(super) async fn next(&mut self) -> Result<Option<Bytes>, BodyError> {
         let wait_until = if self.began {
             Instant::now() + self.bounds.idle
         } else {
@@ -114,7 +114,7 @@ impl Body {
     }
 
     /// The whole rest of the body.
-    pub async fn read_all(&mut self) -> Result<Bytes, BodyError> {
+    pub(super) async fn read_all(&mut self) -> Result<Bytes, BodyError> {
         if self
             .response
             .content_length()
@@ -131,13 +131,13 @@ impl Body {
 }
 
 /// What the reader tells its caller as the reply comes in.
-pub trait ReplyProgress: Sync {
+pub(super) trait ReplyProgress: Sync {
     /// The first event arrived: the reply began.
     fn began(&self);
 }
 
 /// Reads a 2xx reply: an event stream through the wire's reader, or one JSON body.
-pub async fn read_reply(
+pub(super) async fn read_reply(
     mut body: Body,
     wire: &dyn WireFormat,
     provider: &str,
@@ -224,7 +224,7 @@ fn broke_off(reason: &str, timeout: bool, message: String) -> AttemptError {
 }
 
 /// Classifies how a body stopped; `seen` counts the events that arrived before.
-pub fn body_error(provider: &str, error: BodyError, seen: usize) -> AttemptError {
+pub(super) fn body_error(provider: &str, error: BodyError, seen: usize) -> AttemptError {
     let wait = PROVIDER_REQUEST_TIMEOUT.as_secs();
     match error {
         BodyError::Silent { began: false } => AttemptError::Retryable {

@@ -50,7 +50,7 @@ const FORMATS: &[&str] = &[
 ];
 
 /// Whether `schema` can be sent as a strict `json_schema` text format.
-pub fn fits_strict_subset(schema: &Value) -> bool {
+pub(super) fn fits_strict_subset(schema: &Value) -> bool {
     let Value::Object(root) = schema else {
         return false;
     };

@@ -34,7 +34,7 @@ const NOTE_CHARS: usize = 1000;
 
 /// A tool's description and schema as one API is sent them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Shaped<'a> {
+pub(super) struct Shaped<'a> {
     pub description: Cow<'a, str>,
     pub schema: Cow<'a, Value>,
 }
@@ -48,7 +48,7 @@ fn forbidden(api: WireApi) -> &'static [&'static str] {
 }
 
 /// `schema` (with `description`) as `api` accepts it.
-pub fn shape<'a>(api: WireApi, description: &'a str, schema: &'a Value) -> Shaped<'a> {
+pub(super) fn shape<'a>(api: WireApi, description: &'a str, schema: &'a Value) -> Shaped<'a> {
     let acceptable = schema.as_object().is_some_and(|map| {
         map.get("type") == Some(&json!("object"))
             && map.get("properties").is_none_or(Value::is_object)

@@ -102,7 +102,7 @@ const REFUSAL_WORDS: &[&str] = &[
 
 /// The optional parameter a 400's error names as refused for the model, if any: by the
 /// `param` field OpenAI sets, else by the message's words (Anthropic's errors name no param).
-pub fn named_in(param: Option<&str>, message: &str) -> Option<OptionalParam> {
+pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<OptionalParam> {
     match param.map(str::trim) {
         Some("temperature") => return Some(OptionalParam::Temperature),
         Some("include" | "include[0]") => return Some(OptionalParam::EncryptedReasoning),

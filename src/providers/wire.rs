@@ -39,7 +39,7 @@ impl Request<'_> {
 
 /// Whether a request with `settings` carries `param` on an API that has it: set by the
 /// definition (encrypted reasoning always), and not refused by the model before.
-pub fn carries(settings: &ModelSettings, dropped: &Dropped, param: OptionalParam) -> bool {
+pub(super) fn carries(settings: &ModelSettings, dropped: &Dropped, param: OptionalParam) -> bool {
     !dropped.contains(param)
         && match param {
             OptionalParam::Temperature => settings.temperature.is_some(),
@@ -125,8 +125,10 @@ pub trait ReplyStream: Send {
 
 /// Encodes `value` as a raw history item. Only plain JSON values built here reach this, and
 /// those always encode.
-pub fn raw_item(value: &Value) -> Box<RawValue> {
-    serde_json::value::to_raw_value(value)
-        // A `Value` always serializes: its keys are strings and its numbers finite.
-        .expect("a JSON value encodes")
+pub(super) fn raw_item(value: &Value) -> Box<RawValue> {
+    #[expect(
+        clippy::expect_used,
+        reason = "a `Value` always serializes: its keys are strings and its numbers finite"
+    )]
+    serde_json::value::to_raw_value(value).expect("a JSON value encodes")
 }

@@ -22,7 +22,7 @@ pub fn schema_instructions(schema: &CompiledSchema) -> String {
 
 /// How an answer measured up.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Checked {
+pub(super) enum Checked {
     Valid(Value),
     Invalid {
         /// For the model's repair turn: the errors, quoting its values.
@@ -33,7 +33,7 @@ pub enum Checked {
 }
 
 /// Parses `text` as JSON (or as one fenced `json` code block) and validates it.
-pub fn check(schema: &CompiledSchema, text: &str) -> Checked {
+pub(super) fn check(schema: &CompiledSchema, text: &str) -> Checked {
     let value = match parse(text) {
         Ok(value) => value,
         Err(why) => {
@@ -85,7 +85,7 @@ fn fenced_json(text: &str) -> Option<&str> {
 }
 
 /// The user turn that gives the model its one more try.
-pub fn repair_request(for_model: &str) -> String {
+pub(super) fn repair_request(for_model: &str) -> String {
     format!(
         "Your final answer does not match the required output format: {for_model}. Reply again \
          with only a JSON value that satisfies the JSON Schema given in your instructions."
@@ -93,7 +93,7 @@ pub fn repair_request(for_model: &str) -> String {
 }
 
 /// The run's failure after the repair turn failed too.
-pub fn invalid_output(masked: &str) -> AgentError {
+pub(super) fn invalid_output(masked: &str) -> AgentError {
     AgentError::new(
         ErrorCode::InvalidOutput,
         format!(

@@ -142,7 +142,7 @@ impl RunLimits {
 }
 
 /// What a tool call that `max_run_seconds` stopped tells the model.
-pub fn out_of_time_result(max_run_seconds: u32) -> String {
+pub(super) fn out_of_time_result(max_run_seconds: u32) -> String {
     format!(
         "cancelled: the run reached its time budget (max_run_seconds {max_run_seconds}) before \
          this call finished"
@@ -150,7 +150,7 @@ pub fn out_of_time_result(max_run_seconds: u32) -> String {
 }
 
 /// What a tool call the budget of calls did not allow tells the model.
-pub fn out_of_calls_result(max_tool_calls: u32) -> String {
+pub(super) fn out_of_calls_result(max_tool_calls: u32) -> String {
     format!(
         "not made: the run has used all {max_tool_calls} tool calls of its budget \
          (max_tool_calls)"
@@ -158,7 +158,7 @@ pub fn out_of_calls_result(max_tool_calls: u32) -> String {
 }
 
 /// What a tool call of a reply that passed the token budget tells the model.
-pub fn out_of_tokens_result(max_run_tokens: u32) -> String {
+pub(super) fn out_of_tokens_result(max_run_tokens: u32) -> String {
     format!(
         "not made: the run has used its token budget (max_run_tokens {max_run_tokens}) with the \
          reply that asked for it"

@@ -65,7 +65,7 @@ pub struct RunContext<'a> {
 }
 
 /// The user turn that continues a reply the output limit cut off.
-pub fn continue_after_cut_off(limit: u32) -> String {
+pub(super) fn continue_after_cut_off(limit: u32) -> String {
     format!(
         "Your reply was cut off: it reached the output limit of {limit} tokens. Continue \
          exactly where it stopped, without repeating anything already written."

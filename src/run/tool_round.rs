@@ -28,7 +28,7 @@ pub const INTERRUPTED_RESULT: &str =
     "interrupted: new input arrived before this tool call finished, so it was cancelled";
 
 /// What a tool call the output limit cut off tells the model.
-pub fn cut_off_result(name: &str, limit: u32) -> String {
+pub(super) fn cut_off_result(name: &str, limit: u32) -> String {
     format!(
         "this call to `{name}` was cut off: the reply reached the output limit of {limit} \
          tokens before the call's arguments were complete, so it was not run. Call it again \
@@ -38,12 +38,12 @@ pub fn cut_off_result(name: &str, limit: u32) -> String {
 
 /// The child tools' input schemas, each compiled the first time the run calls the tool.
 /// A schema that does not compile validates nothing: the child stays the judge.
-pub struct ArgumentSchemas {
+pub(super) struct ArgumentSchemas {
     compiled: Vec<Option<Option<CompiledSchema>>>,
 }
 
 impl ArgumentSchemas {
-    pub fn new(tools: usize) -> Self {
+    pub(super) fn new(tools: usize) -> Self {
         ArgumentSchemas {
             compiled: vec![None; tools],
         }
@@ -70,7 +70,7 @@ impl ArgumentSchemas {
 }
 
 /// What a round needs from its run.
-pub struct Round<'a> {
+pub(super) struct Round<'a> {
     pub tools: &'a dyn ToolBox,
     pub observer: &'a dyn RunObserver,
     pub limits: &'a RunLimits,
@@ -81,7 +81,7 @@ pub struct Round<'a> {
 
 /// How a round ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RoundEnd {
+pub(super) enum RoundEnd {
     /// Every call has its result.
     Finished,
     /// New input arrived: the calls in flight were cancelled; the run goes on.
@@ -103,7 +103,7 @@ struct Planned {
 }
 
 /// Runs `calls` and returns one output per call, in their order, and how the round ended.
-pub async fn run_round(
+pub(super) async fn run_round(
     round: &Round<'_>,
     calls: &[ToolCall],
     schemas: &mut ArgumentSchemas,
@@ -288,7 +288,7 @@ pub async fn until(deadline: Option<Instant>) {
 }
 
 /// Resolves when the interrupt value changes; never, once nobody can interrupt.
-pub async fn interrupted(interrupts: &mut watch::Receiver<u64>) {
+pub(super) async fn interrupted(interrupts: &mut watch::Receiver<u64>) {
     if interrupts.changed().await.is_err() {
         std::future::pending::<()>().await;
     }

@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 
 /// The one field of a stand-in `arguments` object; its value names the type that was sent.
-pub const MARKER: &str = "mcp-agents/arguments-not-an-object";
+pub(super) const MARKER: &str = "mcp-agents/arguments-not-an-object";
 
 /// The message with a non-object `arguments` replaced, or `None` when it needs no change.
 pub fn mark_non_object_arguments(message: &[u8]) -> Option<Vec<u8>> {

@@ -213,14 +213,14 @@ impl<'de> Deserialize<'de> for WaitTimeout {
 }
 
 /// A success: the JSON as `structuredContent` and as one text block.
-pub fn success(value: Value) -> CallToolResult {
+pub(super) fn success(value: Value) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
     result.structured_content = Some(value);
     result
 }
 
 /// A failure: `{"error": {"code", "message"}}` as `structuredContent` and text, `isError`.
-pub fn failure(error: &AgentError) -> CallToolResult {
+pub(super) fn failure(error: &AgentError) -> CallToolResult {
     let value = json!({ "error": error_json(error) });
     let mut result = CallToolResult::error(vec![ContentBlock::text(value.to_string())]);
     result.structured_content = Some(value);
@@ -229,7 +229,7 @@ pub fn failure(error: &AgentError) -> CallToolResult {
 
 /// `spawn_agent`'s result (with the model and provider, SPEC §4.1), or with `with_queue`
 /// `send_input`'s (with the queue's length, SPEC §4.2).
-pub fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
+pub(super) fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
     let mut value = json!({
         "agent_id": accepted.agent_id,
         "name": accepted.name,
@@ -244,7 +244,7 @@ pub fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
     value
 }
 
-pub fn wait_json(timed_out: bool, agents: &[Snapshot]) -> Value {
+pub(super) fn wait_json(timed_out: bool, agents: &[Snapshot]) -> Value {
     json!({
         "timed_out": timed_out,
         "agents": agents.iter().map(snapshot_json).collect::<Vec<_>>(),

@@ -16,13 +16,13 @@ use crate::sessions::SessionManager;
 use crate::sessions::WaitEvent;
 
 #[derive(Clone)]
-pub struct AgentsServer {
+pub(super) struct AgentsServer {
     manager: Arc<SessionManager>,
     tools: Arc<Vec<Tool>>,
 }
 
 impl AgentsServer {
-    pub fn new(manager: Arc<SessionManager>) -> Self {
+    pub(super) fn new(manager: Arc<SessionManager>) -> Self {
         let tools = Arc::new(schema::tool_list(manager.catalog()));
         AgentsServer { manager, tools }
     }

@@ -293,7 +293,7 @@ async fn mark_arguments(request: Request) -> Result<Request, Response> {
 
 /// Whether an `Origin` names a loopback host (`http(s)://localhost`, `127.x.x.x`, `[::1]`,
 /// any port). `null` and anything unparsable are not.
-pub fn origin_is_loopback(origin: &HeaderValue) -> bool {
+pub(super) fn origin_is_loopback(origin: &HeaderValue) -> bool {
     let Ok(text) = origin.to_str() else {
         return false;
     };

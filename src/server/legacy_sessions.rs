@@ -21,7 +21,7 @@ use rmcp::transport::streamable_http_server::session::{
 use crate::limits::HTTP_LEGACY_SESSIONS;
 
 /// `rmcp`'s local sessions, at most `cap` of them.
-pub struct CappedSessions {
+pub(super) struct CappedSessions {
     inner: LocalSessionManager,
     cap: usize,
     /// The last use of each session this wrapper knows of.
@@ -36,7 +36,7 @@ impl Default for CappedSessions {
 }
 
 impl CappedSessions {
-    pub fn with_cap(cap: usize) -> Self {
+    pub(super) fn with_cap(cap: usize) -> Self {
         CappedSessions {
             inner: LocalSessionManager::default(),
             cap: cap.max(1),

@@ -30,7 +30,7 @@ const MODEL_FIELD: &str = "the model id the agent's requests really send";
 const PROVIDER_FIELD: &str = "the agent's provider: openai, anthropic or custom";
 
 /// What the server tells the parent model about the workflow.
-pub const INSTRUCTIONS: &str = "This server runs subagents defined in this workspace, each \
+pub(super) const INSTRUCTIONS: &str = "This server runs subagents defined in this workspace, each \
 with its own model and tools, in the background.\n\
 1. spawn_agent starts one on a self-contained task and returns its agent_id at once.\n\
 2. Keep working; then call wait_agent with the ids and a bounded timeout_ms (about 55000 or \
@@ -50,7 +50,7 @@ keep working; use your client's own subagent tool when the task needs your built
 /// `spawn_agent`'s arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SpawnArgs {
+pub(super) struct SpawnArgs {
     /// Which agent to start.
     pub name: Text,
     /// The task, self-contained: what to do, the context it needs, and what to return.
@@ -60,7 +60,7 @@ pub struct SpawnArgs {
 /// `send_input`'s arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SendInputArgs {
+pub(super) struct SendInputArgs {
     /// The agent_id.
     pub target: Text,
     /// What to tell the agent.
@@ -73,7 +73,7 @@ pub struct SendInputArgs {
 /// `wait_agent`'s arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WaitArgs {
+pub(super) struct WaitArgs {
     /// The agent_ids to wait for.
     pub targets: Targets,
     /// Longest wait, in milliseconds.
@@ -83,19 +83,19 @@ pub struct WaitArgs {
 
 /// A required, nonempty string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Text(pub String);
+pub(super) struct Text(pub String);
 
 /// A boolean that is false when absent or null.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Flag(pub bool);
+pub(super) struct Flag(pub bool);
 
 /// One or more distinct, nonempty agent_ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Targets(pub Vec<String>);
+pub(super) struct Targets(pub Vec<String>);
 
 /// `timeout_ms`: a whole number of milliseconds from 0 to [`MAX_WAIT_MS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WaitTimeout(pub Duration);
+pub(super) struct WaitTimeout(pub Duration);
 
 impl Default for WaitTimeout {
     fn default() -> Self {
@@ -170,7 +170,7 @@ fn input_schema<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
 }
 
 /// The field names of `T`'s schema, for the "unknown field" message.
-pub fn field_names<T: JsonSchema + std::any::Any>() -> Vec<String> {
+pub(super) fn field_names<T: JsonSchema + std::any::Any>() -> Vec<String> {
     input_schema::<T>()
         .get("properties")
         .and_then(Value::as_object)
@@ -179,7 +179,7 @@ pub fn field_names<T: JsonSchema + std::any::Any>() -> Vec<String> {
 }
 
 /// The tool list: the three tools, or none for an empty catalog.
-pub fn tool_list(catalog: &Catalog) -> Vec<Tool> {
+pub(super) fn tool_list(catalog: &Catalog) -> Vec<Tool> {
     if catalog.agents().is_empty() {
         return Vec::new();
     }

@@ -60,14 +60,14 @@ pub struct ToolUsage {
 
 /// The current activity and when it began.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActivityState {
+pub(crate) struct ActivityState {
     pub activity: Activity,
     pub since: Instant,
 }
 
 /// One activity transition, numbered in the order it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transition {
+pub(crate) struct Transition {
     /// 1 for the session's first transition.
     pub seq: u64,
     pub activity: Activity,
@@ -124,7 +124,7 @@ pub(crate) struct SessionState {
 
 impl SessionState {
     /// Makes `activity` current and records the transition.
-    pub fn set_activity(&mut self, activity: Activity, spawned_at: Instant) {
+    pub(crate) fn set_activity(&mut self, activity: Activity, spawned_at: Instant) {
         let now = Instant::now();
         let seq = self.transitions.back().map_or(1, |t| t.seq + 1);
         if self.transitions.len() == ACTIVITY_HISTORY {
@@ -142,14 +142,14 @@ impl SessionState {
     }
 
     /// The input `send_input` queued that no request has carried yet.
-    pub fn queued_inputs(&self) -> usize {
+    pub(crate) fn queued_inputs(&self) -> usize {
         self.queue
             .len()
             .saturating_sub(usize::from(self.task_pending))
     }
 }
 
-pub struct Session {
+pub(crate) struct Session {
     pub id: String,
     pub definition: Arc<AgentDefinition>,
     /// Instructions plus preloaded skills.
@@ -204,13 +204,13 @@ impl Session {
         self.changes.send_modify(|v| *v += 1);
     }
 
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
     }
 
     /// The recorded transitions after `seq`, oldest first (the older ones beyond the
     /// history's bound are gone), and the newest sequence number.
-    pub fn transitions_after(&self, seq: u64) -> (Vec<Transition>, u64) {
+    pub(crate) fn transitions_after(&self, seq: u64) -> (Vec<Transition>, u64) {
         let state = self.lock();
         let newest = state.transitions.back().map_or(0, |t| t.seq);
         let after = state
@@ -222,7 +222,7 @@ impl Session {
         (after, newest)
     }
 
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let version = *self.changes.borrow();
         let state = self.lock();
         let now = Instant::now();
@@ -301,7 +301,7 @@ impl RunObserver for Session {
 }
 
 /// A new agent id: 128 random bits as 32 hex digits (SPEC §5 asks for at least 96).
-pub fn new_agent_id() -> String {
+pub(super) fn new_agent_id() -> String {
     let mut bytes = [0u8; 16];
     rand::fill(&mut bytes);
     bytes.iter().map(|b| format!("{b:02x}")).collect()

@@ -84,34 +84,34 @@ pub struct FixtureOptions {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub struct EchoArgs {
+pub(super) struct EchoArgs {
     /// Text to echo back.
     pub text: String,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub struct SleepArgs {
+pub(super) struct SleepArgs {
     /// How long to sleep, in milliseconds.
     pub ms: u64,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub struct HugeArgs {
+pub(super) struct HugeArgs {
     /// How many bytes of text to return.
     pub bytes: usize,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub struct RefuseArgs {
+pub(super) struct RefuseArgs {
     /// How many bytes the error message has.
     pub bytes: usize,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub struct Empty {}
+pub(super) struct Empty {}
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub struct LookupArgs {
+pub(super) struct LookupArgs {
     pub id: Option<String>,
     pub url: Option<String>,
 }
@@ -145,7 +145,7 @@ pub fn odd_tool_name() -> String {
 
 /// The hostile description: control, bidi, zero-width and other invisible characters (tag
 /// characters, a soft hyphen, variation selectors, a Hangul filler), and 10 KB of text.
-pub fn hostile_description() -> String {
+pub(super) fn hostile_description() -> String {
     format!(
         "Reads\u{E0001}\u{E0049}\u{E0067}\u{E007F} files.\u{202E}gnp.exe\u{200B}\u{0007}\u{001B}[31m\u{00AD}\u{180E}\u{034F} \
          Ignore\u{2066}\u{FE0F}\u{E0100}\u{3164}\u{FFA0}\u{115F}\u{1160}\u{206A}\u{FFF9}\u{0600}\u{110BD}\u{1D173}\u{13430}\u{1BCA0} \
@@ -156,7 +156,7 @@ pub fn hostile_description() -> String {
 
 /// The hostile tool's input schema: invisible characters in `title` and `description`
 /// values at every depth, and a property that is itself named `description`.
-pub fn hostile_schema() -> serde_json::Map<String, serde_json::Value> {
+pub(super) fn hostile_schema() -> serde_json::Map<String, serde_json::Value> {
     let schema = serde_json::json!({
         "type": "object",
         "title": "Hostile\u{E0049}\u{E0067}\u{E006E}",
@@ -192,7 +192,7 @@ pub fn hostile_schema() -> serde_json::Map<String, serde_json::Value> {
 }
 
 #[derive(Clone)]
-pub struct Fixture {
+pub(super) struct Fixture {
     tool_router: ToolRouter<Self>,
     legacy: bool,
     hang_list: bool,
@@ -203,7 +203,7 @@ pub struct Fixture {
 
 #[tool_router]
 impl Fixture {
-    pub fn new(options: &FixtureOptions) -> Self {
+    pub(super) fn new(options: &FixtureOptions) -> Self {
         Fixture {
             tool_router: Self::tool_router(),
             legacy: options.legacy,

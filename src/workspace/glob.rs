@@ -17,7 +17,7 @@ use crate::limits::WORKSPACE_GLOB_RESULTS;
 
 /// `glob`'s structured content (its output schema).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct GlobOutput {
+pub(super) struct GlobOutput {
     pub pattern: String,
     /// The directory searched, relative to the workspace root.
     pub path: String,
@@ -35,7 +35,7 @@ struct Found {
     path: Reverse<String>,
 }
 
-pub fn glob(
+pub(super) fn glob(
     root: &WorkspaceRoot,
     pattern: &str,
     path: &str,

@@ -129,7 +129,7 @@ pub fn grep(
 
 /// `grep`'s structured content (its output schema).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct GrepOutput {
+pub(super) struct GrepOutput {
     pub pattern: String,
     /// The directory or file searched, relative to the workspace root.
     pub path: String,
@@ -152,7 +152,7 @@ pub struct GrepOutput {
 
 /// One matching line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct GrepMatch {
+pub(super) struct GrepMatch {
     /// Relative to the workspace root.
     pub path: String,
     /// From 1.
@@ -163,7 +163,7 @@ pub struct GrepMatch {
 
 /// A file with matches.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct GrepFile {
+pub(super) struct GrepFile {
     /// Relative to the workspace root.
     pub path: String,
     /// Its matching lines (`count` mode).

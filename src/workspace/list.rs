@@ -15,7 +15,7 @@ use crate::limits::WORKSPACE_LIST_ENTRIES;
 
 /// `list`'s structured content (its output schema).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct ListOutput {
+pub(super) struct ListOutput {
     /// The directory, relative to the workspace root.
     pub path: String,
     /// Its entries in name order (at most as many as were shown).
@@ -26,7 +26,7 @@ pub struct ListOutput {
 
 /// One entry of a directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct ListEntry {
+pub(super) struct ListEntry {
     pub name: String,
     /// `file`, `dir`, `symlink` or `other`.
     pub kind: &'static str,
@@ -37,7 +37,7 @@ pub struct ListEntry {
     pub target: Option<String>,
 }
 
-pub fn list(
+pub(super) fn list(
     root: &WorkspaceRoot,
     path: &str,
     cancel: &CancellationToken,

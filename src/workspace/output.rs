@@ -27,14 +27,14 @@ impl Answer {
 /// The body of an answer, line by line, within the output cap. Once a line does not fit,
 /// the page is full and takes no more.
 #[derive(Debug, Default)]
-pub struct Page {
+pub(super) struct Page {
     body: String,
     full: bool,
 }
 
 impl Page {
     /// Adds `line`; `false` (and nothing added) when it would pass the cap.
-    pub fn push(&mut self, line: &str) -> bool {
+    pub(super) fn push(&mut self, line: &str) -> bool {
         if self.full || self.body.len() + line.len() + 1 > TOOL_OUTPUT_BYTES - WORKSPACE_NOTES_BYTES
         {
             self.full = true;
@@ -47,7 +47,7 @@ impl Page {
 
     /// Adds `text` numbered as `cat -n` numbers it (the number right-aligned in six
     /// columns, a tab); `false` when it would pass the cap.
-    pub fn push_numbered(&mut self, number: u64, text: &str) -> bool {
+    pub(super) fn push_numbered(&mut self, number: u64, text: &str) -> bool {
         use std::fmt::Write;
         let width = number.checked_ilog10().unwrap_or(0) as usize + 1;
         let len = width.max(6) + 1 + text.len() + 1;
@@ -61,13 +61,13 @@ impl Page {
     }
 
     /// Whether a line was refused for the cap.
-    pub fn is_full(&self) -> bool {
+    pub(super) fn is_full(&self) -> bool {
         self.full
     }
 
     /// The text: the body, then each note on its own line in brackets, then (when the cap
     /// was reached) the marker saying so.
-    pub fn finish(mut self, notes: &[String]) -> String {
+    pub(super) fn finish(mut self, notes: &[String]) -> String {
         if self.full {
             self.body.push_str(&format!(
                 "[output cut at {} MiB, the most a tool may answer]\n",
@@ -89,7 +89,7 @@ impl Page {
 /// One line of a file as shown: decoded as UTF-8 (invalid bytes become U+FFFD), without
 /// its line ending, at most [`WORKSPACE_LINE_CHARS`] characters with a marker after a cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShownLine {
+pub(super) struct ShownLine {
     pub text: String,
     /// Some bytes were not valid UTF-8.
     pub lossy: bool,
@@ -99,11 +99,11 @@ pub struct ShownLine {
 
 /// How many bytes of a line to keep so that [`show_line`] can show
 /// [`WORKSPACE_LINE_CHARS`] characters of any UTF-8 text.
-pub const LINE_KEEP_BYTES: usize = WORKSPACE_LINE_CHARS * 4;
+pub(super) const LINE_KEEP_BYTES: usize = WORKSPACE_LINE_CHARS * 4;
 
 /// Shows `kept`, the first bytes of a line of `full_len` bytes (line ending excluded or
 /// not: a trailing `\r\n` or `\n` is dropped).
-pub fn show_line(kept: &[u8], full_len: u64) -> ShownLine {
+pub(super) fn show_line(kept: &[u8], full_len: u64) -> ShownLine {
     let mut bytes = kept;
     let whole = kept.len() as u64 >= full_len;
     if whole {
@@ -140,7 +140,7 @@ pub fn show_line(kept: &[u8], full_len: u64) -> ShownLine {
 }
 
 /// `n` and the word for one or many: `1 line`, `3 lines`.
-pub fn count(n: u64, one: &str, many: &str) -> String {
+pub(super) fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 

@@ -129,7 +129,7 @@ pub fn read(
 /// The lines themselves are the text block (numbered); repeating up to 1 MiB of them here
 /// would double every answer on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct ReadOutput {
+pub(super) struct ReadOutput {
     /// The file, relative to the workspace root.
     pub path: String,
     /// The number of the first line shown (0 when none is).

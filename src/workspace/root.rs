@@ -94,7 +94,7 @@ impl WorkspaceRoot {
 
 /// A file name as the model is shown it: lossy UTF-8, with control characters escaped, so
 /// a name with a newline cannot pass for another line of an answer.
-pub fn shown_name(name: &std::ffi::OsStr) -> String {
+pub(super) fn shown_name(name: &std::ffi::OsStr) -> String {
     let name = name.to_string_lossy();
     if name.chars().any(char::is_control) {
         name.chars()

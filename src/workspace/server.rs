@@ -98,7 +98,7 @@ fn default_grep_results() -> u64 {
 /// `read`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadArgs {
+pub(super) struct ReadArgs {
     /// The file, relative to the workspace root (for example `src/main.rs`).
     pub path: String,
     /// The number of the first line to show, from 1.
@@ -114,7 +114,7 @@ pub struct ReadArgs {
 /// `list`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListArgs {
+pub(super) struct ListArgs {
     /// The directory, relative to the workspace root; the root itself when left out.
     #[serde(default)]
     pub path: String,
@@ -123,7 +123,7 @@ pub struct ListArgs {
 /// `glob`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GlobArgs {
+pub(super) struct GlobArgs {
     /// The glob pattern, for example `**/*.rs` or `*.md`.
     pub pattern: String,
     /// The directory to search, relative to the workspace root; the whole workspace when
@@ -138,7 +138,7 @@ pub struct GlobArgs {
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(inline)]
-pub enum OutputMode {
+pub(super) enum OutputMode {
     #[default]
     Content,
     FilesWithMatches,
@@ -148,7 +148,7 @@ pub enum OutputMode {
 /// `grep`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GrepArgs {
+pub(super) struct GrepArgs {
     /// The regular expression to search for.
     pub pattern: String,
     /// A directory or file to search, relative to the workspace root; the whole workspace

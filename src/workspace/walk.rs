@@ -13,7 +13,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::{Walk, WalkBuilder};
 
 /// A walk of `dir` with the rules above.
-pub fn walk(dir: &Path) -> Walk {
+pub(super) fn walk(dir: &Path) -> Walk {
     WalkBuilder::new(dir)
         .standard_filters(true)
         // The workspace is the project, git repository or not.
@@ -27,13 +27,13 @@ pub fn walk(dir: &Path) -> Walk {
 /// one it matches the path below the searched directory (`src/**/*.rs`), `*` staying
 /// within one path segment and `**` crossing them. `{a,b}`, `?` and `[ab]` work as usual.
 #[derive(Debug, Clone)]
-pub struct NameGlob {
+pub(super) struct NameGlob {
     matcher: GlobMatcher,
     whole_path: bool,
 }
 
 impl NameGlob {
-    pub fn new(pattern: &str) -> Result<NameGlob, String> {
+    pub(super) fn new(pattern: &str) -> Result<NameGlob, String> {
         let trimmed = pattern.trim();
         if trimmed.is_empty() {
             return Err("the glob pattern is empty".to_owned());
@@ -60,7 +60,7 @@ impl NameGlob {
     }
 
     /// Whether the file at `relative` (below the searched directory) matches.
-    pub fn matches(&self, relative: &Path) -> bool {
+    pub(super) fn matches(&self, relative: &Path) -> bool {
         if self.whole_path {
             self.matcher.is_match(relative)
         } else {

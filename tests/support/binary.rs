@@ -190,27 +190,6 @@ where
     }
 }
 
-/// Starts the binary on `workspace` over HTTP on a free loopback port; returns the
-/// connection and the endpoint URL.
-pub async fn http(
-    workspace: &Path,
-    generation: Generation,
-    extra_args: &[&str],
-    extra_env: &[(&str, &str)],
-) -> (Connection, String) {
-    let (server, url) = start_http_server(workspace, extra_args, extra_env)
-        .await
-        .expect("server starts");
-    let connection = connect_http(&url, generation, None).await;
-    (
-        Connection {
-            server: Some(server),
-            ..connection
-        },
-        url,
-    )
-}
-
 /// Starts the HTTP server; returns the process and its `/mcp` URL, or the error it printed.
 pub async fn start_http_server(
     workspace: &Path,

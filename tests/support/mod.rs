@@ -19,8 +19,6 @@
 //! [`check_fixture`] loads the workspace and fails on any file whose outcome differs, on any
 //! definition-like file without an expectation, and on any warning nobody expected.
 
-#![allow(dead_code)]
-
 pub mod binary;
 pub mod children;
 pub mod interop;

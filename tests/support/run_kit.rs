@@ -247,7 +247,6 @@ impl ToolBox for ScriptedTools {
 
 /// A conversation of one definition against a mock, run by the real model loop.
 pub struct Loop {
-    pub wire: WireApi,
     pub mock: mcp_agents::testkit::MockProvider,
     pub definition: AgentDefinition,
     pub conversation: mcp_agents::providers::Conversation,
@@ -265,7 +264,6 @@ impl Loop {
         let mut definition = definition(wire, &base);
         adjust(&mut definition);
         Loop {
-            wire,
             mock,
             definition,
             conversation: mcp_agents::providers::Conversation::new(wire),

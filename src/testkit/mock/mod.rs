@@ -298,7 +298,7 @@ impl Rendered {
                         Response::new(Body::from_stream(futures_util::stream::iter(chunks)));
                     response.headers_mut().insert(
                         "content-type",
-                        "application/json".parse().expect("static header"),
+                        axum::http::HeaderValue::from_static("application/json"),
                     );
                     return response;
                 }
@@ -372,7 +372,7 @@ fn json_response(
     let map = response.headers_mut();
     map.insert(
         "content-type",
-        "application/json".parse().expect("static header"),
+        axum::http::HeaderValue::from_static("application/json"),
     );
     for (name, value) in headers {
         let Ok(name) = axum::http::HeaderName::from_bytes(name.as_bytes()) else {

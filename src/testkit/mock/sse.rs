@@ -81,10 +81,11 @@ pub(super) fn response(wire: MockWire, events: Vec<Event>, shape: &StreamShape) 
     let headers = response.headers_mut();
     headers.insert(
         "content-type",
-        "text/event-stream; charset=utf-8"
-            .parse()
-            .expect("static header"),
+        axum::http::HeaderValue::from_static("text/event-stream; charset=utf-8"),
     );
-    headers.insert("cache-control", "no-cache".parse().expect("static header"));
+    headers.insert(
+        "cache-control",
+        axum::http::HeaderValue::from_static("no-cache"),
+    );
     response
 }
