@@ -28,11 +28,6 @@ pub fn node_bin(name: &str) -> PathBuf {
     dir().join("node/node_modules/.bin").join(name)
 }
 
-#[allow(dead_code)]
-pub fn node_modules() -> PathBuf {
-    dir().join("node/node_modules")
-}
-
 pub fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/interop")
