@@ -2,6 +2,7 @@
 //! accepts (FORMATS.md, "Common to all formats"), and [`finalize`], which applies the rules of
 //! SPEC §3.1–3.2 once for every format.
 
+use super::field_names as fields;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -95,9 +96,9 @@ pub(super) struct Spellings {
 }
 
 pub(super) const CANONICAL_SPELLINGS: Spellings = Spellings {
-    max_turns: &["max_turns", "maxTurns"],
-    reasoning_effort: &["reasoning_effort", "reasoningEffort"],
-    sandbox: &["sandbox"],
+    max_turns: fields::MAX_TURNS,
+    reasoning_effort: fields::REASONING_EFFORT,
+    sandbox: fields::SANDBOX,
 };
 
 const NESTED_SECRET_ADVICE: &str = "keep credentials in environment variables: name the \
@@ -118,30 +119,27 @@ pub(super) fn read_common(
 ) -> Result<(), String> {
     reject_secret_fields(doc, "", TOP_LEVEL_SECRET_ADVICE)?;
 
-    draft.provider = doc.string(&["model_provider", "modelProvider"])?;
-    draft.base_url = doc.string(&["base_url", "baseUrl"])?;
-    draft.env_key = doc.string(&["env_key", "envKey"])?;
-    draft.wire_api = doc.string(&["wire_api", "wireApi"])?;
-    draft.auth = doc.string(&["auth"])?;
+    draft.provider = doc.string(fields::MODEL_PROVIDER)?;
+    draft.base_url = doc.string(fields::BASE_URL)?;
+    draft.env_key = doc.string(fields::ENV_KEY)?;
+    draft.wire_api = doc.string(fields::WIRE_API)?;
+    draft.auth = doc.string(fields::AUTH)?;
     draft.max_turns = doc.integer(spellings.max_turns, MAX_TURNS_RANGE)?;
-    draft.max_output_tokens = doc.integer(
-        &["max_output_tokens", "maxOutputTokens"],
-        MAX_OUTPUT_TOKENS_RANGE,
-    )?;
+    draft.max_output_tokens = doc.integer(fields::MAX_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS_RANGE)?;
     draft.budget = RunBudget {
-        max_tool_calls: budget(doc, &["max_tool_calls", "maxToolCalls"])?,
-        max_run_tokens: budget(doc, &["max_run_tokens", "maxRunTokens"])?,
-        max_run_seconds: budget(doc, &["max_run_seconds", "maxRunSeconds"])?,
+        max_tool_calls: budget(doc, fields::MAX_TOOL_CALLS)?,
+        max_run_tokens: budget(doc, fields::MAX_RUN_TOKENS)?,
+        max_run_seconds: budget(doc, fields::MAX_RUN_SECONDS)?,
     };
-    if let Some((field, value)) = doc.find(&["output_schema", "outputSchema"])? {
+    if let Some((field, value)) = doc.find(fields::OUTPUT_SCHEMA)? {
         draft.output_schema = Some(output_schema(field, value)?);
     }
 
-    if let Some((field, value)) = doc.find(&["mcp_servers", "mcpServers"])? {
+    if let Some((field, value)) = doc.find(fields::MCP_SERVERS)? {
         draft.mcp_servers = parse_servers(field, value, ctx.referenced, &mut ctx.caveats)?;
     }
 
-    match doc.find(&["skills"])? {
+    match doc.find(fields::SKILLS)? {
         // Codex's own `[[skills.config]]` table enables skills by path; it is not a preload list.
         Some((_, Value::Object(_))) if format == Format::Codex => ctx.caveats.push(
             "`[skills]` (Codex skill enablement) is ignored; list skills to preload as \
@@ -192,7 +190,7 @@ pub(super) fn read_common(
     if let Some((field, value)) = doc.str(spellings.sandbox)? {
         draft.sandbox = parse_sandbox(field, value)?;
     }
-    if let Some((field, value)) = doc.str(&["isolation"])? {
+    if let Some((field, value)) = doc.str(fields::ISOLATION)? {
         check_isolation(field, value)?;
     }
     if let Some((field, value)) = doc.str(spellings.reasoning_effort)? {
@@ -200,7 +198,7 @@ pub(super) fn read_common(
             format!("`{field}` is {value:?}; use none, minimal, low, medium, high, xhigh or max")
         })?);
     }
-    draft.temperature = doc.number(&["temperature"])?.map(|(_, t)| t);
+    draft.temperature = doc.number(fields::TEMPERATURE)?.map(|(_, t)| t);
     note_near_misses(doc, format, &mut ctx.caveats);
     // Last, so that the messages about fields read above come first: a credential written
     // anywhere else in the file (a table this runtime ignores, a disabled server).
@@ -450,57 +448,8 @@ pub(super) fn finalize(
     ctx: &mut Ctx<'_>,
 ) -> Result<Parsed, String> {
     let unknown_tools = unknown_tools_note(&draft, source.format);
-    let name = draft.name.ok_or("`name` is required")?;
-    check_name(&name).map_err(|e| format!("`name`: {e}"))?;
-    let description = draft
-        .description
-        .filter(|d| !d.trim().is_empty())
-        .ok_or("`description` is required and must not be empty")?;
-    let instructions = draft
-        .instructions
-        .map(|i| i.trim().to_owned())
-        .filter(|i| !i.is_empty())
-        .ok_or(draft.instructions_hint)?;
-
-    let explicit_kind = draft
-        .provider
-        .as_deref()
-        .map(|p| {
-            ProviderKind::parse(p).ok_or_else(|| {
-                format!(
-                    "`model_provider` is {p:?}; use openai, anthropic, or custom with \
-                     base_url, env_key and wire_api"
-                )
-            })
-        })
-        .transpose()?;
-    let (model, kind) = match draft.model {
-        ModelChoice::Missing => return Err("`model` is required".to_owned()),
-        ModelChoice::Named(model) => {
-            let kind = explicit_kind.or(draft.default_provider).ok_or(
-                "`model_provider` is required (openai, anthropic, or custom with base_url, \
-                 env_key and wire_api)",
-            )?;
-            (model, kind)
-        }
-        ModelChoice::Parent => {
-            let DefaultModel { provider, model } = ctx
-                .options
-                .default_model
-                .as_ref()
-                .ok_or(PARENT_MODEL_HELP)?;
-            // `--default-model sonnet`: the alias resolves as it does in a Claude file.
-            let id = match resolve_alias(model, &ctx.options.env) {
-                Some(resolved) if *provider == ProviderKind::Anthropic => resolved?.id,
-                _ => model.clone(),
-            };
-            let model = Model {
-                id,
-                origin: ModelOrigin::ServerDefault,
-            };
-            (model, explicit_kind.unwrap_or(*provider))
-        }
-    };
+    let (name, description, instructions) = required_texts(&draft)?;
+    let (model, kind) = model_and_provider(&draft, ctx)?;
     let provider = provider_config(
         kind,
         ProviderFields {
@@ -511,67 +460,11 @@ pub(super) fn finalize(
         },
         ctx.options,
     )?;
-
-    if let Some(t) = draft.temperature {
-        let max = match provider.wire_api {
-            WireApi::Responses => 2.0,
-            WireApi::AnthropicMessages => 1.0,
-        };
-        if !(0.0..=max).contains(&t) {
-            return Err(format!(
-                "`temperature` is {t}; the {} API accepts 0 to {max}",
-                provider.wire_api.as_str()
-            ));
-        }
-    }
-    if let Some(effort) = draft.reasoning_effort {
-        // What the SDKs' types allow: `openai` `Reasoning.effort`, `anthropic`
-        // `OutputConfigParam.effort` (SPEC §6.1).
-        let accepted: &[ReasoningEffort] = match provider.wire_api {
-            WireApi::Responses => &[
-                ReasoningEffort::None,
-                ReasoningEffort::Minimal,
-                ReasoningEffort::Low,
-                ReasoningEffort::Medium,
-                ReasoningEffort::High,
-                ReasoningEffort::XHigh,
-                ReasoningEffort::Max,
-            ],
-            WireApi::AnthropicMessages => &[
-                ReasoningEffort::Low,
-                ReasoningEffort::Medium,
-                ReasoningEffort::High,
-                ReasoningEffort::XHigh,
-                ReasoningEffort::Max,
-            ],
-        };
-        if !accepted.contains(&effort) {
-            let names: Vec<_> = accepted.iter().map(|e| e.as_str()).collect();
-            return Err(format!(
-                "reasoning effort {:?} is not accepted by the {} API; use {}",
-                effort.as_str(),
-                provider.wire_api.as_str(),
-                names.join(", ")
-            ));
-        }
-        // Effort on Messages turns adaptive thinking on, and the API takes no temperature
-        // but 1 with thinking ("temperature may only be set to 1 when thinking is enabled").
-        if provider.wire_api == WireApi::AnthropicMessages
-            && draft.temperature.is_some_and(|t| t != 1.0)
-        {
-            return Err(
-                "`temperature` cannot be combined with a reasoning effort on the \
-                 anthropic-messages API: the effort turns thinking on, and with thinking the \
-                 API takes only temperature 1; remove one of the two"
-                    .to_owned(),
-            );
-        }
-    }
-
+    check_sampling(draft.temperature, draft.reasoning_effort, provider.wire_api)?;
     let budget = effective_budget(draft.budget, ctx.options.budget, &mut ctx.caveats);
     let mut definition = AgentDefinition {
         name,
-        description: description.trim().to_owned(),
+        description,
         instructions,
         model,
         provider,
@@ -599,6 +492,132 @@ pub(super) fn finalize(
     }
     ctx.caveats.extend(unknown_tools);
     Ok(Parsed::Agent(Box::new(definition)))
+}
+
+/// The name (checked), the description and the instructions, each required and not blank.
+fn required_texts(draft: &Draft) -> Result<(String, String, String), String> {
+    let name = draft.name.clone().ok_or("`name` is required")?;
+    check_name(&name).map_err(|e| format!("`name`: {e}"))?;
+    let description = draft
+        .description
+        .as_deref()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .ok_or("`description` is required and must not be empty")?;
+    let instructions = draft
+        .instructions
+        .as_deref()
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .ok_or(draft.instructions_hint)?;
+    Ok((name, description.to_owned(), instructions.to_owned()))
+}
+
+/// The model and its provider: as named (the provider written, else the format's default),
+/// or the server's default model for a definition that defers to its parent's.
+fn model_and_provider(draft: &Draft, ctx: &Ctx<'_>) -> Result<(Model, ProviderKind), String> {
+    let explicit_kind = draft
+        .provider
+        .as_deref()
+        .map(|p| {
+            ProviderKind::parse(p).ok_or_else(|| {
+                format!(
+                    "`model_provider` is {p:?}; use openai, anthropic, or custom with \
+                     base_url, env_key and wire_api"
+                )
+            })
+        })
+        .transpose()?;
+    match &draft.model {
+        ModelChoice::Missing => Err("`model` is required".to_owned()),
+        ModelChoice::Named(model) => {
+            let kind = explicit_kind.or(draft.default_provider).ok_or(
+                "`model_provider` is required (openai, anthropic, or custom with base_url, \
+                 env_key and wire_api)",
+            )?;
+            Ok((model.clone(), kind))
+        }
+        ModelChoice::Parent => {
+            let DefaultModel { provider, model } = ctx
+                .options
+                .default_model
+                .as_ref()
+                .ok_or(PARENT_MODEL_HELP)?;
+            // `--default-model sonnet`: the alias resolves as it does in a Claude file.
+            let id = match resolve_alias(model, &ctx.options.env) {
+                Some(resolved) if *provider == ProviderKind::Anthropic => resolved?.id,
+                _ => model.clone(),
+            };
+            let model = Model {
+                id,
+                origin: ModelOrigin::ServerDefault,
+            };
+            Ok((model, explicit_kind.unwrap_or(*provider)))
+        }
+    }
+}
+
+/// `temperature` and the reasoning effort against what the wire API takes.
+fn check_sampling(
+    temperature: Option<f64>,
+    effort: Option<ReasoningEffort>,
+    wire: WireApi,
+) -> Result<(), String> {
+    if let Some(t) = temperature {
+        let max = match wire {
+            WireApi::Responses => 2.0,
+            WireApi::AnthropicMessages => 1.0,
+        };
+        if !(0.0..=max).contains(&t) {
+            return Err(format!(
+                "`temperature` is {t}; the {} API accepts 0 to {max}",
+                wire.as_str()
+            ));
+        }
+    }
+    let Some(effort) = effort else {
+        return Ok(());
+    };
+    // What the SDKs' types allow: `openai` `Reasoning.effort`, `anthropic`
+    // `OutputConfigParam.effort` (SPEC §6.1).
+    let accepted: &[ReasoningEffort] = match wire {
+        WireApi::Responses => &[
+            ReasoningEffort::None,
+            ReasoningEffort::Minimal,
+            ReasoningEffort::Low,
+            ReasoningEffort::Medium,
+            ReasoningEffort::High,
+            ReasoningEffort::XHigh,
+            ReasoningEffort::Max,
+        ],
+        WireApi::AnthropicMessages => &[
+            ReasoningEffort::Low,
+            ReasoningEffort::Medium,
+            ReasoningEffort::High,
+            ReasoningEffort::XHigh,
+            ReasoningEffort::Max,
+        ],
+    };
+    if !accepted.contains(&effort) {
+        let names: Vec<_> = accepted.iter().map(|e| e.as_str()).collect();
+        return Err(format!(
+            "reasoning effort {:?} is not accepted by the {} API; use {}",
+            effort.as_str(),
+            wire.as_str(),
+            names.join(", ")
+        ));
+    }
+    // Effort on Messages turns adaptive thinking on, and the API takes no temperature
+    // but 1 with thinking ("temperature may only be set to 1 when thinking is enabled").
+    if wire == WireApi::AnthropicMessages && temperature.is_some_and(|t| t != 1.0) {
+        return Err(
+            "`temperature` cannot be combined with a reasoning effort on the \
+             anthropic-messages API: the effort turns thinking on, and with thinking the \
+             API takes only temperature 1; remove one of the two"
+                .to_owned(),
+        );
+    }
+    Ok(())
 }
 
 /// The provider fields as a file wrote them.

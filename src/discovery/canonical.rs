@@ -6,12 +6,13 @@ use super::build::{
     CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, finalize, read_common,
     read_qualified_tool_lists,
 };
+use super::field_names as fields;
 use super::fields::Doc;
 use super::source::{parse_frontmatter, parse_toml, split_frontmatter};
 use crate::definition::{Format, Model, ModelOrigin, ProviderKind, SourceFile};
 
-const ALLOW: &[&str] = &["tools"];
-const DENY: &[&str] = &["disallowed_tools", "disallowedTools"];
+const ALLOW: &[&str] = fields::TOOLS;
+const DENY: &[&str] = fields::DISALLOWED_TOOLS;
 
 pub(super) fn parse_markdown(
     text: &str,
@@ -40,7 +41,7 @@ pub(super) fn parse_toml_file(
     let fields = parse_toml(text)?;
     let doc = Doc::new(&fields);
     let mut draft = Draft {
-        instructions: doc.string(&["instructions", "developer_instructions"])?,
+        instructions: doc.string(fields::INSTRUCTIONS)?,
         instructions_hint: "`instructions` (or `developer_instructions`) is required and must \
                             not be empty",
         default_provider: Some(ProviderKind::OpenAi),
@@ -56,9 +57,9 @@ fn read_shared(
     format: Format,
     ctx: &mut Ctx<'_>,
 ) -> Result<(), String> {
-    draft.name = doc.string(&["name"])?;
-    draft.description = doc.string(&["description"])?;
-    draft.model = match doc.string(&["model"])? {
+    draft.name = doc.string(fields::NAME)?;
+    draft.description = doc.string(fields::DESCRIPTION)?;
+    draft.model = match doc.string(fields::MODEL)? {
         Some(id) if !id.trim().is_empty() => ModelChoice::Named(Model {
             id: id.trim().to_owned(),
             origin: ModelOrigin::Explicit,

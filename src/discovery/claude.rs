@@ -1,5 +1,6 @@
 //! Claude Code subagents (FORMATS.md §2): `.claude/agents/**/*.md`.
 
+use super::field_names as fields;
 use serde_json::Value;
 
 use super::aliases::{is_claude_code_mode, resolve_alias};
@@ -15,7 +16,7 @@ use crate::definition::{
 };
 
 const SPELLINGS: Spellings = Spellings {
-    reasoning_effort: &["reasoning_effort", "reasoningEffort", "effort"],
+    reasoning_effort: fields::CLAUDE_EFFORT,
     ..CANONICAL_SPELLINGS
 };
 
@@ -33,17 +34,17 @@ pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result
         );
     }
     let mut draft = Draft {
-        name: doc.string(&["name"])?,
-        description: doc.string(&["description"])?,
+        name: doc.string(fields::NAME)?,
+        description: doc.string(fields::DESCRIPTION)?,
         instructions: Some(split.body.to_owned()),
         instructions_hint: "the instructions are empty: write the system prompt after the \
                             frontmatter",
         default_provider: Some(ProviderKind::Anthropic),
-        model: model_choice(doc.string(&["model"])?, ctx)?,
+        model: model_choice(doc.string(fields::MODEL)?, ctx)?,
         ..Draft::default()
     };
     read_common(doc, &mut draft, &SPELLINGS, Format::Claude, ctx)?;
-    if let Some((field, mode)) = doc.str(&["permissionMode", "permission_mode"])? {
+    if let Some((field, mode)) = doc.str(fields::PERMISSION_MODE)? {
         match mode {
             "plan" => draft.sandbox = Sandbox::ReadOnly,
             "default" | "manual" | "acceptEdits" | "auto" | "dontAsk" | "bypassPermissions" => {}
@@ -158,7 +159,7 @@ fn workspace_pattern(tool: &str) -> ToolPattern {
 fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), String> {
     let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
     let mut workspace = true;
-    if let Some((field, value)) = doc.find(&["tools"])? {
+    if let Some((field, value)) = doc.find(fields::TOOLS)? {
         let (allowed, switched_on, switched_off) = entries(field, value)?;
         if let Some(allowed) = allowed {
             workspace = false;
@@ -192,7 +193,7 @@ fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), 
             deny(draft, field, entry(&text, &own_servers), &text, ctx);
         }
     }
-    if let Some((field, value)) = doc.find(&["disallowedTools", "disallowed_tools"])? {
+    if let Some((field, value)) = doc.find(fields::DISALLOWED_TOOLS)? {
         for text in deny_entries(field, value)? {
             deny(draft, field, entry(&text, &own_servers), &text, ctx);
         }

@@ -2,6 +2,7 @@
 //! config layer, so most keys belong to Codex and are ignored; the ones that change what
 //! the agent does are honoured or refused.
 
+use super::field_names as fields;
 use serde_json::Value;
 
 use super::build::{
@@ -14,9 +15,9 @@ use super::source::parse_toml;
 use crate::definition::{Format, Model, ModelOrigin, ProviderKind, SourceFile};
 
 const SPELLINGS: Spellings = Spellings {
-    max_turns: &["max_turns", "maxTurns"],
-    reasoning_effort: &["reasoning_effort", "model_reasoning_effort"],
-    sandbox: &["sandbox", "sandbox_mode"],
+    max_turns: fields::MAX_TURNS,
+    reasoning_effort: fields::CODEX_EFFORT,
+    sandbox: fields::CODEX_SANDBOX,
 };
 
 /// Parses a role file. `canonical` is its absolute canonical path, used to find a
@@ -38,12 +39,12 @@ pub(super) fn parse(
         );
     }
     let mut draft = Draft {
-        name: doc.string(&["name"])?.map(|n| n.trim().to_owned()),
-        description: doc.string(&["description"])?,
-        instructions: doc.string(&["developer_instructions", "instructions"])?,
+        name: doc.string(fields::NAME)?.map(|n| n.trim().to_owned()),
+        description: doc.string(fields::DESCRIPTION)?,
+        instructions: doc.string(fields::CODEX_INSTRUCTIONS)?,
         instructions_hint: "`developer_instructions` is required and must not be empty",
         default_provider: Some(ProviderKind::OpenAi),
-        model: match doc.string(&["model"])? {
+        model: match doc.string(fields::MODEL)? {
             Some(id) if !id.trim().is_empty() => ModelChoice::Named(Model {
                 id: id.trim().to_owned(),
                 origin: ModelOrigin::Explicit,
@@ -107,7 +108,7 @@ fn resolve_provider(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
         return Ok(());
     }
     let table = doc
-        .table(&["model_providers"])?
+        .table(fields::MODEL_PROVIDERS)?
         .and_then(|(_, providers)| providers.map().get(&id));
     match table {
         Some(Value::Object(provider)) => {

@@ -7,6 +7,7 @@
 //! | `aliases` | Claude Code's model aliases |
 //! | `walk` | the roots, depth limit, canonical-path confinement, precedence order |
 //! | `source` | reading a file (size, UTF-8) and parsing YAML frontmatter or TOML |
+//! | `field_names` | every field's spellings, named once for the parsers and the typo check |
 //! | `fields` | typed field reads with aliases |
 //! | `build` | the draft every format fills, shared fields, final validation |
 //! | `canonical`, `claude`, `codex`, `opencode` | one module per format |
@@ -24,6 +25,7 @@ mod build;
 mod canonical;
 mod claude;
 mod codex;
+mod field_names;
 mod fields;
 mod opencode;
 mod options;

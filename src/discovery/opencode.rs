@@ -1,5 +1,6 @@
 //! OpenCode agents (FORMATS.md §4): `.opencode/agents/**/*.md` and `.opencode/agent/**/*.md`.
 
+use super::field_names as fields;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -16,7 +17,7 @@ use crate::definition::{
 };
 
 const SPELLINGS: Spellings = Spellings {
-    max_turns: &["max_turns", "maxTurns", "steps", "maxSteps"],
+    max_turns: fields::OPENCODE_MAX_TURNS,
     ..CANONICAL_SPELLINGS
 };
 
@@ -63,7 +64,7 @@ pub(super) fn parse(
     ctx.caveats.extend(frontmatter.lenient_note);
     let doc = Doc::new(&frontmatter.fields);
 
-    match doc.str(&["mode"])? {
+    match doc.str(fields::MODE)? {
         Some((_, "primary")) => {
             return Ok(Parsed::NotASubagent(
                 "`mode: primary` makes it a primary agent, not a subagent".to_owned(),
@@ -82,13 +83,13 @@ pub(super) fn parse(
 
     let body = split.body.trim();
     let mut draft = Draft {
-        name: Some(match doc.string(&["name"])? {
+        name: Some(match doc.string(fields::NAME)? {
             Some(name) => name.trim().to_owned(),
             None => name_from_path(rel_in_root),
         }),
-        description: doc.string(&["description"])?,
+        description: doc.string(fields::DESCRIPTION)?,
         instructions: if body.is_empty() {
-            doc.string(&["prompt"])?
+            doc.string(fields::PROMPT)?
         } else {
             Some(body.to_owned())
         },
@@ -100,7 +101,7 @@ pub(super) fn parse(
 
     let mut rules = Vec::new();
     let mut tools_list = false;
-    match doc.find(&["tools"])? {
+    match doc.find(fields::TOOLS)? {
         Some((field, Value::Object(tools))) => {
             rules.extend(tool_rules(field, tools, &mut draft.unknown_tools)?)
         }
@@ -115,7 +116,7 @@ pub(super) fn parse(
         }
         None => {}
     }
-    if let Some((field, permission)) = doc.find(&["permission"])? {
+    if let Some((field, permission)) = doc.find(fields::PERMISSION)? {
         rules.extend(permission_rules(
             field,
             permission,
@@ -125,13 +126,7 @@ pub(super) fn parse(
     }
     draft.tools = ordered_rules_to_filter(&rules);
     let allow: &[&str] = if tools_list { &["tools"] } else { &[] };
-    read_qualified_tool_lists(
-        doc,
-        &mut draft,
-        allow,
-        &["disallowed_tools", "disallowedTools"],
-        false,
-    )?;
+    read_qualified_tool_lists(doc, &mut draft, allow, fields::DISALLOWED_TOOLS, false)?;
     // OpenCode gives every agent its file tools unless `tools` or `permission` switch them
     // off; the rules above decide which of the workspace server's tools pass.
     grant_workspace(&mut draft);
@@ -154,7 +149,7 @@ pub(super) fn name_from_path(rel_in_root: &Path) -> String {
 /// that is not a built-in one (the name of the custom provider, as in OpenCode). With
 /// `model_provider` a bare id needs no prefix.
 fn model_choice(doc: Doc<'_>, draft: &mut Draft) -> Result<ModelChoice, String> {
-    let Some((field, model)) = doc.str(&["model"])? else {
+    let Some((field, model)) = doc.str(fields::MODEL)? else {
         return Ok(ModelChoice::Parent);
     };
     let model = model.trim();

@@ -4,6 +4,7 @@
 //! `workspace` server, `workspace: {builtin: workspace}`, whose name no other server may
 //! take (SPEC §8.6).
 
+use super::field_names::{self as fields, Field};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -148,7 +149,9 @@ fn parse_builtin(place: &str, doc: Doc<'_>, value: &Value) -> Result<ChildTransp
             "`builtin: {name}` is not a built-in server; the only one is `workspace`"
         ))
     })?;
-    let transport_keys = ["type"].iter().chain(STDIO_KEYS).chain(HTTP_KEYS);
+    let transport_keys = fields::spellings(&[fields::SERVER_TYPE])
+        .chain(fields::spellings(STDIO_KEYS))
+        .chain(fields::spellings(HTTP_KEYS));
     for key in transport_keys {
         if doc.has(key) {
             return Err(err(format!(
@@ -160,13 +163,18 @@ fn parse_builtin(place: &str, doc: Doc<'_>, value: &Value) -> Result<ChildTransp
     Ok(ChildTransport::Builtin(server))
 }
 
-const STDIO_KEYS: &[&str] = &["command", "args", "env", "env_vars", "cwd"];
-const HTTP_KEYS: &[&str] = &[
-    "url",
-    "headers",
-    "http_headers",
-    "env_http_headers",
-    "bearer_token_env_var",
+const STDIO_KEYS: &[Field] = &[
+    fields::SERVER_COMMAND,
+    fields::SERVER_ARGS,
+    fields::SERVER_ENV,
+    fields::SERVER_ENV_VARS,
+    fields::SERVER_CWD,
+];
+const HTTP_KEYS: &[Field] = &[
+    fields::SERVER_URL,
+    fields::SERVER_HEADERS,
+    fields::SERVER_ENV_HTTP_HEADERS,
+    fields::SERVER_BEARER_TOKEN_ENV_VAR,
 ];
 
 /// Parses one server. `None` means the server is disabled (`enabled: false`).
@@ -187,9 +195,9 @@ pub(super) fn parse_server(
     // A disabled server is never started, but a credential written in it is still a
     // credential in the file.
     reject_secret_fields(doc, place, SERVER_SECRET_ADVICE)?;
-    let disabled = doc.bool(&["enabled"]).map_err(err)? == Some(false)
-        || doc.bool(&["disabled"]).map_err(err)? == Some(true);
-    let builtin = doc.find(&["builtin"]).map_err(err)?;
+    let disabled = doc.bool(fields::SERVER_ENABLED).map_err(err)? == Some(false)
+        || doc.bool(fields::SERVER_DISABLED).map_err(err)? == Some(true);
+    let builtin = doc.find(fields::SERVER_BUILTIN).map_err(err)?;
     if disabled && builtin.is_some() {
         return Err(err(
             "a built-in server cannot be disabled; deny its tools instead (`disallowed_tools: \
@@ -204,9 +212,9 @@ pub(super) fn parse_server(
     reject_unsupported(place, doc, caveats)?;
     note_server_near_misses(doc, place, caveats);
 
-    let kind = doc.string(&["type"]).map_err(err)?;
-    let command = doc.find(&["command"]).map_err(err)?;
-    let url = doc.str(&["url"]).map_err(err)?;
+    let kind = doc.string(fields::SERVER_TYPE).map_err(err)?;
+    let command = doc.find(fields::SERVER_COMMAND).map_err(err)?;
+    let url = doc.str(fields::SERVER_URL).map_err(err)?;
     let transport = match (kind.as_deref(), command, url) {
         _ if builtin.is_some() => {
             let name = builtin.map_or(&Value::Null, |(_, name)| name);
@@ -244,23 +252,23 @@ pub(super) fn parse_server(
     config.startup_timeout = timeout(
         place,
         doc,
-        &["startup_timeout_sec", "startup_timeout_ms"],
+        fields::SERVER_STARTUP_TIMEOUT,
         CHILD_STARTUP_TIMEOUT,
         caveats,
     )?;
     config.call_timeout = timeout(
         place,
         doc,
-        &["tool_timeout_sec"],
+        fields::SERVER_TOOL_TIMEOUT,
         CHILD_CALL_TIMEOUT,
         caveats,
     )?;
     config.enabled_tools = doc
-        .string_list(&["enabled_tools", "enabledTools"], false)
+        .string_list(fields::SERVER_ENABLED_TOOLS, false)
         .map_err(err)?
         .map(|(_, l)| l);
     config.disabled_tools = doc
-        .string_list(&["disabled_tools", "disabledTools"], false)
+        .string_list(fields::SERVER_DISABLED_TOOLS, false)
         .map_err(err)?
         .map(|(_, l)| l)
         .unwrap_or_default();
@@ -277,7 +285,7 @@ fn reject_unsupported(place: &str, doc: Doc<'_>, caveats: &mut Vec<String>) -> R
              use `headers` with ${{VAR}} placeholders"
         ));
     }
-    if let Some((key, value)) = doc.find(&["oauth"])?
+    if let Some((key, value)) = doc.find(fields::SERVER_OAUTH)?
         && value != &Value::Bool(false)
     {
         return Err(format!(
@@ -292,7 +300,7 @@ fn reject_unsupported(place: &str, doc: Doc<'_>, caveats: &mut Vec<String>) -> R
             ));
         }
     }
-    if doc.bool(&["required"])? == Some(false) {
+    if doc.bool(fields::SERVER_REQUIRED)? == Some(false) {
         caveats.push(format!(
             "{place}`required = false` is not supported: every child server must start, \
              or the run fails"
@@ -315,7 +323,7 @@ fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransp
     };
     no_placeholders(place, "command", &command)?;
     let args = doc
-        .string_list(&["args"], false)
+        .string_list(fields::SERVER_ARGS, false)
         .map_err(err)?
         .map(|(_, l)| l)
         .unwrap_or_default();
@@ -323,7 +331,7 @@ fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransp
         no_placeholders(place, "args", arg)?;
     }
     let mut env = BTreeMap::new();
-    if let Some((field, table)) = doc.table(&["env"]).map_err(err)? {
+    if let Some((field, table)) = doc.table(fields::SERVER_ENV).map_err(err)? {
         for (key, value) in table.map() {
             check_env_name(place, field, key)?;
             let Value::String(text) = value else {
@@ -336,7 +344,10 @@ fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransp
             env.insert(key.clone(), ValueSource::Template(template));
         }
     }
-    if let Some((field, names)) = doc.string_list(&["env_vars"], false).map_err(err)? {
+    if let Some((field, names)) = doc
+        .string_list(fields::SERVER_ENV_VARS, false)
+        .map_err(err)?
+    {
         for name in names {
             if !is_env_var_name(&name) {
                 return Err(err(format!(
@@ -347,7 +358,7 @@ fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransp
                 .or_insert(ValueSource::EnvIfSet(name));
         }
     }
-    let cwd = doc.string(&["cwd"]).map_err(err)?.map(|cwd| {
+    let cwd = doc.string(fields::SERVER_CWD).map_err(err)?.map(|cwd| {
         no_placeholders(place, "cwd", &cwd)?;
         Ok::<_, String>(PathBuf::from(cwd))
     });
@@ -378,7 +389,7 @@ fn parse_http(place: &str, doc: Doc<'_>, raw_url: &str) -> Result<ChildTransport
         headers.insert(name.to_owned(), value);
         Ok(())
     };
-    for field in ["headers", "http_headers"] {
+    for &field in fields::SERVER_HEADERS {
         if let Some((field, table)) = doc.table(&[field]).map_err(err)? {
             for (name, value) in table.map() {
                 let Value::String(text) = value else {
@@ -391,7 +402,7 @@ fn parse_http(place: &str, doc: Doc<'_>, raw_url: &str) -> Result<ChildTransport
             }
         }
     }
-    if let Some((field, table)) = doc.table(&["env_http_headers"]).map_err(err)? {
+    if let Some((field, table)) = doc.table(fields::SERVER_ENV_HTTP_HEADERS).map_err(err)? {
         for (name, var) in table.map() {
             match var {
                 Value::String(var) if is_env_var_name(var) => {
@@ -405,7 +416,7 @@ fn parse_http(place: &str, doc: Doc<'_>, raw_url: &str) -> Result<ChildTransport
             }
         }
     }
-    if let Some((field, var)) = doc.str(&["bearer_token_env_var"]).map_err(err)? {
+    if let Some((field, var)) = doc.str(fields::SERVER_BEARER_TOKEN_ENV_VAR).map_err(err)? {
         if !is_env_var_name(var) {
             return Err(err(format!(
                 "`{field}` must name an environment variable (letters, digits, `_`)"
@@ -421,10 +432,10 @@ fn parse_http(place: &str, doc: Doc<'_>, raw_url: &str) -> Result<ChildTransport
 fn reject_keys_of_other_transport(
     place: &str,
     doc: Doc<'_>,
-    keys: &[&str],
+    keys: &[Field],
     transport: &str,
 ) -> Result<(), String> {
-    match keys.iter().find(|k| doc.has(k)) {
+    match fields::spellings(keys).find(|k| doc.has(k)) {
         Some(key) => Err(format!(
             "{place}`{key}` does not apply to a {transport} server"
         )),

@@ -3,161 +3,42 @@
 //! `disallowedTools`?"). Unknown fields stay ignored, since they may belong to another tool;
 //! a name that any format knows is never reported (`mode` in a Claude file is OpenCode's).
 //!
-//! The lists hold every field the format's parser reads and the fields of that tool it
-//! deliberately ignores; `tests/suite/definition_fields.rs` checks that the published
+//! The lists (`field_names`, the constants the parsers read fields through) hold every field
+//! the format's parser reads and the fields of that tool it deliberately ignores; `tests/suite/definition_fields.rs` checks that the published
 //! corpus raises no report and that a typo of each list's fields does.
 
+use super::field_names::{self as fields, Field};
 use super::fields::Doc;
 use crate::definition::Format;
 use crate::definition::closest;
 
-/// Fields every format reads (FORMATS.md, "Common to all formats").
-const COMMON: &[&str] = &[
-    "name",
-    "description",
-    "model",
-    "model_provider",
-    "modelProvider",
-    "base_url",
-    "baseUrl",
-    "env_key",
-    "envKey",
-    "wire_api",
-    "wireApi",
-    "auth",
-    "max_turns",
-    "maxTurns",
-    "max_output_tokens",
-    "maxOutputTokens",
-    "max_tool_calls",
-    "maxToolCalls",
-    "max_run_tokens",
-    "maxRunTokens",
-    "max_run_seconds",
-    "maxRunSeconds",
-    "output_schema",
-    "outputSchema",
-    "mcp_servers",
-    "mcpServers",
-    "skills",
-    "sandbox",
-    "isolation",
-    "tools",
-    "disallowed_tools",
-    "disallowedTools",
-    "reasoning_effort",
-    "reasoningEffort",
-    "temperature",
-];
-
-/// The canonical TOML's instructions.
-const CANONICAL_TOML: &[&str] = &["instructions", "developer_instructions"];
-
-/// Claude Code's own fields (FORMATS.md §2), read or ignored.
-const CLAUDE: &[&str] = &[
-    "effort",
-    "permissionMode",
-    "permission_mode",
-    "hooks",
-    "memory",
-    "background",
-    "initialPrompt",
-    "color",
-];
-
-/// Codex role-file keys (FORMATS.md §3) this runtime reads or deliberately ignores.
-const CODEX: &[&str] = &[
-    "developer_instructions",
-    "instructions",
-    "model_instructions_file",
-    "model_reasoning_effort",
-    "model_reasoning_summary",
-    "model_verbosity",
-    "sandbox_mode",
-    "sandbox_workspace_write",
-    "approval_policy",
-    "model_providers",
-    "nickname_candidates",
-    "web_search",
-    "features",
-    "profile",
-    "profiles",
-];
-
-/// OpenCode's agent fields (FORMATS.md §4).
-const OPENCODE: &[&str] = &[
-    "mode",
-    "disable",
-    "disabled",
-    "prompt",
-    "steps",
-    "maxSteps",
-    "permission",
-    "hidden",
-    "color",
-    "top_p",
-    "variant",
-    "options",
-];
-
-/// The fields of one child server entry, in every spelling the formats use (SPEC §8.1,
-/// FORMATS.md §3, Claude Code's `.mcp.json`, OpenCode's `mcp`).
-pub(super) const SERVER_FIELDS: &[&str] = &[
-    "type",
-    "builtin",
-    "command",
-    "args",
-    "env",
-    "env_vars",
-    "cwd",
-    "url",
-    "headers",
-    "http_headers",
-    "env_http_headers",
-    "bearer_token_env_var",
-    "enabled",
-    "disabled",
-    "required",
-    "startup_timeout_sec",
-    "startup_timeout_ms",
-    "tool_timeout_sec",
-    "enabled_tools",
-    "enabledTools",
-    "disabled_tools",
-    "disabledTools",
-    "scopes",
-    "oauth",
-    "oauth_resource",
-    "headersHelper",
-    "headers_helper",
-    "timeout",
-    "alwaysLoad",
-    "name",
-    "description",
-    "environment",
-];
-
-/// The fields `format` knows besides [`COMMON`].
-fn own_fields(format: Format) -> &'static [&'static str] {
+/// The fields `format` knows besides the common ones.
+fn own_fields(format: Format) -> &'static [Field] {
     match format {
         Format::CanonicalMarkdown => &[],
-        Format::CanonicalToml => CANONICAL_TOML,
-        Format::Claude => CLAUDE,
-        Format::Codex => CODEX,
-        Format::OpenCode => OPENCODE,
+        Format::CanonicalToml => fields::CANONICAL_TOML,
+        Format::Claude => fields::CLAUDE,
+        Format::Codex => fields::CODEX,
+        Format::OpenCode => fields::OPENCODE,
     }
 }
 
 fn known_anywhere(field: &str) -> bool {
-    [COMMON, CANONICAL_TOML, CLAUDE, CODEX, OPENCODE]
-        .iter()
-        .any(|list| list.contains(&field))
+    [
+        fields::COMMON,
+        fields::CANONICAL_TOML,
+        fields::CLAUDE,
+        fields::CODEX,
+        fields::OPENCODE,
+    ]
+    .iter()
+    .any(|list| fields::spellings(list).any(|known| known == field))
 }
 
 /// One caveat for each top-level field of `doc` that `format` does not know and that is a
 /// slip of one it does.
 pub(super) fn note_near_misses(doc: Doc<'_>, format: Format, caveats: &mut Vec<String>) {
-    let known = || COMMON.iter().chain(own_fields(format)).copied();
+    let known = || fields::spellings(fields::COMMON).chain(fields::spellings(own_fields(format)));
     for field in doc.map().keys() {
         if known_anywhere(field) {
             continue;
@@ -172,10 +53,10 @@ pub(super) fn note_near_misses(doc: Doc<'_>, format: Format, caveats: &mut Vec<S
 /// `place` names the server (`mcp_servers.github: `).
 pub(super) fn note_server_near_misses(doc: Doc<'_>, place: &str, caveats: &mut Vec<String>) {
     for field in doc.map().keys() {
-        if SERVER_FIELDS.contains(&field.as_str()) {
+        if fields::spellings(fields::SERVER).any(|known| known == field) {
             continue;
         }
-        if let Some(meant) = closest(field, SERVER_FIELDS.iter().copied()) {
+        if let Some(meant) = closest(field, fields::spellings(fields::SERVER)) {
             caveats.push(slip(field, meant, place));
         }
     }

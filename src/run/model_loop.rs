@@ -36,9 +36,11 @@ use super::answer::{Checked, check, invalid_output, repair_request};
 use super::budget::out_of_tokens_result;
 use super::tool_round::{ArgumentSchemas, Round, RoundEnd, interrupted, run_round, until};
 use crate::definition::CompiledSchema;
+use crate::error::AgentError;
 use crate::limits::OUTPUT_REPAIR_TURNS;
 use crate::providers::{
-    Conversation, ProviderClient, RequestEvents, RetryNotice, StopReason, ToolOutput,
+    Conversation, ProviderClient, Reply, RequestEvents, RetryNotice, StopReason, ToolCall,
+    ToolList, ToolOutput,
 };
 use crate::toolbox::{ToolBox, ToolSpec};
 
@@ -113,60 +115,111 @@ impl RequestEvents for TurnEvents<'_> {
 
 /// Runs the loop until a final reply, a failure, or cancellation. `conversation` keeps
 /// everything that happened, whatever the outcome.
+///
+/// Each turn is four steps: [`Run::ask`] the provider (the budgets checked and queued input
+/// delivered first), [`Run::settle`] the reply into the history and the totals, then either
+/// [`Run::run_tools`] it asked for or [`Run::close_turn`] on its stop reason.
 pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>) -> RunOutcome {
-    let RunContext {
-        provider,
-        system,
-        tools,
-        inbox,
-        observer,
-        mut interrupts,
-        cancel,
-        limits,
-        mut spent,
-        output_schema,
-    } = ctx;
-    let specs: Vec<ToolSpec> = tools.tools().iter().map(|t| t.spec.clone()).collect();
-    let mut schemas = ArgumentSchemas::new(specs.len());
-    let deadline = limits.deadline();
-    let max_turns = limits.max_turns;
+    let tools: Vec<ToolSpec> = ctx.tools.tools().iter().map(|t| t.spec.clone()).collect();
+    let schemas = ArgumentSchemas::new(tools.len());
     // Encoded once for the run, in the API's form and a stable order (SPEC §6.1).
-    let specs = match provider.prepare_tools(&specs) {
+    let specs = match ctx.provider.prepare_tools(&tools) {
         Ok(prepared) => prepared,
         Err(e) => return RunOutcome::Failed(crate::error::AgentError::from(e).into()),
     };
-    // The text of the replies since the last tool round: one reply, or several when the
-    // provider paused mid-answer and continued.
-    let mut answer = String::new();
-    // The run's last assistant message, for a failure's partial result.
-    let mut last_text = String::new();
-    let mut repairs_left = OUTPUT_REPAIR_TURNS;
-    let fail = |error, last_text: &str| RunOutcome::Failed(Failure::with_partial(error, last_text));
+    let mut run = Run {
+        conversation,
+        specs,
+        schemas,
+        answer: String::new(),
+        last_text: String::new(),
+        repairs_left: OUTPUT_REPAIR_TURNS,
+        ctx,
+    };
     loop {
+        let reply = match run.ask().await {
+            Flow::Next(reply) => reply,
+            Flow::Again => continue,
+            Flow::End(outcome) => return outcome,
+        };
+        let reply = match run.settle(reply) {
+            Flow::Next(reply) => reply,
+            Flow::Again => continue,
+            Flow::End(outcome) => return outcome,
+        };
+        let flow = if reply.tool_calls.is_empty() {
+            run.close_turn(reply.stop)
+        } else {
+            run.run_tools(&reply.tool_calls).await
+        };
+        match flow {
+            Flow::Next(()) | Flow::Again => {}
+            Flow::End(outcome) => return outcome,
+        }
+    }
+}
+
+/// What a step of the loop leads to.
+enum Flow<T> {
+    /// The step's result, for the next step of the same turn.
+    Next(T),
+    /// A new turn, now.
+    Again,
+    /// The run is over.
+    End(RunOutcome),
+}
+
+/// One run in progress: its context, the prepared tools and what it has said so far.
+struct Run<'c, 'a> {
+    conversation: &'c mut Conversation,
+    ctx: RunContext<'a>,
+    specs: ToolList,
+    schemas: ArgumentSchemas,
+    /// The text of the replies since the last tool round: one reply, or several when the
+    /// provider paused mid-answer and continued.
+    answer: String,
+    /// The run's last assistant message, for a failure's partial result.
+    last_text: String,
+    repairs_left: u32,
+}
+
+impl Run<'_, '_> {
+    fn fail(&self, error: AgentError) -> RunOutcome {
+        RunOutcome::Failed(Failure::with_partial(error, &self.last_text))
+    }
+
+    /// Checks the budgets, delivers queued input and asks the provider for the next reply,
+    /// under the run's deadline, its cancellation and interrupts.
+    async fn ask(&mut self) -> Flow<Reply> {
+        let ctx = &mut self.ctx;
         // The limits come before taking input: input that no request will carry stays
         // queued, and the failed record counts it.
-        if let Some(error) = limits.before_request(&spent) {
-            return fail(error, &last_text);
+        if let Some(error) = ctx.limits.before_request(&ctx.spent) {
+            return Flow::End(RunOutcome::Failed(Failure::with_partial(
+                error,
+                &self.last_text,
+            )));
         }
         // Input queued so far goes out now, so interrupts that came with it are answered.
-        interrupts.borrow_and_update();
-        let queued = inbox.take_all();
+        ctx.interrupts.borrow_and_update();
+        let queued = ctx.inbox.take_all();
         if !queued.is_empty() {
-            conversation.push_user_texts(&queued);
-            answer.clear();
+            self.conversation.push_user_texts(&queued);
+            self.answer.clear();
         }
-        spent.turns += 1;
-        let turn = spent.turns;
-        observer.usage(UsageDelta {
+        ctx.spent.turns += 1;
+        let (provider, max_turns) = (ctx.provider, ctx.limits.max_turns);
+        let turn = ctx.spent.turns;
+        ctx.observer.usage(UsageDelta {
             turns: 1,
             ..UsageDelta::default()
         });
         let waiting =
             Activity::provider_request(provider.label(), provider.model(), turn, max_turns);
-        observer.activity(limits.bounded(waiting.clone()));
+        ctx.observer.activity(ctx.limits.bounded(waiting.clone()));
         let events = TurnEvents {
-            observer,
-            limits: &limits,
+            observer: ctx.observer,
+            limits: &ctx.limits,
             waiting,
             provider,
             turn,
@@ -174,121 +227,138 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         };
         let reply = tokio::select! {
             biased;
-            () = cancel.cancelled() => return RunOutcome::Cancelled,
-            () = until(deadline) => {
-                return fail(limits.out_of_time("the model request in flight was cancelled"), &last_text);
+            () = ctx.cancel.cancelled() => return Flow::End(RunOutcome::Cancelled),
+            () = until(ctx.limits.deadline()) => {
+                let error = ctx.limits.out_of_time("the model request in flight was cancelled");
+                return Flow::End(RunOutcome::Failed(Failure::with_partial(error, &self.last_text)));
             }
-            () = interrupted(&mut interrupts) => continue,
-            reply = provider.complete_with(system, conversation, &specs, &events) => reply,
+            () = interrupted(&mut ctx.interrupts) => return Flow::Again,
+            reply = provider.complete_with(ctx.system, self.conversation, &self.specs, &events) => reply,
         };
-        let mut reply = match reply {
-            Ok(reply) => reply,
-            Err(e) => return fail(e.into(), &last_text),
-        };
-        observer.usage(UsageDelta {
+        match reply {
+            Ok(reply) => Flow::Next(reply),
+            Err(e) => Flow::End(self.fail(e.into())),
+        }
+    }
+
+    /// Counts the reply's usage, keeps its items and text, and checks the token budget.
+    fn settle(&mut self, mut reply: Reply) -> Flow<Reply> {
+        let ctx = &mut self.ctx;
+        ctx.observer.usage(UsageDelta {
             input_tokens: reply.usage.input_tokens,
             output_tokens: reply.usage.output_tokens,
             cache_read_tokens: reply.usage.cache_read_tokens,
             cache_write_tokens: reply.usage.cache_write_tokens,
             ..UsageDelta::default()
         });
-        spent.tokens = spent
+        ctx.spent.tokens = ctx
+            .spent
             .tokens
             .saturating_add(reply.usage.input_tokens)
             .saturating_add(reply.usage.output_tokens);
-        conversation.push_reply_items(std::mem::take(&mut reply.items));
-        answer.push_str(&reply.text);
+        self.conversation
+            .push_reply_items(std::mem::take(&mut reply.items));
+        self.answer.push_str(&reply.text);
         if !reply.text.is_empty() {
-            last_text.clone_from(&answer);
+            self.last_text.clone_from(&self.answer);
         }
-        if let Some(error) = limits.after_reply(&spent) {
-            // The reply's calls are answered, not run, so the history stays valid.
-            let max = limits.budget.max_run_tokens.unwrap_or_default();
-            let outputs: Vec<ToolOutput> = reply
-                .tool_calls
-                .iter()
-                .map(|call| ToolOutput::text(call.call_id.clone(), out_of_tokens_result(max), true))
-                .collect();
-            if !outputs.is_empty() {
-                conversation.push_tool_outputs(&outputs);
-            }
-            return fail(error, &last_text);
+        let Some(error) = ctx.limits.after_reply(&ctx.spent) else {
+            return Flow::Next(reply);
+        };
+        // The reply's calls are answered, not run, so the history stays valid.
+        let max = ctx.limits.budget.max_run_tokens.unwrap_or_default();
+        let outputs: Vec<ToolOutput> = reply
+            .tool_calls
+            .iter()
+            .map(|call| ToolOutput::text(call.call_id.clone(), out_of_tokens_result(max), true))
+            .collect();
+        if !outputs.is_empty() {
+            self.conversation.push_tool_outputs(&outputs);
         }
-        match reply.stop {
-            _ if !reply.tool_calls.is_empty() => {
-                answer.clear();
-                let round = Round {
-                    tools,
-                    observer,
-                    limits: &limits,
-                    output_limit: provider.max_output_tokens(),
-                    cancel: &cancel,
-                };
-                let (outputs, end) = run_round(
-                    &round,
-                    &reply.tool_calls,
-                    &mut schemas,
-                    &mut spent,
-                    &mut interrupts,
-                )
-                .await;
-                // Every call gets its result, so the history stays valid whatever happened.
-                conversation.push_tool_outputs(&outputs);
-                match end {
-                    RoundEnd::Finished | RoundEnd::Interrupted => {}
-                    RoundEnd::Cancelled => return RunOutcome::Cancelled,
-                    RoundEnd::OutOfTime => {
-                        return fail(
-                            limits.out_of_time("the tool calls in flight were cancelled"),
-                            &last_text,
-                        );
-                    }
-                    RoundEnd::OutOfCalls(refused) => {
-                        return fail(limits.out_of_calls(&spent, refused), &last_text);
-                    }
-                }
-            }
+        Flow::End(self.fail(error))
+    }
+
+    /// Runs the calls of one reply and answers each of them in the history.
+    async fn run_tools(&mut self, calls: &[ToolCall]) -> Flow<()> {
+        self.answer.clear();
+        let ctx = &mut self.ctx;
+        let round = Round {
+            tools: ctx.tools,
+            observer: ctx.observer,
+            limits: &ctx.limits,
+            output_limit: ctx.provider.max_output_tokens(),
+            cancel: &ctx.cancel,
+        };
+        let (outputs, end) = run_round(
+            &round,
+            calls,
+            &mut self.schemas,
+            &mut ctx.spent,
+            &mut ctx.interrupts,
+        )
+        .await;
+        // Every call gets its result, so the history stays valid whatever happened.
+        self.conversation.push_tool_outputs(&outputs);
+        let error = match end {
+            RoundEnd::Finished | RoundEnd::Interrupted => return Flow::Next(()),
+            RoundEnd::Cancelled => return Flow::End(RunOutcome::Cancelled),
+            RoundEnd::OutOfTime => ctx
+                .limits
+                .out_of_time("the tool calls in flight were cancelled"),
+            RoundEnd::OutOfCalls(refused) => ctx.limits.out_of_calls(&ctx.spent, refused),
+        };
+        Flow::End(self.fail(error))
+    }
+
+    /// A reply that asked for no tool: the run goes on (a pause, a cut-off reply, input
+    /// that arrived meanwhile, an answer to repair) or ends with its answer.
+    fn close_turn(&mut self, stop: StopReason) -> Flow<()> {
+        match stop {
             // The provider paused a long turn: the history as it is lets it go on.
-            StopReason::Paused => continue,
+            StopReason::Paused => Flow::Again,
             StopReason::CutOff => {
-                conversation
-                    .push_user_texts(&[continue_after_cut_off(provider.max_output_tokens())]);
+                let limit = self.ctx.provider.max_output_tokens();
+                self.conversation
+                    .push_user_texts(&[continue_after_cut_off(limit)]);
+                Flow::Again
             }
             // The model declined: what it said is the result, marked as a refusal; no
             // output schema applies (SPEC §4.3).
-            StopReason::Refused => {
-                return RunOutcome::Completed(Answer {
-                    text: answer,
-                    refused: true,
-                    structured: None,
-                });
-            }
-            StopReason::EndTurn | StopReason::ToolUse => {
-                if !inbox.is_empty() {
-                    // Input that arrived during the last request continues the run; the
-                    // next request takes it.
-                    continue;
-                }
-                let Some(schema) = output_schema else {
-                    return RunOutcome::Completed(answer.into());
-                };
-                match check(schema, &answer) {
-                    Checked::Valid(value) => {
-                        return RunOutcome::Completed(Answer {
-                            text: answer,
-                            refused: false,
-                            structured: Some(value),
-                        });
-                    }
-                    Checked::Invalid { masked, .. } if repairs_left == 0 => {
-                        return fail(invalid_output(&masked), &answer);
-                    }
-                    Checked::Invalid { for_model, .. } => {
-                        repairs_left -= 1;
-                        conversation.push_user_texts(&[repair_request(&for_model)]);
-                        answer.clear();
-                    }
-                }
+            StopReason::Refused => Flow::End(RunOutcome::Completed(Answer {
+                text: std::mem::take(&mut self.answer),
+                refused: true,
+                structured: None,
+            })),
+            // Input that arrived during the last request continues the run; the next
+            // request takes it.
+            StopReason::EndTurn | StopReason::ToolUse if !self.ctx.inbox.is_empty() => Flow::Again,
+            StopReason::EndTurn | StopReason::ToolUse => self.final_answer(),
+        }
+    }
+
+    /// The final answer, held against the output schema if there is one: valid, repaired
+    /// in one more turn, or failed.
+    fn final_answer(&mut self) -> Flow<()> {
+        let Some(schema) = self.ctx.output_schema else {
+            return Flow::End(RunOutcome::Completed(
+                std::mem::take(&mut self.answer).into(),
+            ));
+        };
+        match check(schema, &self.answer) {
+            Checked::Valid(value) => Flow::End(RunOutcome::Completed(Answer {
+                text: std::mem::take(&mut self.answer),
+                refused: false,
+                structured: Some(value),
+            })),
+            Checked::Invalid { masked, .. } if self.repairs_left == 0 => Flow::End(
+                RunOutcome::Failed(Failure::with_partial(invalid_output(&masked), &self.answer)),
+            ),
+            Checked::Invalid { for_model, .. } => {
+                self.repairs_left -= 1;
+                self.conversation
+                    .push_user_texts(&[repair_request(&for_model)]);
+                self.answer.clear();
+                Flow::Again
             }
         }
     }

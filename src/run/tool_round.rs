@@ -102,7 +102,9 @@ struct Planned {
     arguments: Value,
 }
 
-/// Runs `calls` and returns one output per call, in their order, and how the round ended.
+/// Runs `calls` and returns one output per call, in their order, and how the round ended:
+/// each call is checked and planned, the planned ones run at once, and the calls the end of
+/// the round left unanswered are answered as interrupted or out of time.
 pub(super) async fn run_round(
     round: &Round<'_>,
     calls: &[ToolCall],
@@ -110,43 +112,96 @@ pub(super) async fn run_round(
     spent: &mut Spent,
     interrupts: &mut watch::Receiver<u64>,
 ) -> (Vec<ToolOutput>, RoundEnd) {
+    let RoundPlan {
+        mut outputs,
+        made,
+        planned,
+        refused,
+    } = plan_round(round, calls, schemas, spent);
+    announce(round, &made);
+    let end = run_planned(round, calls, planned, &mut outputs, interrupts).await;
+    let outputs = answer_unfinished(round, calls, outputs, &made, &end);
+    let end = match end {
+        RoundEnd::Finished if refused > 0 => RoundEnd::OutOfCalls(refused),
+        other => other,
+    };
+    (outputs, end)
+}
+
+/// What a round will do before anything runs.
+struct RoundPlan<'t> {
+    /// For each call: its output once known (refused calls have theirs already).
+    outputs: Vec<Option<ToolOutput>>,
+    /// For each call: the tool it goes to, when it is made.
+    made: Vec<Option<&'t ToolDescriptor>>,
+    planned: Vec<Planned>,
+    /// Calls the tool-call budget refused.
+    refused: usize,
+}
+
+/// Checks every call of the round: planned, refused by the budget, or answered with what
+/// is wrong with it.
+fn plan_round<'t>(
+    round: &Round<'t>,
+    calls: &[ToolCall],
+    schemas: &mut ArgumentSchemas,
+    spent: &mut Spent,
+) -> RoundPlan<'t> {
     let descriptors = round.tools.tools();
-    let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
-    // The tool each call that is made goes to.
-    let mut made: Vec<Option<&ToolDescriptor>> = vec![None; calls.len()];
-    let mut planned = Vec::new();
-    let mut refused = 0;
+    let mut plan = RoundPlan {
+        outputs: vec![None; calls.len()],
+        made: vec![None; calls.len()],
+        planned: Vec::new(),
+        refused: 0,
+    };
     for (slot, call) in calls.iter().enumerate() {
-        match plan(round, call, schemas, spent) {
+        match plan_call(round, call, schemas, spent) {
             Ok(Some((index, arguments))) => {
-                made[slot] = Some(&descriptors[index]);
-                planned.push(Planned {
+                plan.made[slot] = Some(&descriptors[index]);
+                plan.planned.push(Planned {
                     slot,
                     index,
                     arguments,
                 })
             }
             Ok(None) => {
-                refused += 1;
+                plan.refused += 1;
                 let max = round.limits.budget.max_tool_calls.unwrap_or_default();
-                outputs[slot] = Some(answer(call, out_of_calls_result(max), true));
+                plan.outputs[slot] = Some(answer(call, out_of_calls_result(max), true));
             }
-            Err(text) => outputs[slot] = Some(answer(call, text, true)),
+            Err(text) => plan.outputs[slot] = Some(answer(call, text, true)),
         }
     }
+    plan
+}
 
+/// Reports the calls about to start as one activity transition.
+fn announce(round: &Round<'_>, made: &[Option<&ToolDescriptor>]) {
     let starting: Vec<&ToolDescriptor> = made.iter().flatten().copied().collect();
-    if !starting.is_empty() {
-        round.observer.activity(
-            round.limits.bounded(Activity::tool_calls(
-                &starting
-                    .iter()
-                    .map(|d| (d.server.as_str(), d.tool.as_str()))
-                    .collect::<Vec<_>>(),
-                starting.iter().map(|d| d.timeout).max().unwrap_or_default(),
-            )),
-        );
+    if starting.is_empty() {
+        return;
     }
+    let names: Vec<(&str, &str)> = starting
+        .iter()
+        .map(|d| (d.server.as_str(), d.tool.as_str()))
+        .collect();
+    let bound = starting.iter().map(|d| d.timeout).max().unwrap_or_default();
+    round
+        .observer
+        .activity(round.limits.bounded(Activity::tool_calls(&names, bound)));
+}
+
+/// Runs the planned calls at once, each within its tool's timeout, until they are all
+/// answered or the round is cancelled, out of time or interrupted. Calls still in flight
+/// then are dropped, which cancels them.
+async fn run_planned(
+    round: &Round<'_>,
+    calls: &[ToolCall],
+    planned: Vec<Planned>,
+    outputs: &mut [Option<ToolOutput>],
+    interrupts: &mut watch::Receiver<u64>,
+) -> RoundEnd {
+    let descriptors = round.tools.tools();
     let mut in_flight: FuturesUnordered<_> = planned
         .into_iter()
         .map(|p| {
@@ -161,16 +216,15 @@ pub(super) async fn run_round(
             }
         })
         .collect();
-
     let deadline = round.limits.deadline();
-    let end = loop {
+    loop {
         tokio::select! {
             biased;
-            () = round.cancel.cancelled() => break RoundEnd::Cancelled,
-            () = until(deadline) => break RoundEnd::OutOfTime,
-            () = interrupted(interrupts) => break RoundEnd::Interrupted,
+            () = round.cancel.cancelled() => return RoundEnd::Cancelled,
+            () = until(deadline) => return RoundEnd::OutOfTime,
+            () = interrupted(interrupts) => return RoundEnd::Interrupted,
             next = in_flight.next() => {
-                let Some((slot, descriptor, result)) = next else { break RoundEnd::Finished };
+                let Some((slot, descriptor, result)) = next else { return RoundEnd::Finished };
                 let call = &calls[slot];
                 let output = match result {
                     Ok(result) => ToolOutput {
@@ -196,18 +250,25 @@ pub(super) async fn run_round(
                 outputs[slot] = Some(output);
             }
         }
-    };
-    // Dropping the calls still in flight cancels them.
-    drop(in_flight);
+    }
+}
 
+/// Every call's output: the ones the round answered, and for the calls it left unanswered
+/// (made, then cut short by its end) a failed result saying why.
+fn answer_unfinished(
+    round: &Round<'_>,
+    calls: &[ToolCall],
+    outputs: Vec<Option<ToolOutput>>,
+    made: &[Option<&ToolDescriptor>],
+    end: &RoundEnd,
+) -> Vec<ToolOutput> {
     let unfinished = match end {
         RoundEnd::OutOfTime => {
             out_of_time_result(round.limits.budget.max_run_seconds.unwrap_or_default())
         }
         _ => INTERRUPTED_RESULT.to_owned(),
     };
-    // Only calls that were made can be unanswered here; each failed.
-    let outputs = calls
+    calls
         .iter()
         .zip(outputs)
         .zip(made)
@@ -219,17 +280,12 @@ pub(super) async fn run_round(
                 answer(call, unfinished.clone(), true)
             })
         })
-        .collect();
-    let end = match end {
-        RoundEnd::Finished if refused > 0 => RoundEnd::OutOfCalls(refused),
-        other => other,
-    };
-    (outputs, end)
+        .collect()
 }
 
 /// The tool `call` names and its arguments, when the call can be made (`Ok(None)`: the
 /// budget does not allow it); otherwise what to tell the model instead.
-fn plan(
+fn plan_call(
     round: &Round<'_>,
     call: &ToolCall,
     schemas: &mut ArgumentSchemas,

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -33,7 +33,7 @@ use crate::run::{
     Activity, RunContext, RunLimits, RunObserver, RunOutcome, Spent, partial_result,
     run_model_loop, schema_instructions, until,
 };
-use crate::toolbox::{EnvLookup, ToolsFactory};
+use crate::toolbox::{EnvLookup, RunTools, ToolsFactory};
 
 /// The rule for every text the tools take (a task, a message, a name, an id): it must hold
 /// more than whitespace. The tools' argument checks and `mcp-agents run` both come here.
@@ -422,7 +422,6 @@ impl SessionManager {
         };
         let mut conversation =
             conversation.unwrap_or_else(|| Conversation::new(session.definition.provider.wire_api));
-        let workspace: PathBuf = self.workspace().to_owned();
         let definition = &session.definition;
         let limits = RunLimits {
             max_turns: definition.max_turns,
@@ -432,24 +431,9 @@ impl SessionManager {
         // The answer of the run so far, when input that came as it closed carried it on.
         let mut earlier_answer: Option<String> = None;
         loop {
-            if let Some(starting) = Activity::child_startup(definition) {
-                session.activity(limits.bounded(starting));
-            }
-            // A shutdown during startup drops the startup, which kills the children
-            // already started (their guards), instead of waiting for it to finish;
-            // `max_run_seconds` bounds the startup the same way.
-            let opened = tokio::select! {
-                opened = self.config.tools.open(definition, &workspace) => Ok(opened),
-                () = self.shutdown.cancelled() => Err(None),
-                () = until(limits.deadline()) => Err(Some(
-                    limits.out_of_time("its MCP servers were still starting"),
-                )),
-            };
-            let outcome = match opened {
-                Err(None) => RunOutcome::Cancelled,
-                Err(Some(out_of_time)) => RunOutcome::Failed(out_of_time.into()),
-                Ok(Err(e)) => RunOutcome::Failed(e.into()),
-                Ok(Ok(tools)) => {
+            let outcome = match self.open_tools(&session, &limits).await {
+                Err(outcome) => outcome,
+                Ok(tools) => {
                     // Shutdown cancels through the loop, which answers any unanswered tool
                     // call, so the history stays valid.
                     let context = RunContext {
@@ -465,20 +449,7 @@ impl SessionManager {
                         output_schema: definition.output_schema.as_ref(),
                     };
                     let outcome = run_model_loop(&mut conversation, context).await;
-                    // Past `max_run_seconds` the children get a short grace, not the whole
-                    // shutdown bound, before they are killed: the run fails within a second
-                    // of its limit.
-                    let bound = if limits.deadline().is_some_and(|d| Instant::now() >= d) {
-                        DEADLINE_SHUTDOWN_GRACE
-                    } else {
-                        CHILD_SHUTDOWN_TIMEOUT
-                    };
-                    if !definition.mcp_servers.is_empty() {
-                        let mut closing = Activity::child_shutdown();
-                        closing.timeout = Some(bound);
-                        session.activity(closing);
-                    }
-                    tools.shutdown(bound).await;
+                    close_tools(&session, tools, &limits).await;
                     outcome
                 }
             };
@@ -493,29 +464,44 @@ impl SessionManager {
             // One guard from this check to the terminal state: input accepted in between
             // would otherwise be left queued on a finished session.
             let state = session.lock();
-            if matches!(outcome, RunOutcome::Completed(_))
+            if let RunOutcome::Completed(answer) = &outcome
                 && !state.queue.is_empty()
                 && !self.shutdown.is_cancelled()
             {
                 // Input queued while the run was closing: carry on in the same permit.
-                if let RunOutcome::Completed(answer) = &outcome {
-                    earlier_answer = partial_result(&answer.text);
-                }
+                earlier_answer = partial_result(&answer.text);
                 continue;
             }
-            let status = match outcome {
-                RunOutcome::Completed(answer) => Status::Completed(answer),
-                RunOutcome::Failed(failure) => Status::Failed(failure),
-                RunOutcome::Cancelled => Status::Failed(
-                    AgentError::new(
-                        ErrorCode::Internal,
-                        "the run was cancelled because the server is shutting down (not a bug)",
-                    )
-                    .into(),
-                ),
-            };
-            self.finish(&session, state, status, Some(conversation));
+            self.finish(
+                &session,
+                state,
+                terminal_status(outcome),
+                Some(conversation),
+            );
             return;
+        }
+    }
+
+    /// Starts the run's child servers, reported as activity. A shutdown during startup
+    /// drops the startup, which kills the children already started (their guards), instead
+    /// of waiting for it to finish; `max_run_seconds` bounds the startup the same way.
+    async fn open_tools(
+        &self,
+        session: &Session,
+        limits: &RunLimits,
+    ) -> Result<Box<dyn RunTools>, RunOutcome> {
+        let definition = &session.definition;
+        if let Some(starting) = Activity::child_startup(definition) {
+            session.activity(limits.bounded(starting));
+        }
+        tokio::select! {
+            opened = self.config.tools.open(definition, self.workspace()) => {
+                opened.map_err(|e| RunOutcome::Failed(e.into()))
+            }
+            () = self.shutdown.cancelled() => Err(RunOutcome::Cancelled),
+            () = until(limits.deadline()) => Err(RunOutcome::Failed(
+                limits.out_of_time("its MCP servers were still starting").into(),
+            )),
         }
     }
 
@@ -576,6 +562,38 @@ impl SessionManager {
         // Their histories are freed here, outside the lock, and given back to the system.
         drop(evicted);
         crate::memory::freed();
+    }
+}
+
+/// Shuts a run's child servers down. Past `max_run_seconds` the children get a short grace,
+/// not the whole shutdown bound, before they are killed: the run fails within a second of
+/// its limit.
+async fn close_tools(session: &Session, tools: Box<dyn RunTools>, limits: &RunLimits) {
+    let bound = if limits.deadline().is_some_and(|d| Instant::now() >= d) {
+        DEADLINE_SHUTDOWN_GRACE
+    } else {
+        CHILD_SHUTDOWN_TIMEOUT
+    };
+    if !session.definition.mcp_servers.is_empty() {
+        let mut closing = Activity::child_shutdown();
+        closing.timeout = Some(bound);
+        session.activity(closing);
+    }
+    tools.shutdown(bound).await;
+}
+
+/// The terminal status a run's outcome gives its session.
+fn terminal_status(outcome: RunOutcome) -> Status {
+    match outcome {
+        RunOutcome::Completed(answer) => Status::Completed(answer),
+        RunOutcome::Failed(failure) => Status::Failed(failure),
+        RunOutcome::Cancelled => Status::Failed(
+            AgentError::new(
+                ErrorCode::Internal,
+                "the run was cancelled because the server is shutting down (not a bug)",
+            )
+            .into(),
+        ),
     }
 }
 

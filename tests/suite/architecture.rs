@@ -92,9 +92,25 @@ fn code(text: &str) -> String {
         .join("\n")
 }
 
-/// Expands `a::{b, c::{d, e}}` into `a::b`, `a::c::d`, `a::c::e`.
+/// Expands `a::{b, c::{d, e}}` into `a::b`, `a::c::d`, `a::c::e`; a rename (`b as x`)
+/// names `b`.
 fn expand(tree: &str) -> Vec<String> {
-    let tree: String = tree.split_whitespace().collect();
+    let mut words: Vec<&str> = Vec::new();
+    let mut renamed = false;
+    for word in tree.split_whitespace() {
+        if word == "as" {
+            renamed = true;
+            continue;
+        }
+        if renamed {
+            // The new name, and whatever punctuation follows it (`x,` or `x}`).
+            renamed = false;
+            words.push(word.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_'));
+            continue;
+        }
+        words.push(word);
+    }
+    let tree: String = words.concat();
     let Some(open) = tree.find('{') else {
         return vec![tree];
     };

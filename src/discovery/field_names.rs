@@ -1,0 +1,183 @@
+//! Every definition field's spellings, named once: the parsers read a field through its
+//! constant here, and `unknown_fields` builds each format's list of known fields from the
+//! same constants, so a field the parser reads is always one a typo can be a slip of.
+
+/// One field: every spelling a format accepts for it.
+pub(super) type Field = &'static [&'static str];
+
+// ----- Fields every format reads (FORMATS.md, "Common to all formats") -----
+
+pub(super) const NAME: Field = &["name"];
+pub(super) const DESCRIPTION: Field = &["description"];
+pub(super) const MODEL: Field = &["model"];
+pub(super) const MODEL_PROVIDER: Field = &["model_provider", "modelProvider"];
+pub(super) const BASE_URL: Field = &["base_url", "baseUrl"];
+pub(super) const ENV_KEY: Field = &["env_key", "envKey"];
+pub(super) const WIRE_API: Field = &["wire_api", "wireApi"];
+pub(super) const AUTH: Field = &["auth"];
+pub(super) const MAX_TURNS: Field = &["max_turns", "maxTurns"];
+pub(super) const MAX_OUTPUT_TOKENS: Field = &["max_output_tokens", "maxOutputTokens"];
+pub(super) const MAX_TOOL_CALLS: Field = &["max_tool_calls", "maxToolCalls"];
+pub(super) const MAX_RUN_TOKENS: Field = &["max_run_tokens", "maxRunTokens"];
+pub(super) const MAX_RUN_SECONDS: Field = &["max_run_seconds", "maxRunSeconds"];
+pub(super) const OUTPUT_SCHEMA: Field = &["output_schema", "outputSchema"];
+pub(super) const MCP_SERVERS: Field = &["mcp_servers", "mcpServers"];
+pub(super) const SKILLS: Field = &["skills"];
+pub(super) const SANDBOX: Field = &["sandbox"];
+pub(super) const ISOLATION: Field = &["isolation"];
+pub(super) const TOOLS: Field = &["tools"];
+pub(super) const DISALLOWED_TOOLS: Field = &["disallowed_tools", "disallowedTools"];
+pub(super) const REASONING_EFFORT: Field = &["reasoning_effort", "reasoningEffort"];
+pub(super) const TEMPERATURE: Field = &["temperature"];
+
+pub(super) const COMMON: &[Field] = &[
+    NAME,
+    DESCRIPTION,
+    MODEL,
+    MODEL_PROVIDER,
+    BASE_URL,
+    ENV_KEY,
+    WIRE_API,
+    AUTH,
+    MAX_TURNS,
+    MAX_OUTPUT_TOKENS,
+    MAX_TOOL_CALLS,
+    MAX_RUN_TOKENS,
+    MAX_RUN_SECONDS,
+    OUTPUT_SCHEMA,
+    MCP_SERVERS,
+    SKILLS,
+    SANDBOX,
+    ISOLATION,
+    TOOLS,
+    DISALLOWED_TOOLS,
+    REASONING_EFFORT,
+    TEMPERATURE,
+];
+
+// ----- Canonical TOML -----
+
+/// The instructions of a TOML definition (canonical and Codex).
+pub(super) const INSTRUCTIONS: Field = &["instructions", "developer_instructions"];
+
+pub(super) const CANONICAL_TOML: &[Field] = &[INSTRUCTIONS];
+
+/// Codex's instructions: its own spelling first, for the message when both are set.
+pub(super) const CODEX_INSTRUCTIONS: Field = &["developer_instructions", "instructions"];
+
+// ----- Claude Code (FORMATS.md §2) -----
+
+pub(super) const CLAUDE_EFFORT: Field = &["reasoning_effort", "reasoningEffort", "effort"];
+pub(super) const PERMISSION_MODE: Field = &["permissionMode", "permission_mode"];
+
+/// Claude Code's own fields, read or deliberately ignored.
+pub(super) const CLAUDE: &[Field] = &[
+    CLAUDE_EFFORT,
+    PERMISSION_MODE,
+    &["hooks", "memory", "background", "initialPrompt", "color"],
+];
+
+// ----- Codex role files (FORMATS.md §3) -----
+
+pub(super) const CODEX_EFFORT: Field = &["reasoning_effort", "model_reasoning_effort"];
+pub(super) const CODEX_SANDBOX: Field = &["sandbox", "sandbox_mode"];
+pub(super) const MODEL_PROVIDERS: Field = &["model_providers"];
+
+/// Codex's keys this runtime reads or deliberately ignores.
+pub(super) const CODEX: &[Field] = &[
+    CODEX_INSTRUCTIONS,
+    CODEX_EFFORT,
+    CODEX_SANDBOX,
+    MODEL_PROVIDERS,
+    &[
+        "model_instructions_file",
+        "model_reasoning_summary",
+        "model_verbosity",
+        "sandbox_workspace_write",
+        "approval_policy",
+        "nickname_candidates",
+        "web_search",
+        "features",
+        "profile",
+        "profiles",
+    ],
+];
+
+// ----- OpenCode (FORMATS.md §4) -----
+
+pub(super) const OPENCODE_MAX_TURNS: Field = &["max_turns", "maxTurns", "steps", "maxSteps"];
+pub(super) const MODE: Field = &["mode"];
+pub(super) const DISABLE: Field = &["disable", "disabled"];
+pub(super) const PROMPT: Field = &["prompt"];
+pub(super) const PERMISSION: Field = &["permission"];
+
+/// OpenCode's agent fields, read or deliberately ignored.
+pub(super) const OPENCODE: &[Field] = &[
+    OPENCODE_MAX_TURNS,
+    MODE,
+    DISABLE,
+    PROMPT,
+    PERMISSION,
+    &["hidden", "color", "top_p", "variant", "options"],
+];
+
+// ----- One child server entry (SPEC §8.1, FORMATS.md §3, `.mcp.json`, OpenCode's `mcp`) -----
+
+pub(super) const SERVER_TYPE: Field = &["type"];
+pub(super) const SERVER_BUILTIN: Field = &["builtin"];
+pub(super) const SERVER_COMMAND: Field = &["command"];
+pub(super) const SERVER_ARGS: Field = &["args"];
+pub(super) const SERVER_ENV: Field = &["env"];
+pub(super) const SERVER_ENV_VARS: Field = &["env_vars"];
+pub(super) const SERVER_CWD: Field = &["cwd"];
+pub(super) const SERVER_URL: Field = &["url"];
+pub(super) const SERVER_HEADERS: Field = &["headers", "http_headers"];
+pub(super) const SERVER_ENV_HTTP_HEADERS: Field = &["env_http_headers"];
+pub(super) const SERVER_BEARER_TOKEN_ENV_VAR: Field = &["bearer_token_env_var"];
+pub(super) const SERVER_ENABLED: Field = &["enabled"];
+pub(super) const SERVER_DISABLED: Field = &["disabled"];
+pub(super) const SERVER_REQUIRED: Field = &["required"];
+pub(super) const SERVER_STARTUP_TIMEOUT: Field = &["startup_timeout_sec", "startup_timeout_ms"];
+pub(super) const SERVER_TOOL_TIMEOUT: Field = &["tool_timeout_sec"];
+pub(super) const SERVER_ENABLED_TOOLS: Field = &["enabled_tools", "enabledTools"];
+pub(super) const SERVER_DISABLED_TOOLS: Field = &["disabled_tools", "disabledTools"];
+pub(super) const SERVER_OAUTH: Field = &["oauth"];
+
+/// Every field of a child server entry, read or refused by name.
+pub(super) const SERVER: &[Field] = &[
+    SERVER_TYPE,
+    SERVER_BUILTIN,
+    SERVER_COMMAND,
+    SERVER_ARGS,
+    SERVER_ENV,
+    SERVER_ENV_VARS,
+    SERVER_CWD,
+    SERVER_URL,
+    SERVER_HEADERS,
+    SERVER_ENV_HTTP_HEADERS,
+    SERVER_BEARER_TOKEN_ENV_VAR,
+    SERVER_ENABLED,
+    SERVER_DISABLED,
+    SERVER_REQUIRED,
+    SERVER_STARTUP_TIMEOUT,
+    SERVER_TOOL_TIMEOUT,
+    SERVER_ENABLED_TOOLS,
+    SERVER_DISABLED_TOOLS,
+    SERVER_OAUTH,
+    &[
+        "scopes",
+        "oauth_resource",
+        "headersHelper",
+        "headers_helper",
+        "timeout",
+        "alwaysLoad",
+        "name",
+        "description",
+        "environment",
+    ],
+];
+
+/// Every spelling of every field in `lists`.
+pub(super) fn spellings(lists: &[Field]) -> impl Iterator<Item = &'static str> + '_ {
+    lists.iter().flat_map(|field| field.iter().copied())
+}
