@@ -3,7 +3,10 @@
 //! them cost minutes of linking and gigabytes of disk.
 
 mod architecture;
-mod child_servers;
+mod child_lifetimes;
+mod child_startup;
+mod child_tool_calls;
+mod child_tools_offered;
 mod cli_check;
 mod cli_run;
 mod cli_terminal;
@@ -21,7 +24,7 @@ mod discovery_links;
 mod discovery_names;
 mod discovery_precedence;
 mod docs;
-mod faults;
+mod fault_isolation;
 mod gateways;
 mod interop_child_servers;
 mod interop_clients;
@@ -40,8 +43,11 @@ mod run_loop;
 mod run_results;
 mod run_schemas;
 mod server_http;
+mod server_http_bounds;
 mod server_protocol;
 mod server_sessions;
+mod server_shutdown;
+mod server_stdio_faults;
 mod session_lifecycle;
 mod skills_registry;
 mod soak;

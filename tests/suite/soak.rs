@@ -82,7 +82,7 @@ fn random_steps(rng: &mut impl rand::Rng) -> Vec<Step> {
             "Your input exceeds the context window of this model.",
         )],
         // A failed response with a 100 KiB message: `provider_error`, quoted in 1,000
-        // characters (`faults.rs` sends 20 MiB).
+        // characters (`fault_isolation.rs` sends 20 MiB).
         8 if rng.random_bool(0.3) => vec![Step::json(
             200,
             json!({"status": "failed", "output": [],

@@ -394,3 +394,74 @@ pub fn workspace(mock: &MockProvider) -> tempfile::TempDir {
     );
     dir
 }
+
+/// The server on an empty workspace, spoken to line by line: stdin and stdout piped, stderr
+/// collected.
+pub struct RawServer {
+    pub child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    pub stdout: Option<tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>>,
+    /// Everything the server wrote to stderr so far.
+    pub stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl RawServer {
+    pub fn start(workspace: &std::path::Path) -> RawServer {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(BIN)
+            .arg(workspace)
+            .env_remove("RUST_LOG")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let seen = stderr.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut seen = seen.lock().unwrap();
+                seen.push_str(&line);
+                seen.push('\n');
+            }
+        });
+        RawServer {
+            stdin: child.stdin.take().unwrap(),
+            stdout: Some(tokio::io::BufReader::new(child.stdout.take().unwrap()).lines()),
+            child,
+            stderr,
+        }
+    }
+
+    pub async fn send(&mut self, bytes: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// The next answer, within `secs`.
+    pub async fn answer(&mut self, secs: u64) -> serde_json::Value {
+        let line = tokio::time::timeout(
+            std::time::Duration::from_secs(secs),
+            self.stdout.as_mut().unwrap().next_line(),
+        )
+        .await
+        .expect("an answer in time")
+        .unwrap()
+        .expect("an answer, not the end of stdout");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Peak resident memory of the server, in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        let pid = self.child.id().unwrap();
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .unwrap()
+    }
+}

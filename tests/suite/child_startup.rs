@@ -1,0 +1,359 @@
+//! Starting a subagent's child MCP servers (SPEC §8.1–§8.3), through the real binary: stdio
+//! and HTTP children in every format, the cleared environment, every startup failure as
+//! `child_mcp_startup_error`, and an HTTP child's URL kept out of the message.
+
+use crate::support;
+
+use std::time::Duration;
+
+use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
+use serde_json::{Value, json};
+use support::binary::{self};
+use support::children::{
+    self, agent, assert_no_process_left, call_outputs, http_child, offered_tools, serve_files,
+    stdio_child, tagged_marker,
+};
+use support::run_kit::KEY;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_uses_stdio_and_http_children_in_every_format() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (_http, url) = children::http_fixture(&[]).await;
+    let m = tagged_marker("m");
+    let servers = format!(
+        "{}{}",
+        stdio_child("local", &[], &m, ""),
+        http_child("remote", &url)
+    );
+    let base = mock.responses_base_url();
+    let key = binary::KEY_VAR;
+    let stdio_yaml = stdio_child("local", &[], &m, "");
+    let files = vec![
+        (
+            ".agents/agents/canonical.md",
+            agent(&mock, "canonical", &servers, ""),
+        ),
+        (
+            ".claude/agents/claude.md",
+            format!(
+                "---\nname: claude-agent\ndescription: d\nmodel: mock-model\nmodel_provider: custom\nbase_url: {base}\n\
+                 env_key: {key}\nwire_api: responses\nmcpServers:\n{servers}\n---\nUse tools.\n"
+            ),
+        ),
+        (
+            ".codex/agents/codex.toml",
+            format!(
+                "name = \"codex-agent\"\ndescription = \"d\"\nmodel = \"mock-model\"\nmodel_provider = \"mock\"\n\
+                 developer_instructions = \"Use tools.\"\n\n[model_providers.mock]\nbase_url = \"{base}\"\nenv_key = \"{key}\"\n\
+                 wire_api = \"responses\"\n\n[mcp_servers.local]\ncommand = \"{}\"\nargs = [\"fixture-server\"]\n\
+                 env = {{ MCP_AGENTS_TEST_MARKER = \"{m}\" }}\n\n[mcp_servers.remote]\nurl = \"{url}\"\n",
+                binary::BIN
+            ),
+        ),
+        (
+            ".opencode/agents/opencode.md",
+            format!(
+                "---\ndescription: d\nmodel: mock/mock-model\nbase_url: {base}\nenv_key: {key}\nwire_api: responses\n\
+                 mcp_servers:\n{stdio_yaml}{}---\nUse tools.\n",
+                http_child("remote", &url)
+            ),
+        ),
+    ];
+    let (_ws, c) = serve_files(&files, &[]).await;
+    for name in ["canonical", "claude-agent", "codex-agent", "opencode"] {
+        mock.push([
+            Step::tool_calls(vec![
+                ("local__echo", json!({"text": "from stdio"})),
+                ("remote__echo", json!({"text": "from http"})),
+            ]),
+            Step::text("used both"),
+        ]);
+        let before = mock.requests().len();
+        let record = c.run_to_end(name, "Use the tools.").await;
+        assert_eq!(record["status"], "completed", "{name}: {record}");
+        assert_eq!(record["result"], "used both");
+        assert_eq!(record["usage"]["tool_calls"], 2);
+        let tools = offered_tools(&mock, before);
+        assert!(
+            tools.contains(&"local__echo".to_owned())
+                && tools.contains(&"remote__print_env".to_owned()),
+            "{name}: {tools:?}"
+        );
+        assert_eq!(
+            call_outputs(&mock),
+            ["echo: from stdio", "echo: from http"],
+            "{name}"
+        );
+    }
+    assert!(
+        mock.requests()
+            .iter()
+            .all(|r| r.outcome == RecordedOutcome::Scripted)
+    );
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_children_see_only_a_cleared_environment_and_their_own_variables() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = tagged_marker("m");
+    let servers = format!(
+        "    fx:\n      command: {}\n      args: [fixture-server]\n      env:\n        MCP_AGENTS_TEST_MARKER: \"{m}\"\n        CHILD_TOKEN: \"Bearer ${{OUTER_TOKEN}}\"\n",
+        binary::BIN
+    );
+    let files = vec![(
+        ".agents/agents/env.md",
+        agent(&mock, "env-agent", &servers, ""),
+    )];
+    let (_ws, c) = serve_files(
+        &files,
+        &[("OUTER_TOKEN", "tok-123"), ("SHOULD_NOT_LEAK", "secret")],
+    )
+    .await;
+    mock.push([
+        Step::tool_call("fx__print_env", json!({})),
+        Step::text("seen"),
+    ]);
+    assert_eq!(
+        c.run_to_end("env-agent", "Use the tools.").await["status"],
+        "completed"
+    );
+    let env: serde_json::Map<String, Value> =
+        serde_json::from_str(&call_outputs(&mock)[0]).unwrap();
+    let mut keys: Vec<&str> = env.keys().map(String::as_str).collect();
+    keys.retain(|k| !["PATH", "HOME", "TMPDIR", "TEMP", "TMP"].contains(k));
+    assert_eq!(keys, ["CHILD_TOKEN", "MCP_AGENTS_TEST_MARKER"], "{env:?}");
+    assert_eq!(
+        env["CHILD_TOKEN"], "Bearer tok-123",
+        "placeholders are rendered from our environment"
+    );
+    assert!(env.contains_key("PATH"));
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (_target, target_url) = children::http_fixture(&[]).await;
+    let (_redirector, redirect_url) = children::http_fixture(&["--redirect-to", &target_url]).await;
+    let m = tagged_marker("m");
+    let files = vec![
+        (
+            ".agents/agents/hang.md",
+            agent(
+                &mock,
+                "hanging",
+                &stdio_child("slow", &["--hang"], &m, "      startup_timeout_sec: 1\n"),
+                "",
+            ),
+        ),
+        (
+            ".agents/agents/legacy.md",
+            agent(
+                &mock,
+                "legacy",
+                &stdio_child("old", &["--legacy"], &m, ""),
+                "",
+            ),
+        ),
+        (
+            ".agents/agents/redirect.md",
+            agent(&mock, "redirected", &http_child("moved", &redirect_url), ""),
+        ),
+        (
+            ".agents/agents/unset.md",
+            agent(
+                &mock,
+                "unset",
+                &format!(
+                    "    fx:\n      command: {}\n      args: [fixture-server]\n      env: {{ T: \"${{MCP_AGENTS_TEST_NEVER_SET}}\" }}\n",
+                    binary::BIN
+                ),
+                "",
+            ),
+        ),
+        (
+            ".agents/agents/unset-header.md",
+            agent(
+                &mock,
+                "unset-header",
+                &format!(
+                    "{}      headers:\n        Authorization: \"Bearer ${{MCP_AGENTS_TEST_NEVER_SET}}\"\n",
+                    http_child("remote", &target_url)
+                ),
+                "",
+            ),
+        ),
+        (
+            ".agents/agents/quits.md",
+            agent(
+                &mock,
+                "quits",
+                "    quits:\n      command: /bin/sh\n      args: [\"-c\", \"exit 3\"]\n",
+                "",
+            ),
+        ),
+        (
+            ".agents/agents/missing.md",
+            agent(
+                &mock,
+                "missing",
+                "    gone:\n      command: /nonexistent/mcp-server\n",
+                "",
+            ),
+        ),
+    ];
+    let (_ws, c) = serve_files(&files, &[]).await;
+    // The startup activity is bounded by the definition's lowered timeout, not 15 s.
+    let id = c.spawn("hanging", "t").await;
+    let mut activity = serde_json::Value::Null;
+    for _ in 0..100 {
+        activity = c.wait(&[&id], 0).await["agents"][0]["activity"].clone();
+        if activity["phase"] == "child_mcp_startup" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(activity["phase"], "child_mcp_startup", "{activity}");
+    assert_eq!(activity["target"], "slow", "{activity}");
+    let remaining = activity["operation_timeout_remaining_ms"].as_u64().unwrap();
+    assert!(remaining <= 1_000, "{activity}");
+    c.wait(&[&id], 20_000).await;
+    let expectations = [
+        (
+            "hanging",
+            "MCP server slow did not answer server/discover in time",
+        ),
+        (
+            "legacy",
+            "MCP server old does not support MCP 2026-07-28; it offers 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25",
+        ),
+        ("redirected", "MCP server moved"),
+        (
+            "unset",
+            "MCP server fx the env value of T needs the environment variable MCP_AGENTS_TEST_NEVER_SET, which is not set",
+        ),
+        (
+            "unset-header",
+            "MCP server remote the header value of Authorization needs the environment variable MCP_AGENTS_TEST_NEVER_SET, which is not set",
+        ),
+        (
+            "missing",
+            "MCP server gone cannot start `/nonexistent/mcp-server`",
+        ),
+        ("quits", "MCP server quits failed during server/discover: "),
+    ];
+    for (name, expected) in expectations {
+        let started = std::time::Instant::now();
+        let record = c.run_to_end(name, "Use the tools.").await;
+        assert_eq!(record["status"], "failed", "{name}: {record}");
+        assert_eq!(
+            record["error"]["code"], "child_mcp_startup_error",
+            "{name}: {record}"
+        );
+        let message = record["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with(expected), "{name}: {message}");
+        if name == "redirected" {
+            assert!(
+                message.contains("307"),
+                "the redirect is reported, not followed: {message}"
+            );
+        }
+        if name == "quits" {
+            assert!(
+                message.contains("the process ended or closed its output before answering"),
+                "the cause, not the transport's type names: {message}"
+            );
+        }
+        if name == "hanging" {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the lowered bound holds"
+            );
+        }
+    }
+    assert!(mock.requests().is_empty(), "no run reached the provider");
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_childs_url_stays_out_of_its_startup_error() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    // A port where nothing listens, and one that accepts connections and drops them.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let dropper = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dropper_port = dropper.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = dropper.accept().await {
+            drop(stream);
+        }
+    });
+    let secret_url = |port: u16| {
+        format!("http://127.0.0.1:{port}/mcp/path-s3cr3t-abc?token=query-s3cr3t-xyz#frag-s3cr3t")
+    };
+    let child = |port: u16| {
+        format!(
+            "    remote:\n      url: \"{}\"\n      startup_timeout_sec: 5\n",
+            secret_url(port)
+        )
+    };
+    let files = vec![
+        (
+            ".agents/agents/closed.md",
+            agent(&mock, "closed-port", &child(closed_port), ""),
+        ),
+        (
+            ".agents/agents/dropped.md",
+            agent(&mock, "dropped", &child(dropper_port), ""),
+        ),
+    ];
+    let (_ws, c) = serve_files(&files, &[]).await;
+    for (name, port) in [("closed-port", closed_port), ("dropped", dropper_port)] {
+        let record = c.run_to_end(name, "Use the tools.").await;
+        assert_eq!(record["status"], "failed", "{name}: {record}");
+        assert_eq!(
+            record["error"]["code"], "child_mcp_startup_error",
+            "{record}"
+        );
+        let message = record["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("MCP server remote"), "{message}");
+        assert!(
+            message.contains(&format!("127.0.0.1:{port}")),
+            "the host is named: {message}"
+        );
+        assert!(!message.contains("s3cr3t"), "{name}: {message}");
+        if name == "closed-port" {
+            assert!(
+                message.contains("Connection refused"),
+                "the cause, not the transport's type names: {message}"
+            );
+        }
+        assert!(!message.contains("/mcp"), "{name}: {message}");
+    }
+    assert!(mock.requests().is_empty());
+    c.close().await;
+
+    // Nor in rmcp's own log lines, when RUST_LOG asks for them.
+    let out = tokio::process::Command::new(binary::BIN)
+        .args(["run", "--workspace"])
+        .arg(_ws.path())
+        .args(["dropped", "t"])
+        .env(binary::KEY_VAR, KEY)
+        .env("RUST_LOG", "debug")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("child_mcp_startup_error"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{dropper_port}")),
+        "rmcp's lines are there: {stderr}"
+    );
+    assert!(!stderr.contains("s3cr3t"), "{stderr}");
+}

@@ -1,0 +1,359 @@
+//! Faults that must stay in their session, through the real binary: a provider that resets,
+//! talks garbage or hangs; children that are killed, flood stdout or never list their
+//! tools; a workspace of hostile files; a huge error message; a result past the transport's
+//! limit. Each ends with a clear error code (or a cut result) for that session and the
+//! server still serving the others.
+
+use crate::support;
+
+use std::time::{Duration, Instant};
+
+use mcp_agents::testkit::{MockProvider, Step};
+use serde_json::json;
+use support::binary::{self, Generation};
+use support::children::{
+    self, agent, assert_no_process_left, processes_with, stdio_child, tagged_marker,
+};
+use support::run_kit::KEY;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_faults_fail_only_their_session() {
+    // Separate mocks, so each session gets exactly its own faults.
+    let resets = MockProvider::start(KEY).await.unwrap();
+    let garbage = MockProvider::start(KEY).await.unwrap();
+    let hangs = MockProvider::start(KEY).await.unwrap();
+    let healthy = MockProvider::start(KEY).await.unwrap();
+    resets.push(vec![Step::Drop; 5]);
+    garbage.push(vec![
+        Step::Raw {
+            status: 200,
+            headers: vec![],
+            body: "\u{0}garbage{".into()
+        };
+        5
+    ]);
+    hangs.push([Step::Hang]);
+    let ws = tempfile::tempdir().unwrap();
+    for (name, mock) in [
+        ("resets", &resets),
+        ("garbage", &garbage),
+        ("hangs", &hangs),
+        ("healthy", &healthy),
+    ] {
+        let text = agent(mock, name, "", "").replace("mcp_servers:\n\n", "");
+        children::write(ws.path(), &format!(".agents/agents/{name}.md"), &text);
+    }
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let resets_id = c.spawn("resets", "t").await;
+    let garbage_id = c.spawn("garbage", "t").await;
+    let hangs_id = c.spawn("hangs", "t").await;
+    for n in 0..5 {
+        healthy.push([Step::text(&format!("fine {n}"))]);
+        let id = c.spawn("healthy", "t").await;
+        assert_eq!(
+            c.wait(&[&id], 20_000).await["agents"][0]["result"],
+            format!("fine {n}"),
+            "the server keeps serving"
+        );
+    }
+    let failed = c.wait(&[&resets_id, &garbage_id], 30_000).await;
+    assert_eq!(failed["timed_out"], false, "{failed}");
+    for (record, expected) in failed["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(["the connection to 127.0.0.1 failed", "not JSON"])
+    {
+        assert_eq!(record["error"]["code"], "provider_error", "{record}");
+        let message = record["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(expected) && message.contains("after 5 attempts"),
+            "{message}"
+        );
+    }
+    let hanging = c.wait(&[&hangs_id], 0).await["agents"][0].clone();
+    assert_eq!(hanging["status"], "running");
+    assert_eq!(hanging["activity"]["phase"], "provider_request");
+    let remaining = hanging["activity"]["operation_timeout_remaining_ms"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        remaining < 120_000 && remaining > 60_000,
+        "the 120 s bound is counting down: {remaining}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn child_faults_fail_or_inform_only_their_session() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (killed_m, flood_m, silent_m) = (
+        tagged_marker("killed"),
+        tagged_marker("flood"),
+        tagged_marker("silent"),
+    );
+    let ws = tempfile::tempdir().unwrap();
+    children::write(
+        ws.path(),
+        ".agents/agents/killed.md",
+        &agent(&mock, "killed", &stdio_child("fx", &[], &killed_m, ""), ""),
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/flood.md",
+        &agent(
+            &mock,
+            "flood",
+            &stdio_child(
+                "fx",
+                &["--garbage"],
+                &flood_m,
+                "      startup_timeout_sec: 3\n",
+            ),
+            "",
+        ),
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/silent.md",
+        &agent(
+            &mock,
+            "silent",
+            &stdio_child(
+                "fx",
+                &["--hang-list"],
+                &silent_m,
+                "      startup_timeout_sec: 1\n",
+            ),
+            "",
+        ),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+
+    // A child killed from outside in the middle of a call: the model hears of it.
+    mock.push([
+        Step::tool_call("fx__sleep", json!({"ms": 60_000})),
+        Step::text("noticed"),
+    ]);
+    let id = c.spawn("killed", "t").await;
+    c.wait_for_phase(&id, "tool_call").await;
+    let pids = processes_with(&killed_m);
+    assert!(!pids.is_empty(), "the child runs during the call");
+    for pid in &pids {
+        // SAFETY: signalling a test child process.
+        unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    }
+    let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    assert_eq!(record["result"], "noticed", "{record}");
+    let body = mock.requests().last().unwrap().body.to_string();
+    assert!(
+        body.contains("closed the connection during the call"),
+        "{body}"
+    );
+
+    // 1 MiB of non-protocol bytes on stdout before the server speaks: skipped, and it works.
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "through the noise"})),
+        Step::text("heard"),
+    ]);
+    let id = c.spawn("flood", "t").await;
+    let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    assert_eq!(record["result"], "heard", "{record}");
+    assert!(
+        mock.requests()
+            .last()
+            .unwrap()
+            .body
+            .to_string()
+            .contains("echo: through the noise")
+    );
+
+    for (name, expected) in [("silent", "MCP server fx did not list its tools within 1 s")] {
+        let started = Instant::now();
+        let id = c.spawn(name, "t").await;
+        let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+        assert_eq!(record["status"], "failed", "{name}: {record}");
+        assert_eq!(
+            record["error"]["code"], "child_mcp_startup_error",
+            "{name}: {record}"
+        );
+        assert!(
+            record["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with(expected),
+            "{name}: {record}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{name} took {:?}",
+            started.elapsed()
+        );
+    }
+    for m in [&killed_m, &flood_m, &silent_m] {
+        assert_no_process_left(m, 6).await;
+    }
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_of_hostile_files_still_serves_its_valid_agent() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    children::write(
+        root,
+        ".agents/agents/valid.md",
+        &agent(&mock, "valid", "", "").replace("mcp_servers:\n\n", ""),
+    );
+    let mut huge = String::from("---\nname: huge\ndescription: d\n---\n");
+    huge.push_str(&"x".repeat(2 * 1024 * 1024));
+    children::write(root, ".agents/agents/huge.md", &huge);
+    children::write(
+        root,
+        ".agents/agents/nested.md",
+        &format!(
+            "---\nname: nested\ndescription: {}x{}\n---\nb\n",
+            "[".repeat(200_000),
+            "]".repeat(200_000)
+        ),
+    );
+    let mut laughs = String::from("---\na: &a [x,x,x,x,x,x,x,x,x]\n");
+    for (prev, name) in ('a'..='h').zip('b'..='i') {
+        laughs.push_str(&format!(
+            "{name}: &{name} [{}]\n",
+            vec![format!("*{prev}"); 9].join(",")
+        ));
+    }
+    laughs.push_str("name: laughs\ndescription: d\n---\nb\n");
+    children::write(root, ".agents/agents/laughs.md", &laughs);
+    children::write(
+        root,
+        ".claude/agents/binary.md",
+        b"\xff\xfe\x00\x01"
+            .iter()
+            .map(|b| *b as char)
+            .collect::<String>()
+            .as_str(),
+    );
+    std::os::unix::fs::symlink("loop-a.md", root.join(".claude/agents/loop-b.md")).unwrap();
+    std::os::unix::fs::symlink("loop-b.md", root.join(".claude/agents/loop-a.md")).unwrap();
+    std::os::unix::fs::symlink("..", root.join(".claude/agents/up")).unwrap();
+    std::os::unix::fs::symlink("/", root.join(".claude/agents/rootfs")).unwrap();
+
+    let started = Instant::now();
+    let c = binary::stdio(root, Generation::Modern, &[]).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "startup took {:?}",
+        started.elapsed()
+    );
+    let tools = c.tools().await;
+    assert_eq!(
+        tools[0].input_schema["properties"]["name"]["enum"],
+        json!(["valid"])
+    );
+    mock.push([Step::text("still fine")]);
+    let id = c.spawn("valid", "t").await;
+    assert_eq!(
+        c.wait(&[&id], 20_000).await["agents"][0]["result"],
+        "still fine"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_failed_response_message_is_quoted_in_1000_characters() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = binary::workspace(&mock);
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    mock.push([Step::json(
+        200,
+        json!({"id": "resp_1", "object": "response", "status": "failed", "output": [],
+               "error": {"code": "invalid_prompt", "message": "m".repeat(20 * 1024 * 1024)}}),
+    )]);
+    let id = c.spawn("worker", "t").await;
+    // A 20 MiB message would make the record too large for the client to read at all.
+    let record = tokio::time::timeout(Duration::from_secs(60), c.wait(&[&id], 30_000))
+        .await
+        .expect("the record is answered")["agents"][0]
+        .clone();
+    assert_eq!(record["error"]["code"], "provider_error");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(
+        message.chars().count() < 1200 && message.contains("mmmm"),
+        "{} characters",
+        message.chars().count()
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_results_past_the_transport_limit_reach_the_model_cut_not_as_failures() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = tagged_marker("huge");
+    let (_http_child, http_url) = children::http_fixture(&[]).await;
+    let ws = tempfile::tempdir().unwrap();
+    let servers = format!(
+        "{}{}",
+        stdio_child("local", &[], &m, ""),
+        children::http_child("remote", &http_url)
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/big.md",
+        &agent(&mock, "big", &servers, ""),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    for (tool, bytes) in [
+        ("local__huge", 20usize << 20),
+        ("local__huge", 100 << 20),
+        ("remote__huge", 40 << 20),
+    ] {
+        mock.push([
+            Step::tool_call(tool, json!({"bytes": bytes})),
+            Step::text("read it"),
+        ]);
+        let started = Instant::now();
+        let id = c.spawn("big", "t").await;
+        let record = c.wait(&[&id], 60_000).await["agents"][0].clone();
+        assert_eq!(record["result"], "read it", "{tool} {bytes}: {record}");
+        assert!(
+            started.elapsed() < Duration::from_secs(45),
+            "{tool} {bytes}: took {:?}, as long as a timed-out call",
+            started.elapsed()
+        );
+        let body = mock.requests().last().unwrap().body.clone();
+        let output = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["type"] == "function_call_output")
+            .unwrap()["output"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            output.contains("[output truncated"),
+            "{tool} {bytes}: {}",
+            &output[output.len().saturating_sub(300)..]
+        );
+        assert!(
+            output.len() <= 1024 * 1024 + 1024,
+            "{tool} {bytes}: {} bytes reached the model",
+            output.len()
+        );
+        assert!(
+            !output.contains("timed out") && !output.contains("closed the connection"),
+            "{tool} {bytes}: {}",
+            &output[output.len().saturating_sub(300)..]
+        );
+        if tool == "local__huge" {
+            assert!(
+                output.starts_with("xxxxxxxx"),
+                "the start of the text is kept"
+            );
+        }
+    }
+    c.close().await;
+}

@@ -1,0 +1,250 @@
+//! The server going away takes everything with it, through the real binary: stdin or
+//! stdout closed, SIGTERM, SIGKILL, children still starting, and what a child started in a
+//! session of its own. No child process outlives its run or the server.
+
+use crate::support;
+
+use std::time::{Duration, Instant};
+
+use mcp_agents::testkit::{MockProvider, Step};
+use serde_json::json;
+use support::binary::RawServer;
+use support::binary::{self, Generation};
+use support::children::{
+    self, agent, assert_no_process_left, one_agent_workspace, processes_with, stdio_child,
+    tagged_marker,
+};
+use support::run_kit::KEY;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdin_stops_every_run_and_child_within_the_bound() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = tagged_marker("eof");
+    let ws = tempfile::tempdir().unwrap();
+    children::write(
+        ws.path(),
+        ".agents/agents/a.md",
+        &agent(&mock, "sleeper", &stdio_child("fx", &[], &m, ""), ""),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    mock.push(vec![
+        Step::tool_call("fx__sleep", json!({"ms": 120_000}));
+        4
+    ]);
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(c.spawn("sleeper", "t").await);
+    }
+    for _ in 0..400 {
+        let snapshot = c
+            .wait(&ids.iter().map(String::as_str).collect::<Vec<_>>(), 0)
+            .await;
+        if snapshot["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["activity"]["phase"] == "tool_call")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let children_before = processes_with(&m);
+    assert_eq!(children_before.len(), 4, "four children mid-call");
+    let server = c.pid.unwrap();
+    let closed = Instant::now();
+    c.close().await; // closes stdin
+    assert_no_process_left(&m, 6).await;
+    assert!(closed.elapsed() < Duration::from_secs(6));
+    for _ in 0..120 {
+        if !std::path::Path::new(&format!("/proc/{server}")).exists()
+            || std::fs::read_to_string(format!("/proc/{server}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the server did not exit after its client went away");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_the_http_server_and_its_children() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = tagged_marker("term");
+    let ws = tempfile::tempdir().unwrap();
+    children::write(
+        ws.path(),
+        ".agents/agents/a.md",
+        &agent(&mock, "sleeper", &stdio_child("fx", &[], &m, ""), ""),
+    );
+    let (mut server, url) = binary::start_http_server(ws.path(), &[], &[])
+        .await
+        .unwrap();
+    let c = binary::connect_http(&url, Generation::Modern, None).await;
+    mock.push(vec![
+        Step::tool_call("fx__sleep", json!({"ms": 120_000}));
+        2
+    ]);
+    let a = c.spawn("sleeper", "t").await;
+    let b = c.spawn("sleeper", "t").await;
+    for _ in 0..400 {
+        if processes_with(&m).len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(processes_with(&m).len(), 2, "both children run mid-call");
+    // A long wait is in flight when the signal arrives; it must not hold the server open.
+    let waiting = tokio::spawn(async move { c.wait(&[&a, &b], 300_000).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!waiting.is_finished(), "the wait is in flight");
+    let signalled = Instant::now();
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(server.id().unwrap() as i32, libc::SIGTERM) };
+    let status = tokio::time::timeout(Duration::from_secs(10), server.wait())
+        .await
+        .expect("exits")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        signalled.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        signalled.elapsed()
+    );
+    assert_no_process_left(&m, 2).await;
+    let answered = tokio::time::timeout(Duration::from_secs(5), waiting).await;
+    assert!(
+        answered.is_ok(),
+        "the pending wait was answered or dropped, not left hanging"
+    );
+}
+
+/// Whether `pid` is a live (not zombie) process.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+async fn wait_for_processes(marker: &str, count: usize) {
+    for _ in 0..400 {
+        if processes_with(marker).len() == count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!(
+        "expected {count} processes marked {marker}, found {:?}",
+        processes_with(marker)
+    );
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    StdinEof,
+    Signal(i32),
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn children_still_starting_are_stopped_with_the_server() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    for stop in [
+        Stop::StdinEof,
+        Stop::Signal(libc::SIGTERM),
+        Stop::Signal(libc::SIGINT),
+    ] {
+        let m = tagged_marker("starting");
+        // Never answers server/discover: it is still starting when the server stops, well
+        // within the 15 s startup bound.
+        let ws = one_agent_workspace(&mock, "starting", &["--hang"], &m);
+        let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+        for _ in 0..3 {
+            c.spawn("starting", "t").await;
+        }
+        wait_for_processes(&m, 3).await;
+        let server = c.pid.unwrap();
+        match stop {
+            Stop::StdinEof => c.close().await,
+            Stop::Signal(signal) => {
+                // SAFETY: signalling our own child process.
+                unsafe { libc::kill(server as i32, signal) };
+                for _ in 0..200 {
+                    if !alive(server) {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+                assert!(!alive(server), "{stop:?}: the server exits");
+                c.close().await;
+            }
+        }
+        assert_no_process_left(&m, 4).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_of_the_server_leaves_no_child_or_grandchild() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = tagged_marker("sigkill");
+    let ws = tempfile::tempdir().unwrap();
+    // Each child starts a grandchild that never reads its stdin: one stays in the child's
+    // process group, one moves to a session of its own.
+    for kind in ["group", "session"] {
+        children::write(
+            ws.path(),
+            &format!(".agents/agents/{kind}.md"),
+            &agent(
+                &mock,
+                kind,
+                &stdio_child("fx", &["--grandchild", kind], &m, ""),
+                "",
+            ),
+        );
+    }
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    mock.push(vec![Step::tool_call("fx__sleep", json!({"ms": 60_000})); 2]);
+    let a = c.spawn("group", "t").await;
+    let b = c.spawn("session", "t").await;
+    c.wait_for_phase(&a, "tool_call").await;
+    c.wait_for_phase(&b, "tool_call").await;
+    wait_for_processes(&m, 4).await;
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(c.pid.unwrap() as i32, libc::SIGKILL) };
+    assert_no_process_left(&m, 2).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_child_started_in_a_session_of_its_own_ends_with_its_run() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = tagged_marker("escaped");
+    let ws = one_agent_workspace(&mock, "escaper", &["--grandchild", "session"], &m);
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("done"),
+    ]);
+    let id = c.spawn("escaper", "t").await;
+    assert_eq!(c.wait(&[&id], 30_000).await["agents"][0]["result"], "done");
+    // The run is over, the server still serves: nothing of the run is left.
+    assert_no_process_left(&m, 6).await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdout_stops_the_server_as_stdin_eof_does() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut server = RawServer::start(ws.path());
+    server
+        .send(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}\n",
+        )
+        .await;
+    server.answer(10).await;
+    // The client closes our stdout and keeps stdin open.
+    drop(server.stdout.take());
+    let status = tokio::time::timeout(Duration::from_secs(10), server.child.wait())
+        .await
+        .expect("the server stops once its stdout is closed")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+}
