@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -412,16 +412,7 @@ impl SessionManager {
     /// One run, from opening tools to the terminal state; reopens and carries on if input
     /// arrived while it was closing (the same run: its limits hold across).
     async fn drive(self: Arc<Self>, session: Arc<Session>, provider: ProviderClient) {
-        let (conversation, interrupts, before) = {
-            let mut state = session.lock();
-            (
-                state.conversation.take(),
-                state.interrupt.subscribe(),
-                state.totals,
-            )
-        };
-        let mut conversation =
-            conversation.unwrap_or_else(|| Conversation::new(session.definition.provider.wire_api));
+        let (mut conversation, interrupts, before) = take_for_run(&session);
         let definition = &session.definition;
         let limits = RunLimits {
             max_turns: definition.max_turns,
@@ -453,14 +444,7 @@ impl SessionManager {
                     outcome
                 }
             };
-            // A failure in a run that carried on after input keeps the answer before it.
-            let outcome = match outcome {
-                RunOutcome::Failed(mut failure) if failure.partial_result.is_none() => {
-                    failure.partial_result = earlier_answer.take();
-                    RunOutcome::Failed(failure)
-                }
-                other => other,
-            };
+            let outcome = with_earlier_answer(outcome, &mut earlier_answer);
             // One guard from this check to the terminal state: input accepted in between
             // would otherwise be left queued on a finished session.
             let state = session.lock();
@@ -562,6 +546,28 @@ impl SessionManager {
         // Their histories are freed here, outside the lock, and given back to the system.
         drop(evicted);
         crate::memory::freed();
+    }
+}
+
+/// What a run takes from its session as it starts: the conversation (a fresh one for the
+/// first run), its interrupts, and the totals before it.
+fn take_for_run(session: &Session) -> (Conversation, watch::Receiver<u64>, Totals) {
+    let mut state = session.lock();
+    let conversation = state
+        .conversation
+        .take()
+        .unwrap_or_else(|| Conversation::new(session.definition.provider.wire_api));
+    (conversation, state.interrupt.subscribe(), state.totals)
+}
+
+/// A failure in a run that carried on after input keeps the answer before it.
+fn with_earlier_answer(outcome: RunOutcome, earlier_answer: &mut Option<String>) -> RunOutcome {
+    match outcome {
+        RunOutcome::Failed(mut failure) if failure.partial_result.is_none() => {
+            failure.partial_result = earlier_answer.take();
+            RunOutcome::Failed(failure)
+        }
+        other => other,
     }
 }
 
