@@ -232,6 +232,32 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             )),
             "top-level `anyOf`",
         ),
+        // What only OpenAI's OpenAPI schema says: lengths, and its unions read by `type`.
+        (
+            "a call_id longer than 64 characters",
+            responses(with(good_responses(), |b| {
+                let long = "c".repeat(65);
+                let input = b["input"].as_array_mut().unwrap();
+                input.push(
+                    json!({"type": "function_call", "call_id": long, "name": "t",
+                                  "arguments": "{}"}),
+                );
+                input.push(json!({"type": "function_call_output", "call_id": long,
+                                  "output": "ok"}));
+            })),
+            "OpenAI's OpenAPI CreateResponse schema refuses it: input.2.call_id",
+        ),
+        (
+            "an output_text part sent back without the logprobs the API sent",
+            responses(with(good_responses(), |b| {
+                b["input"].as_array_mut().unwrap().extend([
+                    json!({"type": "message", "role": "assistant", "status": "completed",
+                           "content": [{"type": "output_text", "text": "x", "annotations": []}]}),
+                    user_item("more"),
+                ]);
+            })),
+            "OpenAI's OpenAPI CreateResponse schema refuses it: input.1.content.0: 'logprobs' is a required property",
+        ),
         (
             "an effort Messages does not have",
             messages(with(good_messages(), |b| {
@@ -273,7 +299,7 @@ fn the_oracle_refuses_what_the_apis_refuse() {
 #[test]
 fn valid_requests_pass_and_the_documented_exceptions_are_counted() {
     let assistant = json!({"type": "message", "role": "assistant", "status": "completed",
-        "content": [{"type": "output_text", "text": "Sure.", "annotations": []}]});
+        "content": [{"type": "output_text", "text": "Sure.", "annotations": [], "logprobs": []}]});
     let requests = vec![
         responses(good_responses()),
         responses(with(good_responses(), |b| {

@@ -389,7 +389,7 @@ pub(super) fn render(
     if let Some(commentary) = &reply.commentary {
         let mut message = json!({
             "type": "message", "id": format!("msg_{n}_c"), "status": "completed", "role": "assistant",
-            "content": [{"type": "output_text", "text": commentary, "annotations": []}]
+            "content": [{"type": "output_text", "text": commentary, "annotations": [], "logprobs": []}]
         });
         if reply.phases {
             message["phase"] = json!("commentary");
@@ -411,7 +411,7 @@ pub(super) fn render(
     if let Some(text) = &reply.text {
         let mut message = json!({
             "type": "message", "id": format!("msg_{n}"), "status": "completed", "role": "assistant",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]
+            "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
         });
         if reply.phases {
             message["phase"] = json!("final_answer");
@@ -519,7 +519,9 @@ pub(super) fn events(response: &Value, delta_chars: usize) -> Vec<Event> {
                     }
                     push(
                         "response.content_part.added",
-                        at(json!({"part": {"type": "output_text", "text": "", "annotations": []}})),
+                        at(
+                            json!({"part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}),
+                        ),
                     );
                     for piece in pieces(text, delta_chars) {
                         push(
