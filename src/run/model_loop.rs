@@ -95,19 +95,15 @@ impl RequestEvents for TurnEvents<'_> {
             let why = if notice.rate_limited() {
                 format!("rate limited by {}", self.provider.label())
             } else {
-                format!(
-                    "{} asked to wait after {}",
-                    self.provider.label(),
-                    notice.reason
-                )
+                format!("asked by {} after {}", self.provider.label(), notice.reason)
             };
             format!(
-                "Waiting {}: {why} (turn {} of {}, retry {} of {})",
+                "Waiting {}: {why} (retry {} of {}, turn {} of {})",
                 seconds(notice.delay),
-                self.turn,
-                self.max_turns,
                 notice.retry,
-                notice.max_retries
+                notice.max_retries,
+                self.turn,
+                self.max_turns
             )
         } else {
             format!(
@@ -398,5 +394,18 @@ impl Run<'_, '_> {
                 Flow::Again
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pauses_are_shown_in_tenths_below_ten_seconds_then_whole_seconds() {
+        assert_eq!(seconds(Duration::from_millis(700)), "0.7 s");
+        assert_eq!(seconds(Duration::from_millis(1_501)), "1.6 s");
+        assert_eq!(seconds(Duration::from_secs(90)), "90 s");
+        assert_eq!(seconds(Duration::from_millis(119_200)), "120 s");
     }
 }

@@ -514,6 +514,10 @@ def messages_rules(check, headers, body, raw_size):
                 breakpoints += 1
             if block.get("type") == "text" and not block.get("text"):
                 check.fail(f"messages.{n}.content.{m}: \"text content blocks must be non-empty\"")
+            elif block.get("type") == "text" and isinstance(block.get("text"), str) and not block["text"].strip():
+                check.fail(f"messages.{n}.content.{m}: \"text content blocks must contain non-whitespace text\"")
+            if block.get("type") == "tool_result" and block.get("is_error") is True and block.get("content") in (None, "", []):
+                check.fail(f"messages.{n}.content.{m}.tool_result: \"content cannot be empty if `is_error` is true\"")
             if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
                 for k, inner in enumerate(block["content"]):
                     if not isinstance(inner, dict):
@@ -553,6 +557,16 @@ def messages_rules(check, headers, body, raw_size):
                         check.fail(f"messages.{n}.content.{m}: \"unexpected `tool_use_id` found in `tool_result` blocks: {block.get('tool_use_id')}\"")
                 else:
                     seen_other = True
+    # With budget thinking, the assistant turn the last user message's tool results answer
+    # must begin with its thinking ("When `thinking` is enabled, a final `assistant` message
+    # must start with a thinking block", n8n-io/n8n#22550).
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled" and len(messages) >= 2:
+        last, turn = messages[-1], messages[-2]
+        answers_tools = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks_of(last))
+        first = blocks_of(turn)[0] if blocks_of(turn) else None
+        if answers_tools and isinstance(turn, dict) and turn.get("role") == "assistant" and not (
+                isinstance(first, dict) and first.get("type") in ("thinking", "redacted_thinking")):
+            check.fail(f"messages.{len(messages) - 2}: with thinking enabled, the assistant turn answered by tool results must start with a thinking block")
     if breakpoints > CACHE_BREAKPOINTS:
         check.fail(f"\"A maximum of {CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found {breakpoints}.\"")
 

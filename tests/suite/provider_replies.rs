@@ -91,7 +91,7 @@ async fn a_long_retry_after_is_waited_for_and_shown() {
         let (summary, seconds) = waiting_summary(&c, &id).await;
         assert!(range.contains(&seconds), "{retry_after}: {summary}");
         assert!(
-            summary.contains(": rate limited by 127.0.0.1 (turn 1 of 5, retry 1 of 4)"),
+            summary.contains(": rate limited by 127.0.0.1 (retry 1 of 4, turn 1 of 5)"),
             "{summary}"
         );
     }

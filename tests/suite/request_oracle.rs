@@ -232,6 +232,42 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             )),
             "top-level `anyOf`",
         ),
+        (
+            "a whitespace-only text block",
+            messages(with(good_messages(), |b| {
+                b["messages"][0]["content"] = json!([{"type": "text", "text": " \n"}])
+            })),
+            "text content blocks must contain non-whitespace text",
+        ),
+        (
+            "a failed tool result with no content",
+            messages(with(good_messages(), |b| {
+                b["messages"] = json!([
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": [
+                        {"type": "tool_use", "id": "t1", "name": "n", "input": {}}]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "", "is_error": true}]}
+                ])
+            })),
+            "content cannot be empty if `is_error` is true",
+        ),
+        (
+            "budget thinking with a tool turn that does not start with its thinking",
+            messages(with(good_messages(), |b| {
+                b["thinking"] = json!({"type": "enabled", "budget_tokens": 1024});
+                b["max_tokens"] = json!(2000);
+                b["messages"] = json!([
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": [
+                        {"type": "text", "text": "Let me look."},
+                        {"type": "tool_use", "id": "t1", "name": "n", "input": {}}]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
+                ])
+            })),
+            "must start with a thinking block",
+        ),
         // What only OpenAI's OpenAPI schema says: lengths, and its unions read by `type`.
         (
             "a call_id longer than 64 characters",
