@@ -208,7 +208,7 @@ fn client_side(c: &mut Criterion) {
                             history: conversation.history(),
                             tools: &tools,
                             max_output_tokens: 32_000,
-                            dropped: &Default::default(),
+                            learned: &Default::default(),
                             prompt_cache_key: Some("mcp-agents-0123456789abcdef"),
                         })
                         .unwrap();

@@ -280,7 +280,7 @@ fn loop_overhead() -> Stats {
         strict_output_schema: None,
     };
     let tools = format(WireApi::Responses).encode_tools(&tools).unwrap();
-    let dropped = Default::default();
+    let learned = Default::default();
     let reply = serde_json::to_vec(&json!({"status": "completed", "output": [{"type": "function_call", "call_id": "z", "name": "t__echo", "arguments": "{}"}], "usage": {}})).unwrap();
     let mut samples = Vec::new();
     for _ in 0..2000 {
@@ -293,7 +293,7 @@ fn loop_overhead() -> Stats {
                 history: next.history(),
                 tools: &tools,
                 max_output_tokens: 32_000,
-                dropped: &dropped,
+                learned: &learned,
                 prompt_cache_key: Some("mcp-agents-0123456789abcdef"),
             })
             .unwrap();

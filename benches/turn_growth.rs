@@ -142,7 +142,7 @@ fn turn(
             history: conversation.history(),
             tools,
             max_output_tokens: 32_000,
-            dropped: &Default::default(),
+            learned: &Default::default(),
             prompt_cache_key: Some("mcp-agents-0123456789abcdef"),
         })
         .unwrap();

@@ -107,6 +107,18 @@ pub const MODEL_MAX_OUTPUT_TOKENS: &[(&str, u32)] = &[
     ("o4-mini", 100_000),
 ];
 
+/// The least `budget_tokens` a Messages request with `thinking: {type: "enabled"}` may ask
+/// for: the API refuses less ("Input should be greater than or equal to 1024"; SPEC §6.1).
+pub const THINKING_BUDGET_MIN: u32 = 1024;
+/// The most `budget_tokens` an effort is turned into: Anthropic's extended-thinking guide
+/// sends budgets above 32k to batch processing (SPEC §6.1).
+pub const THINKING_BUDGET_MAX: u32 = 32_000;
+/// The output limit a reply cut off before it wrote anything (its reasoning took the whole
+/// limit) is asked for again with, at least: what OpenAI's reasoning guide says to reserve
+/// for reasoning and output (SPEC §6.1 "Output length"). The request is sent again once,
+/// with twice the limit or this, whichever is more, within the model's maximum.
+pub const REASONING_ROOM_TOKENS: u32 = 25_000;
+
 // ----- Activity (SPEC §7) -----
 
 /// Activity transitions a session remembers, so that a waiter that wakes after several quick
@@ -243,8 +255,11 @@ pub const PROVIDER_RETRIES: u32 = 4;
 pub const PROVIDER_RETRY_BASE_DELAY: Duration = Duration::from_millis(500);
 /// The longest backoff between two attempts (SPEC §6).
 pub const PROVIDER_RETRY_MAX_DELAY: Duration = Duration::from_secs(8);
-/// The longest `retry-after` honoured; a longer one ends the retries (SPEC §6).
-pub const PROVIDER_MAX_REQUESTED_DELAY: Duration = Duration::from_secs(60);
+/// The longest delay a provider may ask for (`retry-after`, `retry-after-ms`, "try again
+/// in") and have it honoured: as long as one request may take ([`PROVIDER_REQUEST_CEILING`]),
+/// and never past the run's own deadline; a longer one ends the retries at once (SPEC §6).
+/// The official SDKs wait 120 s (`openai`) or any delay (`anthropic`).
+pub const PROVIDER_MAX_REQUESTED_DELAY: Duration = PROVIDER_REQUEST_CEILING;
 /// The largest reply body read. A model's reply, reasoning included, is a few MiB at most;
 /// anything larger is not a reply this loop could keep in its history anyway (SPEC §6).
 pub const PROVIDER_REPLY_BYTES: usize = 32 * 1024 * 1024;

@@ -195,7 +195,12 @@ pub fn classify_status(
 pub fn classify_error_event(provider: &str, event: &Value) -> AttemptError {
     let details = details_of(event);
     let kind = details.code.as_deref().or(details.kind.as_deref());
+    // A gateway's code may be the HTTP status itself (LiteLLM: `"code": "500"`).
+    let numeric = kind
+        .and_then(|k| k.parse::<u16>().ok())
+        .filter(|s| (400..600).contains(s));
     let status = match kind.unwrap_or("") {
+        _ if numeric.is_some() => numeric.unwrap_or(400),
         "overloaded_error" => 529,
         "api_error" | "server_error" | "internal_error" => 500,
         "server_is_overloaded" | "slow_down" => 503,
@@ -265,10 +270,14 @@ fn classify(
         )));
     }
     if status == StatusCode::BAD_REQUEST
-        && let Some(param) = unsupported::named_in(details.param.as_deref(), message)
+        && let Some(refused) = unsupported::named_in(details.param.as_deref(), message)
     {
+        let failure = match refused {
+            unsupported::Refused::Param(param) => ProviderFailure::Unsupported(param),
+            unsupported::Refused::EffortLevel(levels) => ProviderFailure::EffortLevel(levels),
+        };
         return AttemptError::Fatal(ProviderError {
-            failure: ProviderFailure::Unsupported(param),
+            failure,
             message: full,
         });
     }
@@ -347,9 +356,19 @@ pub(super) fn snippet(text: &str, max: usize) -> Option<String> {
     })
 }
 
-/// The delay a provider asks for: `retry-after-ms`, then `retry-after` (seconds), then
-/// "try again in 1.5s / 28ms" in the message.
+/// The delay a provider asks for: `retry-after-ms`, then `retry-after` (seconds, or an
+/// HTTP-date: the time from now until then), then "try again in 1.5s / 28ms" in the
+/// message; the official SDKs read the same headers in the same order.
 pub fn requested_delay(headers: &HeaderMap, message: &str) -> Option<Duration> {
+    requested_delay_at(headers, message, std::time::SystemTime::now())
+}
+
+/// [`requested_delay`], `now` being the time an HTTP-date is counted from.
+fn requested_delay_at(
+    headers: &HeaderMap,
+    message: &str,
+    now: std::time::SystemTime,
+) -> Option<Duration> {
     let header = |name: &str| -> Option<f64> {
         headers
             .get(name)
@@ -362,6 +381,14 @@ pub fn requested_delay(headers: &HeaderMap, message: &str) -> Option<Duration> {
     }
     if let Some(s) = header("retry-after") {
         return Duration::try_from_secs_f64(s).ok();
+    }
+    let date = headers
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| httpdate::parse_http_date(v.trim()).ok());
+    if let Some(date) = date {
+        // A date already past asks for no wait.
+        return Some(date.duration_since(now).unwrap_or(Duration::ZERO));
     }
     try_again_in(message)
 }
@@ -476,6 +503,19 @@ mod tests {
             requested_delay(&headers(&[("retry-after", "soon")]), ""),
             None
         );
+    }
+
+    #[test]
+    fn an_http_date_is_the_time_until_then() {
+        let now = httpdate::parse_http_date("Tue, 01 Dec 2026 17:00:00 GMT").unwrap();
+        let at =
+            |value: &'static str| requested_delay_at(&headers(&[("retry-after", value)]), "", now);
+        assert_eq!(
+            at("Tue, 01 Dec 2026 17:01:30 GMT"),
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(at("Tue, 01 Dec 2026 16:59:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(at("tomorrow"), None);
     }
 
     /// A delay too long for a `Duration` is no delay at all, never a panic (found in review:

@@ -15,14 +15,15 @@ use super::conversation::Conversation;
 use super::credentials::{ApiKey, Audience, Credential};
 use super::error::{ProviderError, ProviderFailure};
 use super::formats::format;
-use super::reply::{ModelSettings, Reply};
+use super::models::{self, EffortLevels, EffortSupport};
+use super::reply::{ModelSettings, Reply, StopReason};
 use super::retry::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::strict::fits_strict_subset;
 use super::unsupported::OptionalParam;
-use super::wire::{Request, ToolList, WireFormat, carries};
+use super::wire::{Request, ToolList, WireFormat, carries, effort, thinking, thinking_param};
 use crate::definition::{AgentDefinition, AuthHeader, ProviderKind, WireApi};
 use crate::error::AgentError;
-use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS};
+use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS, REASONING_ROOM_TOKENS};
 use crate::toolbox::ToolSpec;
 
 /// A client for one definition's provider and model, holding the key read for this run.
@@ -170,9 +171,13 @@ impl ProviderClient {
 
     /// [`complete`](Self::complete) with tools prepared once for the run, telling `events`
     /// about retries and when the reply begins to arrive. A refusal of an optional parameter
-    /// (SPEC §6.1) is answered by sending the request again without it, once per parameter,
-    /// and `conversation` keeps it out of the session's later requests; a refused
-    /// `max_output_tokens` is retried once with the maximum the provider named.
+    /// (SPEC §6.1) is answered by sending the request again without it, once per parameter
+    /// (a refused kind of thinking is replaced by the other kind first), and a refused effort
+    /// level by sending it once with the nearest level the model takes; `conversation` keeps
+    /// what was learned for the session's later requests. A refused `max_output_tokens` is
+    /// retried once with the maximum the provider named, and a reply cut off before it wrote
+    /// anything (its reasoning took the whole limit) is asked for once more with a larger
+    /// limit, then fails rather than being continued.
     pub async fn complete_with(
         &self,
         system: &str,
@@ -185,17 +190,31 @@ impl ProviderClient {
             events,
         };
         let mut lowered_output_limit = false;
+        let mut raised_output_limit = false;
         loop {
             let limit = self.max_output_tokens();
             let e = match self
                 .send(system, conversation, tools, limit, &redacted)
                 .await
             {
+                Ok(reply) if wrote_nothing(&reply) => {
+                    if raised_output_limit || !self.raise_output_limit(limit) {
+                        return Err(self.cut_off_before_writing(limit, raised_output_limit));
+                    }
+                    raised_output_limit = true;
+                    continue;
+                }
                 Ok(reply) => return Ok(reply),
                 Err(e) => e,
             };
             match e.failure {
                 ProviderFailure::Unsupported(param) if self.drop_param(conversation, param, &e) => {
+                    continue;
+                }
+                ProviderFailure::EffortLevel(listed)
+                    if self.lower_effort(conversation, listed, &e)
+                        || self.drop_param(conversation, OptionalParam::Effort, &e) =>
+                {
                     continue;
                 }
                 ProviderFailure::Failed | ProviderFailure::Unsupported(_)
@@ -226,26 +245,86 @@ impl ProviderClient {
         }
     }
 
+    /// Raises the output limit from `limit` for a reply its reasoning filled: to twice the
+    /// limit or [`REASONING_ROOM_TOKENS`], whichever is more, within the model's maximum
+    /// (the table's, else the default); false when the limit is that already. Warns once;
+    /// the client keeps the higher limit for its later requests.
+    fn raise_output_limit(&self, limit: u32) -> bool {
+        let ceiling = default_max_output_tokens(&self.settings.model);
+        let raised = limit
+            .saturating_mul(2)
+            .max(REASONING_ROOM_TOKENS)
+            .min(ceiling);
+        if raised <= limit {
+            return false;
+        }
+        tracing::warn!(
+            "{}: {}'s reply from {} was cut off at max_output_tokens {limit} before it wrote \
+             anything (its reasoning took the whole limit); asking once more with {raised}{}",
+            self.source,
+            self.label,
+            self.settings.model,
+            if self.output_limit_from_definition {
+                " (the definition's `max_output_tokens` leaves too little room for this \
+                 model's reasoning)"
+            } else {
+                ""
+            }
+        );
+        self.max_output_tokens.store(raised, Ordering::Relaxed);
+        true
+    }
+
+    /// The failure of a request whose replies were cut off before they wrote anything.
+    fn cut_off_before_writing(&self, limit: u32, raised: bool) -> ProviderError {
+        ProviderError::failed(format!(
+            "{}'s reply from {} was cut off at max_output_tokens {limit} before it wrote \
+             anything: its reasoning took the whole limit{}. It is not continued, since a \
+             continuation would start its reasoning again; raise `max_output_tokens` or lower \
+             `reasoning_effort`",
+            self.label,
+            self.settings.model,
+            if raised {
+                ", after it was raised once"
+            } else {
+                ", the most this model allows"
+            }
+        ))
+    }
+
     /// Leaves `param` out of this session's requests from now on, if the request carried
     /// it and it was not left out already, warning once; false if there is nothing to drop.
+    /// A refused kind of thinking gives way to the other kind, when the model has not refused
+    /// that one too.
     fn drop_param(
         &self,
         conversation: &Conversation,
         param: OptionalParam,
         refusal: &ProviderError,
     ) -> bool {
-        let carried =
-            self.wire.may_send(param) && carries(&self.settings, conversation.dropped(), param);
-        if !carried || !conversation.dropped().insert(param) {
+        let learned = conversation.learned();
+        let carried = self.wire.may_send(param) && carries(&self.settings, learned, param);
+        if !carried || !learned.insert(param) {
             return false;
         }
-        let honoured = match param.definition_field() {
-            Some(field) => format!(
+        let refused_thinking = matches!(
+            param,
+            OptionalParam::AdaptiveThinking | OptionalParam::BudgetThinking
+        );
+        let instead = thinking(&self.settings, learned)
+            .filter(|_| refused_thinking)
+            .map(thinking_param);
+        let honoured = match (instead, param.definition_field()) {
+            (Some(other), _) if other != param => format!(
+                "this agent's requests ask for {} instead from now on",
+                other.request_field()
+            ),
+            (_, Some(field)) => format!(
                 "the definition's `{field}` cannot be honoured with this model, so this \
                  agent's requests leave {} out from now on",
                 param.request_field()
             ),
-            None => format!(
+            (_, None) => format!(
                 "this agent's requests leave {} out from now on",
                 param.request_field()
             ),
@@ -257,6 +336,47 @@ impl ProviderClient {
             param.request_field(),
             self.settings.model,
             refusal.message
+        );
+        true
+    }
+
+    /// Sends the nearest effort level the model takes from now on, if the request carried
+    /// an effort and no level was learned before: from the levels the refusal lists, else
+    /// the model table's. Warns once; false when there is no level to send instead.
+    fn lower_effort(
+        &self,
+        conversation: &Conversation,
+        listed: EffortLevels,
+        refusal: &ProviderError,
+    ) -> bool {
+        let learned = conversation.learned();
+        let Some(sent) = effort(&self.settings, learned) else {
+            return false;
+        };
+        let (accepted, from) = if listed.is_empty() {
+            match models::traits(&self.settings.model).map(|t| t.effort) {
+                Some(EffortSupport::Levels(levels)) => (levels, "the levels this model takes"),
+                _ => return false,
+            }
+        } else {
+            (listed, "the levels it lists")
+        };
+        let Some(nearest) = accepted.nearest(sent).filter(|n| *n != sent) else {
+            return false;
+        };
+        if !learned.lower_effort(nearest) {
+            return false;
+        }
+        tracing::warn!(
+            "{}: {} refused reasoning_effort {} for {} ({}); this agent's requests use {} \
+             from now on, the nearest of {from} ({})",
+            self.source,
+            self.label,
+            sent.as_str(),
+            self.settings.model,
+            refusal.message,
+            nearest.as_str(),
+            accepted.names()
         );
         true
     }
@@ -275,7 +395,7 @@ impl ProviderClient {
             history: conversation.history(),
             tools,
             max_output_tokens,
-            dropped: conversation.dropped(),
+            learned: conversation.learned(),
             prompt_cache_key: Some(&self.prompt_cache_key),
         };
         let body = self
@@ -298,6 +418,16 @@ impl ProviderClient {
                 ..e
             })
     }
+}
+
+/// Whether a reply was cut off by its output limit before it wrote anything the history can
+/// keep: no text, no call, no item (a Responses reasoning item or a Messages thinking block
+/// the limit cut off cannot be sent back on its own).
+fn wrote_nothing(reply: &Reply) -> bool {
+    reply.stop == StopReason::CutOff
+        && reply.items.is_empty()
+        && reply.tool_calls.is_empty()
+        && reply.text.trim().is_empty()
 }
 
 /// `mcp-agents-` and 16 hex digits of a stable hash of the workspace, the definition's file
@@ -338,6 +468,10 @@ impl RequestEvents for Redacted<'_> {
 
     fn receiving(&self, left: Duration) {
         self.events.receiving(left)
+    }
+
+    fn time_left(&self) -> Option<Duration> {
+        self.events.time_left()
     }
 }
 

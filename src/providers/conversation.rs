@@ -1,14 +1,15 @@
 //! A conversation kept in one wire API's own form (SPEC §6): the history is the provider's
 //! raw items, appended to and never rewritten, and what the session learned about its
-//! model's requests: the optional parameters it refuses ([`Dropped`]), left out of every
-//! later request of the session, in this run and the ones after.
+//! model's requests ([`Learned`]): the optional parameters it refuses, left out of every later
+//! request of the session, in this run and the ones after, and the effort level and kind of
+//! thinking it takes instead of the ones it refused.
 
 use serde_json::value::RawValue;
 
 use super::formats::format;
 use super::history::{History, Role};
 use super::reply::{Reply, ToolOutput};
-use super::unsupported::Dropped;
+use super::unsupported::Learned;
 use super::wire::WireFormat;
 use crate::definition::WireApi;
 
@@ -19,7 +20,7 @@ pub struct Conversation {
     api: WireApi,
     wire: &'static dyn WireFormat,
     history: History,
-    dropped: Dropped,
+    learned: Learned,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -44,13 +45,13 @@ impl Conversation {
             api,
             wire: format(api),
             history: History::default(),
-            dropped: Dropped::default(),
+            learned: Learned::default(),
         }
     }
 
-    /// The optional parameters this session's model refused (SPEC §6.1).
-    pub fn dropped(&self) -> &Dropped {
-        &self.dropped
+    /// What this session's model refused, and what it takes instead (SPEC §6.1).
+    pub fn learned(&self) -> &Learned {
+        &self.learned
     }
 
     pub fn api(&self) -> WireApi {

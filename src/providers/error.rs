@@ -1,5 +1,6 @@
 //! How a provider request fails, after any retries, and the error code each failure is.
 
+use super::models::EffortLevels;
 use super::unsupported::OptionalParam;
 use crate::error::{AgentError, ErrorCode};
 
@@ -16,6 +17,10 @@ pub enum ProviderFailure {
     /// request again without it (SPEC §6.1), so this reaches a caller only when that, too,
     /// was refused.
     Unsupported(OptionalParam),
+    /// A 400 refusing the effort level sent, with the levels it lists (none when it lists
+    /// none); the client sends the request again once with the nearest level the model
+    /// takes (SPEC §6.1).
+    EffortLevel(EffortLevels),
 }
 
 /// A provider failure with a message quoting the provider (never request headers).
@@ -38,7 +43,7 @@ impl ProviderError {
     /// that could not be left out is a plain failure.
     pub fn settled(self) -> Self {
         match self.failure {
-            ProviderFailure::Unsupported(_) => ProviderError {
+            ProviderFailure::Unsupported(_) | ProviderFailure::EffortLevel(_) => ProviderError {
                 failure: ProviderFailure::Failed,
                 ..self
             },
@@ -52,7 +57,9 @@ impl From<ProviderError> for AgentError {
         let code = match e.failure {
             ProviderFailure::Timeout => ErrorCode::ProviderTimeout,
             ProviderFailure::ContextLimit => ErrorCode::ContextLimit,
-            ProviderFailure::Failed | ProviderFailure::Unsupported(_) => ErrorCode::ProviderError,
+            ProviderFailure::Failed
+            | ProviderFailure::Unsupported(_)
+            | ProviderFailure::EffortLevel(_) => ErrorCode::ProviderError,
         };
         let message = match e.failure {
             ProviderFailure::ContextLimit => format!(

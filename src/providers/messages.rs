@@ -8,8 +8,17 @@
 //! newest in the previous request (what that request wrote, read back now), and the newest
 //! block (written now, read by the next request).
 //!
-//! Reasoning effort is sent as `output_config.effort` with `thinking: {type: "adaptive"}`:
-//! the current models think only when asked, and decide how much by the effort.
+//! Reasoning effort turns thinking on, in the kind the model takes (`models`): the current
+//! models get `thinking: {type: "adaptive"}` with `output_config.effort` (they think only
+//! when asked, and decide how much by the effort); Claude 4.5 and the earlier models, which
+//! refuse adaptive thinking, get `thinking: {type: "enabled", budget_tokens}` with a budget
+//! the effort stands for, below `max_tokens`, and the effort itself only where the model
+//! takes it (Opus 4.5). A model that refuses the kind sent is asked with the other.
+//!
+//! Text blocks that are empty or only whitespace are not kept from a reply (the API returns
+//! them, before a `tool_use`, and refuses them back: "text content blocks must be
+//! non-empty"), and a failed tool's result always carries a short text ("content cannot be
+//! empty if `is_error` is true").
 //!
 //! A streamed reply is assembled as the official SDK does it: `message_start` carries the
 //! message without content, each block opens with `content_block_start` (text, tool use,
@@ -28,6 +37,7 @@ use super::classify::{AttemptError, classify_error_event, quoted};
 use super::credentials::{ApiKey, insert_auth_header};
 use super::error::{ProviderError, ProviderFailure};
 use super::history::{Entry, GroupedMessages, History, Role};
+use super::models::{self, EffortSupport, ThinkingKind, thinking_budget};
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage};
 use super::tool_schema;
 use super::unsupported::OptionalParam;
@@ -59,7 +69,18 @@ impl WireFormat for Messages {
 
     fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
         let settings = request.settings;
-        let effort = settings.reasoning_effort.map(|e| e.as_str());
+        let effort = request.effort();
+        let thinking = match (request.thinking(), effort) {
+            (Some(ThinkingKind::Adaptive), _) => Some(Thinking::Adaptive),
+            (Some(ThinkingKind::Budget), Some(effort)) => {
+                thinking_budget(effort, request.max_output_tokens)
+                    .map(|budget_tokens| Thinking::Enabled { budget_tokens })
+            }
+            _ => None,
+        };
+        // A model that takes no effort parameter (Sonnet and Haiku 4.5) has it as the budget.
+        let takes_effort =
+            models::traits(&settings.model).is_none_or(|t| t.effort != EffortSupport::Refused);
         let body = Body {
             model: &settings.model,
             max_tokens: request.max_output_tokens,
@@ -73,12 +94,10 @@ impl WireFormat for Messages {
                 .as_messages_marked(&breakpoints(request.history)),
             stream: true,
             tools: request.tools.encoded(),
-            thinking: request
-                .sends(OptionalParam::Thinking)
-                .then_some(Thinking { kind: "adaptive" }),
-            output_config: effort
-                .filter(|_| request.sends(OptionalParam::Effort))
-                .map(|effort| Effort { effort }),
+            thinking,
+            output_config: effort.filter(|_| takes_effort).map(|effort| Effort {
+                effort: effort.as_str(),
+            }),
             temperature: settings
                 .temperature
                 .filter(|_| request.sends(OptionalParam::Temperature)),
@@ -137,14 +156,16 @@ impl WireFormat for Messages {
 
     /// A `tool_result` block; the history puts it, with the others of the round, in the
     /// user message right after the tool calls. Text alone is a string; with images, a list
-    /// of `text` and `image` blocks (an empty text block is refused, so none is sent).
+    /// of `text` and `image` blocks (an empty text block is refused, so none is sent). A
+    /// failure always has a text ([`ToolOutput::text_for_model`]).
     fn tool_output(&self, output: &ToolOutput) -> Box<RawValue> {
+        let text = output.text_for_model();
         let content = if output.images.is_empty() {
-            Value::String(output.content.clone())
+            Value::String(text.into_owned())
         } else {
             let mut blocks = Vec::with_capacity(output.images.len() + 1);
-            if !output.content.is_empty() {
-                blocks.push(json!({"type": "text", "text": output.content}));
+            if !text.trim().is_empty() {
+                blocks.push(json!({"type": "text", "text": text}));
             }
             for image in &output.images {
                 blocks.push(json!({"type": "image", "source": {
@@ -208,10 +229,12 @@ struct Tool<'a> {
     cache_control: Option<CacheControl>,
 }
 
+/// `{"type": "adaptive"}` or `{"type": "enabled", "budget_tokens": N}`.
 #[derive(Serialize)]
-struct Thinking {
-    #[serde(rename = "type")]
-    kind: &'static str,
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Thinking {
+    Adaptive,
+    Enabled { budget_tokens: u32 },
 }
 
 #[derive(Serialize)]
@@ -455,6 +478,11 @@ pub fn parse_message(mut body: Value) -> Result<Reply, AttemptError> {
         // result could follow it.
         content.retain(|b| b["type"] != "tool_use");
     }
+    // The API sends empty text blocks (before a `tool_use`, anthropic-sdk-python#461) and
+    // refuses them back ("text content blocks must be non-empty", "… must contain
+    // non-whitespace text"); they say nothing, so they are not kept. Other blocks, thinking
+    // and its signature among them, stay exactly as received.
+    content.retain(|b| !is_blank_text(b));
     if stop == StopReason::CutOff {
         // Thinking the limit cut off before its signature cannot be sent back.
         while content.last().is_some_and(|b| {
@@ -520,6 +548,11 @@ pub fn parse_message(mut body: Value) -> Result<Reply, AttemptError> {
         usage,
         stop,
     })
+}
+
+/// Whether `block` is a text block with nothing but whitespace in it.
+fn is_blank_text(block: &Value) -> bool {
+    block["type"] == "text" && block["text"].as_str().is_none_or(|t| t.trim().is_empty())
 }
 
 /// Reads a `tool_use` block, making it sendable back when its input is not an object.

@@ -14,7 +14,8 @@
 //! | `strict` | whether an output schema fits the Responses API's strict structured outputs |
 //! | `stream` | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
 //! | `classify` | how an attempt failed: retry, retry once, context limit, give up |
-//! | `unsupported` | optional parameters a model refuses, and the set a session leaves out |
+//! | `models` | what each model takes: its kind of thinking, its effort levels, the thinking budget an effort stands for |
+//! | `unsupported` | optional parameters a model refuses, and what a session learned from the refusals |
 //! | `tool_schema` | child tool schemas in the form each API accepts |
 //! | `error` | how a request fails, and its error code |
 //! | `credentials` | the key, read from the definition's `env_key` when a run starts, and its header |
@@ -35,6 +36,7 @@ mod error;
 mod formats;
 mod history;
 mod messages;
+mod models;
 mod reply;
 mod responses;
 mod retry;
@@ -52,7 +54,11 @@ pub use error::{ProviderError, ProviderFailure};
 pub use formats::format;
 pub use history::History;
 pub use messages::parse_message;
-pub use reply::{CallArguments, ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
+pub use models::{EffortLevels, thinking_budget};
+pub use reply::{
+    CallArguments, ModelSettings, Reply, SILENT_FAILURE_TEXT, StopReason, ToolCall, ToolOutput,
+    Usage,
+};
 pub use responses::parse_response;
 pub use retry::{RequestEvents, RetryNotice, RetryPolicy};
 pub use unsupported::OptionalParam;

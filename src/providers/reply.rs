@@ -100,7 +100,21 @@ pub struct ToolOutput {
     pub is_error: bool,
 }
 
+/// What a failed tool's result says when the tool said nothing: Messages refuses an error
+/// result without content ("content cannot be empty if `is_error` is true").
+pub const SILENT_FAILURE_TEXT: &str = "The tool failed without saying why.";
+
 impl ToolOutput {
+    /// The text the model is given: the tool's, or for a failure with no text,
+    /// [`SILENT_FAILURE_TEXT`].
+    pub fn text_for_model(&self) -> std::borrow::Cow<'_, str> {
+        if self.is_error && self.content.trim().is_empty() {
+            std::borrow::Cow::Borrowed(SILENT_FAILURE_TEXT)
+        } else {
+            std::borrow::Cow::Borrowed(self.content.as_str())
+        }
+    }
+
     /// An answer of text only.
     pub fn text(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
         ToolOutput {

@@ -60,10 +60,7 @@ impl WireFormat for Responses {
             tools,
             tool_choice: tools.is_some().then_some("auto"),
             parallel_tool_calls: tools.is_some().then_some(true),
-            reasoning: settings
-                .reasoning_effort
-                .filter(|_| request.sends(OptionalParam::Effort))
-                .map(|e| Effort { effort: e.as_str() }),
+            reasoning: request.effort().map(|e| Effort { effort: e.as_str() }),
             temperature: settings
                 .temperature
                 .filter(|_| request.sends(OptionalParam::Temperature)),
@@ -111,7 +108,10 @@ impl WireFormat for Responses {
     }
 
     fn may_send(&self, param: OptionalParam) -> bool {
-        param != OptionalParam::Thinking
+        !matches!(
+            param,
+            OptionalParam::AdaptiveThinking | OptionalParam::BudgetThinking
+        )
     }
 
     fn stream(&self, provider: &str) -> Box<dyn ReplyStream> {
@@ -139,7 +139,7 @@ impl WireFormat for Responses {
     /// parts (the images as data URLs).
     fn tool_output(&self, output: &ToolOutput) -> Box<RawValue> {
         let text = if output.is_error {
-            format!("Error: {}", output.content)
+            format!("Error: {}", output.text_for_model())
         } else {
             output.content.clone()
         };
@@ -255,6 +255,13 @@ impl ReplyStream for ResponsesStream {
             return Ok(None);
         };
         let kind = value["type"].as_str().unwrap_or(event).to_owned();
+        if !TERMINAL.contains(&kind.as_str()) && kind != "error" && carries_error(&value) {
+            // What a gateway sends when the model failed mid-reply (LiteLLM's data-only
+            // `{"error": {"message", "type", "code": "500"}}`): openai-python raises on any
+            // event whose data carries an `error`, and so does this reader, classified by
+            // its code like the HTTP error it stands for.
+            return Err(classify_error_event(&self.provider, &value));
+        }
         match kind.as_str() {
             "response.output_item.done" => {
                 let index = value["output_index"]
@@ -267,6 +274,12 @@ impl ReplyStream for ResponsesStream {
                 let mut response = value["response"].take();
                 if !response.is_object() {
                     return Err(malformed(&format!("its `{kind}` event has no response")));
+                }
+                if response["status"].is_null() {
+                    // The spec does not require `status` (the SDK reads a missing one as
+                    // null): the event that ends the reply says how it ended.
+                    let status = kind.trim_start_matches("response.");
+                    response["status"] = Value::String(status.to_owned());
                 }
                 if !self.items.is_empty() {
                     let items = std::mem::take(&mut self.items);
@@ -287,10 +300,28 @@ impl ReplyStream for ResponsesStream {
     }
 }
 
+/// Whether an event's data carries an `error` as openai-python reads it: present and not
+/// empty, null or false.
+fn carries_error(value: &Value) -> bool {
+    match value.get("error") {
+        None | Some(Value::Null | Value::Bool(false)) => false,
+        Some(Value::Object(fields)) => !fields.is_empty(),
+        Some(Value::String(text)) => !text.is_empty(),
+        Some(Value::Array(items)) => !items.is_empty(),
+        Some(_) => true,
+    }
+}
+
 /// Reads a whole response. `failed` and a non-length `incomplete` become errors; a failure
-/// the API marks as transient is retried.
+/// the API marks as transient is retried. A response without `status` (the spec does not
+/// require one) is read by what it holds: an error, an incomplete reason, or neither.
 pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
-    let status = body["status"].as_str().unwrap_or("");
+    let status = match body["status"].as_str() {
+        Some(status) => status,
+        None if carries_error(&body) => "failed",
+        None if !body["incomplete_details"]["reason"].is_null() => "incomplete",
+        None => "completed",
+    };
     let cut_off = match status {
         "completed" => false,
         "failed" => return Err(failed_response(&body)),
@@ -309,9 +340,13 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
         }
         other => {
             return Err(AttemptError::Fatal(ProviderError::failed(format!(
-                "the provider answered with a response whose status is {:?}, not \
+                "the provider answered with a response whose status is {}, not \
                  \"completed\"",
-                quoted(other)
+                if other.trim().is_empty() {
+                    "empty".to_owned()
+                } else {
+                    format!("{:?}", quoted(other))
+                }
             ))));
         }
     };
@@ -590,7 +625,7 @@ mod tests {
             reasoning_effort: None,
             strict_output_schema: strict.map(std::sync::Arc::new),
         };
-        use super::super::unsupported::Dropped;
+        use super::super::unsupported::Learned;
         let body = |settings: &ModelSettings| -> Value {
             let history = History::default();
             let request = Request {
@@ -599,7 +634,7 @@ mod tests {
                 history: &history,
                 tools: &ToolList::default(),
                 max_output_tokens: 100,
-                dropped: &Dropped::default(),
+                learned: &Learned::default(),
                 prompt_cache_key: None,
             };
             serde_json::from_slice(&Responses.encode(&request).unwrap()).unwrap()

@@ -33,7 +33,8 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Longest backoff delay.
     pub max_delay: Duration,
-    /// Longest provider-requested delay honoured; a longer one ends the retries.
+    /// Longest provider-requested delay honoured; a longer one ends the retries, and so
+    /// does one that would outlast the run ([`RequestEvents::time_left`]).
     pub max_requested_delay: Duration,
 }
 
@@ -77,6 +78,16 @@ pub struct RetryNotice {
     /// Short reason, such as "HTTP 429" or "timed out".
     pub reason: String,
     pub delay: Duration,
+    /// Whether the provider asked for the delay (`retry-after`), rather than the backoff.
+    pub requested: bool,
+}
+
+impl RetryNotice {
+    /// Whether the provider said the request was rate limited (HTTP 429, or a
+    /// `rate_limit_*` error code or type).
+    pub fn rate_limited(&self) -> bool {
+        self.reason == "HTTP 429" || self.reason.contains("rate_limit")
+    }
 }
 
 /// What a request tells its caller while it runs.
@@ -87,6 +98,12 @@ pub trait RequestEvents: Send + Sync {
     /// The reply began arriving; the request may last `left` longer at most (the ceiling).
     fn receiving(&self, left: Duration) {
         let _ = left;
+    }
+
+    /// How long the caller may still wait for this request (a run's deadline), if it has a
+    /// bound: a delay the provider asks for that would outlast it ends the retries at once.
+    fn time_left(&self) -> Option<Duration> {
+        None
     }
 }
 
@@ -155,19 +172,34 @@ pub(super) async fn send_with_retries(
                 ),
             ));
         }
-        if let Some(after) = after
-            && after > policy.max_requested_delay
-        {
-            return Err(give_up(
-                timeout,
-                format!(
-                    "{message} ({} asked to wait {} s before retrying, longer than the {} s \
-                     this server waits)",
-                    target.provider,
-                    after.as_secs(),
-                    policy.max_requested_delay.as_secs()
-                ),
-            ));
+        if let Some(after) = after {
+            let longest = policy.max_requested_delay;
+            if after > longest {
+                return Err(give_up(
+                    timeout,
+                    format!(
+                        "{message} ({} asked to wait {} s before retrying, longer than the {} s \
+                         a request may take)",
+                        target.provider,
+                        after.as_secs(),
+                        longest.as_secs()
+                    ),
+                ));
+            }
+            if let Some(left) = events.time_left()
+                && after >= left
+            {
+                return Err(give_up(
+                    timeout,
+                    format!(
+                        "{message} ({} asked to wait {} s before retrying, more than the {} s \
+                         left of this run's `max_run_seconds`)",
+                        target.provider,
+                        after.as_secs(),
+                        left.as_secs()
+                    ),
+                ));
+            }
         }
         retry += 1;
         let delay = after.unwrap_or_else(|| policy.backoff(retry));
@@ -176,6 +208,7 @@ pub(super) async fn send_with_retries(
             max_retries: policy.max_retries,
             reason,
             delay,
+            requested: after.is_some(),
         });
         tokio::time::sleep(delay).await;
     }

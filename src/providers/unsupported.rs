@@ -1,10 +1,12 @@
 //! Optional request parameters a model refuses (SPEC §6.1 "Parameters a model refuses"): how
-//! a refusal is recognised, and the set a session has learned to leave out.
+//! a refusal is recognised, and what a session has learned from them ([`Learned`]).
 //!
 //! A 400 that names an optional parameter as unsupported for the model (`temperature`, the
-//! `include` of encrypted reasoning, reasoning effort, adaptive thinking) is retried once
-//! without it, and the session's later requests leave it out too. What the providers say,
-//! as reported:
+//! `include` of encrypted reasoning, reasoning effort, a kind of thinking) is retried once
+//! without it, and the session's later requests leave it out too; a refused kind of thinking
+//! is replaced by the other kind first. A 400 that refuses an effort *level* is retried once
+//! with the nearest level the model takes, from the levels the refusal lists (both providers
+//! list them) or the model table (`models`). What the providers say, as reported:
 //!
 //! | parameter | provider | the refusal |
 //! | --- | --- | --- |
@@ -13,9 +15,15 @@
 //! | `include` | OpenAI non-reasoning models | `param: "include"`, "Encrypted content is not supported with this model." |
 //! | effort | OpenAI | `param: "reasoning.effort"`, "Unsupported parameter: 'reasoning.effort' …" |
 //! | effort | Anthropic | "This model does not support the effort parameter." |
-//! | thinking | Anthropic | "adaptive thinking is not supported on this model" |
+//! | effort level | OpenAI | `param: "reasoning.effort"`, code `unsupported_value`, "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model. Supported values are: 'none', 'low', 'medium', and 'high'." (openai/openai-agents-python#2089) |
+//! | effort level | Anthropic | "This model does not support effort level 'xhigh'. Supported levels: high, low, max, medium." |
+//! | adaptive thinking | Anthropic, Claude 4.5 and earlier | "adaptive thinking is not supported on this model" |
+//! | budget thinking | Anthropic, Opus 4.7 and later | "\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior." |
 
 use std::sync::atomic::{AtomicU8, Ordering};
+
+use super::models::EffortLevels;
+use crate::definition::ReasoningEffort;
 
 /// An optional parameter a request may carry and a model may refuse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -27,15 +35,18 @@ pub enum OptionalParam {
     /// Responses `reasoning.effort`, Messages `output_config.effort`.
     Effort,
     /// Messages `thinking: {type: "adaptive"}`.
-    Thinking,
+    AdaptiveThinking,
+    /// Messages `thinking: {type: "enabled", budget_tokens}`.
+    BudgetThinking,
 }
 
 impl OptionalParam {
-    pub const ALL: [OptionalParam; 4] = [
+    pub const ALL: [OptionalParam; 5] = [
         OptionalParam::Temperature,
         OptionalParam::EncryptedReasoning,
         OptionalParam::Effort,
-        OptionalParam::Thinking,
+        OptionalParam::AdaptiveThinking,
+        OptionalParam::BudgetThinking,
     ];
 
     fn bit(self) -> u8 {
@@ -43,7 +54,8 @@ impl OptionalParam {
             OptionalParam::Temperature => 1,
             OptionalParam::EncryptedReasoning => 2,
             OptionalParam::Effort => 4,
-            OptionalParam::Thinking => 8,
+            OptionalParam::AdaptiveThinking => 8,
+            OptionalParam::BudgetThinking => 16,
         }
     }
 
@@ -53,7 +65,8 @@ impl OptionalParam {
             OptionalParam::Temperature => "temperature",
             OptionalParam::EncryptedReasoning => "include: [\"reasoning.encrypted_content\"]",
             OptionalParam::Effort => "reasoning effort",
-            OptionalParam::Thinking => "thinking: {type: \"adaptive\"}",
+            OptionalParam::AdaptiveThinking => "thinking: {type: \"adaptive\"}",
+            OptionalParam::BudgetThinking => "thinking: {type: \"enabled\", budget_tokens}",
         }
     }
 
@@ -64,31 +77,70 @@ impl OptionalParam {
         match self {
             OptionalParam::Temperature => Some("temperature"),
             OptionalParam::EncryptedReasoning => None,
-            OptionalParam::Effort | OptionalParam::Thinking => Some("reasoning_effort"),
+            OptionalParam::Effort
+            | OptionalParam::AdaptiveThinking
+            | OptionalParam::BudgetThinking => Some("reasoning_effort"),
         }
     }
 }
 
-/// The parameters a session has learned its model refuses. Shared by the runs of one
-/// session through its conversation; set once per parameter, never cleared.
+/// What a session has learned its model refuses: the parameters to leave out, and the effort
+/// level to send instead of the definition's. Shared by the runs of one session through its
+/// conversation; each is learned once and never forgotten.
 #[derive(Debug, Default)]
-pub struct Dropped(AtomicU8);
+pub struct Learned {
+    dropped: AtomicU8,
+    /// The effort level sent instead of the definition's: 0 for none, else its place in
+    /// [`ReasoningEffort::ALL`] plus one.
+    effort: AtomicU8,
+}
 
-impl Clone for Dropped {
+impl Clone for Learned {
     fn clone(&self) -> Self {
-        Dropped(AtomicU8::new(self.0.load(Ordering::Relaxed)))
+        Learned {
+            dropped: AtomicU8::new(self.dropped.load(Ordering::Relaxed)),
+            effort: AtomicU8::new(self.effort.load(Ordering::Relaxed)),
+        }
     }
 }
 
-impl Dropped {
+impl Learned {
     pub fn contains(&self, param: OptionalParam) -> bool {
-        self.0.load(Ordering::Relaxed) & param.bit() != 0
+        self.dropped.load(Ordering::Relaxed) & param.bit() != 0
     }
 
     /// Adds `param`; false if it was already there.
     pub fn insert(&self, param: OptionalParam) -> bool {
-        self.0.fetch_or(param.bit(), Ordering::Relaxed) & param.bit() == 0
+        self.dropped.fetch_or(param.bit(), Ordering::Relaxed) & param.bit() == 0
     }
+
+    /// The effort level to send instead of the definition's, once one was refused.
+    pub fn effort(&self) -> Option<ReasoningEffort> {
+        let slot = self.effort.load(Ordering::Relaxed);
+        ReasoningEffort::ALL
+            .get(usize::from(slot).checked_sub(1)?)
+            .map(|(_, level)| *level)
+    }
+
+    /// Sends `level` from now on; false if a level was learned before (it is learned once).
+    pub fn lower_effort(&self, level: ReasoningEffort) -> bool {
+        let slot = ReasoningEffort::ALL
+            .iter()
+            .position(|(_, l)| *l == level)
+            .map_or(0, |i| i as u8 + 1);
+        self.effort
+            .compare_exchange(0, slot, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    }
+}
+
+/// What a 400 refuses, when it is about an optional parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Refused {
+    /// The parameter, whatever its value.
+    Param(OptionalParam),
+    /// The effort level sent; the levels the refusal lists (empty when it lists none).
+    EffortLevel(EffortLevels),
 }
 
 /// Words providers use to say a parameter cannot be used with this model.
@@ -100,36 +152,66 @@ const REFUSAL_WORDS: &[&str] = &[
     "not available for this model",
 ];
 
-/// The optional parameter a 400's error names as refused for the model, if any: by the
-/// `param` field OpenAI sets, else by the message's words (Anthropic's errors name no param).
-pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<OptionalParam> {
+/// What a 400's error refuses, if it is an optional parameter: by the `param` field OpenAI
+/// sets, else by the message's words (Anthropic's errors name no param).
+pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<Refused> {
+    let lower = message.to_lowercase();
     match param.map(str::trim) {
-        Some("temperature") => return Some(OptionalParam::Temperature),
-        Some("include" | "include[0]") => return Some(OptionalParam::EncryptedReasoning),
+        Some("temperature") => return Some(Refused::Param(OptionalParam::Temperature)),
+        Some("include" | "include[0]") => {
+            return Some(Refused::Param(OptionalParam::EncryptedReasoning));
+        }
         Some(p) if p == "reasoning" || p.starts_with("reasoning.") => {
-            return Some(OptionalParam::Effort);
+            // "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model.
+            // Supported values are: …" refuses a level; "Unsupported parameter" the whole.
+            return Some(if lower.starts_with("unsupported value") {
+                Refused::EffortLevel(listed_levels(&lower, "supported values are:"))
+            } else {
+                Refused::Param(OptionalParam::Effort)
+            });
         }
         _ => {}
     }
-    let lower = message.to_lowercase();
     if lower.contains("encrypted content is not supported") {
-        return Some(OptionalParam::EncryptedReasoning);
+        return Some(Refused::Param(OptionalParam::EncryptedReasoning));
     }
     if !REFUSAL_WORDS.iter().any(|w| lower.contains(w)) {
         return None;
     }
-    if lower.contains("temperature") {
-        Some(OptionalParam::Temperature)
+    let param = if lower.contains("temperature") {
+        OptionalParam::Temperature
+    } else if lower.contains("does not support effort level") {
+        return Some(Refused::EffortLevel(listed_levels(
+            &lower,
+            "supported levels:",
+        )));
+    } else if lower.contains("thinking.type.enabled\" is not supported") {
+        OptionalParam::BudgetThinking
     } else if lower.contains("adaptive thinking")
         || lower.contains("thinking.type.adaptive\" is not")
         || (lower.contains("thinking") && !lower.contains("effort"))
     {
-        Some(OptionalParam::Thinking)
+        OptionalParam::AdaptiveThinking
     } else if lower.contains("effort") {
-        Some(OptionalParam::Effort)
+        OptionalParam::Effort
     } else {
-        None
-    }
+        return None;
+    };
+    Some(Refused::Param(param))
+}
+
+/// The levels listed after `marker` in a lower-cased refusal: Anthropic's bare
+/// "high, low, max, medium." or OpenAI's quoted "'none', 'low', 'medium', and 'high'.".
+fn listed_levels(lower: &str, marker: &str) -> EffortLevels {
+    let Some(at) = lower.find(marker) else {
+        return EffortLevels::NONE;
+    };
+    let list = &lower[at + marker.len()..];
+    EffortLevels::from_names(
+        list.split([',', '\'', '.', ' ', '\n'])
+            .map(str::trim)
+            .filter(|word| !word.is_empty() && *word != "and"),
+    )
 }
 
 #[cfg(test)]
@@ -139,6 +221,10 @@ mod tests {
     #[test]
     fn refusals_are_read_from_the_param_or_the_message() {
         use OptionalParam::*;
+        let named_in = |param, message| match named_in(param, message) {
+            Some(Refused::Param(p)) => Some(p),
+            _ => None,
+        };
         let cases = [
             (
                 Some("temperature"),
@@ -173,7 +259,12 @@ mod tests {
             (
                 None,
                 "adaptive thinking is not supported on this model",
-                Some(Thinking),
+                Some(AdaptiveThinking),
+            ),
+            (
+                None,
+                "\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior.",
+                Some(BudgetThinking),
             ),
             (
                 None,
@@ -202,13 +293,64 @@ mod tests {
     }
 
     #[test]
+    fn refused_levels_are_read_with_the_levels_listed() {
+        use ReasoningEffort::{High, Low, Max, Medium};
+        let levels = |param, message| match named_in(param, message) {
+            Some(Refused::EffortLevel(levels)) => Some(levels),
+            _ => None,
+        };
+        assert_eq!(
+            levels(
+                None,
+                "This model does not support effort level 'xhigh'. Supported levels: high, low, max, medium."
+            ),
+            Some(EffortLevels::of(&[Low, Medium, High, Max]))
+        );
+        assert_eq!(
+            levels(
+                Some("reasoning.effort"),
+                "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model. Supported values are: 'none', 'low', 'medium', and 'high'."
+            ),
+            Some(EffortLevels::of(&[
+                ReasoningEffort::None,
+                Low,
+                Medium,
+                High
+            ]))
+        );
+        assert_eq!(
+            levels(
+                Some("reasoning.effort"),
+                "Unsupported value: 'reasoning.effort' does not support 'xhigh' with this model. Supported values are: 'low', 'medium', and 'high'."
+            ),
+            Some(EffortLevels::of(&[Low, Medium, High]))
+        );
+        assert_eq!(
+            levels(
+                Some("reasoning.effort"),
+                "Unsupported value: 'max' is not supported with the 'gpt-5-pro' model. Supported values are: 'high'."
+            ),
+            Some(EffortLevels::of(&[High]))
+        );
+        assert_eq!(
+            levels(Some("reasoning.effort"), "Unsupported value: 'max'."),
+            Some(EffortLevels::NONE),
+            "a refusal that lists nothing still refuses the level"
+        );
+    }
+
+    #[test]
     fn the_set_remembers_each_parameter_once() {
-        let dropped = Dropped::default();
+        let dropped = Learned::default();
         assert!(!dropped.contains(OptionalParam::Temperature));
         assert!(dropped.insert(OptionalParam::Temperature));
         assert!(!dropped.insert(OptionalParam::Temperature));
         assert!(dropped.contains(OptionalParam::Temperature));
         assert!(!dropped.contains(OptionalParam::Effort));
         assert!(dropped.clone().contains(OptionalParam::Temperature));
+        assert_eq!(dropped.effort(), None);
+        assert!(dropped.lower_effort(ReasoningEffort::High));
+        assert!(!dropped.lower_effort(ReasoningEffort::Low), "learned once");
+        assert_eq!(dropped.clone().effort(), Some(ReasoningEffort::High));
     }
 }

@@ -12,9 +12,10 @@ use serde_json::value::RawValue;
 use super::classify::AttemptError;
 use super::credentials::ApiKey;
 use super::history::History;
+use super::models::{ThinkingKind, preferred_thinking};
 use super::reply::{ModelSettings, Reply, ToolOutput};
-use super::unsupported::{Dropped, OptionalParam};
-use crate::definition::AuthHeader;
+use super::unsupported::{Learned, OptionalParam};
+use crate::definition::{AuthHeader, ReasoningEffort};
 use crate::toolbox::ToolSpec;
 
 /// Everything one request body is built from, borrowed.
@@ -24,8 +25,9 @@ pub struct Request<'a> {
     pub history: &'a History,
     pub tools: &'a ToolList,
     pub max_output_tokens: u32,
-    /// The optional parameters the model refused; the request leaves them out.
-    pub dropped: &'a Dropped,
+    /// What the model refused before: the request leaves those parameters out, and sends
+    /// the effort level and the kind of thinking it takes instead.
+    pub learned: &'a Learned,
     /// Responses `prompt_cache_key`: stable per definition and workspace.
     pub prompt_cache_key: Option<&'a str>,
 }
@@ -33,19 +35,66 @@ pub struct Request<'a> {
 impl Request<'_> {
     /// Whether the request carries `param`, where its API has it ([`carries`]).
     pub fn sends(&self, param: OptionalParam) -> bool {
-        carries(self.settings, self.dropped, param)
+        carries(self.settings, self.learned, param)
+    }
+
+    /// The reasoning effort the request carries: the definition's, or the level the model
+    /// takes instead of it ([`effort`]).
+    pub fn effort(&self) -> Option<ReasoningEffort> {
+        effort(self.settings, self.learned)
+    }
+
+    /// The thinking a Messages request asks for ([`thinking`]).
+    pub(crate) fn thinking(&self) -> Option<ThinkingKind> {
+        thinking(self.settings, self.learned)
     }
 }
 
 /// Whether a request with `settings` carries `param` on an API that has it: set by the
 /// definition (encrypted reasoning always), and not refused by the model before.
-pub(super) fn carries(settings: &ModelSettings, dropped: &Dropped, param: OptionalParam) -> bool {
-    !dropped.contains(param)
+pub(super) fn carries(settings: &ModelSettings, learned: &Learned, param: OptionalParam) -> bool {
+    !learned.contains(param)
         && match param {
             OptionalParam::Temperature => settings.temperature.is_some(),
-            OptionalParam::Effort | OptionalParam::Thinking => settings.reasoning_effort.is_some(),
+            OptionalParam::Effort => settings.reasoning_effort.is_some(),
+            OptionalParam::AdaptiveThinking => {
+                thinking(settings, learned) == Some(ThinkingKind::Adaptive)
+            }
+            OptionalParam::BudgetThinking => {
+                thinking(settings, learned) == Some(ThinkingKind::Budget)
+            }
             OptionalParam::EncryptedReasoning => true,
         }
+}
+
+/// The effort level a request carries: none without the definition's `reasoning_effort` or
+/// once the model refused the parameter; the level the model takes once it refused the
+/// definition's; else the definition's.
+pub(super) fn effort(settings: &ModelSettings, learned: &Learned) -> Option<ReasoningEffort> {
+    let written = settings.reasoning_effort?;
+    if learned.contains(OptionalParam::Effort) {
+        return None;
+    }
+    Some(learned.effort().unwrap_or(written))
+}
+
+/// The kind of thinking a Messages request with `settings` asks for: with a
+/// `reasoning_effort`, the kind the model table gives the model (adaptive for a model it does
+/// not know), else, once the model refused that kind, the other; none once it refused both.
+pub(super) fn thinking(settings: &ModelSettings, learned: &Learned) -> Option<ThinkingKind> {
+    settings.reasoning_effort?;
+    let preferred = preferred_thinking(&settings.model);
+    [preferred, preferred.other()]
+        .into_iter()
+        .find(|kind| !learned.contains(thinking_param(*kind)))
+}
+
+/// The optional parameter a kind of thinking is sent as.
+pub(super) fn thinking_param(kind: ThinkingKind) -> OptionalParam {
+    match kind {
+        ThinkingKind::Adaptive => OptionalParam::AdaptiveThinking,
+        ThinkingKind::Budget => OptionalParam::BudgetThinking,
+    }
 }
 
 /// A run's tools, encoded once as the JSON array one API takes.

@@ -90,15 +90,38 @@ impl RequestEvents for TurnEvents<'_> {
         let mut retrying = waiting.clone();
         // The operation now lasts through the pause and the next attempt's bound.
         retrying.timeout = waiting.timeout.map(|bound| bound + notice.delay);
-        retrying.summary = format!(
-            "{} (retry {} of {} after {}, in {} ms)",
-            waiting.summary,
-            notice.retry,
-            notice.max_retries,
-            notice.reason,
-            notice.delay.as_millis()
-        );
+        retrying.summary = if notice.requested {
+            // The provider set the pause: say how long, and why, first.
+            let why = if notice.rate_limited() {
+                format!("rate limited by {}", self.provider.label())
+            } else {
+                format!("asked by {} after {}", self.provider.label(), notice.reason)
+            };
+            format!(
+                "Waiting {}: {why} (retry {} of {}, turn {} of {})",
+                seconds(notice.delay),
+                notice.retry,
+                notice.max_retries,
+                self.turn,
+                self.max_turns
+            )
+        } else {
+            format!(
+                "{} (retry {} of {} after {}, in {} ms)",
+                waiting.summary,
+                notice.retry,
+                notice.max_retries,
+                notice.reason,
+                notice.delay.as_millis()
+            )
+        };
         self.observer.activity(self.limits.bounded(retrying));
+    }
+
+    fn time_left(&self) -> Option<Duration> {
+        self.limits
+            .deadline()
+            .map(|deadline| deadline.saturating_duration_since(tokio::time::Instant::now()))
     }
 
     fn receiving(&self, left: Duration) {
@@ -110,6 +133,16 @@ impl RequestEvents for TurnEvents<'_> {
                 self.max_turns,
                 left,
             )));
+    }
+}
+
+/// A pause as activity shows it: "90 s", "1.5 s".
+fn seconds(delay: Duration) -> String {
+    if delay < Duration::from_secs(10) {
+        let tenths = delay.as_millis().div_ceil(100);
+        format!("{}.{} s", tenths / 10, tenths % 10)
+    } else {
+        format!("{} s", delay.as_millis().div_ceil(1000))
     }
 }
 
@@ -361,5 +394,18 @@ impl Run<'_, '_> {
                 Flow::Again
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pauses_are_shown_in_tenths_below_ten_seconds_then_whole_seconds() {
+        assert_eq!(seconds(Duration::from_millis(700)), "0.7 s");
+        assert_eq!(seconds(Duration::from_millis(1_501)), "1.6 s");
+        assert_eq!(seconds(Duration::from_secs(90)), "90 s");
+        assert_eq!(seconds(Duration::from_millis(119_200)), "120 s");
     }
 }

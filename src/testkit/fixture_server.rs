@@ -251,6 +251,14 @@ impl Fixture {
     }
 
     #[tool(
+        description = "Fails without a word: an error result with no content.",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    async fn fail_silently(&self) -> CallToolResult {
+        CallToolResult::error(vec![])
+    }
+
+    #[tool(
         description = "Returns a lot of text.",
         annotations(read_only_hint = true, destructive_hint = false)
     )]

@@ -1,8 +1,17 @@
 """The request oracle: checks provider requests against the official SDKs' own request types
-(PyPI `openai` and `anthropic`, pinned in scripts/install-interop), strictly, plus the rules
-the providers document that types cannot express. Nothing here was written from our client's
-point of view: the types are the SDKs', the rules are the providers' (each with its source in
-docs/decisions.md, "The request oracle").
+(PyPI `openai` and `anthropic`, pinned in scripts/install-interop), strictly, and Responses
+bodies also against OpenAI's own OpenAPI schema for them (`CreateResponse`, extracted into
+tests/oracle/openai-create-response.schema.json with its source and version, validated with
+the pinned `jsonschema`), plus the rules the providers document that neither can express.
+Nothing here was written from our client's point of view: the types are the SDKs', the
+schema is OpenAI's, the rules are the providers' (each with its source in docs/decisions.md,
+"The request oracle").
+
+The OpenAPI schema's unions are `oneOf` lists with `discriminator: {propertyName: type}` and
+no mapping; they are read as discriminated unions: the members whose `type` allows the
+item's `type` are the candidates, and the item is valid when one of them accepts it (a plain
+`oneOf` would refuse a user message, which both `EasyInputMessage` and `InputMessage`
+accept). An item whose `type` no member allows is refused as such.
 
 Strict means unknown keys are errors: every TypedDict of `openai.types` and
 `anthropic.types` is given `extra="forbid"` before the request types are built, values are
@@ -36,6 +45,8 @@ import re
 import sys
 import typing
 
+import jsonschema
+from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import Annotated, NotRequired, Required, is_typeddict
 
@@ -118,6 +129,101 @@ ADAPTERS = {
     ("messages", True): TypeAdapter(message_create_params.MessageCreateParamsStreaming),
     ("messages", False): TypeAdapter(message_create_params.MessageCreateParamsNonStreaming),
 }
+
+# ----- OpenAI's OpenAPI schema for Responses bodies -----
+
+SCHEMA_PATH = __file__.rsplit("/", 1)[0] + "/openai-create-response.schema.json"
+with open(SCHEMA_PATH) as f:
+    CREATE_RESPONSE = json.load(f)
+PLAIN_ONE_OF = Draft202012Validator.VALIDATORS["oneOf"]
+
+
+def deref(schema, depth=0):
+    """The schema a local `$ref` points to (the document's `$defs`)."""
+    while isinstance(schema, dict) and "$ref" in schema and depth < 50:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        schema = CREATE_RESPONSE["$defs"].get(name, {})
+        depth += 1
+    return schema if isinstance(schema, dict) else {}
+
+
+def tag_of(schema, tag, depth=0):
+    """The schema of property `tag` in `schema` or its `allOf` members, and whether it is
+    required there."""
+    schema = deref(schema)
+    prop = (schema.get("properties") or {}).get(tag)
+    required = tag in (schema.get("required") or [])
+    if depth < 20:
+        for member in schema.get("allOf") or []:
+            p, r = tag_of(member, tag, depth + 1)
+            prop = prop if prop is not None else p
+            required = required or r
+    return prop, required
+
+
+def allows(prop, value, depth=0):
+    prop = deref(prop)
+    if "const" in prop:
+        return prop["const"] == value
+    if "enum" in prop:
+        return value in prop["enum"]
+    for key in ("anyOf", "oneOf"):
+        if key in prop and depth < 20:
+            return any(allows(p, value, depth + 1) for p in prop[key])
+    return True
+
+
+def admits(branch, tag, value, depth=0):
+    """Whether a union member may be the one an instance whose `tag` is `value` (None:
+    absent) belongs to."""
+    branch = deref(branch)
+    if depth < 20:
+        for key in ("oneOf", "anyOf"):
+            if key in branch:
+                return any(admits(b, tag, value, depth + 1) for b in branch[key])
+    prop, required = tag_of(branch, tag)
+    if value is None:
+        return not required
+    return prop is None or allows(prop, value)
+
+
+def discriminated_one_of(validator, one_of, instance, schema):
+    tag = (schema.get("discriminator") or {}).get("propertyName")
+    if tag is None or not isinstance(instance, dict):
+        yield from PLAIN_ONE_OF(validator, one_of, instance, schema)
+        return
+    value = instance.get(tag)
+    candidates = [(i, b) for i, b in enumerate(one_of) if admits(b, tag, value)]
+    if not candidates:
+        yield jsonschema.ValidationError(f"`{tag}` {value!r} names no member of the union")
+        return
+    tried = []
+    for i, branch in candidates:
+        errors = list(validator.descend(instance, branch, schema_path=i))
+        if not errors:
+            return
+        tried.append(errors)
+    # The member that came closest: errors of its own fields before a union of its that
+    # matched nothing, then the fewest.
+    yield from min(tried, key=lambda errors: (
+        any(e.validator in ("oneOf", "anyOf") for e in errors), len(errors)))
+
+
+OPENAPI_VALIDATOR = jsonschema.validators.extend(
+    Draft202012Validator, {"oneOf": discriminated_one_of}
+)(CREATE_RESPONSE)
+
+
+def check_openapi(check, body):
+    """Responses: OpenAI's OpenAPI `CreateResponse` schema (see the module's doc)."""
+    errors = sorted(OPENAPI_VALIDATOR.iter_errors(body), key=lambda e: list(e.absolute_path))
+    for e in errors[:6]:
+        # Of the union members tried, the error that says most.
+        e = jsonschema.exceptions.best_match([e])
+        where = ".".join(str(k) for k in e.absolute_path) or "(the body)"
+        message = e.message if len(e.message) <= 300 else e.message[:300] + "…"
+        check.fail(f"OpenAI's OpenAPI CreateResponse schema refuses it: {where}: {message}")
+
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # The version the Messages API is documented with, and the one this SDK release sends.
@@ -408,6 +514,10 @@ def messages_rules(check, headers, body, raw_size):
                 breakpoints += 1
             if block.get("type") == "text" and not block.get("text"):
                 check.fail(f"messages.{n}.content.{m}: \"text content blocks must be non-empty\"")
+            elif block.get("type") == "text" and isinstance(block.get("text"), str) and not block["text"].strip():
+                check.fail(f"messages.{n}.content.{m}: \"text content blocks must contain non-whitespace text\"")
+            if block.get("type") == "tool_result" and block.get("is_error") is True and block.get("content") in (None, "", []):
+                check.fail(f"messages.{n}.content.{m}.tool_result: \"content cannot be empty if `is_error` is true\"")
             if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
                 for k, inner in enumerate(block["content"]):
                     if not isinstance(inner, dict):
@@ -447,6 +557,16 @@ def messages_rules(check, headers, body, raw_size):
                         check.fail(f"messages.{n}.content.{m}: \"unexpected `tool_use_id` found in `tool_result` blocks: {block.get('tool_use_id')}\"")
                 else:
                     seen_other = True
+    # With budget thinking, the assistant turn the last user message's tool results answer
+    # must begin with its thinking ("When `thinking` is enabled, a final `assistant` message
+    # must start with a thinking block", n8n-io/n8n#22550).
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled" and len(messages) >= 2:
+        last, turn = messages[-1], messages[-2]
+        answers_tools = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks_of(last))
+        first = blocks_of(turn)[0] if blocks_of(turn) else None
+        if answers_tools and isinstance(turn, dict) and turn.get("role") == "assistant" and not (
+                isinstance(first, dict) and first.get("type") in ("thinking", "redacted_thinking")):
+            check.fail(f"messages.{len(messages) - 2}: with thinking enabled, the assistant turn answered by tool results must start with a thinking block")
     if breakpoints > CACHE_BREAKPOINTS:
         check.fail(f"\"A maximum of {CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found {breakpoints}.\"")
 
@@ -477,6 +597,7 @@ def check_one(index, request):
     if wire == "responses":
         responses_rules(check, headers, body)
         typed = responses_allowances(check, body)
+        check_openapi(check, typed)
     else:
         messages_rules(check, headers, body, raw_size)
         typed = messages_allowances(check, body)

@@ -328,3 +328,132 @@ async fn responses_mock_holds_a_strict_text_format_to_strict_mode() {
     .await;
     assert_eq!(status, 200, "{body}");
 }
+
+/// What issue 24 found the real APIs refuse, in their words: blank text blocks, an empty
+/// failed tool result, thinking budgets out of range, a budget-thinking turn that does not
+/// start with its thinking, a refused kind of thinking, and effort levels a model lacks.
+#[tokio::test]
+async fn the_mocks_refuse_what_issue_24_found_the_apis_refuse() {
+    use mcp_agents::testkit::ModelRefuses;
+    let mock = MockProvider::start_unchecked(KEY).await.unwrap();
+    let headers = [("x-api-key", KEY), ("anthropic-version", "2023-06-01")];
+    let send = |body: Value| {
+        let url = format!("{}/v1/messages", mock.messages_base_url());
+        async move {
+            let (status, body) = post(url, &headers, body).await;
+            (
+                status,
+                body["error"]["message"].as_str().unwrap_or("").to_owned(),
+            )
+        }
+    };
+    let with = |extra: Value, messages: Value| {
+        let mut body = json!({"model": "m", "max_tokens": 2000, "messages": messages});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        body
+    };
+    let hi = json!([{"role": "user", "content": "hi"}]);
+    let tool_turn = |assistant: Value, result: Value| {
+        json!([{"role": "user", "content": "hi"},
+               {"role": "assistant", "content": assistant},
+               {"role": "user", "content": [result]}])
+    };
+    let use_t1 = json!({"type": "tool_use", "id": "t1", "name": "n", "input": {}});
+    assert_eq!(
+        send(with(
+            json!({}),
+            json!([{"role": "user", "content": [{"type": "text", "text": " \n"}]}])
+        ))
+        .await,
+        (
+            400,
+            "messages: text content blocks must contain non-whitespace text".into()
+        )
+    );
+    assert_eq!(
+        send(with(
+            json!({}),
+            tool_turn(
+                json!([use_t1]),
+                json!({"type": "tool_result", "tool_use_id": "t1", "content": "", "is_error": true})
+            )
+        ))
+        .await,
+        (
+            400,
+            "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true"
+                .into()
+        )
+    );
+    assert_eq!(
+        send(with(
+            json!({"thinking": {"type": "enabled", "budget_tokens": 512}}),
+            hi.clone()
+        ))
+        .await,
+        (
+            400,
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024".into()
+        )
+    );
+    assert_eq!(
+        send(with(
+            json!({"thinking": {"type": "enabled", "budget_tokens": 2000}}),
+            hi.clone()
+        ))
+        .await,
+        (
+            400,
+            "`max_tokens` must be greater than `thinking.budget_tokens`.".into()
+        )
+    );
+    let (status, message) = send(with(
+        json!({"thinking": {"type": "enabled", "budget_tokens": 1024}}),
+        tool_turn(
+            json!([{"type": "text", "text": "Let me look."}, use_t1]),
+            json!({"type": "tool_result", "tool_use_id": "t1", "content": "ok"}),
+        ),
+    ))
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        message.starts_with("messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start with a thinking block"),
+        "{message}"
+    );
+    mock.refuse(ModelRefuses::BudgetThinking);
+    let (status, message) = send(with(
+        json!({"thinking": {"type": "enabled", "budget_tokens": 1024}}),
+        hi.clone(),
+    ))
+    .await;
+    assert_eq!(status, 400);
+    assert!(message.starts_with("\"thinking.type.enabled\" is not supported for this model."));
+    mock.take_efforts(&["low", "medium", "high", "max"]);
+    assert_eq!(
+        send(with(json!({"output_config": {"effort": "xhigh"}}), hi.clone())).await,
+        (400, "This model does not support effort level 'xhigh'. Supported levels: high, low, max, medium.".into())
+    );
+    let (status, body) = post(
+        format!("{}/responses", mock.responses_base_url()),
+        &[("authorization", &format!("Bearer {KEY}"))],
+        json!({"model": "gpt-5.1", "store": false, "input": "hi", "reasoning": {"effort": "minimal"}}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        (
+            &body["error"]["param"],
+            &body["error"]["code"],
+            body["error"]["message"].as_str()
+        ),
+        (
+            &json!("reasoning.effort"),
+            &json!("unsupported_value"),
+            Some(
+                "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model. Supported values are: 'low', 'medium', 'high', and 'max'."
+            )
+        )
+    );
+}

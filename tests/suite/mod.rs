@@ -35,6 +35,8 @@ mod parsers_never_panic;
 mod prompt_caching;
 mod provider_errors;
 mod provider_fidelity;
+mod provider_refusals;
+mod provider_replies;
 mod provider_round_trip;
 mod provider_streaming;
 mod request_oracle;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::{AgentError, ErrorCode};
 use mcp_agents::providers::{Conversation, ProviderError, Reply, RetryNotice};
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, MockWire, Step};
 use serde_json::json;
 use support::run_kit::{KEY, client};
 use tokio::time::Instant;
@@ -191,6 +191,53 @@ async fn rate_limits_are_retried_after_the_delay_the_provider_asks_for() {
     let outcome = play(Messages, vec![anthropic_429, Step::text("ok")]).await;
     assert!(outcome.result.is_ok());
     assert_eq!(outcome.retries[0].delay, Duration::from_millis(750));
+}
+
+/// A wait of minutes, in seconds or as an HTTP-date, is honoured (the SDKs wait 120 s or
+/// any delay); one longer than a request may take ends the retries at once (issue 24).
+#[tokio::test(start_paused = true)]
+async fn long_and_dated_retry_afters_are_waited_for_up_to_the_request_ceiling() {
+    let outcome = play(
+        Responses,
+        vec![
+            Step::rate_limited(MockWire::Responses, "90"),
+            Step::text("ok"),
+        ],
+    )
+    .await;
+    assert_eq!(outcome.result.unwrap().text, "ok");
+    assert_eq!(outcome.retries[0].delay, Duration::from_secs(90));
+    assert!(outcome.retries[0].requested && outcome.retries[0].rate_limited());
+    assert!(outcome.elapsed >= Duration::from_secs(90));
+
+    let date = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(300));
+    let outcome = play(
+        Messages,
+        vec![
+            Step::rate_limited(MockWire::Messages, &date),
+            Step::text("ok"),
+        ],
+    )
+    .await;
+    assert!(outcome.result.is_ok(), "{}", outcome.message());
+    let waited = outcome.retries[0].delay;
+    assert!(
+        (Duration::from_secs(295)..=Duration::from_secs(300)).contains(&waited),
+        "{waited:?}"
+    );
+
+    let outcome = play(
+        Messages,
+        vec![
+            Step::rate_limited(MockWire::Messages, "1000"),
+            Step::text("no"),
+        ],
+    )
+    .await;
+    assert_eq!(outcome.requests, 1);
+    outcome.assert_says(
+        "asked to wait 1000 s before retrying, longer than the 900 s a request may take",
+    );
 }
 
 #[tokio::test(start_paused = true)]

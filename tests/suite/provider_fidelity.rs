@@ -46,7 +46,8 @@ fn carries(body: &Value, param: OptionalParam) -> bool {
         OptionalParam::Effort => {
             !body["reasoning"]["effort"].is_null() || !body["output_config"]["effort"].is_null()
         }
-        OptionalParam::Thinking => !body["thinking"].is_null(),
+        OptionalParam::AdaptiveThinking => body["thinking"]["type"] == "adaptive",
+        OptionalParam::BudgetThinking => body["thinking"]["type"] == "enabled",
     }
 }
 
@@ -91,7 +92,7 @@ async fn each_refused_parameter_is_retried_once_without_it_and_left_out_after() 
         (
             Messages,
             ModelRefuses::AdaptiveThinking,
-            OptionalParam::Thinking,
+            OptionalParam::AdaptiveThinking,
             Some(ReasoningEffort::Low),
             None,
         ),
@@ -108,7 +109,7 @@ async fn each_refused_parameter_is_retried_once_without_it_and_left_out_after() 
         let tools = echo_tools();
         let outcome = talk.run("You test things.", "Go.", &tools).await;
         assert_eq!(outcome, RunOutcome::Completed("Answered.".into()), "{what}");
-        assert!(talk.conversation.dropped().contains(param), "{what}");
+        assert!(talk.conversation.learned().contains(param), "{what}");
 
         // A resumed session's new run (a new client) leaves it out from the start.
         talk.mock.push([Step::text("Again.")]);
@@ -134,9 +135,11 @@ async fn each_refused_parameter_is_retried_once_without_it_and_left_out_after() 
             assert_eq!(r.outcome, RecordedOutcome::Scripted, "{what}");
             assert!(!carries(&r.body, param), "{what}: {:#}", r.body);
         }
-        // Only the refused parameter goes: on Messages effort and thinking are separate.
-        if wire == Messages && param == OptionalParam::Thinking {
+        // Only the refused parameter goes: on Messages effort and thinking are separate, and
+        // refused adaptive thinking gives way to a budget.
+        if wire == Messages && param == OptionalParam::AdaptiveThinking {
             assert_eq!(requests[1].body["output_config"]["effort"], "low");
+            assert_eq!(requests[1].body["thinking"]["type"], "enabled");
         }
         if wire == Messages && param == OptionalParam::Effort {
             assert_eq!(requests[1].body["thinking"], json!({"type": "adaptive"}));

@@ -233,6 +233,68 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             "top-level `anyOf`",
         ),
         (
+            "a whitespace-only text block",
+            messages(with(good_messages(), |b| {
+                b["messages"][0]["content"] = json!([{"type": "text", "text": " \n"}])
+            })),
+            "text content blocks must contain non-whitespace text",
+        ),
+        (
+            "a failed tool result with no content",
+            messages(with(good_messages(), |b| {
+                b["messages"] = json!([
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": [
+                        {"type": "tool_use", "id": "t1", "name": "n", "input": {}}]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "", "is_error": true}]}
+                ])
+            })),
+            "content cannot be empty if `is_error` is true",
+        ),
+        (
+            "budget thinking with a tool turn that does not start with its thinking",
+            messages(with(good_messages(), |b| {
+                b["thinking"] = json!({"type": "enabled", "budget_tokens": 1024});
+                b["max_tokens"] = json!(2000);
+                b["messages"] = json!([
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": [
+                        {"type": "text", "text": "Let me look."},
+                        {"type": "tool_use", "id": "t1", "name": "n", "input": {}}]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
+                ])
+            })),
+            "must start with a thinking block",
+        ),
+        // What only OpenAI's OpenAPI schema says: lengths, and its unions read by `type`.
+        (
+            "a call_id longer than 64 characters",
+            responses(with(good_responses(), |b| {
+                let long = "c".repeat(65);
+                let input = b["input"].as_array_mut().unwrap();
+                input.push(
+                    json!({"type": "function_call", "call_id": long, "name": "t",
+                                  "arguments": "{}"}),
+                );
+                input.push(json!({"type": "function_call_output", "call_id": long,
+                                  "output": "ok"}));
+            })),
+            "OpenAI's OpenAPI CreateResponse schema refuses it: input.2.call_id",
+        ),
+        (
+            "an output_text part sent back without the logprobs the API sent",
+            responses(with(good_responses(), |b| {
+                b["input"].as_array_mut().unwrap().extend([
+                    json!({"type": "message", "role": "assistant", "status": "completed",
+                           "content": [{"type": "output_text", "text": "x", "annotations": []}]}),
+                    user_item("more"),
+                ]);
+            })),
+            "OpenAI's OpenAPI CreateResponse schema refuses it: input.1.content.0: 'logprobs' is a required property",
+        ),
+        (
             "an effort Messages does not have",
             messages(with(good_messages(), |b| {
                 b["output_config"] = json!({"effort": "minimal"})
@@ -273,7 +335,7 @@ fn the_oracle_refuses_what_the_apis_refuse() {
 #[test]
 fn valid_requests_pass_and_the_documented_exceptions_are_counted() {
     let assistant = json!({"type": "message", "role": "assistant", "status": "completed",
-        "content": [{"type": "output_text", "text": "Sure.", "annotations": []}]});
+        "content": [{"type": "output_text", "text": "Sure.", "annotations": [], "logprobs": []}]});
     let requests = vec![
         responses(good_responses()),
         responses(with(good_responses(), |b| {

@@ -30,7 +30,7 @@ pub fn client(wire: WireApi, mock: &mcp_agents::testkit::MockProvider) -> Provid
             max_retries: 3,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(1),
-            max_requested_delay: Duration::from_secs(60),
+            max_requested_delay: mcp_agents::limits::PROVIDER_MAX_REQUESTED_DELAY,
         },
     )
 }

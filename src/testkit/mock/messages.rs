@@ -43,6 +43,9 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
         return Err(bad("messages: first message must use the \"user\" role"));
     }
     validate_messages(st, messages)?;
+    if body["thinking"]["type"] == "enabled" {
+        thinking_turn_starts_with_thinking(messages)?;
+    }
     if let Some(last) = messages.last()
         && last["role"] == "assistant"
     {
@@ -89,8 +92,24 @@ fn refused_parameter(st: &MockState, body: &Value) -> Result<(), Refusal> {
     {
         return Err(bad("adaptive thinking is not supported on this model"));
     }
+    if st.refuses.contains(&ModelRefuses::BudgetThinking) && body["thinking"]["type"] == "enabled" {
+        return Err(bad(
+            "\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior.",
+        ));
+    }
     if st.refuses.contains(&ModelRefuses::Effort) && !body["output_config"]["effort"].is_null() {
         return Err(bad("This model does not support the effort parameter."));
+    }
+    if let (Some(levels), Some(effort)) = (&st.efforts, body["output_config"]["effort"].as_str())
+        && !levels.iter().any(|l| l == effort)
+    {
+        // The levels listed alphabetically, as the API does (diegosouzapw/OmniRoute#7276).
+        let mut sorted = levels.clone();
+        sorted.sort();
+        return Err(bad(&format!(
+            "This model does not support effort level '{effort}'. Supported levels: {}.",
+            sorted.join(", ")
+        )));
     }
     Ok(())
 }
@@ -104,9 +123,14 @@ fn validate_thinking(body: &Value) -> Result<(), Refusal> {
         Some("adaptive" | "disabled") => {}
         Some("enabled") => {
             let budget = thinking["budget_tokens"].as_u64().unwrap_or(0);
-            if budget < 1024 || budget >= body["max_tokens"].as_u64().unwrap_or(0) {
+            if budget < 1024 {
                 return Err(bad(
-                    "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024 and less than max_tokens",
+                    "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+                ));
+            }
+            if budget >= body["max_tokens"].as_u64().unwrap_or(0) {
+                return Err(bad(
+                    "`max_tokens` must be greater than `thinking.budget_tokens`.",
                 ));
             }
         }
@@ -120,6 +144,32 @@ fn validate_thinking(body: &Value) -> Result<(), Refusal> {
         return Err(bad(
             "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode.",
         ));
+    }
+    Ok(())
+}
+
+/// With budget thinking, the assistant message answered by the last user message's tool
+/// results (the turn still in progress) must begin with its thinking (n8n-io/n8n#22550, with
+/// the API's words).
+fn thinking_turn_starts_with_thinking(messages: &[Value]) -> Result<(), Refusal> {
+    let Some(last) = messages.len().checked_sub(1) else {
+        return Ok(());
+    };
+    let answers_tools = messages[last]["content"]
+        .as_array()
+        .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"));
+    if !answers_tools || last == 0 {
+        return Ok(());
+    }
+    let n = last - 1;
+    let first = &messages[n]["content"][0]["type"];
+    if messages[n]["role"] == "assistant"
+        && !matches!(first.as_str(), Some("thinking" | "redacted_thinking"))
+    {
+        return Err(bad(&format!(
+            "messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+            first.as_str().unwrap_or("nothing")
+        )));
     }
     Ok(())
 }
@@ -269,6 +319,18 @@ fn validate_messages(st: &MockState, messages: &[Value]) -> Result<(), Refusal> 
                             "messages.{n}.content.{m}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
                         )));
                     }
+                    let empty = match &block["content"] {
+                        Value::Null => true,
+                        Value::String(text) => text.is_empty(),
+                        Value::Array(parts) => parts.is_empty(),
+                        _ => false,
+                    };
+                    if block["is_error"] == true && empty {
+                        // jlevy/markform#153, bytedance/trae-agent#230.
+                        return Err(bad(&format!(
+                            "messages.{n}.content.{m}.tool_result: content cannot be empty if `is_error` is true"
+                        )));
+                    }
                     if blocks[..m].iter().any(|b| b["type"] != "tool_result") {
                         return Err(bad(&format!(
                             "messages.{n}: `tool_result` blocks must come first in the content of a user message, before any other content"
@@ -305,6 +367,12 @@ fn validate_messages(st: &MockState, messages: &[Value]) -> Result<(), Refusal> 
                 }
                 Some("text") if block["text"].as_str().is_none_or(str::is_empty) => {
                     return Err(bad("messages: text content blocks must be non-empty"));
+                }
+                Some("text") if block["text"].as_str().is_some_and(|t| t.trim().is_empty()) => {
+                    // anthropics/claude-code#23440.
+                    return Err(bad(
+                        "messages: text content blocks must contain non-whitespace text",
+                    ));
                 }
                 Some("thinking") => {
                     let signature = block["signature"].as_str().unwrap_or("");
@@ -363,7 +431,8 @@ pub(super) fn render(
 ) -> Value {
     let n = st.next_id();
     let mut content = Vec::new();
-    if reply.reasoning {
+    // With budget thinking on, the model always thinks first.
+    if reply.reasoning || request["thinking"]["type"] == "enabled" {
         let thinking = format!("Thinking {n}.");
         let signature = format!("sig-{n}");
         st.issued

@@ -15,8 +15,11 @@
 //! `store: false` and no server item ids (Responses), tool call / result pairing in both
 //! directions, reasoning and thinking items echoed exactly as issued, tool definitions, no
 //! Messages conversation ending with an assistant turn (prefill) other than after
-//! `pause_turn`, at most 4 cache breakpoints, and an optional context-window size. A mock
-//! can also play a model that refuses optional parameters ([`MockProvider::refuse`]) and
+//! `pause_turn`, at most 4 cache breakpoints, no empty or blank text, no failed tool result
+//! without content, thinking budgets below `max_tokens`, a thinking turn that starts with
+//! its thinking, and an optional context-window size. A mock can also play a model that
+//! refuses optional parameters ([`MockProvider::refuse`]) or effort levels
+//! ([`MockProvider::take_efforts`]), a gateway that fails mid-stream ([`StreamFault`]), and
 //! emulate the providers' prompt caching ([`MockProvider::emulate_prompt_caching`], see
 //! `cache.rs`). Every answer carries a request id header, as the real APIs' do.
 //!
@@ -148,6 +151,14 @@ impl MockProvider {
     /// API gives, in its words.
     pub fn refuse(&self, param: ModelRefuses) {
         self.lock().refuses.insert(param);
+    }
+
+    /// From now on, the model takes only these effort levels (`low`, `medium`…): a request
+    /// with another gets the 400 the real API gives, which lists them (Anthropic "This model
+    /// does not support effort level 'xhigh'. Supported levels: …", OpenAI "Unsupported
+    /// value: … Supported values are: …").
+    pub fn take_efforts(&self, levels: &[&str]) {
+        self.lock().efforts = Some(levels.iter().map(|l| (*l).to_owned()).collect());
     }
 
     /// From now on, usage reports the request's own tokens (one per 4 bytes of each piece

@@ -112,8 +112,36 @@ fn refused_parameter(st: &MockState, body: &Value) -> Result<(), Refusal> {
             Some("unsupported_parameter"),
         );
     }
+    if let (Some(levels), Some(effort)) = (&st.efforts, body["reasoning"]["effort"].as_str())
+        && !levels.iter().any(|l| l == effort)
+    {
+        // openai/openai-agents-python#2089: the levels quoted, in order, the last after
+        // "and".
+        let quoted: Vec<String> = LEVEL_ORDER
+            .iter()
+            .filter(|l| levels.iter().any(|k| k == *l))
+            .map(|l| format!("'{l}'"))
+            .collect();
+        let list = match quoted.as_slice() {
+            [] => String::new(),
+            [one] => one.clone(),
+            [rest @ .., last] if rest.len() == 1 => format!("{} and {last}", rest[0]),
+            [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
+        };
+        return unsupported(
+            "reasoning.effort",
+            &format!(
+                "Unsupported value: '{effort}' is not supported with the '{}' model. Supported values are: {list}.",
+                body["model"].as_str().unwrap_or("")
+            ),
+            Some("unsupported_value"),
+        );
+    }
     Ok(())
 }
+
+/// Effort levels from the least to the most, as OpenAI lists them.
+const LEVEL_ORDER: [&str; 7] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 fn validate_tools(body: &Value) -> Result<(), Refusal> {
     let Some(tools) = body.get("tools").filter(|t| !t.is_null()) else {
@@ -361,7 +389,7 @@ pub(super) fn render(
     if let Some(commentary) = &reply.commentary {
         let mut message = json!({
             "type": "message", "id": format!("msg_{n}_c"), "status": "completed", "role": "assistant",
-            "content": [{"type": "output_text", "text": commentary, "annotations": []}]
+            "content": [{"type": "output_text", "text": commentary, "annotations": [], "logprobs": []}]
         });
         if reply.phases {
             message["phase"] = json!("commentary");
@@ -383,7 +411,7 @@ pub(super) fn render(
     if let Some(text) = &reply.text {
         let mut message = json!({
             "type": "message", "id": format!("msg_{n}"), "status": "completed", "role": "assistant",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]
+            "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
         });
         if reply.phases {
             message["phase"] = json!("final_answer");
@@ -413,7 +441,7 @@ pub(super) fn render(
     } else {
         ("completed", Value::Null)
     };
-    json!({
+    let mut response = json!({
         "id": format!("resp_{n}"), "object": "response", "created_at": 1_760_000_000 + n,
         "status": status, "error": null, "incomplete_details": incomplete,
         "model": request["model"], "output": output, "parallel_tool_calls": true,
@@ -421,7 +449,13 @@ pub(super) fn render(
         "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": cached_tokens},
                   "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
                   "total_tokens": input_tokens + output_tokens}
-    })
+    });
+    if reply.without_status
+        && let Some(fields) = response.as_object_mut()
+    {
+        fields.remove("status");
+    }
+    response
 }
 
 /// The first half of `text` (at a character boundary).
@@ -485,7 +519,9 @@ pub(super) fn events(response: &Value, delta_chars: usize) -> Vec<Event> {
                     }
                     push(
                         "response.content_part.added",
-                        at(json!({"part": {"type": "output_text", "text": "", "annotations": []}})),
+                        at(
+                            json!({"part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}),
+                        ),
                     );
                     for piece in pieces(text, delta_chars) {
                         push(

@@ -55,6 +55,13 @@ pub enum StreamFault {
     /// An `error` event (Messages `overloaded_error`, Responses `server_is_overloaded`),
     /// then the end of the body.
     Overloaded,
+    /// What LiteLLM's proxy (1.80) sends when the model fails mid-reply: one data-only
+    /// frame, `data: {"error": {"message", "type": "None", "param": "None", "code": "<HTTP
+    /// status>"}}`, no `event:` line, then the end of the body.
+    GatewayError(u16),
+    /// What LiteLLM's proxy (1.110) sends instead: `event: error` whose data has the flat
+    /// `code` (`server_error`) and the nested `error` whose `code` is the HTTP status.
+    GatewayErrorEvent(u16),
 }
 
 /// An optional parameter the mock's model refuses, with the error the real API gives
@@ -67,8 +74,12 @@ pub enum ModelRefuses {
     EncryptedReasoning,
     /// Responses `reasoning.effort`, Messages `output_config.effort`.
     Effort,
-    /// Messages `thinking: {type: "adaptive"}`.
+    /// Messages `thinking: {type: "adaptive"}`: Claude 4.5 and earlier ("adaptive thinking
+    /// is not supported on this model").
     AdaptiveThinking,
+    /// Messages `thinking: {type: "enabled", budget_tokens}`: Claude Opus 4.7 and later
+    /// ("\"thinking.type.enabled\" is not supported for this model. …").
+    BudgetThinking,
 }
 
 /// A reply's content; ids, signatures and encrypted reasoning are made up by the mock.
@@ -95,6 +106,9 @@ pub struct ScriptedReply {
     /// The reply stops at the output limit: Messages `max_tokens`, Responses `incomplete`
     /// with `max_output_tokens`; a tool call it ends with has only half its arguments.
     pub cut_off: bool,
+    /// Responses: the response the terminal event carries has no `status` (the spec does
+    /// not require one; some compatible servers leave it out).
+    pub without_status: bool,
     pub usage: (u64, u64),
     pub stream: StreamShape,
 }
@@ -129,6 +143,16 @@ impl Step {
         Step::Reply(ScriptedReply {
             refusal: Some(said.to_owned()),
             usage: (100, 5),
+            ..ScriptedReply::default()
+        })
+    }
+
+    /// A reply of reasoning (Responses) or thinking (Messages) and nothing else: with
+    /// [`cut_off`](Self::cut_off), a model whose reasoning took its whole output limit.
+    pub fn reasoning_only() -> Step {
+        Step::Reply(ScriptedReply {
+            reasoning: true,
+            usage: (100, 20),
             ..ScriptedReply::default()
         })
     }
@@ -198,6 +222,16 @@ impl Step {
         self.map_reply(|r| r.stream.fault = Some((events, StreamFault::Overloaded)))
     }
 
+    /// The stream ends, after `events` events, with `fault` (a gateway's error, say).
+    pub fn failing_after(self, events: usize, fault: StreamFault) -> Step {
+        self.map_reply(|r| r.stream.fault = Some((events, fault)))
+    }
+
+    /// Responses: the terminal event's response has no `status`.
+    pub fn without_status(self) -> Step {
+        self.map_reply(|r| r.without_status = true)
+    }
+
     fn map_reply(self, change: impl FnOnce(&mut ScriptedReply)) -> Step {
         match self {
             Step::Reply(mut r) => {
@@ -243,6 +277,26 @@ impl Step {
             serde_json::json!({"type": "error", "error": {"type": kind, "message": message},
                                "request_id": "req_mock"}),
         )
+    }
+
+    /// The 429 each API sends when a rate limit is reached, with `retry-after: <value>`
+    /// (seconds, or an HTTP-date): OpenAI's `rate_limit_exceeded` (DrShushen/climb#13) and
+    /// Anthropic's `rate_limit_error` (anthropics/claude-code#24391).
+    pub fn rate_limited(wire: MockWire, retry_after: &str) -> Step {
+        match wire {
+            MockWire::Responses => Step::openai_error(
+                429,
+                "requests",
+                Some("rate_limit_exceeded"),
+                "Rate limit reached for requests in organization org-mock on requests per min (RPM): Limit 3, Used 3, Requested 1. Visit https://platform.openai.com/account/rate-limits to learn more.",
+            ),
+            MockWire::Messages => Step::anthropic_error(
+                429,
+                "rate_limit_error",
+                "This request would exceed your account's rate limit. Please try again later.",
+            ),
+        }
+        .with_header("retry-after", retry_after)
     }
 
     /// Adds a response header to a raw step; an empty value removes the header (the

@@ -25,8 +25,41 @@ pub(super) fn pieces(text: &str, max: usize) -> Vec<String> {
     chars.chunks(max).map(|c| c.iter().collect()).collect()
 }
 
+/// One frame; an event without a name is sent as a `data:` line alone.
 fn frame(event: &str, data: &Value) -> Bytes {
+    if event.is_empty() {
+        return Bytes::from(format!("data: {data}\n\n"));
+    }
     Bytes::from(format!("event: {event}\ndata: {data}\n\n"))
+}
+
+/// The message LiteLLM's proxy passes on from a model that failed mid-reply.
+const GATEWAY_MESSAGE: &str = "litellm.APIConnectionError: upstream model failed mid-stream";
+
+/// LiteLLM's error frames (its proxy's `async_data_generator` and
+/// `responses_stream_errors.py`): the HTTP status as the nested `code`, as a string.
+fn gateway_error(fault: StreamFault, sequence: usize) -> Option<Event> {
+    let (status, nested) = match fault {
+        StreamFault::GatewayError(status) => (status, false),
+        StreamFault::GatewayErrorEvent(status) => (status, true),
+        _ => return None,
+    };
+    let error = serde_json::json!({"message": GATEWAY_MESSAGE, "type": "None", "param": "None",
+                                   "code": status.to_string()});
+    if !nested {
+        return Some((String::new(), serde_json::json!({ "error": error })));
+    }
+    let code = match status {
+        429 => "rate_limit_exceeded",
+        401 => "authentication_error",
+        400..=499 => "invalid_request_error",
+        _ => "server_error",
+    };
+    Some((
+        "error".to_owned(),
+        serde_json::json!({"type": "error", "code": code, "message": GATEWAY_MESSAGE,
+                           "param": null, "sequence_number": sequence, "error": error}),
+    ))
 }
 
 /// The error event each wire sends when the API is overloaded mid-reply.
@@ -54,6 +87,7 @@ pub(super) fn response(wire: MockWire, events: Vec<Event>, shape: &StreamShape) 
         if fault == StreamFault::Overloaded {
             events.push(overloaded(wire, after + 1));
         }
+        events.extend(gateway_error(fault, after + 1));
         end = Some(fault);
     }
     let frames: Vec<Bytes> = events.iter().map(|(e, d)| frame(e, d)).collect();

@@ -42,6 +42,8 @@ pub(super) struct MockState {
     pub(super) prompt_cache: Option<PromptCache>,
     /// Optional parameters the model refuses.
     pub(super) refuses: std::collections::HashSet<ModelRefuses>,
+    /// The effort levels the model takes, when a test says (every level otherwise).
+    pub(super) efforts: Option<Vec<String>>,
 }
 
 impl MockState {

@@ -1,0 +1,281 @@
+//! Requests the real APIs refuse, through the real binary (SPEC §6.1, issue 24), against
+//! mocks that refuse them in the APIs' words: thinking in the kind each Claude model takes
+//! (a budget on Claude 4.5, never lost to a refused adaptive mode), an effort level a model
+//! refuses lowered to the nearest one it takes, blank text blocks the API returned never
+//! sent back, and a failed tool's empty result never sent empty.
+
+use crate::support;
+
+use mcp_agents::providers::SILENT_FAILURE_TEXT;
+use mcp_agents::testkit::{MockProvider, ModelRefuses, Recorded, RecordedOutcome, Step};
+use serde_json::{Value, json};
+use support::binary::{BIN, KEY_VAR};
+use support::children::stdio_child;
+use support::run_kit::KEY;
+
+/// A canonical agent `name` for `model` on `wire` at the mock, with a fixture child `fx`
+/// (marked `marker`) and `extra` frontmatter lines.
+fn agent(mock: &MockProvider, name: &str, model: &str, wire: &str, extra: &str) -> String {
+    let base = match wire {
+        "responses" => mock.responses_base_url(),
+        _ => mock.messages_base_url(),
+    };
+    format!(
+        "---\nname: {name}\ndescription: Thinks and calls tools.\nmodel: {model}\n\
+         model_provider: custom\nbase_url: {base}\nenv_key: {KEY_VAR}\nwire_api: {wire}\n\
+         max_turns: 6\n{extra}\nmcp_servers:\n{}---\nUse your tools.\n",
+        stdio_child("fx", &[], &format!("refusals-{name}"), "")
+    )
+}
+
+/// What `mcp-agents run` printed: whether it succeeded, its stdout and its stderr.
+struct Ran {
+    success: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    /// The warning lines of stderr about the agent's file.
+    fn warnings(&self, name: &str) -> Vec<&str> {
+        let prefix = format!("warning: .agents/agents/{name}.md: ");
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with(&prefix))
+            .collect()
+    }
+}
+
+/// Runs agent `name` (written as `definition`) with `mcp-agents run`.
+async fn run(name: &str, definition: &str) -> Ran {
+    let ws = tempfile::tempdir().unwrap();
+    let path = ws.path().join(format!(".agents/agents/{name}.md"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, definition).unwrap();
+    let out = tokio::process::Command::new(BIN)
+        .args([
+            "run",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            name,
+            "Go.",
+        ])
+        .env(KEY_VAR, KEY)
+        .env_remove("RUST_LOG")
+        .output()
+        .await
+        .unwrap();
+    Ran {
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn refused(request: &Recorded) -> Option<&str> {
+    match &request.outcome {
+        RecordedOutcome::Refused(_, message) => Some(message),
+        RecordedOutcome::Scripted => None,
+    }
+}
+
+/// Sonnet 4.5 refuses adaptive thinking and the effort parameter: the request asks for
+/// thinking with a budget the effort stands for, once, and the model thinks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_4_5_thinks_with_a_budget_and_no_request_is_refused() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.refuse(ModelRefuses::AdaptiveThinking);
+    mock.refuse(ModelRefuses::Effort);
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("Done."),
+    ]);
+    let ran = run(
+        "sonnet",
+        &agent(
+            &mock,
+            "sonnet",
+            "claude-sonnet-4-5-20250929",
+            "anthropic-messages",
+            "reasoning_effort: high",
+        ),
+    )
+    .await;
+    assert!(ran.success, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "Done.\n");
+    let requests = mock.requests();
+    assert_eq!(
+        requests.iter().filter_map(refused).collect::<Vec<_>>(),
+        Vec::<&str>::new(),
+        "nothing refused"
+    );
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0].body;
+    assert_eq!(
+        first["max_tokens"], 64_000,
+        "Sonnet 4.5's documented maximum"
+    );
+    assert_eq!(
+        first["thinking"],
+        json!({"type": "enabled", "budget_tokens": 32_000}),
+        "high effort: 80% of max_tokens, at most 32,000"
+    );
+    assert!(
+        first.get("output_config").is_none(),
+        "Sonnet 4.5 takes no effort parameter: {first}"
+    );
+    // The model thought, and its thinking went back first in its turn, as signed.
+    let turn = &requests[1].body["messages"][1]["content"];
+    assert_eq!(turn[0]["type"], "thinking", "{turn}");
+    assert!(turn[0]["signature"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(ran.warnings("sonnet").is_empty(), "{}", ran.stderr);
+}
+
+/// Opus 4.5 takes a budget and an effort up to `high`: `max` is refused with the levels it
+/// takes, and the request goes once more with `high`, thinking still on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_effort_level_is_lowered_to_the_nearest_the_refusal_lists() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.refuse(ModelRefuses::AdaptiveThinking);
+    mock.take_efforts(&["low", "medium", "high"]);
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("Done."),
+    ]);
+    let ran = run(
+        "opus",
+        &agent(
+            &mock,
+            "opus",
+            "claude-opus-4-5",
+            "anthropic-messages",
+            "reasoning_effort: max",
+        ),
+    )
+    .await;
+    assert!(ran.success, "{}", ran.stderr);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "one refused, then the run");
+    assert_eq!(
+        refused(&requests[0]),
+        Some(
+            "This model does not support effort level 'max'. Supported levels: high, low, medium."
+        )
+    );
+    for r in &requests[1..] {
+        assert_eq!(r.body["output_config"], json!({"effort": "high"}));
+        assert_eq!(r.body["thinking"]["type"], "enabled");
+    }
+    let warnings = ran.warnings("opus");
+    assert_eq!(warnings.len(), 1, "said once: {}", ran.stderr);
+    assert!(
+        warnings[0].contains("refused reasoning_effort max for claude-opus-4-5")
+            && warnings[0].contains("use high from now on"),
+        "{}",
+        warnings[0]
+    );
+}
+
+/// gpt-5 takes no `xhigh`: OpenAI's refusal lists what it takes, and the run goes on with
+/// `high`, not without an effort.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_refusing_xhigh_runs_with_high() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.take_efforts(&["minimal", "low", "medium", "high"]);
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("Done."),
+    ]);
+    let ran = run(
+        "gpt",
+        &agent(
+            &mock,
+            "gpt",
+            "gpt-5",
+            "responses",
+            "reasoning_effort: xhigh",
+        ),
+    )
+    .await;
+    assert!(ran.success, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "Done.\n");
+    let requests = mock.requests();
+    assert_eq!(
+        refused(&requests[0]),
+        Some(
+            "Unsupported value: 'xhigh' is not supported with the 'gpt-5' model. Supported values are: 'minimal', 'low', 'medium', and 'high'."
+        )
+    );
+    assert_eq!(requests.len(), 3);
+    for r in &requests[1..] {
+        assert_eq!(r.body["reasoning"], json!({"effort": "high"}));
+    }
+    assert_eq!(ran.warnings("gpt").len(), 1, "{}", ran.stderr);
+}
+
+/// The API returns an empty text block before a `tool_use` (and whitespace-only ones) and
+/// refuses them back; they are not kept, and the run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blank_text_blocks_from_the_api_are_not_sent_back() {
+    for blank in ["", " \n "] {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        mock.push([
+            Step::tool_call("fx__echo", json!({"text": "x"}))
+                .with_text(blank)
+                .with_reasoning(),
+            Step::text("Done."),
+        ]);
+        let ran = run(
+            "blank",
+            &agent(&mock, "blank", "mock-model", "anthropic-messages", ""),
+        )
+        .await;
+        assert!(ran.success, "{blank:?}: {}", ran.stderr);
+        let requests = mock.requests();
+        assert!(
+            requests.iter().all(|r| refused(r).is_none()),
+            "{blank:?}: {:?}",
+            requests.iter().filter_map(refused).collect::<Vec<_>>()
+        );
+        let turn = requests[1].body["messages"][1]["content"].clone();
+        let kinds: Vec<&str> = turn
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["thinking", "tool_use"], "{turn}");
+    }
+}
+
+/// A tool that fails without a word gives the model a short text, never an empty error
+/// result (which Messages refuses).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_tool_with_no_content_still_tells_the_model_it_failed() {
+    for wire in ["anthropic-messages", "responses"] {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        mock.push([
+            Step::tool_call("fx__fail_silently", json!({})),
+            Step::text("It failed."),
+        ]);
+        let ran = run("silent", &agent(&mock, "silent", "mock-model", wire, "")).await;
+        assert!(ran.success, "{wire}: {}", ran.stderr);
+        let body = mock.requests()[1].body.clone();
+        let result: Value = match wire {
+            "responses" => body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["type"] == "function_call_output")
+                .unwrap()["output"]
+                .clone(),
+            _ => {
+                let block = &body["messages"][2]["content"][0];
+                assert_eq!(block["is_error"], true, "{block}");
+                block["content"].clone()
+            }
+        };
+        let text = result.as_str().unwrap();
+        assert!(text.ends_with(SILENT_FAILURE_TEXT), "{wire}: {text:?}");
+    }
+}
