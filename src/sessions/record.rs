@@ -1,12 +1,75 @@
 //! The JSON of a session record (SPEC §4.3): what `wait_agent` returns for each target and
-//! what `mcp-agents run --json` prints. One shape for both, built here from a [`Snapshot`].
+//! what `mcp-agents run --json` prints. One shape for both, built here from a [`Snapshot`];
+//! and the one human line per record that opens a `wait_agent` answer's text.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::session::{Snapshot, Status};
+use super::session::{Snapshot, Status, short_id};
 use crate::error::AgentError;
+use crate::limits::WAIT_LINE_QUOTE_CHARS;
+
+/// One line a person (or a model skimming) reads first (SPEC §4.3):
+/// `reviewer f79152ba: running 20 s, Calling workspace.grep (3 tool calls so far)`,
+/// `reviewer f79152ba: completed in 24.2 s: <the first 100 characters of the result>`,
+/// `reviewer f79152ba: failed in 3.1 s, turn_limit: <the first 100 characters of why>`.
+pub fn summary_line(s: &Snapshot) -> String {
+    let who = format!("{} {}", s.name, short_id(&s.agent_id));
+    let secs = s.total_elapsed.as_secs_f64();
+    match &s.status {
+        Status::Running => {
+            let calls = match s.totals.tool_calls {
+                0 => "no tool calls so far".to_owned(),
+                1 => "1 tool call so far".to_owned(),
+                n => format!("{n} tool calls so far"),
+            };
+            let doing = s
+                .activity
+                .as_ref()
+                .map(|(activity, _)| format!(", {}", activity.summary))
+                .unwrap_or_default();
+            format!("{who}: running {} s{doing} ({calls})", s.total_elapsed.as_secs())
+        }
+        Status::Completed(answer) => {
+            let how = if answer.refused { ", refused" } else { "" };
+            match quote(&answer.text) {
+                Some(text) => format!("{who}: completed in {secs:.1} s{how}: {text}"),
+                None => format!("{who}: completed in {secs:.1} s{how}, with no text"),
+            }
+        }
+        Status::Failed(failure) => {
+            let error = &failure.error;
+            let why = quote(&error.message).unwrap_or_default();
+            let kept = if failure.partial_result.is_some() {
+                " (its partial_result is kept)"
+            } else {
+                ""
+            };
+            format!("{who}: failed in {secs:.1} s, {}: {why}{kept}", error.code)
+        }
+    }
+}
+
+/// `text` on one line, its whitespace folded, cut at [`WAIT_LINE_QUOTE_CHARS`] characters
+/// with "…"; `None` when it holds nothing but whitespace.
+fn quote(text: &str) -> Option<String> {
+    let mut words = text.split_whitespace();
+    let first = words.next()?;
+    let mut line = String::from(first);
+    for word in words {
+        line.push(' ');
+        line.push_str(word);
+        if line.chars().count() > WAIT_LINE_QUOTE_CHARS {
+            break;
+        }
+    }
+    if line.chars().count() > WAIT_LINE_QUOTE_CHARS {
+        line = line.chars().take(WAIT_LINE_QUOTE_CHARS).collect();
+        line.push('…');
+    }
+    Some(line)
+}
 
 /// `{"code", "message"}`: a refused call's and a failed agent's error alike.
 pub fn error_json(error: &AgentError) -> Value {

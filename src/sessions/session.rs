@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::definition::AgentDefinition;
 use crate::limits::ACTIVITY_HISTORY;
@@ -120,6 +121,31 @@ pub(crate) struct SessionState {
     /// The run permit, held while running; dropped in the same step the session becomes
     /// terminal.
     pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// The current run's cancellation, set in the same step the session becomes running.
+    pub run: RunSignals,
+    /// The parent stopped the current run (SPEC §4.2 `stop`), with this reason (empty when
+    /// it gave none); cleared when the session runs again.
+    pub stopping: Option<String>,
+}
+
+/// How the current run is told to end.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunSignals {
+    /// Ends the run where it is (a child of the server's shutdown token): the model loop
+    /// abandons its request or tool calls, a startup is dropped.
+    pub cancel: CancellationToken,
+    /// The parent stopped it: a shutdown of its children that has begun is cut short too.
+    pub stopped: CancellationToken,
+}
+
+impl RunSignals {
+    /// The signals of a new run, cancelled with the server's `shutdown`.
+    pub(crate) fn new(shutdown: &CancellationToken) -> Self {
+        RunSignals {
+            cancel: shutdown.child_token(),
+            stopped: CancellationToken::new(),
+        }
+    }
 }
 
 impl SessionState {
@@ -181,6 +207,8 @@ impl Session {
             ended_at: None,
             recency,
             permit: None,
+            run: RunSignals::default(),
+            stopping: None,
         };
         state.set_activity(Activity::starting(), now);
         Session {
@@ -249,14 +277,19 @@ impl Session {
 }
 
 impl Inbox for Session {
+    /// Nothing once the parent has stopped the run: its input stays queued for a resume.
     fn take_all(&self) -> Vec<String> {
         let mut state = self.lock();
+        if state.stopping.is_some() {
+            return Vec::new();
+        }
         state.task_pending = false;
         state.queue.drain(..).collect()
     }
 
     fn is_empty(&self) -> bool {
-        self.lock().queue.is_empty()
+        let state = self.lock();
+        state.stopping.is_some() || state.queue.is_empty()
     }
 }
 

@@ -19,10 +19,39 @@ use tokio_util::sync::CancellationToken;
 use super::session::{Session, Snapshot, Status, short_id};
 use crate::run::Activity;
 
+/// When a wait returns (SPEC §4.3 `return_when`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReturnWhen {
+    /// Once every target is terminal.
+    #[default]
+    All,
+    /// As soon as one target is terminal.
+    Any,
+}
+
+impl ReturnWhen {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReturnWhen::All => "all",
+            ReturnWhen::Any => "any",
+        }
+    }
+
+    /// Whether a wait over targets in these states is over; a wait over none is.
+    fn met(self, snapshots: &[Snapshot]) -> bool {
+        let mut statuses = snapshots.iter().map(|s| s.status.is_terminal());
+        match self {
+            ReturnWhen::All => statuses.all(|terminal| terminal),
+            ReturnWhen::Any => snapshots.is_empty() || statuses.any(|terminal| terminal),
+        }
+    }
+}
+
 /// An ongoing wait.
 pub struct Waiter {
     targets: Vec<Target>,
     deadline: Instant,
+    return_when: ReturnWhen,
     /// The server is stopping: answer now rather than hold the transport open.
     shutdown: CancellationToken,
     /// The current activities have been reported.
@@ -43,8 +72,10 @@ struct Target {
 pub enum WaitEvent {
     /// Targets moved on, in the order it happened for each.
     Progress(Vec<Progress>),
-    /// Every target is terminal, or the deadline passed.
+    /// Every target is terminal (with [`ReturnWhen::Any`]: one is), or the deadline passed.
     Finished {
+        /// The deadline passed first: with [`ReturnWhen::All`], some target still runs;
+        /// with [`ReturnWhen::Any`], none has ended.
         timed_out: bool,
         agents: Vec<Snapshot>,
     },
@@ -87,6 +118,7 @@ impl Waiter {
     pub(crate) fn new(
         sessions: Vec<Arc<Session>>,
         deadline: Instant,
+        return_when: ReturnWhen,
         shutdown: CancellationToken,
     ) -> Self {
         let targets = sessions
@@ -101,6 +133,7 @@ impl Waiter {
         Waiter {
             targets,
             deadline,
+            return_when,
             shutdown,
             started: false,
         }
@@ -114,10 +147,10 @@ impl Waiter {
             }
             let snapshots: Vec<Snapshot> =
                 self.targets.iter().map(|t| t.session.snapshot()).collect();
-            let all_terminal = snapshots.iter().all(|s| s.status.is_terminal());
-            if all_terminal || Instant::now() >= self.deadline || self.shutdown.is_cancelled() {
+            let met = self.return_when.met(&snapshots);
+            if met || Instant::now() >= self.deadline || self.shutdown.is_cancelled() {
                 return WaitEvent::Finished {
-                    timed_out: !all_terminal,
+                    timed_out: !met,
                     agents: snapshots,
                 };
             }
@@ -130,7 +163,7 @@ impl Waiter {
             if !progress.is_empty() {
                 return WaitEvent::Progress(progress);
             }
-            // Not empty: with no targets, `all_terminal` above is true and we returned.
+            // Not empty: with no targets, `met` above is true and we returned.
             let changed = futures_util::future::select_all(
                 self.targets
                     .iter_mut()
@@ -237,6 +270,7 @@ mod tests {
         let mut waiter = Waiter::new(
             vec![s.clone()],
             Instant::now() + Duration::from_secs(60),
+            ReturnWhen::All,
             CancellationToken::new(),
         );
         assert_eq!(

@@ -263,7 +263,9 @@ impl Connection {
         self.client.call_tool(params).await.expect("tools/call")
     }
 
-    /// Calls and expects success; returns `structuredContent`, checking the text copy.
+    /// Calls and expects success; returns `structuredContent`, checking the text copy: the
+    /// JSON alone, or for `wait_agent` one human line per agent (`<name> <id>: <status>…`)
+    /// and then the JSON (SPEC §4.3).
     pub async fn ok(&self, tool: &str, arguments: Value) -> Value {
         let result = self.call(tool, arguments).await;
         let structured = result
@@ -276,7 +278,20 @@ impl Connection {
             .expect("a text block")
             .text
             .clone();
-        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+        let (lines, json) = split_wait_text(&text);
+        assert_eq!(serde_json::from_str::<Value>(json).unwrap(), structured);
+        if tool == "wait_agent" {
+            let agents = structured["agents"].as_array().unwrap();
+            assert_eq!(lines.len(), agents.len(), "one line per agent: {text}");
+            for (line, agent) in lines.iter().zip(agents) {
+                let id = agent["agent_id"].as_str().unwrap();
+                let status = agent["status"].as_str().unwrap();
+                let opening = format!("{} {}: {status} ", agent["name"].as_str().unwrap(), &id[..8]);
+                assert!(line.starts_with(&opening), "{line:?} for {agent}");
+            }
+        } else {
+            assert!(lines.is_empty(), "{tool}'s text is its JSON alone: {text}");
+        }
         structured
     }
 
@@ -351,6 +366,15 @@ impl Connection {
         if let Some(mut server) = self.server {
             let _ = server.kill().await;
         }
+    }
+}
+
+/// A tool result's text split into the human lines before its JSON, and the JSON (the last
+/// line).
+pub fn split_wait_text(text: &str) -> (Vec<&str>, &str) {
+    match text.rsplit_once('\n') {
+        Some((lines, json)) => (lines.lines().collect(), json),
+        None => (Vec::new(), text),
     }
 }
 
