@@ -209,7 +209,11 @@ mod tests {
             );
         }
         assert_eq!(identify("codex-mcp-client").unwrap().product, "Codex");
-        assert_eq!(identify("Codex"), None, "the name as reported, not the product");
+        assert_eq!(
+            identify("Codex"),
+            None,
+            "the name as reported, not the product"
+        );
     }
 
     #[test]
@@ -221,8 +225,12 @@ mod tests {
              (unless its tool_timeout_sec says otherwise): keep timeout_ms at 280000 or less."
         );
         let claude = identify("claude-code");
-        assert!(wait_advice(claude, Transport::Stdio).ends_with("timeout_ms up to 300000 is safe."));
-        assert!(wait_advice(claude, Transport::Http).ends_with("keep timeout_ms at 280000 or less."));
+        assert!(
+            wait_advice(claude, Transport::Stdio).ends_with("timeout_ms up to 300000 is safe.")
+        );
+        assert!(
+            wait_advice(claude, Transport::Http).ends_with("keep timeout_ms at 280000 or less.")
+        );
         assert!(wait_advice(None, Transport::Stdio).contains("about 55000 or less"));
     }
 }

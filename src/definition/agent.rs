@@ -54,8 +54,8 @@ impl AgentDefinition {
         let read_only = self.sandbox == Sandbox::ReadOnly
             || self.own_servers().next().is_none()
                 && self
-                .mcp_servers
-                .values()
+                    .mcp_servers
+                    .values()
                     .filter_map(ChildServerConfig::builtin)
                     .all(|server| server.hints().read_only == Some(true));
         Some(if read_only {

@@ -14,10 +14,10 @@ use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
 use super::unknown_fields::note_near_misses;
+use crate::definition::PARENT_MODEL_REJECTION;
 use crate::definition::SkillRegistry;
 use crate::definition::check_name;
 use crate::definition::is_env_var_name;
-use crate::definition::PARENT_MODEL_REJECTION;
 use crate::definition::{
     AgentDefinition, AuthHeader, BuiltinServer, ChildServerConfig, CompiledSchema, EndpointSource,
     Format, Model, ModelOrigin, ProviderConfig, ProviderKind, ReasoningEffort, RunBudget, Sandbox,
@@ -451,7 +451,6 @@ fn unknown_tools_note(draft: &Draft, unique: &[String], format: Format) -> Optio
     }
     Some(note)
 }
-
 
 /// Applies every shared rule and builds the definition.
 pub(super) fn finalize(

@@ -16,7 +16,9 @@ pub enum RunOutcome {
     /// Cancelled through the token (the parent stopped the run, or the server is
     /// stopping); the conversation is valid and can be resumed. Keeps the run's last
     /// assistant text, as a failure does.
-    Cancelled { partial_result: Option<String> },
+    Cancelled {
+        partial_result: Option<String>,
+    },
 }
 
 /// A completed run's result.

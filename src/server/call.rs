@@ -420,7 +420,10 @@ mod tests {
             "SPEC §4.2: stop with interrupt is invalid_input"
         );
         assert_eq!(
-            refusal(SEND_INPUT, json!({"target": "a", "stop": true, "message": " "})),
+            refusal(
+                SEND_INPUT,
+                json!({"target": "a", "stop": true, "message": " "})
+            ),
             "`message` must not be empty"
         );
         assert_eq!(
@@ -437,7 +440,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(
-            refusal(WAIT_AGENT, json!({"targets": ["a"], "return_when": "first"})),
+            refusal(
+                WAIT_AGENT,
+                json!({"targets": ["a"], "return_when": "first"})
+            ),
             "`return_when` is \"first\"; it must be \"all\" or \"any\""
         );
         assert_eq!(

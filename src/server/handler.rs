@@ -72,8 +72,9 @@ impl AgentsServer {
                     .and_then(|agent| agent.offer_note());
                 call::success(call::spawned_json(&accepted, note))
             }
-            Err(e) if e.code == ErrorCode::UnknownAgent
-                && self.manager.catalog().wants_default_model(name) =>
+            Err(e)
+                if e.code == ErrorCode::UnknownAgent
+                    && self.manager.catalog().wants_default_model(name) =>
             {
                 let fix = clients::default_model_fix(client);
                 call::failure(&AgentError::new(

@@ -173,7 +173,7 @@ impl SessionManager {
         loop {
             match self.try_send_input(target, message, interrupt)? {
                 Sent::Accepted(accepted) => return Ok(accepted),
-                Sent::Stopping(session) => until_stopped(&session).await?,
+                Sent::Stopping(session, run) => drop(until_stopped(&session, run).await?),
             }
         }
     }
@@ -202,9 +202,10 @@ impl SessionManager {
         // Naming a session refreshes its recency, whether or not the input is accepted.
         state.recency = self.next_recency();
         if state.status == Status::Running && state.stopping.is_some() {
+            let run = state.runs;
             drop(state);
             drop(registry);
-            return Ok(Sent::Stopping(session));
+            return Ok(Sent::Stopping(session, run));
         }
         if state.queued_inputs() >= self.config.limits.queued_inputs {
             return Err(AgentError::new(
@@ -233,6 +234,7 @@ impl SessionManager {
                 state.permit = Some(permit);
                 state.run = RunSignals::new(&self.shutdown);
                 state.stopping = None;
+                state.runs += 1;
                 state.ended_at = None;
                 state.set_activity(Activity::starting(), session.spawned_at);
                 resume = Some(provider);
@@ -262,7 +264,7 @@ impl SessionManager {
     /// session is terminal. A terminal session is left as it is, and not resumed.
     pub async fn stop(&self, target: &str, reason: Option<&str>) -> Result<Snapshot, AgentError> {
         let session = self.get_one(target)?;
-        {
+        let run = {
             let mut state = session.lock();
             state.recency = self.next_recency();
             if state.status.is_terminal() {
@@ -275,9 +277,9 @@ impl SessionManager {
                 state.run.stopped.cancel();
                 state.run.cancel.cancel();
             }
-        }
-        until_stopped(&session).await?;
-        Ok(session.snapshot())
+            state.runs
+        };
+        until_stopped(&session, run).await
     }
 
     /// Starts waiting for `targets`; fails at once with `unknown_agent` naming every
@@ -595,6 +597,12 @@ impl SessionManager {
         state.activity = None;
         state.recency = self.next_recency();
         state.permit = None;
+        if state.stopping.is_some() {
+            // What the stop answers, as of now: input may resume the session before the
+            // stop's caller looks.
+            let record = session.snapshot_of(&state, *session.subscribe().borrow());
+            state.stop_record = Some((state.runs, record));
+        }
         drop(state);
         // Evicting before waking the waiters: whoever sees this session finish also sees
         // the retention limit already applied.
@@ -643,18 +651,21 @@ impl SessionManager {
 /// What a session did next with input sent to it.
 enum Sent {
     Accepted(Accepted),
-    /// Its run is being stopped: the input waits for that, then resumes it.
-    Stopping(Arc<Session>),
+    /// Its run (this one) is being stopped: the input waits for that, then resumes it.
+    Stopping(Arc<Session>, u64),
 }
 
-/// Waits until `session`, whose run is being stopped, is terminal (at most
-/// [`STOP_HANDOFF_BOUND`]; the run answers its cancellation at once).
-async fn until_stopped(session: &Session) -> Result<(), AgentError> {
+/// Waits until `session`'s run number `run`, which is being stopped, has ended (at most
+/// [`STOP_HANDOFF_BOUND`]; the run answers its cancellation at once), and returns the
+/// record it ended with.
+async fn until_stopped(session: &Session, run: u64) -> Result<Snapshot, AgentError> {
     let mut changes = session.subscribe();
     let stopped = tokio::time::timeout(STOP_HANDOFF_BOUND, async {
         loop {
-            if session.lock().status.is_terminal() {
-                return;
+            if let Some((ended, record)) = &session.lock().stop_record
+                && *ended == run
+            {
+                return record.clone();
             }
             if changes.changed().await.is_err() {
                 std::future::pending::<()>().await;

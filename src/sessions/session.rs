@@ -126,6 +126,11 @@ pub(crate) struct SessionState {
     /// The parent stopped the current run (SPEC §4.2 `stop`), with this reason (empty when
     /// it gave none); cleared when the session runs again.
     pub stopping: Option<String>,
+    /// Runs started so far (the spawn's is 1, each resume adds one).
+    pub runs: u64,
+    /// The record of the last stopped run as it became terminal, and which run it was: what
+    /// its `stop` answers, even when input resumed the session before the stop could look.
+    pub stop_record: Option<(u64, Snapshot)>,
 }
 
 /// How the current run is told to end.
@@ -209,6 +214,8 @@ impl Session {
             permit: None,
             run: RunSignals::default(),
             stopping: None,
+            runs: 1,
+            stop_record: None,
         };
         state.set_activity(Activity::starting(), now);
         Session {
@@ -253,6 +260,11 @@ impl Session {
     pub(crate) fn snapshot(&self) -> Snapshot {
         let version = *self.changes.borrow();
         let state = self.lock();
+        self.snapshot_of(&state, version)
+    }
+
+    /// The snapshot of `state` (this session's, locked by the caller) at change `version`.
+    pub(crate) fn snapshot_of(&self, state: &SessionState, version: u64) -> Snapshot {
         let now = Instant::now();
         let end = state.ended_at.unwrap_or(now);
         Snapshot {

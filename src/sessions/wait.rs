@@ -290,4 +290,103 @@ mod tests {
             ]
         );
     }
+
+    /// Ends `session` at `at` after now, as the manager does: terminal, then the waiters
+    /// woken.
+    fn end_after(session: Arc<Session>, at: Duration, text: &'static str) {
+        tokio::spawn(async move {
+            tokio::time::sleep(at).await;
+            let mut state = session.lock();
+            state.status = Status::Completed(text.into());
+            state.ended_at = Some(Instant::now());
+            drop(state);
+            session.notify();
+        });
+    }
+
+    fn named(id: char) -> Arc<Session> {
+        let definition = Arc::new(mock_definition(
+            crate::definition::WireApi::Responses,
+            url::Url::parse("http://127.0.0.1:9/v1").unwrap(),
+        ));
+        Arc::new(Session::new(
+            id.to_string().repeat(32),
+            definition,
+            String::new(),
+            "t".into(),
+            1,
+        ))
+    }
+
+    async fn finished(waiter: &mut Waiter) -> (bool, Vec<Snapshot>) {
+        loop {
+            if let WaitEvent::Finished { timed_out, agents } = waiter.next().await {
+                return (timed_out, agents);
+            }
+        }
+    }
+
+    /// SPEC §4.3 `return_when`: with targets ending at 1 s and 5 s, `any` returns at the first
+    /// end and `all` at the last, each on the event itself (the clock is paused: a poll of
+    /// any period would show as time past the end).
+    #[tokio::test(start_paused = true)]
+    async fn any_returns_at_the_first_end_and_all_at_the_last() {
+        for (return_when, returns_at, finished_count) in [
+            (ReturnWhen::Any, Duration::from_secs(1), 1),
+            (ReturnWhen::All, Duration::from_secs(5), 2),
+        ] {
+            let (fast, slow) = (named('a'), named('b'));
+            let start = Instant::now();
+            end_after(fast.clone(), Duration::from_secs(1), "fast");
+            end_after(slow.clone(), Duration::from_secs(5), "slow");
+            let mut waiter = Waiter::new(
+                vec![slow, fast],
+                start + Duration::from_secs(60),
+                return_when,
+                CancellationToken::new(),
+            );
+            let (timed_out, agents) = finished(&mut waiter).await;
+            let waited = start.elapsed();
+            assert!(
+                waited >= returns_at && waited <= returns_at + Duration::from_millis(5),
+                "{return_when:?} returned after {waited:?}"
+            );
+            assert!(!timed_out, "{return_when:?}: the condition was met");
+            assert_eq!(
+                agents.iter().filter(|a| a.status.is_terminal()).count(),
+                finished_count
+            );
+            assert_eq!(agents[1].status, Status::Completed("fast".into()));
+            assert_eq!(agents.len(), 2, "every target's record, in the order asked");
+        }
+    }
+
+    /// With `any`, a target that has already ended returns the wait at once; with none
+    /// ending, the timeout is reported as such.
+    #[tokio::test(start_paused = true)]
+    async fn any_is_met_by_an_ended_target_and_times_out_when_none_ends() {
+        let (done, running) = (named('c'), named('d'));
+        end_after(done.clone(), Duration::ZERO, "done");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let start = Instant::now();
+        let mut waiter = Waiter::new(
+            vec![running.clone(), done],
+            start + Duration::from_secs(30),
+            ReturnWhen::Any,
+            CancellationToken::new(),
+        );
+        let (timed_out, _) = finished(&mut waiter).await;
+        assert!(!timed_out);
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        let mut waiter = Waiter::new(
+            vec![running],
+            start + Duration::from_secs(30),
+            ReturnWhen::Any,
+            CancellationToken::new(),
+        );
+        let (timed_out, agents) = finished(&mut waiter).await;
+        assert!(timed_out, "no target ended within the timeout");
+        assert_eq!(start.elapsed(), Duration::from_secs(30));
+        assert_eq!(agents[0].status, Status::Running);
+    }
 }

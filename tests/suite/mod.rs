@@ -49,6 +49,7 @@ mod server_sessions;
 mod server_shutdown;
 mod server_stdio_faults;
 mod session_lifecycle;
+mod session_stop;
 mod skills_registry;
 mod soak;
 mod workspace_agents;

@@ -286,7 +286,11 @@ impl Connection {
             for (line, agent) in lines.iter().zip(agents) {
                 let id = agent["agent_id"].as_str().unwrap();
                 let status = agent["status"].as_str().unwrap();
-                let opening = format!("{} {}: {status} ", agent["name"].as_str().unwrap(), &id[..8]);
+                let opening = format!(
+                    "{} {}: {status} ",
+                    agent["name"].as_str().unwrap(),
+                    &id[..8]
+                );
                 assert!(line.starts_with(&opening), "{line:?} for {agent}");
             }
         } else {
