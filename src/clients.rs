@@ -79,8 +79,8 @@ pub const KNOWN_CLIENTS: &[KnownClient] = &[
         name: "claude-code",
         product: "Claude Code",
         version: "2.1.332",
-        timeout: "about 27.8 h per call (MCP_TOOL_TIMEOUT), and an idle limit reset only by a \
-                  result or progress: 30 min on stdio, 5 min over HTTP",
+        timeout: "about 27.8 h per call (`MCP_TOOL_TIMEOUT`), and an idle limit reset only by \
+                  a result or progress: 30 min on stdio, 5 min over HTTP",
         stdio: Advice {
             timeout_ms: MAX_WAIT_MS,
             because: "lets a tool call on stdio run for hours",
@@ -153,6 +153,13 @@ pub const UNKNOWN_CLIENT: Advice = Advice {
     because: "is not one whose limits this server knows, and many clients abort a tool call \
               after 60 s",
 };
+
+/// The tool-call timeout of the clients the table does not know, as docs/clients.md states
+/// it, and where that was checked.
+pub const UNKNOWN_CLIENT_TIMEOUT: &str =
+    "often 60 s (the TypeScript SDK's default request timeout)";
+pub const UNKNOWN_CLIENT_SOURCE: &str =
+    "the TypeScript SDK 1.32.2 (`DEFAULT_REQUEST_TIMEOUT_MSEC = 60000`)";
 
 /// The client of the table named `name` (as it reported itself), if any.
 pub fn identify(name: &str) -> Option<&'static KnownClient> {
