@@ -61,6 +61,8 @@ async fn stop(c: &Connection, id: &str, reason: Option<&str>) -> Value {
         took < STOP_TAKES_LESS_THAN,
         "the stop took {took:?}: {record}"
     );
+    // Measured, not asserted beyond the SPEC's bound (docs/performance.md).
+    eprintln!("stop answered in {} ms", took.as_millis());
     record
 }
 
@@ -76,6 +78,10 @@ async fn children_gone_within(marker: &str, since: Instant, bound: Duration) {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    eprintln!(
+        "children gone {} ms after the stop",
+        since.elapsed().as_millis()
+    );
 }
 
 async fn wait_until_requests(mock: &MockProvider, n: usize) {
@@ -309,5 +315,18 @@ async fn a_stop_of_a_finished_agent_changes_nothing_and_resumes_nothing() {
         .err("send_input", json!({"target": "nobody", "stop": true}))
         .await;
     assert_eq!(code, "unknown_agent");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_slow_to_exit_is_killed_after_a_short_grace_not_the_shutdown_bound() {
+    // The child takes 10 s to exit once its input ends, twice the 5 s shutdown bound.
+    let (mock, marker, _ws, c) = setup(&["--linger-ms", "10000"]).await;
+    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
+    let id = c.spawn("worker", "Sleep long.").await;
+    c.wait_for_phase(&id, "tool_call").await;
+    let stopped_at = Instant::now();
+    assert_eq!(stop(&c, &id, None).await["error"]["code"], "cancelled");
+    children_gone_within(&marker, stopped_at, STOP_TAKES_LESS_THAN).await;
     c.close().await;
 }
