@@ -261,11 +261,9 @@ impl Catalog {
         ))
     }
 
-    /// The rejection of the file that defines `name`, when it was rejected for want of a
-    /// default model.
+    /// Whether the file that defines `name` was rejected for want of a default model.
     pub fn wants_default_model(&self, name: &str) -> bool {
-        self.warnings_about(name)
-            .any(|w| w.effect == Effect::Rejected && w.wants_default_model())
+        self.warnings_about(name).any(Warning::wants_default_model)
     }
 
     /// Whether any definition or skill file was rejected.
