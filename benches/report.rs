@@ -20,8 +20,8 @@ use mcp_agents::limits::ServerLimits;
 use mcp_agents::providers::Request;
 use mcp_agents::providers::format;
 use mcp_agents::providers::{Conversation, ModelSettings, RetryPolicy, ToolOutput};
-use mcp_agents::sessions::WaitEvent;
 use mcp_agents::sessions::{ManagerConfig, SessionManager};
+use mcp_agents::sessions::{ReturnWhen, WaitEvent};
 use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::EnvLookup;
 use mcp_agents::toolbox::ToolSpec;
@@ -237,7 +237,11 @@ async fn wake_up(mock: &MockProvider, ws: &Path) -> Stats {
         let spawned = tokio::time::Instant::now();
         let accepted = manager.spawn("worker", "t").unwrap();
         let mut waiter = manager
-            .wait(&[accepted.agent_id], Duration::from_secs(10))
+            .wait(
+                &[accepted.agent_id],
+                Duration::from_secs(10),
+                ReturnWhen::All,
+            )
             .unwrap();
         let agents = loop {
             if let WaitEvent::Finished { agents, .. } = waiter.next().await {

@@ -18,12 +18,14 @@ pub enum ErrorCode {
     ContextLimit,
     TurnLimit,
     BudgetExceeded,
+    /// The parent stopped the run (`send_input` with `stop`).
+    Cancelled,
     InvalidOutput,
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::InvalidInput,
         ErrorCode::UnknownAgent,
         ErrorCode::CapacityExceeded,
@@ -36,6 +38,7 @@ impl ErrorCode {
         ErrorCode::ContextLimit,
         ErrorCode::TurnLimit,
         ErrorCode::BudgetExceeded,
+        ErrorCode::Cancelled,
         ErrorCode::InvalidOutput,
         ErrorCode::Internal,
     ];
@@ -55,6 +58,7 @@ impl ErrorCode {
             ErrorCode::ContextLimit => "context_limit",
             ErrorCode::TurnLimit => "turn_limit",
             ErrorCode::BudgetExceeded => "budget_exceeded",
+            ErrorCode::Cancelled => "cancelled",
             ErrorCode::InvalidOutput => "invalid_output",
             ErrorCode::Internal => "internal",
         }
@@ -106,6 +110,7 @@ mod tests {
                 "context_limit",
                 "turn_limit",
                 "budget_exceeded",
+                "cancelled",
                 "invalid_output",
                 "internal"
             ]

@@ -5,6 +5,7 @@
 //! | module | layer |
 //! | --- | --- |
 //! | [`limits`] | every bound of SPEC §12, named, with its section |
+//! | [`clients`] | the MCP clients this server knows: their names, tool-call timeouts, the wait advised |
 //! | [`error`] | the error codes of SPEC §11 |
 //! | [`redact`] | secret hiding for logs, errors and `Debug` |
 //! | [`text`] | text cut to a size on a character boundary |
@@ -26,6 +27,7 @@
 
 pub mod child_mcp;
 pub mod cli;
+pub mod clients;
 pub mod console;
 pub mod definition;
 pub mod discovery;

@@ -143,6 +143,10 @@ pub const CHILD_ABANDON_TIMEOUT: Duration = Duration::from_secs(1);
 /// Closing a run's children once `max_run_seconds` has passed: the run fails within a
 /// second of its limit (SPEC §6 step 5), so a child slow to exit is killed after this.
 pub const DEADLINE_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+/// Closing a run's children after the parent stopped it (SPEC §4.2 `stop`): the session is
+/// already terminal; a child slow to exit is killed after this, so its process group is
+/// gone well within the second the stop may take.
+pub const STOP_SHUTDOWN_GRACE: Duration = Duration::from_millis(250);
 /// Connecting to an HTTP child (SPEC §8.1; the providers' connect bound).
 pub const CHILD_HTTP_CONNECT_TIMEOUT: Duration = PROVIDER_CONNECT_TIMEOUT;
 /// A child tool's description given to the model, in bytes (SPEC §8.3, §12).
@@ -203,6 +207,18 @@ pub const UNKNOWN_AGENT_IDS_LISTED: usize = 16;
 pub const DEFAULT_WAIT: Duration = Duration::from_millis(30_000);
 /// `wait_agent`'s largest `timeout_ms` (SPEC §4.3, §12).
 pub const MAX_WAIT_MS: u64 = 300_000;
+/// The longest a `stop` waits for its run to hand back its conversation and become
+/// terminal (SPEC §4.2: the whole stop takes under 1 s). The run answers its cancellation at
+/// once; the bound only keeps a stop from waiting forever on a bug. A `send_input` that
+/// arrives while a stop is under way waits as long.
+pub const STOP_HANDOFF_BOUND: Duration = Duration::from_secs(1);
+/// The `timeout_ms` `wait_agent`'s description advises a client the table of known clients
+/// (`clients.rs`) does not list (SPEC §4.3): most clients are built on the TypeScript SDK,
+/// whose requests time out after 60 s, progress or not.
+pub const UNKNOWN_CLIENT_WAIT_MS: u64 = 55_000;
+/// How much of a result or error message the human line that opens a `wait_agent` answer
+/// quotes, in characters (SPEC §4.3).
+pub const WAIT_LINE_QUOTE_CHARS: usize = 100;
 /// A task `mcp-agents run NAME -` reads from standard input, in bytes (SPEC §2): as much as
 /// an HTTP client could send in one request.
 pub const TERMINAL_TASK_BYTES: usize = HTTP_REQUEST_BODY_BYTES;

@@ -20,7 +20,7 @@ use crate::limits::{SERVER_SHUTDOWN_BOUND, TERMINAL_TASK_BYTES, TERMINAL_WAIT};
 use crate::providers::{Audience, Credential};
 use crate::sessions::SessionManager;
 use crate::sessions::snapshot_json;
-use crate::sessions::{Progress, Step, WaitEvent};
+use crate::sessions::{Progress, ReturnWhen, Step, WaitEvent};
 use crate::sessions::{Snapshot, Status, short_id};
 
 /// `TASK`, or with `-` the task read from standard input (SPEC §2).
@@ -88,15 +88,8 @@ pub(super) fn preflight(
 /// `unknown_agent` for `run`: the file that defines the name when it was rejected, and why;
 /// else the name it is probably a slip of.
 fn unknown_agent(catalog: &Catalog, name: &str) -> AgentError {
-    let rejected = catalog
-        .warnings_about(name)
-        .find(|w| w.effect == Effect::Rejected);
-    let message = match rejected {
-        Some(warning) => format!(
-            "the agent `{name}` is defined in {}, which was rejected: {}",
-            warning.file.display(),
-            warning.reason
-        ),
+    let message = match catalog.rejection_of(name) {
+        Some(rejected) => rejected,
         None => {
             let names = || catalog.agents().iter().map(|a| a.name.as_str());
             let mut message = format!("there is no agent named `{name}`");
@@ -160,15 +153,28 @@ pub(super) async fn run_agent(
     display.started(&accepted.name, &accepted.agent_id);
     let outcome = follow(&manager, &accepted.agent_id, &mut display, &cancel).await;
     display.clear();
-    manager.shutdown(SERVER_SHUTDOWN_BOUND).await;
-    match outcome {
+    let code = match outcome {
         Some(snapshot) => report(&snapshot, json),
-        None => {
-            eprintln!("mcp-agents: interrupted; the agent and its MCP servers were stopped");
-            ExitCode::from(EXIT_INTERRUPTED)
-        }
-    }
+        // Ctrl-C stops the agent as a parent's `stop` does (SPEC §4.2): its work so far is
+        // printed as a failed run's is.
+        None => match manager.stop(&accepted.agent_id, Some(CTRL_C_REASON)).await {
+            Ok(snapshot) => {
+                report(&snapshot, json);
+                eprintln!("mcp-agents: interrupted; the agent and its MCP servers were stopped");
+                ExitCode::from(EXIT_INTERRUPTED)
+            }
+            Err(e) => {
+                eprintln!("error: {}: {}", e.code, e.message);
+                ExitCode::from(EXIT_INTERRUPTED)
+            }
+        },
+    };
+    manager.shutdown(SERVER_SHUTDOWN_BOUND).await;
+    code
 }
+
+/// Why a run ended by Ctrl-C was stopped, as its error message says.
+const CTRL_C_REASON: &str = "interrupted from the terminal (Ctrl-C)";
 
 /// Shows `id`'s activity until it is terminal (`Some`) or `cancel` fires (`None`).
 async fn follow(
@@ -182,7 +188,7 @@ async fn follow(
     loop {
         // Each wait starts by reporting the current activity; the display skips what it
         // has shown already.
-        let mut waiter = manager.wait(&ids, TERMINAL_WAIT).ok()?;
+        let mut waiter = manager.wait(&ids, TERMINAL_WAIT, ReturnWhen::All).ok()?;
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return None,

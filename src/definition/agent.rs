@@ -35,10 +35,36 @@ pub struct AgentDefinition {
     pub tools: ToolFilter,
     pub reasoning_effort: Option<ReasoningEffort>,
     pub temperature: Option<f64>,
+    /// The tools its file asks for that this runtime does not give (Claude Code's `Edit`,
+    /// `Bash`, `WebFetch`…, OpenCode's `edit`, `bash`…), as its file names them, each once:
+    /// the agent runs without them (`check` warns; `spawn_agent` says so, SPEC §4.1).
+    pub unavailable_tools: Vec<String>,
     pub source: SourceFile,
 }
 
 impl AgentDefinition {
+    /// What the parent should know before it picks this agent, when its file asks for tools
+    /// it does not get here: `read-only here: no Edit, Bash` when all it is offered is the
+    /// read-only workspace tools, else `runs here without Edit, Bash`.
+    pub fn offer_note(&self) -> Option<String> {
+        if self.unavailable_tools.is_empty() {
+            return None;
+        }
+        let missing = self.unavailable_tools.join(", ");
+        let read_only = self.sandbox == Sandbox::ReadOnly
+            || self.own_servers().next().is_none()
+                && self
+                    .mcp_servers
+                    .values()
+                    .filter_map(ChildServerConfig::builtin)
+                    .all(|server| server.hints().read_only == Some(true));
+        Some(if read_only {
+            format!("read-only here: no {missing}")
+        } else {
+            format!("runs here without {missing}")
+        })
+    }
+
     /// Whether the model may be offered `server`'s `tool`, given the tool's annotations
     /// (SPEC §8.5): the agent's lists, the server's own lists, then read-only mode.
     /// Deny lists always win. Without the name offered to the model, patterns are matched
@@ -279,6 +305,7 @@ mod tests {
             tools,
             reasoning_effort: None,
             temperature: None,
+            unavailable_tools: Vec::new(),
             source: SourceFile {
                 path: "x.md".into(),
                 format: Format::CanonicalMarkdown,

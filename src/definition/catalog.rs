@@ -165,7 +165,19 @@ impl Warning {
     pub fn about(self, agent: Option<String>) -> Self {
         Warning { agent, ..self }
     }
+
+    /// The file was rejected because it uses its parent's model and the server has no
+    /// default model: the one rejection a client's configuration fixes.
+    pub fn wants_default_model(&self) -> bool {
+        self.effect == Effect::Rejected && self.reason == PARENT_MODEL_REJECTION
+    }
 }
+
+/// Why a definition that defers to its parent's model (Claude `model: inherit` or no model,
+/// OpenCode and Codex files without one) is rejected when the server has no default model.
+pub const PARENT_MODEL_REJECTION: &str = "the definition uses its parent's model (`model: \
+    inherit` or no model), which this server cannot see; name a model in the file, or start \
+    the server with --default-model PROVIDER/MODEL (or set MCP_AGENTS_DEFAULT_MODEL)";
 
 impl fmt::Display for Warning {
     /// `<relative path>: <reason>`; callers prefix `warning: `.
@@ -233,6 +245,25 @@ impl Catalog {
         self.warnings
             .iter()
             .filter(move |w| w.agent.as_deref() == Some(name))
+    }
+
+    /// When the file that defines the agent `name` was rejected: which file and why, the
+    /// words both `spawn_agent` and `mcp-agents run` answer a name that is not in the
+    /// catalog with.
+    pub fn rejection_of(&self, name: &str) -> Option<String> {
+        let warning = self
+            .warnings_about(name)
+            .find(|w| w.effect == Effect::Rejected)?;
+        Some(format!(
+            "the agent `{name}` is defined in {}, which was rejected: {}",
+            warning.file.display(),
+            warning.reason
+        ))
+    }
+
+    /// Whether the file that defines `name` was rejected for want of a default model.
+    pub fn wants_default_model(&self, name: &str) -> bool {
+        self.warnings_about(name).any(Warning::wants_default_model)
     }
 
     /// Whether any definition or skill file was rejected.

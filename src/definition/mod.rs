@@ -32,7 +32,7 @@ mod tool_filter;
 pub use agent::{
     AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, RunBudget, Sandbox, SourceFile,
 };
-pub use catalog::{AgentRoot, Catalog, Effect, SkillRoot, Warning};
+pub use catalog::{AgentRoot, Catalog, Effect, PARENT_MODEL_REJECTION, SkillRoot, Warning};
 pub use child::{BuiltinServer, ChildServerConfig, ChildTransport, ValueSource};
 pub use endpoint::{EndpointUse, check_endpoint, is_loopback};
 pub use json_schema::{

@@ -14,6 +14,7 @@ use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secrets, reject_secret_fields};
 use super::servers::parse_servers;
 use super::unknown_fields::note_near_misses;
+use crate::definition::PARENT_MODEL_REJECTION;
 use crate::definition::SkillRegistry;
 use crate::definition::check_name;
 use crate::definition::is_env_var_name;
@@ -383,18 +384,33 @@ pub(super) fn grant_workspace(draft: &mut Draft) {
         .or_insert_with(|| workspace.config());
 }
 
-/// The one warning about tool entries that name no tool here, worded for the format: a
-/// Claude Code or OpenCode file asks for built-in tools this runtime lacks, and runs
-/// without them; in the other formats an entry that names nothing is a mistake.
-fn unknown_tools_note(draft: &Draft, format: Format) -> Option<String> {
-    if draft.unknown_tools.is_empty() {
-        return None;
-    }
-    let mut unique: Vec<&str> = Vec::new();
+/// The tool entries of `draft` that name no tool here, each once, in the order written.
+fn unknown_tools(draft: &Draft) -> Vec<String> {
+    let mut unique: Vec<String> = Vec::new();
     for entry in &draft.unknown_tools {
-        if !unique.contains(&entry.as_str()) {
-            unique.push(entry);
+        if !unique.contains(entry) {
+            unique.push(entry.clone());
         }
+    }
+    unique
+}
+
+/// The tools a Claude Code or OpenCode file asks for that this runtime does not give (its
+/// built-in tools without an equivalent here): the agent runs without them. In the other
+/// formats an entry that names nothing is a mistake, not a missing tool.
+fn unavailable_tools(unknown: &[String], format: Format) -> Vec<String> {
+    match format {
+        Format::Claude | Format::OpenCode => unknown.to_vec(),
+        Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex => Vec::new(),
+    }
+}
+
+/// The one warning about tool entries that name no tool here (`unique`), worded for the
+/// format: a Claude Code or OpenCode file asks for built-in tools this runtime lacks, and
+/// runs without them; in the other formats an entry that names nothing is a mistake.
+fn unknown_tools_note(draft: &Draft, unique: &[String], format: Format) -> Option<String> {
+    if unique.is_empty() {
+        return None;
     }
     let listed = unique.join(", ");
     let mut note = match format {
@@ -436,18 +452,15 @@ fn unknown_tools_note(draft: &Draft, format: Format) -> Option<String> {
     Some(note)
 }
 
-/// The message for a definition that defers to its parent's model without a server default.
-pub(super) const PARENT_MODEL_HELP: &str = "the definition uses its parent's model (`model: inherit` \
-    or no model), which this server cannot see; name a model in the file, or start the server \
-    with --default-model PROVIDER/MODEL (or set MCP_AGENTS_DEFAULT_MODEL)";
-
 /// Applies every shared rule and builds the definition.
 pub(super) fn finalize(
     draft: Draft,
     source: SourceFile,
     ctx: &mut Ctx<'_>,
 ) -> Result<Parsed, String> {
-    let unknown_tools = unknown_tools_note(&draft, source.format);
+    let unknown = unknown_tools(&draft);
+    let unknown_tools = unknown_tools_note(&draft, &unknown, source.format);
+    let unavailable_tools = unavailable_tools(&unknown, source.format);
     let (name, description, instructions) = required_texts(&draft)?;
     let (model, kind) = model_and_provider(&draft, ctx)?;
     let provider = provider_config(
@@ -478,6 +491,7 @@ pub(super) fn finalize(
         tools: draft.tools,
         reasoning_effort: draft.reasoning_effort,
         temperature: draft.temperature,
+        unavailable_tools,
         source,
     };
     // A workspace server none of whose tools would be offered is not started at all.
@@ -542,7 +556,7 @@ fn model_and_provider(draft: &Draft, ctx: &Ctx<'_>) -> Result<(Model, ProviderKi
                 .options
                 .default_model
                 .as_ref()
-                .ok_or(PARENT_MODEL_HELP)?;
+                .ok_or(PARENT_MODEL_REJECTION)?;
             // `--default-model sonnet`: the alias resolves as it does in a Claude file.
             let id = match resolve_alias(model, &ctx.options.env) {
                 Some(resolved) if *provider == ProviderKind::Anthropic => resolved?.id,

@@ -30,4 +30,4 @@ pub use budget::{RunLimits, Spent};
 pub use model_loop::{RunContext, run_model_loop};
 pub use observer::{Inbox, RunObserver, ToolUse, UsageDelta};
 pub use outcome::{Answer, Failure, RunOutcome, partial_result};
-pub use tool_round::{INTERRUPTED_RESULT, until};
+pub use tool_round::{INTERRUPTED_RESULT, STOPPED_RESULT, until};

@@ -46,7 +46,7 @@ use crate::toolbox::{ToolBox, ToolSpec};
 
 use super::budget::{RunLimits, Spent};
 use super::observer::{Inbox, RunObserver, UsageDelta};
-use super::outcome::{Answer, Failure, RunOutcome};
+use super::outcome::{Answer, Failure, RunOutcome, partial_result};
 
 /// Everything one run needs besides the conversation.
 pub struct RunContext<'a> {
@@ -221,9 +221,20 @@ impl Run<'_, '_> {
         RunOutcome::Failed(Failure::with_partial(error, &self.last_text))
     }
 
+    /// The run was cancelled: it ends here, keeping its last text.
+    fn cancelled(&self) -> RunOutcome {
+        RunOutcome::Cancelled {
+            partial_result: partial_result(&self.last_text),
+        }
+    }
+
     /// Checks the budgets, delivers queued input and asks the provider for the next reply,
     /// under the run's deadline, its cancellation and interrupts.
     async fn ask(&mut self) -> Flow<Reply> {
+        // A cancelled run takes no input: what is queued stays queued (SPEC §4.2 `stop`).
+        if self.ctx.cancel.is_cancelled() {
+            return Flow::End(self.cancelled());
+        }
         let ctx = &mut self.ctx;
         // The limits come before taking input: input that no request will carry stays
         // queued, and the failed record counts it.
@@ -260,7 +271,11 @@ impl Run<'_, '_> {
         };
         let reply = tokio::select! {
             biased;
-            () = ctx.cancel.cancelled() => return Flow::End(RunOutcome::Cancelled),
+            () = ctx.cancel.cancelled() => {
+                return Flow::End(RunOutcome::Cancelled {
+                    partial_result: partial_result(&self.last_text),
+                });
+            }
             () = until(ctx.limits.deadline()) => {
                 let error = ctx.limits.out_of_time("the model request in flight was cancelled");
                 return Flow::End(RunOutcome::Failed(Failure::with_partial(error, &self.last_text)));
@@ -334,7 +349,7 @@ impl Run<'_, '_> {
         self.conversation.push_tool_outputs(&outputs);
         let error = match end {
             RoundEnd::Finished | RoundEnd::Interrupted => return Flow::Next(()),
-            RoundEnd::Cancelled => return Flow::End(RunOutcome::Cancelled),
+            RoundEnd::Cancelled => return Flow::End(self.cancelled()),
             RoundEnd::OutOfTime => ctx
                 .limits
                 .out_of_time("the tool calls in flight were cancelled"),

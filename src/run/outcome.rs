@@ -13,8 +13,12 @@ use crate::text::cut_utf8;
 pub enum RunOutcome {
     Completed(Answer),
     Failed(Failure),
-    /// Cancelled through the token; the conversation is valid and can be resumed.
-    Cancelled,
+    /// Cancelled through the token (the parent stopped the run, or the server is
+    /// stopping); the conversation is valid and can be resumed. Keeps the run's last
+    /// assistant text, as a failure does.
+    Cancelled {
+        partial_result: Option<String>,
+    },
 }
 
 /// A completed run's result.

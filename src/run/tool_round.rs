@@ -27,6 +27,11 @@ use crate::toolbox::{ToolBox, ToolDescriptor};
 pub const INTERRUPTED_RESULT: &str =
     "interrupted: new input arrived before this tool call finished, so it was cancelled";
 
+/// What a tool call that never finished because the run was stopped (the parent's `stop`,
+/// or the server shutting down) tells the model, when the conversation is resumed.
+pub const STOPPED_RESULT: &str =
+    "cancelled: the run was stopped before this tool call finished, so it was cancelled";
+
 /// What a tool call the output limit cut off tells the model.
 pub(super) fn cut_off_result(name: &str, limit: u32) -> String {
     format!(
@@ -86,7 +91,7 @@ pub(super) enum RoundEnd {
     Finished,
     /// New input arrived: the calls in flight were cancelled; the run goes on.
     Interrupted,
-    /// The server is stopping.
+    /// The run was stopped (the parent's `stop`, or the server is stopping).
     Cancelled,
     /// `max_run_seconds` passed: the calls in flight were cancelled.
     OutOfTime,
@@ -266,6 +271,7 @@ fn answer_unfinished(
         RoundEnd::OutOfTime => {
             out_of_time_result(round.limits.budget.max_run_seconds.unwrap_or_default())
         }
+        RoundEnd::Cancelled => STOPPED_RESULT.to_owned(),
         _ => INTERRUPTED_RESULT.to_owned(),
     };
     calls

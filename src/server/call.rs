@@ -13,14 +13,14 @@ use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde_json::{Value, json};
 
 use super::schema::{
-    Flag, SEND_INPUT, SPAWN_AGENT, SendInputArgs, SpawnArgs, Targets, Text, WAIT_AGENT, WaitArgs,
-    WaitTimeout, field_names,
+    Flag, OptionalText, ReturnWhenArg, SEND_INPUT, SPAWN_AGENT, SendInputArgs, SpawnArgs, Targets,
+    Text, WAIT_AGENT, WaitArgs, WaitTimeout, field_names,
 };
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::MAX_WAIT_MS;
-use crate::sessions::Snapshot;
 use crate::sessions::{Accepted, require_text};
-use crate::sessions::{error_json, snapshot_json};
+use crate::sessions::{ReturnWhen, Snapshot};
+use crate::sessions::{error_json, snapshot_json, summary_line};
 
 /// A checked call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,9 +34,15 @@ pub enum Call {
         message: String,
         interrupt: bool,
     },
+    /// `send_input` with `stop: true`; the message, if any, is the reason.
+    Stop {
+        target: String,
+        reason: Option<String>,
+    },
     Wait {
         targets: Vec<String>,
         timeout: Duration,
+        return_when: ReturnWhen,
     },
 }
 
@@ -63,18 +69,34 @@ pub fn parse_call(tool: &str, arguments: Option<&JsonObject>) -> Option<Result<C
             name: a.name.0,
             task: a.task.0,
         }),
-        SEND_INPUT => read::<SendInputArgs>(arguments).map(|a| Call::SendInput {
-            target: a.target.0,
-            message: a.message.0,
-            interrupt: a.interrupt.0,
-        }),
+        SEND_INPUT => read::<SendInputArgs>(arguments).and_then(send_input_call),
         WAIT_AGENT => read::<WaitArgs>(arguments).map(|a| Call::Wait {
             targets: a.targets.0,
             timeout: a.timeout_ms.0,
+            return_when: a.return_when.0,
         }),
         _ => return None,
     };
     Some(call)
+}
+
+/// `send_input`'s fields that go together (SPEC §4.2): `message` is required unless `stop`
+/// is true (it is then the reason), and `stop` does not go with `interrupt`.
+fn send_input_call(args: SendInputArgs) -> Result<Call, AgentError> {
+    let target = args.target.0;
+    match (args.stop.0, args.interrupt.0, args.message.0) {
+        (true, true, _) => Err(invalid(
+            "`stop` and `interrupt` cannot both be true: interrupt cancels the current step and \
+             goes on with the queued input, stop ends the run; send one of them",
+        )),
+        (true, false, reason) => Ok(Call::Stop { target, reason }),
+        (false, interrupt, Some(message)) => Ok(Call::SendInput {
+            target,
+            message,
+            interrupt,
+        }),
+        (false, _, None) => Err(invalid("`message` is required (unless `stop` is true)")),
+    }
 }
 
 /// Reads `arguments` into `T`. The field types' checks say what is wrong with a value
@@ -134,6 +156,33 @@ impl<'de> Deserialize<'de> for Text {
                 .map(|()| Text(s))
                 .map_err(|e| D::Error::custom(e.message)),
             other => Err(rule(format!("must be a string, not {}", kind(&other)))),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OptionalText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Null => Ok(OptionalText(None)),
+            Value::String(s) => require_text(FIELD, &s)
+                .map(|()| OptionalText(Some(s)))
+                .map_err(|e| D::Error::custom(e.message)),
+            other => Err(rule(format!("must be a string, not {}", kind(&other)))),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ReturnWhenArg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Null => Ok(ReturnWhenArg::default()),
+            Value::String(s) if s == "all" => Ok(ReturnWhenArg(ReturnWhen::All)),
+            Value::String(s) if s == "any" => Ok(ReturnWhenArg(ReturnWhen::Any)),
+            Value::String(s) => Err(rule(format!("is {s:?}; it must be \"all\" or \"any\""))),
+            other => Err(rule(format!(
+                "must be \"all\" or \"any\", not {}",
+                kind(&other)
+            ))),
         }
     }
 }
@@ -214,7 +263,19 @@ impl<'de> Deserialize<'de> for WaitTimeout {
 
 /// A success: the JSON as `structuredContent` and as one text block.
 pub(super) fn success(value: Value) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    success_with_lines(value, &[])
+}
+
+/// A success whose text block opens with `lines` for people, then the JSON on a line of its
+/// own (SPEC §4.3); `structuredContent` is the JSON alone.
+fn success_with_lines(value: Value, lines: &[String]) -> CallToolResult {
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    text.push_str(&value.to_string());
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(value);
     result
 }
@@ -227,24 +288,46 @@ pub(super) fn failure(error: &AgentError) -> CallToolResult {
     result
 }
 
-/// `spawn_agent`'s result (with the model and provider, SPEC §4.1), or with `with_queue`
-/// `send_input`'s (with the queue's length, SPEC §4.2).
-pub(super) fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
+/// `spawn_agent`'s result (with the model and provider, SPEC §4.1, and the agent's `note`
+/// when it lacks tools its definition asks for).
+pub(super) fn spawned_json(accepted: &Accepted, note: Option<String>) -> Value {
     let mut value = json!({
         "agent_id": accepted.agent_id,
         "name": accepted.name,
         "status": "running",
+        "model": accepted.model,
+        "provider": accepted.provider,
     });
-    if with_queue {
-        value["queued"] = json!(accepted.queued);
-    } else {
-        value["model"] = json!(accepted.model);
-        value["provider"] = json!(accepted.provider);
+    if let Some(note) = note {
+        value["note"] = json!(note);
     }
     value
 }
 
-pub(super) fn wait_json(timed_out: bool, agents: &[Snapshot]) -> Value {
+/// `send_input`'s result (with the queue's length, SPEC §4.2).
+pub(super) fn queued_json(accepted: &Accepted) -> Value {
+    json!({
+        "agent_id": accepted.agent_id,
+        "name": accepted.name,
+        "status": "running",
+        "queued": accepted.queued,
+    })
+}
+
+/// `send_input`'s result after a stop: the agent's record, with `queued` always there.
+pub(super) fn stopped_json(record: &Snapshot) -> Value {
+    let mut value = snapshot_json(record);
+    value["queued"] = json!(record.queued);
+    value
+}
+
+/// `wait_agent`'s result: one human line per agent, then the JSON (SPEC §4.3).
+pub(super) fn wait_result(timed_out: bool, agents: &[Snapshot]) -> CallToolResult {
+    let lines: Vec<String> = agents.iter().map(summary_line).collect();
+    success_with_lines(wait_json(timed_out, agents), &lines)
+}
+
+fn wait_json(timed_out: bool, agents: &[Snapshot]) -> Value {
     json!({
         "timed_out": timed_out,
         "agents": agents.iter().map(snapshot_json).collect::<Vec<_>>(),
@@ -306,18 +389,69 @@ mod tests {
             .contains("`interrupt`")
         );
         assert_eq!(
+            refusal(SEND_INPUT, json!({"target": "a"})),
+            "`message` is required (unless `stop` is true)"
+        );
+        assert_eq!(
+            call(SEND_INPUT, json!({"target": "a", "stop": true})).unwrap(),
+            Call::Stop {
+                target: "a".into(),
+                reason: None
+            },
+            "SPEC §4.2: the message is optional with stop"
+        );
+        assert_eq!(
+            call(
+                SEND_INPUT,
+                json!({"target": "a", "stop": true, "message": "wrong file"})
+            )
+            .unwrap(),
+            Call::Stop {
+                target: "a".into(),
+                reason: Some("wrong file".into())
+            }
+        );
+        assert!(
+            refusal(
+                SEND_INPUT,
+                json!({"target": "a", "stop": true, "interrupt": true})
+            )
+            .starts_with("`stop` and `interrupt` cannot both be true"),
+            "SPEC §4.2: stop with interrupt is invalid_input"
+        );
+        assert_eq!(
+            refusal(
+                SEND_INPUT,
+                json!({"target": "a", "stop": true, "message": " "})
+            ),
+            "`message` must not be empty"
+        );
+        assert_eq!(
             call(WAIT_AGENT, json!({"targets": ["a"]})).unwrap(),
             Call::Wait {
                 targets: vec!["a".into()],
-                timeout: Duration::from_millis(30_000)
+                timeout: Duration::from_millis(30_000),
+                return_when: ReturnWhen::All,
             },
-            "SPEC §4.3: the default wait is 30 s"
+            "SPEC §4.3: the default wait is 30 s, for all targets"
+        );
+        match call(WAIT_AGENT, json!({"targets": ["a"], "return_when": "any"})) {
+            Ok(Call::Wait { return_when, .. }) => assert_eq!(return_when, ReturnWhen::Any),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            refusal(
+                WAIT_AGENT,
+                json!({"targets": ["a"], "return_when": "first"})
+            ),
+            "`return_when` is \"first\"; it must be \"all\" or \"any\""
         );
         assert_eq!(
             call(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 300_000})).unwrap(),
             Call::Wait {
                 targets: vec!["a".into()],
-                timeout: Duration::from_millis(300_000)
+                timeout: Duration::from_millis(300_000),
+                return_when: ReturnWhen::All,
             },
             "the maximum itself is accepted"
         );

@@ -1,5 +1,11 @@
 //! The `rmcp` server handler. Cheap to clone: stateless HTTP builds one per request, so all
 //! state lives in the shared [`SessionManager`].
+//!
+//! It knows which client it serves, per request: the `clientInfo` of `initialize`, or under
+//! MCP 2026-07-28 the client information every request carries in `_meta` (`rmcp`'s
+//! `RequestContext::client_info` reads both). `wait_agent`'s description advises that
+//! client's longest wait (`crate::clients`), and a rejection that the client's configuration
+//! fixes says how in that client's terms.
 
 use std::sync::Arc;
 
@@ -12,28 +18,82 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::call::{self, Call};
 use super::schema;
-use crate::sessions::SessionManager;
-use crate::sessions::WaitEvent;
+use crate::clients::{self, KnownClient, Transport};
+use crate::error::{AgentError, ErrorCode};
+use crate::sessions::{ReturnWhen, SessionManager, WaitEvent};
 
 #[derive(Clone)]
 pub(super) struct AgentsServer {
     manager: Arc<SessionManager>,
-    tools: Arc<Vec<Tool>>,
+    transport: Transport,
+    /// `spawn_agent` and `send_input`, built once; `None` for an empty catalog (no tools).
+    fixed_tools: Option<Arc<(Tool, Tool)>>,
 }
 
 impl AgentsServer {
-    pub(super) fn new(manager: Arc<SessionManager>) -> Self {
-        let tools = Arc::new(schema::tool_list(manager.catalog()));
-        AgentsServer { manager, tools }
+    /// The handler for `manager`'s catalog served over `transport`. The agents' marks in
+    /// `spawn_agent`'s description are read here, once: a key unset now is unset for the
+    /// life of the process (a client passes its servers a fixed environment).
+    pub(super) fn new(manager: Arc<SessionManager>, transport: Transport) -> Self {
+        let catalog = manager.catalog();
+        let fixed_tools = (!catalog.agents().is_empty()).then(|| {
+            let agents: Vec<_> = catalog
+                .agents()
+                .iter()
+                .map(|agent| {
+                    let marks = schema::agent_marks(agent, manager.missing_key(agent));
+                    (&**agent, marks)
+                })
+                .collect();
+            Arc::new((schema::spawn_agent_tool(&agents), schema::send_input_tool()))
+        });
+        AgentsServer {
+            manager,
+            transport,
+            fixed_tools,
+        }
+    }
+
+    /// The client a request comes from, when the table knows it.
+    fn client(context: &RequestContext<RoleServer>) -> Option<&'static KnownClient> {
+        let info = context.client_info()?;
+        clients::identify(&info.name)
+    }
+
+    /// `spawn_agent`: its result carries the agent's note; a name whose file was rejected
+    /// for want of a default model says how to give one in this client's configuration.
+    fn spawn(&self, name: &str, task: &str, client: Option<&KnownClient>) -> CallToolResult {
+        match self.manager.spawn(name, task) {
+            Ok(accepted) => {
+                let note = self
+                    .manager
+                    .catalog()
+                    .get(&accepted.name)
+                    .and_then(|agent| agent.offer_note());
+                call::success(call::spawned_json(&accepted, note))
+            }
+            Err(e)
+                if e.code == ErrorCode::UnknownAgent
+                    && self.manager.catalog().wants_default_model(name) =>
+            {
+                let fix = clients::default_model_fix(client);
+                call::failure(&AgentError::new(
+                    e.code,
+                    format!("{}. To set it: {fix}", e.message),
+                ))
+            }
+            Err(e) => call::failure(&e),
+        }
     }
 
     async fn wait(
         &self,
         targets: Vec<String>,
         timeout: std::time::Duration,
+        return_when: ReturnWhen,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let mut waiter = match self.manager.wait(&targets, timeout) {
+        let mut waiter = match self.manager.wait(&targets, timeout, return_when) {
             Ok(waiter) => waiter,
             Err(e) => return call::failure(&e),
         };
@@ -49,7 +109,7 @@ impl AgentsServer {
             };
             match event {
                 WaitEvent::Finished { timed_out, agents } => {
-                    return call::success(call::wait_json(timed_out, &agents));
+                    return call::wait_result(timed_out, &agents);
                 }
                 WaitEvent::Progress(steps) => {
                     let Some(token) = &token else { continue };
@@ -77,9 +137,18 @@ impl ServerHandler for AgentsServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        let Some(fixed) = &self.fixed_tools else {
+            return Ok(ListToolsResult::with_all_items(Vec::new()));
+        };
+        let advice = clients::wait_advice(Self::client(&context), self.transport);
+        let (spawn, send) = fixed.as_ref();
+        Ok(ListToolsResult::with_all_items(vec![
+            spawn.clone(),
+            send.clone(),
+            schema::wait_agent_tool(&advice),
+        ]))
     }
 
     async fn call_tool(
@@ -87,7 +156,7 @@ impl ServerHandler for AgentsServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if self.tools.is_empty() {
+        if self.fixed_tools.is_none() {
             return Err(McpError::invalid_params(
                 format!(
                     "tool not found: {} (this workspace defines no agents)",
@@ -107,19 +176,26 @@ impl ServerHandler for AgentsServer {
             Some(Ok(call)) => call,
         };
         let result = match call {
-            Call::Spawn { name, task } => match self.manager.spawn(&name, &task) {
-                Ok(accepted) => call::success(call::accepted_json(&accepted, false)),
-                Err(e) => call::failure(&e),
-            },
+            Call::Spawn { name, task } => self.spawn(&name, &task, Self::client(&context)),
             Call::SendInput {
                 target,
                 message,
                 interrupt,
-            } => match self.manager.send_input(&target, &message, interrupt) {
-                Ok(accepted) => call::success(call::accepted_json(&accepted, true)),
+            } => match self.manager.send_input(&target, &message, interrupt).await {
+                Ok(accepted) => call::success(call::queued_json(&accepted)),
                 Err(e) => call::failure(&e),
             },
-            Call::Wait { targets, timeout } => self.wait(targets, timeout, &context).await,
+            Call::Stop { target, reason } => {
+                match self.manager.stop(&target, reason.as_deref()).await {
+                    Ok(record) => call::success(call::stopped_json(&record)),
+                    Err(e) => call::failure(&e),
+                }
+            }
+            Call::Wait {
+                targets,
+                timeout,
+                return_when,
+            } => self.wait(targets, timeout, return_when, &context).await,
         };
         Ok(result.into())
     }

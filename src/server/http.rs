@@ -122,7 +122,7 @@ pub async fn serve_http(
         config = config.disable_allowed_hosts();
     }
     // rmcp calls the factory for every request; the tool list is built once and shared.
-    let server = AgentsServer::new(manager);
+    let server = AgentsServer::new(manager, crate::clients::Transport::Http);
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(CappedSessions::default()),

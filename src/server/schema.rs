@@ -17,8 +17,9 @@ use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::definition::Catalog;
+use crate::definition::AgentDefinition;
 use crate::limits::{AGENT_DESCRIPTION_CHARS, DEFAULT_WAIT, MAX_WAIT_MS};
+use crate::sessions::ReturnWhen;
 
 pub const SPAWN_AGENT: &str = "spawn_agent";
 pub const SEND_INPUT: &str = "send_input";
@@ -33,12 +34,13 @@ const PROVIDER_FIELD: &str = "the agent's provider: openai, anthropic or custom"
 pub(super) const INSTRUCTIONS: &str = "This server runs subagents defined in this workspace, each \
 with its own model and tools, in the background.\n\
 1. spawn_agent starts one on a self-contained task and returns its agent_id at once.\n\
-2. Keep working; then call wait_agent with the ids and a bounded timeout_ms (about 55000 or \
-less unless your client allows longer tool calls).\n\
+2. Keep working; then call wait_agent with the ids and the timeout_ms its description \
+advises for your client (a wait returns as soon as the agents finish, so a long one costs \
+nothing when the work is quick).\n\
 3. While an agent runs, wait_agent shows its `activity` (what it is doing and for how long); \
 a timeout returns control and cancels nothing, so wait again.\n\
 4. Continue a finished agent, or steer a running one, with send_input (interrupt: true \
-cancels its current step first).\n\
+cancels its current step first; stop: true ends its run, keeping its partial work).\n\
 5. Before relying on a result, read it whole: partial_result keeps a failed agent's work, \
 refused: true means it declined, tools_used shows what it really did.\n\
 6. If an agent fails with context_limit, spawn a fresh agent for a narrower task.\n\
@@ -63,11 +65,15 @@ pub(super) struct SpawnArgs {
 pub(super) struct SendInputArgs {
     /// The agent_id.
     pub target: Text,
-    /// What to tell the agent.
-    pub message: Text,
+    /// What to tell the agent; with stop, why it is stopped (optional then).
+    #[serde(default)]
+    pub message: OptionalText,
     /// Cancel the agent's current step first.
     #[serde(default)]
     pub interrupt: Flag,
+    /// End the agent's run now, keeping its partial work; the agent stays resumable.
+    #[serde(default)]
+    pub stop: Flag,
 }
 
 /// `wait_agent`'s arguments.
@@ -79,11 +85,18 @@ pub(super) struct WaitArgs {
     /// Longest wait, in milliseconds.
     #[serde(default)]
     pub timeout_ms: WaitTimeout,
+    /// Return when all targets have finished, or as soon as any one has.
+    #[serde(default)]
+    pub return_when: ReturnWhenArg,
 }
 
 /// A required, nonempty string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Text(pub String);
+
+/// A nonempty string that may be absent (or null).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct OptionalText(pub Option<String>);
 
 /// A boolean that is false when absent or null.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -92,6 +105,10 @@ pub(super) struct Flag(pub bool);
 /// One or more distinct, nonempty agent_ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Targets(pub Vec<String>);
+
+/// `return_when`: `"all"` (the default) or `"any"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct ReturnWhenArg(pub ReturnWhen);
 
 /// `timeout_ms`: a whole number of milliseconds from 0 to [`MAX_WAIT_MS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +126,18 @@ impl JsonSchema for Text {
     }
     fn schema_name() -> Cow<'static, str> {
         "Text".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string", "minLength": 1})
+    }
+}
+
+impl JsonSchema for OptionalText {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "OptionalText".into()
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "string", "minLength": 1})
@@ -141,6 +170,18 @@ impl JsonSchema for Targets {
             "uniqueItems": true,
             "items": {"type": "string", "minLength": 1}
         })
+    }
+}
+
+impl JsonSchema for ReturnWhenArg {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "ReturnWhen".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string", "enum": ["all", "any"], "default": "all"})
     }
 }
 
@@ -178,18 +219,6 @@ pub(super) fn field_names<T: JsonSchema + std::any::Any>() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The tool list: the three tools, or none for an empty catalog.
-pub(super) fn tool_list(catalog: &Catalog) -> Vec<Tool> {
-    if catalog.agents().is_empty() {
-        return Vec::new();
-    }
-    vec![
-        spawn_agent_tool(catalog),
-        send_input_tool(),
-        wait_agent_tool(),
-    ]
-}
-
 fn object(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
@@ -198,12 +227,25 @@ fn object(value: Value) -> Arc<JsonObject> {
 }
 
 /// One line per agent for the description: `name: description`, whitespace collapsed, cut
-/// at [`AGENT_DESCRIPTION_CHARS`].
-fn agent_line(name: &str, description: &str) -> String {
+/// at [`AGENT_DESCRIPTION_CHARS`], then its marks in parentheses (`read-only here: no Edit`,
+/// `needs OPENAI_API_KEY`).
+fn agent_line(name: &str, description: &str, marks: &[String]) -> String {
     let flat = description.split_whitespace().collect::<Vec<_>>().join(" ");
     let cut: String = flat.chars().take(AGENT_DESCRIPTION_CHARS).collect();
     let ellipsis = if cut.len() < flat.len() { "…" } else { "" };
-    format!("- {name}: {cut}{ellipsis}")
+    let marks: String = marks.iter().map(|m| format!(" ({m})")).collect();
+    format!("- {name}: {cut}{ellipsis}{marks}")
+}
+
+/// What the parent should know about an agent before it picks it (SPEC §4.1): the tools its
+/// file asks for that it does not get here, and the key variable that was unset when the
+/// server started (`missing_key`).
+pub(super) fn agent_marks(agent: &AgentDefinition, missing_key: Option<String>) -> Vec<String> {
+    agent
+        .offer_note()
+        .into_iter()
+        .chain(missing_key.map(|var| format!("needs {var}")))
+        .collect()
 }
 
 /// A tool's output schema: its success shape or the error shape. The root says `object`
@@ -223,19 +265,22 @@ fn error_shape() -> Value {
     })
 }
 
-fn spawn_agent_tool(catalog: &Catalog) -> Tool {
-    let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
-    let list: Vec<String> = catalog
-        .agents()
+/// `spawn_agent`, offering `agents`, each with its marks ([`agent_marks`]).
+pub(super) fn spawn_agent_tool(agents: &[(&AgentDefinition, Vec<String>)]) -> Tool {
+    let names: Vec<&str> = agents.iter().map(|(a, _)| a.name.as_str()).collect();
+    let list: Vec<String> = agents
         .iter()
-        .map(|a| agent_line(&a.name, &a.description))
+        .map(|(a, marks)| agent_line(&a.name, &a.description, marks))
         .collect();
     let description = format!(
         "Start a subagent in the background on a focused task and return its agent_id at \
          once, before it does any work, with the model and provider it will use. The subagent \
          has its own model and tools and does not see this conversation: put everything it \
          needs in `task`. Keep working, then collect the result with wait_agent. At most 8 \
-         agents run at once; finished agents do not count.\n\nAgents:\n{}",
+         agents run at once; finished agents do not count. An agent marked \"read-only here\" \
+         or \"runs here without\" lacks tools its definition asks for (it cannot edit files or \
+         run commands here); one marked \"needs VAR\" cannot start until the server is \
+         restarted with that key.\n\nAgents:\n{}",
         list.join("\n")
     );
     // The catalog's names are known only at startup: they join the generated schema.
@@ -248,7 +293,10 @@ fn spawn_agent_tool(catalog: &Catalog) -> Tool {
         "properties": {"agent_id": {"type": "string"}, "name": {"type": "string"},
                        "status": {"type": "string", "enum": ["running"]},
                        "model": {"type": "string", "description": MODEL_FIELD},
-                       "provider": {"type": "string", "description": PROVIDER_FIELD}},
+                       "provider": {"type": "string", "description": PROVIDER_FIELD},
+                       "note": {"type": "string", "description": "present when the agent \
+                           lacks tools its definition asks for: which, e.g. \"read-only \
+                           here: no Edit, Bash\""}},
         "required": ["agent_id", "name", "status", "model", "provider"]
     }));
     Tool::new(SPAWN_AGENT, description, Arc::new(input))
@@ -262,16 +310,25 @@ fn spawn_agent_tool(catalog: &Catalog) -> Tool {
         )
 }
 
-fn send_input_tool() -> Tool {
+pub(super) fn send_input_tool() -> Tool {
     let description = "Send a message to an agent. While it runs, the message is queued and \
         delivered at its next step, after any pending tool results (at most 16 queued). With \
         interrupt: true, its current model request or tool call is cancelled first and it \
         continues with the queued input, this message included. A completed or failed agent \
-        is resumed with this message on the same conversation (it needs a free run slot).";
+        is resumed with this message on the same conversation (it needs a free run slot). \
+        With stop: true (message optional, then the reason), the agent's run ends at once: \
+        its model request or tool call is abandoned, its MCP servers are shut down, it \
+        becomes failed with the code cancelled, keeping its partial_result, usage and any \
+        queued input, and its run slot is free; the answer is its record as wait_agent shows \
+        it. Stopping a finished agent changes nothing. A stopped agent resumes like any \
+        failed one.";
     let output = result_schema(json!({
         "type": "object",
         "properties": {"agent_id": {"type": "string"}, "name": {"type": "string"},
-                       "status": {"type": "string", "enum": ["running"]},
+                       "status": {"type": "string", "enum": ["running", "completed", "failed"],
+                                  "description": "running, except after stop: the agent's \
+                                      status then (failed with the code cancelled, or the \
+                                      status it had already reached)"},
                        "queued": {"type": "integer", "minimum": 0}},
         "required": ["agent_id", "name", "status", "queued"]
     }));
@@ -286,18 +343,23 @@ fn send_input_tool() -> Tool {
         )
 }
 
-fn wait_agent_tool() -> Tool {
-    let description = "Wait until every listed agent has finished, or until timeout_ms \
-        passes, and return each agent's status: its result or error, the model it used, turns, \
-        token usage, the tools it really called (tools_used) and elapsed time, and for a \
-        running agent its current activity (phase, what it is doing, for how long). It is an \
-        event wait: a finished agent returns at once; timeout_ms 0 returns a snapshot. A \
-        timeout only returns control: agents keep running, so wait again. Results stay \
-        available and can be read again. Read before trusting a result: a failed agent's \
-        partial_result holds the work it did before failing; refused: true means the model \
-        declined the task and result is its refusal; tools_used shows whether it ran the \
-        searches or calls its result claims. Many clients abort a tool call after 60 s, so \
-        keep timeout_ms at about 55000 or less unless your client allows longer calls.";
+/// `wait_agent`, its description ending with `advice`: the longest wait the calling client
+/// takes (`crate::clients::wait_advice`).
+pub(super) fn wait_agent_tool(advice: &str) -> Tool {
+    let description = format!(
+        "Wait until every listed agent has finished (with return_when: \"any\", until the \
+        first one has), or until timeout_ms passes, and return each agent's status: its \
+        result or error, the model it used, turns, token usage, the tools it really called \
+        (tools_used) and elapsed time, and for a running agent its current activity (phase, \
+        what it is doing, for how long). The text answer opens with one line per agent. It is \
+        an event wait: it returns as soon as the agents finish, so a long timeout_ms costs \
+        nothing when the work is quick; timeout_ms 0 returns a snapshot. A timeout only \
+        returns control: agents keep running, so wait again (send_input with stop: true ends \
+        one). Results stay available and can be read again. Read before trusting a result: \
+        a failed agent's partial_result holds the work it did before failing; refused: true \
+        means the model declined the task and result is its refusal; tools_used shows \
+        whether it ran the searches or calls its result claims. {advice}"
+    );
     let agent = json!({
         "type": "object",
         "properties": {
@@ -348,7 +410,10 @@ fn wait_agent_tool() -> Tool {
     });
     let output = result_schema(json!({
         "type": "object",
-        "properties": {"timed_out": {"type": "boolean"}, "agents": {"type": "array", "items": agent}},
+        "properties": {"timed_out": {"type": "boolean", "description": "the timeout passed \
+                           first: some agent still runs (with return_when \"any\": none has \
+                           finished)"},
+                       "agents": {"type": "array", "items": agent}},
         "required": ["timed_out", "agents"]
     }));
     Tool::new(WAIT_AGENT, description, input_schema::<WaitArgs>())
@@ -369,10 +434,15 @@ mod tests {
     #[test]
     fn agent_lines_keep_descriptions_up_to_the_cap_whole() {
         let whole = "w".repeat(AGENT_DESCRIPTION_CHARS);
-        assert_eq!(agent_line("a", &whole), format!("- a: {whole}"));
+        assert_eq!(agent_line("a", &whole, &[]), format!("- a: {whole}"));
         let longer = format!("{whole}é");
-        assert_eq!(agent_line("a", &longer), format!("- a: {whole}…"));
-        assert_eq!(agent_line("a", "two\n  lines"), "- a: two lines");
+        assert_eq!(agent_line("a", &longer, &[]), format!("- a: {whole}…"));
+        assert_eq!(agent_line("a", "two\n  lines", &[]), "- a: two lines");
+        let marks = ["read-only here: no Edit".to_owned(), "needs K".to_owned()];
+        assert_eq!(
+            agent_line("a", "Fix.", &marks),
+            "- a: Fix. (read-only here: no Edit) (needs K)"
+        );
     }
 
     /// The schemas clients see, pinned: a change to an argument struct shows here.
@@ -398,11 +468,14 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "target": {"type": "string", "minLength": 1, "description": "The agent_id."},
-                    "message": {"type": "string", "minLength": 1, "description": "What to tell the agent."},
+                    "message": {"type": "string", "minLength": 1,
+                                "description": "What to tell the agent; with stop, why it is stopped (optional then)."},
                     "interrupt": {"type": "boolean", "default": false,
-                                  "description": "Cancel the agent's current step first."}
+                                  "description": "Cancel the agent's current step first."},
+                    "stop": {"type": "boolean", "default": false,
+                             "description": "End the agent's run now, keeping its partial work; the agent stays resumable."}
                 },
-                "required": ["target", "message"],
+                "required": ["target"],
                 "additionalProperties": false
             })
         );
@@ -415,7 +488,9 @@ mod tests {
                                 "items": {"type": "string", "minLength": 1},
                                 "description": "The agent_ids to wait for."},
                     "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 300000,
-                                   "default": 30000, "description": "Longest wait, in milliseconds."}
+                                   "default": 30000, "description": "Longest wait, in milliseconds."},
+                    "return_when": {"type": "string", "enum": ["all", "any"], "default": "all",
+                                    "description": "Return when all targets have finished, or as soon as any one has."}
                 },
                 "required": ["targets"],
                 "additionalProperties": false
@@ -423,7 +498,7 @@ mod tests {
         );
         assert_eq!(
             field_names::<SendInputArgs>(),
-            ["target", "message", "interrupt"]
+            ["target", "message", "interrupt", "stop"]
         );
     }
 }

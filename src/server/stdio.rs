@@ -85,7 +85,7 @@ where
     };
     let served = async {
         let service = tokio::select! {
-            started = AgentsServer::new(manager).serve(transport) => {
+            started = AgentsServer::new(manager, crate::clients::Transport::Stdio).serve(transport) => {
                 started.map_err(|e| format!("the MCP client did not start a session: {e}"))?
             }
             () = output_closed.cancelled() => return Ok(()),

@@ -20,17 +20,20 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::session::{Session, SessionState, Snapshot, Status, Totals, new_agent_id, short_id};
-use super::wait::Waiter;
+use super::session::{
+    RunSignals, Session, SessionState, Snapshot, Status, Totals, new_agent_id, short_id,
+};
+use super::wait::{ReturnWhen, Waiter};
 use crate::definition::AgentDefinition;
 use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{
-    CHILD_SHUTDOWN_TIMEOUT, DEADLINE_SHUTDOWN_GRACE, ServerLimits, UNKNOWN_AGENT_IDS_LISTED,
+    CHILD_SHUTDOWN_TIMEOUT, DEADLINE_SHUTDOWN_GRACE, STOP_HANDOFF_BOUND, STOP_SHUTDOWN_GRACE,
+    ServerLimits, UNKNOWN_AGENT_IDS_LISTED,
 };
-use crate::providers::{Conversation, ProviderClient, RetryPolicy};
+use crate::providers::{Conversation, Credential, ProviderClient, RetryPolicy};
 use crate::run::{
-    Activity, RunContext, RunLimits, RunObserver, RunOutcome, Spent, partial_result,
+    Activity, Failure, RunContext, RunLimits, RunObserver, RunOutcome, Spent, partial_result,
     run_model_loop, schema_instructions, until,
 };
 use crate::toolbox::{EnvLookup, RunTools, ToolsFactory};
@@ -103,6 +106,11 @@ impl SessionManager {
     pub fn spawn(self: &Arc<Self>, name: &str, task: &str) -> Result<Accepted, AgentError> {
         require_text("task", task)?;
         let definition = self.catalog.get(name).cloned().ok_or_else(|| {
+            // A file that defines the name was rejected: say which and why, in the words
+            // `mcp-agents run` uses (SPEC §4.1).
+            if let Some(rejected) = self.catalog.rejection_of(name) {
+                return AgentError::new(ErrorCode::UnknownAgent, rejected);
+            }
             let names: Vec<&str> = self
                 .catalog
                 .agents()
@@ -136,7 +144,11 @@ impl SessionManager {
             task.to_owned(),
             self.next_recency(),
         ));
-        session.lock().permit = Some(permit);
+        {
+            let mut state = session.lock();
+            state.permit = Some(permit);
+            state.run = RunSignals::new(&self.shutdown);
+        }
         self.registry().insert(id.clone(), session.clone());
         self.start_run(session, provider);
         Ok(Accepted {
@@ -149,14 +161,30 @@ impl SessionManager {
     }
 
     /// Queues input for a running session (interrupting it if asked), or resumes a
-    /// terminal one with this input.
-    pub fn send_input(
+    /// terminal one with this input. Input for a session whose run the parent is stopping
+    /// waits for the stop to finish (at most [`STOP_HANDOFF_BOUND`]), then resumes it.
+    pub async fn send_input(
         self: &Arc<Self>,
         target: &str,
         message: &str,
         interrupt: bool,
     ) -> Result<Accepted, AgentError> {
         require_text("message", message)?;
+        loop {
+            match self.try_send_input(target, message, interrupt)? {
+                Sent::Accepted(accepted) => return Ok(accepted),
+                Sent::Stopping(session, run) => drop(until_stopped(&session, run).await?),
+            }
+        }
+    }
+
+    /// [`Self::send_input`] now, or the session whose stop is under way.
+    fn try_send_input(
+        self: &Arc<Self>,
+        target: &str,
+        message: &str,
+        interrupt: bool,
+    ) -> Result<Sent, AgentError> {
         let session = self.get_one(target)?;
         // Read the key before taking the locks; it is only used when resuming.
         let provider = self.provider_for(&session.definition);
@@ -173,6 +201,12 @@ impl SessionManager {
         let mut state = session.lock();
         // Naming a session refreshes its recency, whether or not the input is accepted.
         state.recency = self.next_recency();
+        if state.status == Status::Running && state.stopping.is_some() {
+            let run = state.runs;
+            drop(state);
+            drop(registry);
+            return Ok(Sent::Stopping(session, run));
+        }
         if state.queued_inputs() >= self.config.limits.queued_inputs {
             return Err(AgentError::new(
                 ErrorCode::QueueFull,
@@ -198,6 +232,9 @@ impl SessionManager {
                 state.queue.push_back(message.to_owned());
                 state.status = Status::Running;
                 state.permit = Some(permit);
+                state.run = RunSignals::new(&self.shutdown);
+                state.stopping = None;
+                state.runs += 1;
                 state.ended_at = None;
                 state.set_activity(Activity::starting(), session.spawned_at);
                 resume = Some(provider);
@@ -217,12 +254,42 @@ impl SessionManager {
             self.start_run(session.clone(), provider);
             session.notify();
         }
-        Ok(accepted)
+        Ok(Sent::Accepted(accepted))
+    }
+
+    /// Stops a running session's run (SPEC §4.2 `stop`): the run is cancelled where it is,
+    /// hands back its conversation and becomes `failed` with `cancelled` (its partial
+    /// result and usage kept, its queued input still queued, its permit free), then shuts
+    /// its children down with a short grace in the background. Returns the record once the
+    /// session is terminal. A terminal session is left as it is, and not resumed.
+    pub async fn stop(&self, target: &str, reason: Option<&str>) -> Result<Snapshot, AgentError> {
+        let session = self.get_one(target)?;
+        let run = {
+            let mut state = session.lock();
+            state.recency = self.next_recency();
+            if state.status.is_terminal() {
+                drop(state);
+                return Ok(session.snapshot());
+            }
+            if state.stopping.is_none() {
+                let reason = reason.map(str::trim).unwrap_or_default();
+                state.stopping = Some(reason.to_owned());
+                state.run.stopped.cancel();
+                state.run.cancel.cancel();
+            }
+            state.runs
+        };
+        until_stopped(&session, run).await
     }
 
     /// Starts waiting for `targets`; fails at once with `unknown_agent` naming every
     /// unknown or evicted id. Naming a session refreshes its recency.
-    pub fn wait(&self, targets: &[String], timeout: Duration) -> Result<Waiter, AgentError> {
+    pub fn wait(
+        &self,
+        targets: &[String],
+        timeout: Duration,
+        return_when: ReturnWhen,
+    ) -> Result<Waiter, AgentError> {
         let sessions = self.get(targets)?;
         for session in &sessions {
             session.lock().recency = self.next_recency();
@@ -230,8 +297,22 @@ impl SessionManager {
         Ok(Waiter::new(
             sessions,
             Instant::now() + timeout,
+            return_when,
             self.shutdown.clone(),
         ))
+    }
+
+    /// The variable holding `definition`'s key when it is unset or empty now (the one it
+    /// would read first), for the marks of `spawn_agent`'s description (SPEC §4.1); `None`
+    /// when the key is there. A variable name that looks like a key itself is not shown.
+    pub fn missing_key(&self, definition: &AgentDefinition) -> Option<String> {
+        let env = self.config.env.clone();
+        let missing = Credential::resolve(&definition.provider, move |var| env(var)).err()?;
+        Some(if crate::definition::is_showable_var_name(&missing.var) {
+            missing.var
+        } else {
+            "its key variable".to_owned()
+        })
     }
 
     /// One session's state now, without waiting or touching its recency.
@@ -410,9 +491,11 @@ impl SessionManager {
     }
 
     /// One run, from opening tools to the terminal state; reopens and carries on if input
-    /// arrived while it was closing (the same run: its limits hold across).
+    /// arrived while it was closing (the same run: its limits hold across). A run the
+    /// parent stops hands its conversation back at once and becomes terminal, then shuts
+    /// its children down with a short grace.
     async fn drive(self: Arc<Self>, session: Arc<Session>, provider: ProviderClient) {
-        let (mut conversation, interrupts, before) = take_for_run(&session);
+        let (mut conversation, interrupts, before, signals) = take_for_run(&session);
         let definition = &session.definition;
         let limits = RunLimits {
             max_turns: definition.max_turns,
@@ -422,11 +505,11 @@ impl SessionManager {
         // The answer of the run so far, when input that came as it closed carried it on.
         let mut earlier_answer: Option<String> = None;
         loop {
-            let outcome = match self.open_tools(&session, &limits).await {
+            let outcome = match self.open_tools(&session, &limits, &signals).await {
                 Err(outcome) => outcome,
                 Ok(tools) => {
-                    // Shutdown cancels through the loop, which answers any unanswered tool
-                    // call, so the history stays valid.
+                    // A stop or a shutdown cancels through the loop, which answers any
+                    // unanswered tool call, so the history stays valid.
                     let context = RunContext {
                         provider: &provider,
                         system: &session.system,
@@ -434,13 +517,25 @@ impl SessionManager {
                         inbox: session.as_ref(),
                         observer: session.as_ref(),
                         interrupts: interrupts.clone(),
-                        cancel: self.shutdown.clone(),
+                        cancel: signals.cancel.clone(),
                         limits,
                         spent: spent_since(&before, &session.lock().totals),
                         output_schema: definition.output_schema.as_ref(),
                     };
                     let outcome = run_model_loop(&mut conversation, context).await;
-                    close_tools(&session, tools, &limits).await;
+                    if signals.stopped.is_cancelled() {
+                        // Stopped: terminal first (the permit free, the stop answered),
+                        // then the children, quickly.
+                        let outcome = with_earlier_answer(outcome, &mut earlier_answer);
+                        {
+                            let state = session.lock();
+                            let status = terminal_status(outcome, state.stopping.as_deref());
+                            self.finish(&session, state, status, Some(conversation));
+                        }
+                        tools.shutdown(STOP_SHUTDOWN_GRACE).await;
+                        return;
+                    }
+                    close_tools(&session, tools, &limits, &signals).await;
                     outcome
                 }
             };
@@ -450,29 +545,27 @@ impl SessionManager {
             let state = session.lock();
             if let RunOutcome::Completed(answer) = &outcome
                 && !state.queue.is_empty()
-                && !self.shutdown.is_cancelled()
+                && !signals.cancel.is_cancelled()
             {
                 // Input queued while the run was closing: carry on in the same permit.
                 earlier_answer = partial_result(&answer.text);
                 continue;
             }
-            self.finish(
-                &session,
-                state,
-                terminal_status(outcome),
-                Some(conversation),
-            );
+            let status = terminal_status(outcome, state.stopping.as_deref());
+            self.finish(&session, state, status, Some(conversation));
             return;
         }
     }
 
-    /// Starts the run's child servers, reported as activity. A shutdown during startup
-    /// drops the startup, which kills the children already started (their guards), instead
-    /// of waiting for it to finish; `max_run_seconds` bounds the startup the same way.
+    /// Starts the run's child servers, reported as activity. A stop or a shutdown during
+    /// startup drops the startup, which kills the children already started (their guards),
+    /// instead of waiting for it to finish; `max_run_seconds` bounds the startup the same
+    /// way.
     async fn open_tools(
         &self,
         session: &Session,
         limits: &RunLimits,
+        signals: &RunSignals,
     ) -> Result<Box<dyn RunTools>, RunOutcome> {
         let definition = &session.definition;
         if let Some(starting) = Activity::child_startup(definition) {
@@ -482,7 +575,7 @@ impl SessionManager {
             opened = self.config.tools.open(definition, self.workspace()) => {
                 opened.map_err(|e| RunOutcome::Failed(e.into()))
             }
-            () = self.shutdown.cancelled() => Err(RunOutcome::Cancelled),
+            () = signals.cancel.cancelled() => Err(RunOutcome::Cancelled { partial_result: None }),
             () = until(limits.deadline()) => Err(RunOutcome::Failed(
                 limits.out_of_time("its MCP servers were still starting").into(),
             )),
@@ -504,6 +597,12 @@ impl SessionManager {
         state.activity = None;
         state.recency = self.next_recency();
         state.permit = None;
+        if state.stopping.is_some() {
+            // What the stop answers, as of now: input may resume the session before the
+            // stop's caller looks.
+            let record = session.snapshot_of(&state, *session.subscribe().borrow());
+            state.stop_record = Some((state.runs, record));
+        }
         drop(state);
         // Evicting before waking the waiters: whoever sees this session finish also sees
         // the retention limit already applied.
@@ -549,15 +648,58 @@ impl SessionManager {
     }
 }
 
+/// What a session did next with input sent to it.
+enum Sent {
+    Accepted(Accepted),
+    /// Its run (this one) is being stopped: the input waits for that, then resumes it.
+    Stopping(Arc<Session>, u64),
+}
+
+/// Waits until `session`'s run number `run`, which is being stopped, has ended (at most
+/// [`STOP_HANDOFF_BOUND`]; the run answers its cancellation at once), and returns the
+/// record it ended with.
+async fn until_stopped(session: &Session, run: u64) -> Result<Snapshot, AgentError> {
+    let mut changes = session.subscribe();
+    let stopped = tokio::time::timeout(STOP_HANDOFF_BOUND, async {
+        loop {
+            if let Some((ended, record)) = &session.lock().stop_record
+                && *ended == run
+            {
+                return record.clone();
+            }
+            if changes.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    })
+    .await;
+    stopped.map_err(|_| {
+        AgentError::new(
+            ErrorCode::Internal,
+            format!(
+                "agent {} was told to stop but its run did not end within {} ms (a bug); it \
+                 stops as soon as it can, and wait_agent shows when it has",
+                short_id(&session.id),
+                STOP_HANDOFF_BOUND.as_millis()
+            ),
+        )
+    })
+}
+
 /// What a run takes from its session as it starts: the conversation (a fresh one for the
-/// first run), its interrupts, and the totals before it.
-fn take_for_run(session: &Session) -> (Conversation, watch::Receiver<u64>, Totals) {
+/// first run), its interrupts, the totals before it, and its cancellation.
+fn take_for_run(session: &Session) -> (Conversation, watch::Receiver<u64>, Totals, RunSignals) {
     let mut state = session.lock();
     let conversation = state
         .conversation
         .take()
         .unwrap_or_else(|| Conversation::new(session.definition.provider.wire_api));
-    (conversation, state.interrupt.subscribe(), state.totals)
+    (
+        conversation,
+        state.interrupt.subscribe(),
+        state.totals,
+        state.run.clone(),
+    )
 }
 
 /// A failure in a run that carried on after input keeps the answer before it.
@@ -567,14 +709,25 @@ fn with_earlier_answer(outcome: RunOutcome, earlier_answer: &mut Option<String>)
             failure.partial_result = earlier_answer.take();
             RunOutcome::Failed(failure)
         }
+        RunOutcome::Cancelled {
+            partial_result: None,
+        } => RunOutcome::Cancelled {
+            partial_result: earlier_answer.take(),
+        },
         other => other,
     }
 }
 
 /// Shuts a run's child servers down. Past `max_run_seconds` the children get a short grace,
 /// not the whole shutdown bound, before they are killed: the run fails within a second of
-/// its limit.
-async fn close_tools(session: &Session, tools: Box<dyn RunTools>, limits: &RunLimits) {
+/// its limit. A stop while they close kills what is left at once (dropping the shutdown
+/// drops the connections, whose guards kill their process groups).
+async fn close_tools(
+    session: &Session,
+    tools: Box<dyn RunTools>,
+    limits: &RunLimits,
+    signals: &RunSignals,
+) {
     let bound = if limits.deadline().is_some_and(|d| Instant::now() >= d) {
         DEADLINE_SHUTDOWN_GRACE
     } else {
@@ -585,21 +738,40 @@ async fn close_tools(session: &Session, tools: Box<dyn RunTools>, limits: &RunLi
         closing.timeout = Some(bound);
         session.activity(closing);
     }
-    tools.shutdown(bound).await;
+    tokio::select! {
+        () = tools.shutdown(bound) => {}
+        () = signals.stopped.cancelled() => {}
+    }
 }
 
-/// The terminal status a run's outcome gives its session.
-fn terminal_status(outcome: RunOutcome) -> Status {
+/// The terminal status a run's outcome gives its session; a cancelled run was stopped by
+/// the parent (`stopping`, with its reason) or by the server shutting down.
+fn terminal_status(outcome: RunOutcome, stopping: Option<&str>) -> Status {
     match outcome {
         RunOutcome::Completed(answer) => Status::Completed(answer),
         RunOutcome::Failed(failure) => Status::Failed(failure),
-        RunOutcome::Cancelled => Status::Failed(
-            AgentError::new(
-                ErrorCode::Internal,
-                "the run was cancelled because the server is shutting down (not a bug)",
-            )
-            .into(),
-        ),
+        RunOutcome::Cancelled { partial_result } => {
+            let error = match stopping {
+                Some(reason) => AgentError::new(ErrorCode::Cancelled, stopped_message(reason)),
+                None => AgentError::new(
+                    ErrorCode::Internal,
+                    "the run was cancelled because the server is shutting down (not a bug)",
+                ),
+            };
+            Status::Failed(Failure {
+                error,
+                partial_result,
+            })
+        }
+    }
+}
+
+/// The message of a run the parent stopped (SPEC §4.2, §11 `cancelled`).
+fn stopped_message(reason: &str) -> String {
+    if reason.is_empty() {
+        "stopped by the parent".to_owned()
+    } else {
+        format!("stopped by the parent: {reason}")
     }
 }
 

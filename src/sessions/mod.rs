@@ -7,7 +7,7 @@
 //! | `manager` | every session, the run permits, retention, and the run tasks ([`SessionManager`]) |
 //! | `session` | one session: frozen definition, conversation, queue, status, timing |
 //! | `wait` | waiting on sessions, with what they do meanwhile |
-//! | `record` | the JSON of a session record |
+//! | `record` | the JSON of a session record, and its one human line |
 //!
 //! The face below is what the MCP server, the command line, the benches and the tests name.
 
@@ -17,6 +17,6 @@ mod session;
 mod wait;
 
 pub use manager::{Accepted, ManagerConfig, SessionManager, require_text};
-pub use record::{error_json, snapshot_json};
+pub use record::{error_json, snapshot_json, summary_line};
 pub use session::{Snapshot, Status, Totals, short_id};
-pub use wait::{Progress, Step, WaitEvent};
+pub use wait::{Progress, ReturnWhen, Step, WaitEvent};

@@ -1,12 +1,78 @@
 //! The JSON of a session record (SPEC §4.3): what `wait_agent` returns for each target and
-//! what `mcp-agents run --json` prints. One shape for both, built here from a [`Snapshot`].
+//! what `mcp-agents run --json` prints. One shape for both, built here from a [`Snapshot`];
+//! and the one human line per record that opens a `wait_agent` answer's text.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::session::{Snapshot, Status};
+use super::session::{Snapshot, Status, short_id};
 use crate::error::AgentError;
+use crate::limits::WAIT_LINE_QUOTE_CHARS;
+
+/// One line a person (or a model skimming) reads first (SPEC §4.3):
+/// `reviewer f79152ba: running 20 s, Calling workspace.grep (3 tool calls so far)`,
+/// `reviewer f79152ba: completed in 24.2 s: <the first 100 characters of the result>`,
+/// `reviewer f79152ba: failed in 3.1 s, turn_limit: <the first 100 characters of why>`.
+pub fn summary_line(s: &Snapshot) -> String {
+    let who = format!("{} {}", s.name, short_id(&s.agent_id));
+    let secs = s.total_elapsed.as_secs_f64();
+    match &s.status {
+        Status::Running => {
+            let calls = match s.totals.tool_calls {
+                0 => "no tool calls so far".to_owned(),
+                1 => "1 tool call so far".to_owned(),
+                n => format!("{n} tool calls so far"),
+            };
+            let doing = s
+                .activity
+                .as_ref()
+                .map(|(activity, _)| format!(", {}", activity.summary))
+                .unwrap_or_default();
+            format!(
+                "{who}: running {} s{doing} ({calls})",
+                s.total_elapsed.as_secs()
+            )
+        }
+        Status::Completed(answer) => {
+            let how = if answer.refused { ", refused" } else { "" };
+            match quote(&answer.text) {
+                Some(text) => format!("{who}: completed in {secs:.1} s{how}: {text}"),
+                None => format!("{who}: completed in {secs:.1} s{how}, with no text"),
+            }
+        }
+        Status::Failed(failure) => {
+            let error = &failure.error;
+            let why = quote(&error.message).unwrap_or_default();
+            let kept = if failure.partial_result.is_some() {
+                " (its partial_result is kept)"
+            } else {
+                ""
+            };
+            format!("{who}: failed in {secs:.1} s, {}: {why}{kept}", error.code)
+        }
+    }
+}
+
+/// `text` on one line, its whitespace folded, cut at [`WAIT_LINE_QUOTE_CHARS`] characters
+/// with "…"; `None` when it holds nothing but whitespace.
+fn quote(text: &str) -> Option<String> {
+    let mut words = text.split_whitespace();
+    let first = words.next()?;
+    let mut line = String::from(first);
+    for word in words {
+        line.push(' ');
+        line.push_str(word);
+        if line.chars().count() > WAIT_LINE_QUOTE_CHARS {
+            break;
+        }
+    }
+    if line.chars().count() > WAIT_LINE_QUOTE_CHARS {
+        line = line.chars().take(WAIT_LINE_QUOTE_CHARS).collect();
+        line.push('…');
+    }
+    Some(line)
+}
 
 /// `{"code", "message"}`: a refused call's and a failed agent's error alike.
 pub fn error_json(error: &AgentError) -> Value {
@@ -78,4 +144,101 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
         value["activity"] = a;
     }
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::run::{Activity, Answer, Failure};
+    use crate::sessions::Totals;
+
+    fn snapshot(status: Status, elapsed_ms: u64, tool_calls: u64) -> Snapshot {
+        Snapshot {
+            agent_id: "f79152ba0c1d4e2f8a9b0c1d2e3f4a5b".into(),
+            name: "reviewer".into(),
+            model: "m".into(),
+            provider: "openai",
+            status,
+            total_elapsed: Duration::from_millis(elapsed_ms),
+            totals: Totals {
+                tool_calls,
+                ..Totals::default()
+            },
+            tools_used: Vec::new(),
+            queued: 0,
+            activity: None,
+            version: 1,
+        }
+    }
+
+    #[test]
+    fn a_running_agent_says_what_it_does_and_how_many_calls_it_made() {
+        let mut running = snapshot(Status::Running, 20_400, 3);
+        running.activity = Some((
+            Activity::tool_call("workspace", "grep", Duration::from_secs(60)),
+            Duration::from_secs(2),
+        ));
+        assert_eq!(
+            summary_line(&running),
+            "reviewer f79152ba: running 20 s, Calling workspace.grep (3 tool calls so far)"
+        );
+        running.totals.tool_calls = 1;
+        assert!(summary_line(&running).ends_with("(1 tool call so far)"));
+        running.totals.tool_calls = 0;
+        running.activity = None;
+        assert_eq!(
+            summary_line(&running),
+            "reviewer f79152ba: running 20 s (no tool calls so far)"
+        );
+    }
+
+    #[test]
+    fn a_completed_agent_quotes_the_start_of_its_result_on_one_line() {
+        let long = format!("Found   two\nproblems:\n\n{}", "x".repeat(200));
+        let line = summary_line(&snapshot(
+            Status::Completed(long.as_str().into()),
+            24_230,
+            0,
+        ));
+        let quoted = format!("Found two problems: {}…", "x".repeat(80));
+        assert_eq!(
+            line,
+            format!("reviewer f79152ba: completed in 24.2 s: {quoted}")
+        );
+        assert_eq!(quoted.chars().count(), WAIT_LINE_QUOTE_CHARS + 1);
+        let short = summary_line(&snapshot(Status::Completed("LGTM.".into()), 900, 0));
+        assert_eq!(short, "reviewer f79152ba: completed in 0.9 s: LGTM.");
+        let refused = Answer {
+            text: "I can't help with that.".into(),
+            refused: true,
+            structured: None,
+        };
+        assert_eq!(
+            summary_line(&snapshot(Status::Completed(refused), 1_000, 0)),
+            "reviewer f79152ba: completed in 1.0 s, refused: I can't help with that."
+        );
+        assert_eq!(
+            summary_line(&snapshot(Status::Completed(" \n".into()), 1_000, 0)),
+            "reviewer f79152ba: completed in 1.0 s, with no text"
+        );
+    }
+
+    #[test]
+    fn a_failed_agent_names_its_code_and_why_and_whether_work_was_kept() {
+        let failure = Failure::with_partial(
+            AgentError::new(ErrorCode::Cancelled, "stopped by the parent: wrong file"),
+            "Half way there.",
+        );
+        assert_eq!(
+            summary_line(&snapshot(Status::Failed(failure), 3_140, 1)),
+            "reviewer f79152ba: failed in 3.1 s, cancelled: stopped by the parent: wrong file \
+             (its partial_result is kept)"
+        );
+        let bare = Failure::from(AgentError::new(ErrorCode::TurnLimit, "needed more than 3"));
+        assert_eq!(
+            summary_line(&snapshot(Status::Failed(bare), 3_140, 1)),
+            "reviewer f79152ba: failed in 3.1 s, turn_limit: needed more than 3"
+        );
+    }
 }

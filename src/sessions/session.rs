@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::definition::AgentDefinition;
 use crate::limits::ACTIVITY_HISTORY;
@@ -120,6 +121,36 @@ pub(crate) struct SessionState {
     /// The run permit, held while running; dropped in the same step the session becomes
     /// terminal.
     pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// The current run's cancellation, set in the same step the session becomes running.
+    pub run: RunSignals,
+    /// The parent stopped the current run (SPEC §4.2 `stop`), with this reason (empty when
+    /// it gave none); cleared when the session runs again.
+    pub stopping: Option<String>,
+    /// Runs started so far (the spawn's is 1, each resume adds one).
+    pub runs: u64,
+    /// The record of the last stopped run as it became terminal, and which run it was: what
+    /// its `stop` answers, even when input resumed the session before the stop could look.
+    pub stop_record: Option<(u64, Snapshot)>,
+}
+
+/// How the current run is told to end.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunSignals {
+    /// Ends the run where it is (a child of the server's shutdown token): the model loop
+    /// abandons its request or tool calls, a startup is dropped.
+    pub cancel: CancellationToken,
+    /// The parent stopped it: a shutdown of its children that has begun is cut short too.
+    pub stopped: CancellationToken,
+}
+
+impl RunSignals {
+    /// The signals of a new run, cancelled with the server's `shutdown`.
+    pub(crate) fn new(shutdown: &CancellationToken) -> Self {
+        RunSignals {
+            cancel: shutdown.child_token(),
+            stopped: CancellationToken::new(),
+        }
+    }
 }
 
 impl SessionState {
@@ -181,6 +212,10 @@ impl Session {
             ended_at: None,
             recency,
             permit: None,
+            run: RunSignals::default(),
+            stopping: None,
+            runs: 1,
+            stop_record: None,
         };
         state.set_activity(Activity::starting(), now);
         Session {
@@ -225,6 +260,11 @@ impl Session {
     pub(crate) fn snapshot(&self) -> Snapshot {
         let version = *self.changes.borrow();
         let state = self.lock();
+        self.snapshot_of(&state, version)
+    }
+
+    /// The snapshot of `state` (this session's, locked by the caller) at change `version`.
+    pub(crate) fn snapshot_of(&self, state: &SessionState, version: u64) -> Snapshot {
         let now = Instant::now();
         let end = state.ended_at.unwrap_or(now);
         Snapshot {
@@ -249,14 +289,19 @@ impl Session {
 }
 
 impl Inbox for Session {
+    /// Nothing once the parent has stopped the run: its input stays queued for a resume.
     fn take_all(&self) -> Vec<String> {
         let mut state = self.lock();
+        if state.stopping.is_some() {
+            return Vec::new();
+        }
         state.task_pending = false;
         state.queue.drain(..).collect()
     }
 
     fn is_empty(&self) -> bool {
-        self.lock().queue.is_empty()
+        let state = self.lock();
+        state.stopping.is_some() || state.queue.is_empty()
     }
 }
 

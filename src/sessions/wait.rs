@@ -19,10 +19,39 @@ use tokio_util::sync::CancellationToken;
 use super::session::{Session, Snapshot, Status, short_id};
 use crate::run::Activity;
 
+/// When a wait returns (SPEC §4.3 `return_when`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReturnWhen {
+    /// Once every target is terminal.
+    #[default]
+    All,
+    /// As soon as one target is terminal.
+    Any,
+}
+
+impl ReturnWhen {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReturnWhen::All => "all",
+            ReturnWhen::Any => "any",
+        }
+    }
+
+    /// Whether a wait over targets in these states is over; a wait over none is.
+    fn met(self, snapshots: &[Snapshot]) -> bool {
+        let mut statuses = snapshots.iter().map(|s| s.status.is_terminal());
+        match self {
+            ReturnWhen::All => statuses.all(|terminal| terminal),
+            ReturnWhen::Any => snapshots.is_empty() || statuses.any(|terminal| terminal),
+        }
+    }
+}
+
 /// An ongoing wait.
 pub struct Waiter {
     targets: Vec<Target>,
     deadline: Instant,
+    return_when: ReturnWhen,
     /// The server is stopping: answer now rather than hold the transport open.
     shutdown: CancellationToken,
     /// The current activities have been reported.
@@ -43,8 +72,10 @@ struct Target {
 pub enum WaitEvent {
     /// Targets moved on, in the order it happened for each.
     Progress(Vec<Progress>),
-    /// Every target is terminal, or the deadline passed.
+    /// Every target is terminal (with [`ReturnWhen::Any`]: one is), or the deadline passed.
     Finished {
+        /// The deadline passed first: with [`ReturnWhen::All`], some target still runs;
+        /// with [`ReturnWhen::Any`], none has ended.
         timed_out: bool,
         agents: Vec<Snapshot>,
     },
@@ -87,6 +118,7 @@ impl Waiter {
     pub(crate) fn new(
         sessions: Vec<Arc<Session>>,
         deadline: Instant,
+        return_when: ReturnWhen,
         shutdown: CancellationToken,
     ) -> Self {
         let targets = sessions
@@ -101,6 +133,7 @@ impl Waiter {
         Waiter {
             targets,
             deadline,
+            return_when,
             shutdown,
             started: false,
         }
@@ -114,10 +147,10 @@ impl Waiter {
             }
             let snapshots: Vec<Snapshot> =
                 self.targets.iter().map(|t| t.session.snapshot()).collect();
-            let all_terminal = snapshots.iter().all(|s| s.status.is_terminal());
-            if all_terminal || Instant::now() >= self.deadline || self.shutdown.is_cancelled() {
+            let met = self.return_when.met(&snapshots);
+            if met || Instant::now() >= self.deadline || self.shutdown.is_cancelled() {
                 return WaitEvent::Finished {
-                    timed_out: !all_terminal,
+                    timed_out: !met,
                     agents: snapshots,
                 };
             }
@@ -130,7 +163,7 @@ impl Waiter {
             if !progress.is_empty() {
                 return WaitEvent::Progress(progress);
             }
-            // Not empty: with no targets, `all_terminal` above is true and we returned.
+            // Not empty: with no targets, `met` above is true and we returned.
             let changed = futures_util::future::select_all(
                 self.targets
                     .iter_mut()
@@ -237,6 +270,7 @@ mod tests {
         let mut waiter = Waiter::new(
             vec![s.clone()],
             Instant::now() + Duration::from_secs(60),
+            ReturnWhen::All,
             CancellationToken::new(),
         );
         assert_eq!(
@@ -255,5 +289,104 @@ mod tests {
                 "tester aaaaaaaa: Waiting for m (turn 2 of 3)"
             ]
         );
+    }
+
+    /// Ends `session` at `at` after now, as the manager does: terminal, then the waiters
+    /// woken.
+    fn end_after(session: Arc<Session>, at: Duration, text: &'static str) {
+        tokio::spawn(async move {
+            tokio::time::sleep(at).await;
+            let mut state = session.lock();
+            state.status = Status::Completed(text.into());
+            state.ended_at = Some(Instant::now());
+            drop(state);
+            session.notify();
+        });
+    }
+
+    fn named(id: char) -> Arc<Session> {
+        let definition = Arc::new(mock_definition(
+            crate::definition::WireApi::Responses,
+            url::Url::parse("http://127.0.0.1:9/v1").unwrap(),
+        ));
+        Arc::new(Session::new(
+            id.to_string().repeat(32),
+            definition,
+            String::new(),
+            "t".into(),
+            1,
+        ))
+    }
+
+    async fn finished(waiter: &mut Waiter) -> (bool, Vec<Snapshot>) {
+        loop {
+            if let WaitEvent::Finished { timed_out, agents } = waiter.next().await {
+                return (timed_out, agents);
+            }
+        }
+    }
+
+    /// SPEC §4.3 `return_when`: with targets ending at 1 s and 5 s, `any` returns at the first
+    /// end and `all` at the last, each on the event itself (the clock is paused: a poll of
+    /// any period would show as time past the end).
+    #[tokio::test(start_paused = true)]
+    async fn any_returns_at_the_first_end_and_all_at_the_last() {
+        for (return_when, returns_at, finished_count) in [
+            (ReturnWhen::Any, Duration::from_secs(1), 1),
+            (ReturnWhen::All, Duration::from_secs(5), 2),
+        ] {
+            let (fast, slow) = (named('a'), named('b'));
+            let start = Instant::now();
+            end_after(fast.clone(), Duration::from_secs(1), "fast");
+            end_after(slow.clone(), Duration::from_secs(5), "slow");
+            let mut waiter = Waiter::new(
+                vec![slow, fast],
+                start + Duration::from_secs(60),
+                return_when,
+                CancellationToken::new(),
+            );
+            let (timed_out, agents) = finished(&mut waiter).await;
+            let waited = start.elapsed();
+            assert!(
+                waited >= returns_at && waited <= returns_at + Duration::from_millis(5),
+                "{return_when:?} returned after {waited:?}"
+            );
+            assert!(!timed_out, "{return_when:?}: the condition was met");
+            assert_eq!(
+                agents.iter().filter(|a| a.status.is_terminal()).count(),
+                finished_count
+            );
+            assert_eq!(agents[1].status, Status::Completed("fast".into()));
+            assert_eq!(agents.len(), 2, "every target's record, in the order asked");
+        }
+    }
+
+    /// With `any`, a target that has already ended returns the wait at once; with none
+    /// ending, the timeout is reported as such.
+    #[tokio::test(start_paused = true)]
+    async fn any_is_met_by_an_ended_target_and_times_out_when_none_ends() {
+        let (done, running) = (named('c'), named('d'));
+        end_after(done.clone(), Duration::ZERO, "done");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let start = Instant::now();
+        let mut waiter = Waiter::new(
+            vec![running.clone(), done],
+            start + Duration::from_secs(30),
+            ReturnWhen::Any,
+            CancellationToken::new(),
+        );
+        let (timed_out, _) = finished(&mut waiter).await;
+        assert!(!timed_out);
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        let mut waiter = Waiter::new(
+            vec![running],
+            start + Duration::from_secs(30),
+            ReturnWhen::Any,
+            CancellationToken::new(),
+        );
+        let (timed_out, agents) = finished(&mut waiter).await;
+        assert!(timed_out, "no target ended within the timeout");
+        assert_eq!(start.elapsed(), Duration::from_secs(30));
+        assert_eq!(agents[0].status, Status::Running);
     }
 }

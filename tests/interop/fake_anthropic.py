@@ -1,19 +1,37 @@
 """A loopback stand-in for the Anthropic Messages API, for scripts/try-real-clients.
 
-Streaming requests come from Claude Code, the parent: scripted to call mcp-agents'
-`spawn_agent` for the agent `helper`, then `wait_agent` on the id it returned, then answer
-"SUBAGENT REPORT: " and the wait's output. Non-streaming requests come from mcp-agents
-running `helper` (a `custom` provider with `wire_api: anthropic-messages`) and get a fixed
-text.
+Two callers share it, told apart by the model they ask for:
+
+- mcp-agents running a subagent (a `custom` provider with `wire_api: anthropic-messages`):
+  the model `helper-model` answers "Hello, parent: the subagent ran." at once, and
+  `slow-model` answers "Hello after 100 s: the slow subagent ran." after 100 s, within the
+  120 s mcp-agents waits for a reply to begin.
+- Claude Code, the parent (any other model): scripted to call mcp-agents' `spawn_agent` for
+  the agent its prompt names (`AGENT=<name>`, default `helper`), then `wait_agent` on the id
+  it returned with the `timeout_ms` the `wait_agent` description advises (waiting again
+  while the answer says `"timed_out":true`, at most 5 times), then answer
+  "SUBAGENT REPORT (N waits, timeout_ms T): " and the last wait's output.
 
 Usage: fake_anthropic.py PORT LOG
 """
 import json
+import re
 import sys
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOG = open(sys.argv[2], "a")
+
+SUBAGENTS = {
+    "helper-model": (0, "Hello, parent: the subagent ran."),
+    "slow-model": (100, "Hello after 100 s: the slow subagent ran."),
+}
+
+
+def log(entry):
+    LOG.write(json.dumps(dict(entry, t=round(time.time(), 3))) + "\n")
+    LOG.flush()
 
 
 def tool_results(body):
@@ -29,18 +47,38 @@ def tool_results(body):
     return results
 
 
+def advised_timeout(tools):
+    """The timeout_ms the wait_agent description advises, as a model reading it would."""
+    found = re.search(r"timeout_ms (?:at|up to) (?:about )?(\d+)", json.dumps(tools))
+    return int(found.group(1)) if found else 30000
+
+
+def requested_agent(body):
+    found = re.search(r"AGENT=([a-z0-9-]+)", json.dumps(body.get("messages", [])))
+    return found.group(1) if found else "helper"
+
+
 def parent_blocks(body):
-    if "mcp__agents__spawn_agent" not in [t.get("name") for t in body.get("tools", [])]:
+    tools = body.get("tools", [])
+    if "mcp__agents__spawn_agent" not in [t.get("name") for t in tools]:
         return [{"type": "text", "text": "ok"}]
     results = tool_results(body)
     if not results:
+        agent = requested_agent(body)
+        log({"parent": "spawn", "agent": agent})
         return [{"type": "tool_use", "id": "toolu_spawn", "name": "mcp__agents__spawn_agent",
-                 "input": {"name": "helper", "task": "Say hello."}}]
-    if len(results) == 1:
+                 "input": {"name": agent, "task": "Say hello."}}]
+    waits = len(results) - 1
+    timeout = advised_timeout(tools)
+    if waits == 0 or ('"timed_out":true' in results[-1] and waits < 5):
         agent_id = json.loads(results[0])["agent_id"]
-        return [{"type": "tool_use", "id": "toolu_wait", "name": "mcp__agents__wait_agent",
-                 "input": {"targets": [agent_id], "timeout_ms": 30000}}]
-    return [{"type": "text", "text": "SUBAGENT REPORT: " + results[-1]}]
+        log({"parent": "wait", "timeout_ms": timeout, "wait": waits + 1})
+        return [{"type": "tool_use", "id": f"toolu_wait{waits + 1}",
+                 "name": "mcp__agents__wait_agent",
+                 "input": {"targets": [agent_id], "timeout_ms": timeout}}]
+    log({"parent": "report", "waits": waits})
+    return [{"type": "text", "text": f"SUBAGENT REPORT ({waits} waits, timeout_ms {timeout}): "
+             + results[-1]}]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -50,18 +88,24 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         stream = body.get("stream", False)
-        LOG.write(json.dumps({"path": self.path, "stream": stream,
-                              "tools": [t.get("name") for t in body.get("tools", [])]}) + "\n")
-        LOG.flush()
+        model = body.get("model")
+        log({"path": self.path, "stream": stream, "model": model,
+             "tools": [t.get("name") for t in body.get("tools", [])]})
         if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
             self.send_response(404)
             self.end_headers()
             return
+        if model in SUBAGENTS:
+            delay, text = SUBAGENTS[model]
+            time.sleep(delay)
+            blocks = [{"type": "text", "text": text}]
+        else:
+            blocks = parent_blocks(body)
+        stop = "tool_use" if blocks[-1]["type"] == "tool_use" else "end_turn"
         message = {"id": "msg_" + uuid.uuid4().hex, "type": "message", "role": "assistant",
-                   "model": body["model"], "stop_reason": "end_turn", "stop_sequence": None,
-                   "content": [], "usage": {"input_tokens": 10, "output_tokens": 7}}
+                   "model": model, "stop_reason": stop, "stop_sequence": None,
+                   "content": blocks, "usage": {"input_tokens": 10, "output_tokens": 7}}
         if not stream:
-            message["content"] = [{"type": "text", "text": "Hello, parent: the subagent ran."}]
             data = json.dumps(message).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
@@ -69,7 +113,6 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return
-        blocks = parent_blocks(body)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.end_headers()
@@ -77,8 +120,8 @@ class Handler(BaseHTTPRequestHandler):
         def event(data):
             self.wfile.write(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode())
 
-        message["stop_reason"] = None
-        event({"type": "message_start", "message": message})
+        event({"type": "message_start",
+               "message": dict(message, content=[], stop_reason=None)})
         for index, block in enumerate(blocks):
             if block["type"] == "text":
                 start = {"type": "text", "text": ""}
@@ -89,7 +132,6 @@ class Handler(BaseHTTPRequestHandler):
             event({"type": "content_block_start", "index": index, "content_block": start})
             event({"type": "content_block_delta", "index": index, "delta": delta})
             event({"type": "content_block_stop", "index": index})
-        stop = "tool_use" if blocks[-1]["type"] == "tool_use" else "end_turn"
         event({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                "usage": {"output_tokens": 5}})
         event({"type": "message_stop"})

@@ -1,13 +1,18 @@
 """A loopback stand-in for the OpenAI Responses API as Codex uses it (streaming, MCP tools
 grouped in a `namespace` tool), for scripts/try-real-clients.
 
-The parent model is scripted: call mcp-agents' `spawn_agent` for the agent `helper`, then
-`wait_agent` on the id it returned, then answer "SUBAGENT REPORT: " and the wait's output.
+The parent model is scripted: call mcp-agents' `spawn_agent` for the agent its prompt names
+(`AGENT=<name>`, default `helper`), then `wait_agent` on the id it returned with the
+`timeout_ms` the `wait_agent` description advises (waiting again while the answer says
+`"timed_out":true`, at most 5 times), then answer "SUBAGENT REPORT (N waits, timeout_ms T): "
+and the last wait's output.
 
 Usage: fake_openai.py PORT LOG
 """
 import json
+import re
 import sys
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -42,17 +47,40 @@ def say(text):
             "content": [{"type": "output_text", "text": text}]}
 
 
+def log(entry):
+    LOG.write(json.dumps(dict(entry, t=round(time.time(), 3))) + "\n")
+    LOG.flush()
+
+
+def advised_timeout(body):
+    """The timeout_ms the wait_agent description advises, as a model reading it would."""
+    found = re.search(r"timeout_ms (?:at|up to) (?:about )?(\d+)", json.dumps(body.get("tools")))
+    return int(found.group(1)) if found else 30000
+
+
+def requested_agent(body):
+    found = re.search(r"AGENT=([a-z0-9-]+)", json.dumps(body.get("input", [])))
+    return found.group(1) if found else "helper"
+
+
 def next_item(body):
     outputs = [output_text(i) for i in body.get("input", [])
                if i.get("type") == "function_call_output"]
     if f"{NAMESPACE}/spawn_agent" not in offered(body):
         return say("mcp-agents' tools were not offered")
     if not outputs:
-        return call("call_spawn", "spawn_agent", {"name": "helper", "task": "Say hello."})
-    if len(outputs) == 1:
+        agent = requested_agent(body)
+        log({"parent": "spawn", "agent": agent})
+        return call("call_spawn", "spawn_agent", {"name": agent, "task": "Say hello."})
+    waits = len(outputs) - 1
+    timeout = advised_timeout(body)
+    if waits == 0 or ('"timed_out":true' in outputs[-1] and waits < 5):
         agent_id = outputs[0].split('"agent_id":"')[1].split('"')[0]
-        return call("call_wait", "wait_agent", {"targets": [agent_id], "timeout_ms": 30000})
-    return say("SUBAGENT REPORT: " + outputs[-1])
+        log({"parent": "wait", "timeout_ms": timeout, "wait": waits + 1})
+        return call(f"call_wait{waits + 1}", "wait_agent",
+                    {"targets": [agent_id], "timeout_ms": timeout})
+    log({"parent": "report", "waits": waits})
+    return say(f"SUBAGENT REPORT ({waits} waits, timeout_ms {timeout}): " + outputs[-1])
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -61,8 +89,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-        LOG.write(json.dumps({"path": self.path, "tools": offered(body)}) + "\n")
-        LOG.flush()
+        log({"path": self.path, "tools": offered(body)})
         item = next_item(body)
         response_id = "resp_" + uuid.uuid4().hex
         self.send_response(200)

@@ -182,7 +182,7 @@ async fn run_prints_the_result_or_the_error_code() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_c_stops_the_agent_and_its_children() {
+async fn ctrl_c_stops_the_agent_and_its_children_and_prints_its_partial_result() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let marker = format!("ctrlc{}", std::process::id());
     let ws = tempfile::tempdir().unwrap();
@@ -196,7 +196,7 @@ async fn ctrl_c_stops_the_agent_and_its_children() {
             "",
         ),
     );
-    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
+    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000})).with_text("Half way there.")]);
     let mut child = tokio::process::Command::new(BIN)
         .args(["run", "sleeper", "Sleep."])
         .current_dir(ws.path())
@@ -243,6 +243,15 @@ async fn ctrl_c_stops_the_agent_and_its_children() {
         .unwrap();
     assert!(stderr.contains("[fx] child log line\n"), "{stderr}");
     assert!(!stdout.contains("child log line"), "{stdout}");
+    // SPEC §4.2: Ctrl-C stops the run as the parent's `stop` does, and its work so far is
+    // printed where a result would be.
+    assert_eq!(stdout, "Half way there.\n");
+    assert!(
+        stderr.contains(
+            "error: cancelled: stopped by the parent: interrupted from the terminal (Ctrl-C)"
+        ),
+        "{stderr}"
+    );
 }
 
 async fn run_with_stdin(args: &[&str], dir: &std::path::Path, stdin: &str) -> std::process::Output {

@@ -3,6 +3,9 @@
 
 use std::path::Path;
 
+use mcp_agents::clients::{
+    KNOWN_CLIENTS, UNKNOWN_CLIENT, UNKNOWN_CLIENT_SOURCE, UNKNOWN_CLIENT_TIMEOUT,
+};
 use mcp_agents::error::ErrorCode;
 
 fn doc(name: &str) -> String {
@@ -41,6 +44,40 @@ fn json_and_toml_blocks_parse() {
         }
     }
     assert!(checked >= 7, "only {checked} blocks found");
+}
+
+/// docs/clients.md's table of clients is `src/clients.rs`'s, row for row: the names as
+/// the clients report them, the releases checked, their timeouts, the advice per transport
+/// and the sources.
+#[test]
+fn the_clients_table_is_the_one_the_server_advises_from() {
+    let clients = doc("clients.md");
+    let table = clients
+        .split("<!-- clients table: generated from src/clients.rs; tests/suite/docs.rs checks it -->\n")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- end of clients table -->").next())
+        .expect("docs/clients.md has the table between its markers");
+    let rows: Vec<&str> = table.lines().skip(2).collect();
+    let mut expected: Vec<String> = KNOWN_CLIENTS
+        .iter()
+        .map(|c| {
+            format!(
+                "| {} (`{}`) | {} | {} | {} | {} | {} |",
+                c.product,
+                c.name,
+                c.version,
+                c.timeout,
+                c.stdio.timeout_ms,
+                c.http.timeout_ms,
+                c.source
+            )
+        })
+        .collect();
+    expected.push(format!(
+        "| any other client | — | {UNKNOWN_CLIENT_TIMEOUT} | {0} | {0} | {UNKNOWN_CLIENT_SOURCE} |",
+        UNKNOWN_CLIENT.timeout_ms
+    ));
+    assert_eq!(rows, expected);
 }
 
 #[test]

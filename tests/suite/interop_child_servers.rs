@@ -1,7 +1,8 @@
 //! Child servers written with other SDKs (installed by `scripts/install-interop`): the
 //! Python SDK's `mcp-server-time` and a small `mcp` 2.x server, over stdio and HTTP, must
 //! work; the npm `server-everything`, which speaks only the older protocol, must be refused
-//! with a clear `child_mcp_startup_error`.
+//! with a clear `child_mcp_startup_error`; docs/agents.md's agent that changes files through
+//! PyPI's `filesystem-mcp` runs as written and changes the file.
 
 use crate::support;
 
@@ -141,5 +142,100 @@ async fn the_legacy_everything_server_is_refused_with_what_it_offers() {
         "{message}"
     );
     assert!(mock.requests().is_empty());
+    c.close().await;
+}
+
+/// The definition docs/agents.md shows under "Letting an agent change files": the first
+/// Markdown block of that section.
+fn documented_fixer() -> String {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/agents.md"),
+    )
+    .unwrap();
+    let section = doc
+        .split("## Letting an agent change files")
+        .nth(1)
+        .expect("docs/agents.md has the section");
+    let block = section
+        .split("```markdown\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the section shows a definition");
+    block.to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_agent_changes_a_file_through_filesystem_mcp() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    children::write(ws.path(), "src/lib.rs", "pub fn answer() -> u32 { 41 }\n");
+    children::write(ws.path(), ".agents/agents/fixer.md", &documented_fixer());
+    // As the doc says: the command found on the server's PATH.
+    let path = format!(
+        "{}:{}",
+        interop::venv_bin("filesystem-mcp")
+            .parent()
+            .unwrap()
+            .display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let messages = mock.messages_base_url();
+    let c = binary::stdio(
+        ws.path(),
+        Generation::Modern,
+        &[
+            ("PATH", &path),
+            ("ANTHROPIC_BASE_URL", &messages),
+            ("ANTHROPIC_API_KEY", KEY),
+        ],
+    )
+    .await;
+    mock.push([
+        Step::tool_call("workspace__read", json!({"path": "src/lib.rs"})),
+        Step::tool_call(
+            "files__write_file",
+            json!({"path": "src/lib.rs", "content": "pub fn answer() -> u32 { 42 }\n"}),
+        ),
+        Step::text("Changed 41 to 42 in src/lib.rs."),
+    ]);
+    let id = c
+        .spawn("fixer", "The answer test fails: it wants 42.")
+        .await;
+    let record = c.wait(&[&id], 60_000).await["agents"][0].clone();
+    assert_eq!(record["status"], "completed", "{record}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("src/lib.rs")).unwrap(),
+        "pub fn answer() -> u32 { 42 }\n",
+        "the child changed the file"
+    );
+    assert_eq!(
+        record["tools_used"],
+        json!([{"tool": "workspace__read", "calls": 1, "errors": 0},
+               {"tool": "files__write_file", "calls": 1, "errors": 0}])
+    );
+    let requests = mock.requests();
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for tool in ["files__write_file", "files__read_file", "workspace__grep"] {
+        assert!(offered.contains(&tool), "{tool} in {offered:?}");
+    }
+    // No mark: the agent asks for nothing it does not get.
+    let spawn = c
+        .tools()
+        .await
+        .into_iter()
+        .find(|t| t.name == "spawn_agent")
+        .unwrap();
+    let description = spawn.description.unwrap();
+    assert!(
+        description
+            .lines()
+            .any(|l| l == "- fixer: Fix a failing test, editing the files it needs to"),
+        "{description}"
+    );
     c.close().await;
 }

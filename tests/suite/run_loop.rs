@@ -365,7 +365,12 @@ async fn cancellation_leaves_a_conversation_that_can_be_resumed() {
             h.cancel.cancel()
         })
         .await;
-    assert_eq!(outcome, RunOutcome::Cancelled);
+    assert_eq!(
+        outcome,
+        RunOutcome::Cancelled {
+            partial_result: None
+        }
+    );
 
     // A later run (a resume) on the same conversation is accepted by the mock.
     let resumed = Harness {

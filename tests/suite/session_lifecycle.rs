@@ -19,8 +19,8 @@ use mcp_agents::error::ErrorCode;
 use mcp_agents::limits::ServerLimits;
 use mcp_agents::providers::RetryPolicy;
 use mcp_agents::run::Failure;
-use mcp_agents::sessions::WaitEvent;
 use mcp_agents::sessions::{ManagerConfig, SessionManager};
+use mcp_agents::sessions::{ReturnWhen, WaitEvent};
 use mcp_agents::sessions::{Snapshot, Status};
 use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, EnvLookup, RunTools, ToolsFactory};
@@ -75,7 +75,7 @@ async fn setup_with(
 
 async fn finished(manager: &SessionManager, id: &str) -> Snapshot {
     let mut waiter = manager
-        .wait(&[id.to_owned()], Duration::from_secs(20))
+        .wait(&[id.to_owned()], Duration::from_secs(20), ReturnWhen::All)
         .unwrap();
     loop {
         if let WaitEvent::Finished { timed_out, agents } = waiter.next().await {
@@ -108,7 +108,11 @@ async fn a_failed_session_keeps_its_queue_and_a_resume_delivers_it_first() {
     ]);
     let id = s.manager.spawn("worker", "First task.").unwrap().agent_id;
     requests_reach(&s.mock, 1).await;
-    let queued = s.manager.send_input(&id, "Queued earlier.", false).unwrap();
+    let queued = s
+        .manager
+        .send_input(&id, "Queued earlier.", false)
+        .await
+        .unwrap();
     assert_eq!(queued.queued, 1);
 
     let failed = finished(&s.manager, &id).await;
@@ -121,7 +125,7 @@ async fn a_failed_session_keeps_its_queue_and_a_resume_delivers_it_first() {
     );
 
     s.mock.push([Step::text("Resumed.")]);
-    let resumed = s.manager.send_input(&id, "Sent now.", false).unwrap();
+    let resumed = s.manager.send_input(&id, "Sent now.", false).await.unwrap();
     assert_eq!(resumed.queued, 2, "both inputs wait for the resumed run");
     let done = finished(&s.manager, &id).await;
     assert_eq!(done.status, Status::Completed("Resumed.".into()));
@@ -149,7 +153,11 @@ async fn a_resume_reads_the_key_again_and_needs_a_permit() {
     );
 
     *s.key.lock().unwrap() = None;
-    let refused = s.manager.send_input(&id, "Again.", false).unwrap_err();
+    let refused = s
+        .manager
+        .send_input(&id, "Again.", false)
+        .await
+        .unwrap_err();
     assert_eq!(refused.code, ErrorCode::MissingCredential);
     assert!(refused.message.contains(KEY_VAR), "{}", refused.message);
     let unchanged = s.manager.snapshot(&id).unwrap();
@@ -159,7 +167,11 @@ async fn a_resume_reads_the_key_again_and_needs_a_permit() {
     *s.key.lock().unwrap() = Some(KEY.to_owned());
     s.mock.push([Step::Hang]);
     let other = s.manager.spawn("worker", "Hold the permit.").unwrap();
-    let refused = s.manager.send_input(&id, "Again.", false).unwrap_err();
+    let refused = s
+        .manager
+        .send_input(&id, "Again.", false)
+        .await
+        .unwrap_err();
     assert_eq!(refused.code, ErrorCode::CapacityExceeded);
     assert_eq!(s.manager.snapshot(&id).unwrap().queued, 0);
     assert_eq!(
@@ -175,7 +187,11 @@ async fn an_interrupt_sent_to_a_finished_agent_resumes_it() {
     s.mock.push([Step::text("One."), Step::text("Two.")]);
     let id = s.manager.spawn("worker", "First.").unwrap().agent_id;
     finished(&s.manager, &id).await;
-    let resumed = s.manager.send_input(&id, "Change of plan.", true).unwrap();
+    let resumed = s
+        .manager
+        .send_input(&id, "Change of plan.", true)
+        .await
+        .unwrap();
     assert_eq!(resumed.queued, 1);
     let done = finished(&s.manager, &id).await;
     assert_eq!(done.status, Status::Completed("Two.".into()));
@@ -303,10 +319,14 @@ async fn the_spawn_task_is_not_counted_as_queued_input() {
     assert_eq!(s.manager.snapshot(&id).unwrap().queued, 0);
     // While the children start, all 16 places are free for send_input.
     for n in 1..=16 {
-        let accepted = s.manager.send_input(&id, &format!("m{n}"), false).unwrap();
+        let accepted = s
+            .manager
+            .send_input(&id, &format!("m{n}"), false)
+            .await
+            .unwrap();
         assert_eq!(accepted.queued, n);
     }
-    let refused = s.manager.send_input(&id, "m17", false).unwrap_err();
+    let refused = s.manager.send_input(&id, "m17", false).await.unwrap_err();
     assert_eq!(refused.code, ErrorCode::QueueFull);
     assert!(
         refused.message.contains("16 queued inputs"),
@@ -351,7 +371,9 @@ async fn retained_histories_are_bounded_in_bytes_least_recently_used_first() {
         ids.push(id);
         if i == 2 {
             // Naming the oldest refreshes it: the next one to go is the second.
-            s.manager.wait(&[ids[0].clone()], Duration::ZERO).unwrap();
+            s.manager
+                .wait(&[ids[0].clone()], Duration::ZERO, ReturnWhen::All)
+                .unwrap();
         }
     }
     let kept: Vec<bool> = ids
@@ -372,4 +394,39 @@ async fn retained_histories_are_bounded_in_bytes_least_recently_used_first() {
         "a running session is never evicted"
     );
     s.manager.shutdown(Duration::from_secs(6)).await;
+}
+
+/// SPEC §4.2 `stop`: input sent while the stopped run is still handing its conversation
+/// back waits for the handoff, then resumes on the whole history; nothing is lost or sent
+/// twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_sent_while_a_stop_is_under_way_resumes_after_it_on_the_whole_history() {
+    let s = setup(ServerLimits::default()).await;
+    s.mock.push([Step::Hang, Step::text("Resumed.")]);
+    let id = s.manager.spawn("worker", "First task.").unwrap().agent_id;
+    requests_reach(&s.mock, 1).await;
+    // Polled in this order: the stop begins, then the input finds it under way.
+    let (stopped, resumed) = tokio::join!(
+        s.manager.stop(&id, Some("rethink")),
+        s.manager.send_input(&id, "Now this instead.", false)
+    );
+    let stopped = stopped.unwrap();
+    match &stopped.status {
+        Status::Failed(failure) => {
+            assert_eq!(failure.error.code, ErrorCode::Cancelled);
+            assert_eq!(failure.error.message, "stopped by the parent: rethink");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(resumed.unwrap().queued, 1, "it resumed the stopped session");
+    let done = finished(&s.manager, &id).await;
+    assert_eq!(done.status, Status::Completed("Resumed.".into()));
+    let texts: Vec<String> = s.mock.requests()[1].body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["content"][0]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts, ["First task.", "Now this instead."]);
+    assert_eq!(s.manager.running(), 0);
 }

@@ -53,13 +53,18 @@ pub struct TestClient {
     /// When each of `progress` arrived.
     pub progress_at: Arc<Mutex<Vec<std::time::Instant>>>,
     generation: Option<Generation>,
+    /// The name it reports (`clientInfo`, or the request `_meta` under 2026-07-28).
+    name: Option<&'static str>,
 }
+
+/// The name the test client reports unless told otherwise: no client the server knows.
+pub const TEST_CLIENT_NAME: &str = "mcp-agents-tests";
 
 impl ClientHandler for TestClient {
     fn get_info(&self) -> InitializeRequestParams {
         let mut info = InitializeRequestParams::new(
             ClientCapabilities::default(),
-            Implementation::new("mcp-agents-tests", "1.0.0"),
+            Implementation::new(self.name.unwrap_or(TEST_CLIENT_NAME), "1.0.0"),
         );
         if self.generation == Some(Generation::Legacy) {
             info.protocol_version = ProtocolVersion::V_2025_11_25;
@@ -159,17 +164,45 @@ async fn stdio_with(
         .spawn()
         .expect("start mcp-agents");
     let pid = transport.id();
-    (open_session(transport, generation, pid).await, stderr)
+    (open_session(transport, generation, pid, None).await, stderr)
 }
 
-/// Starts an MCP session of `generation` over `transport`, within 20 s.
-async fn open_session<T, E, A>(transport: T, generation: Generation, pid: Option<u32>) -> Connection
+/// Starts the binary on `workspace` over stdio, as a client that names itself `name`.
+pub async fn stdio_as(workspace: &Path, generation: Generation, name: &'static str) -> Connection {
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg(workspace)
+        .env(KEY_VAR, KEY)
+        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
+        .env_remove("RUST_LOG");
+    let transport = TokioChildProcess::new(command).expect("start mcp-agents");
+    let pid = transport.id();
+    open_session(transport, generation, pid, Some(name)).await
+}
+
+/// Connects to the HTTP server at `url` as a client that names itself `name`.
+pub async fn connect_http_as(url: &str, generation: Generation, name: &'static str) -> Connection {
+    mcp_agents::net::install_tls();
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    open_session(transport, generation, None, Some(name)).await
+}
+
+/// Starts an MCP session of `generation` over `transport`, within 20 s, as a client named
+/// `name` (else [`TEST_CLIENT_NAME`]).
+async fn open_session<T, E, A>(
+    transport: T,
+    generation: Generation,
+    pid: Option<u32>,
+    name: Option<&'static str>,
+) -> Connection
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
     let handler = TestClient {
         generation: Some(generation),
+        name,
         ..TestClient::default()
     };
     let progress = handler.progress.clone();
@@ -249,7 +282,7 @@ pub async fn connect_http(url: &str, generation: Generation, token: Option<&str>
         config = config.auth_header(token.to_owned());
     }
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    open_session(transport, generation, None).await
+    open_session(transport, generation, None, None).await
 }
 
 impl Connection {
@@ -263,7 +296,9 @@ impl Connection {
         self.client.call_tool(params).await.expect("tools/call")
     }
 
-    /// Calls and expects success; returns `structuredContent`, checking the text copy.
+    /// Calls and expects success; returns `structuredContent`, checking the text copy: the
+    /// JSON alone, or for `wait_agent` one human line per agent (`<name> <id>: <status>…`)
+    /// and then the JSON (SPEC §4.3).
     pub async fn ok(&self, tool: &str, arguments: Value) -> Value {
         let result = self.call(tool, arguments).await;
         let structured = result
@@ -276,7 +311,24 @@ impl Connection {
             .expect("a text block")
             .text
             .clone();
-        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+        let (lines, json) = split_wait_text(&text);
+        assert_eq!(serde_json::from_str::<Value>(json).unwrap(), structured);
+        if tool == "wait_agent" {
+            let agents = structured["agents"].as_array().unwrap();
+            assert_eq!(lines.len(), agents.len(), "one line per agent: {text}");
+            for (line, agent) in lines.iter().zip(agents) {
+                let id = agent["agent_id"].as_str().unwrap();
+                let status = agent["status"].as_str().unwrap();
+                let opening = format!(
+                    "{} {}: {status} ",
+                    agent["name"].as_str().unwrap(),
+                    &id[..8]
+                );
+                assert!(line.starts_with(&opening), "{line:?} for {agent}");
+            }
+        } else {
+            assert!(lines.is_empty(), "{tool}'s text is its JSON alone: {text}");
+        }
         structured
     }
 
@@ -351,6 +403,15 @@ impl Connection {
         if let Some(mut server) = self.server {
             let _ = server.kill().await;
         }
+    }
+}
+
+/// A tool result's text split into the human lines before its JSON, and the JSON (the last
+/// line).
+pub fn split_wait_text(text: &str) -> (Vec<&str>, &str) {
+    match text.rsplit_once('\n') {
+        Some((lines, json)) => (lines.lines().collect(), json),
+        None => (Vec::new(), text),
     }
 }
 

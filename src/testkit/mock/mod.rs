@@ -430,6 +430,7 @@ pub fn mock_definition(
         tools: ToolFilter::default(),
         reasoning_effort: None,
         temperature: None,
+        unavailable_tools: Vec::new(),
         source: SourceFile {
             path: "x.md".into(),
             format: Format::CanonicalMarkdown,
