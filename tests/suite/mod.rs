@@ -52,4 +52,5 @@ mod session_lifecycle;
 mod skills_registry;
 mod soak;
 mod workspace_agents;
+mod workspace_hostile;
 mod workspace_server;
