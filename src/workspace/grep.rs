@@ -17,7 +17,9 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::open::Refusal;
-use super::output::{Answer, LINE_KEEP_BYTES, Page, count, json_len, json_size, quote, show_line};
+use super::output::{
+    Answer, LINE_KEEP_BYTES, Page, count, json_len, json_size, quote, shorten, show_line,
+};
 use super::root::WorkspaceRoot;
 use super::walk::{NameGlob, last_line, walk};
 use crate::limits::{
@@ -162,7 +164,7 @@ fn compile(request: &GrepRequest) -> Result<RegexMatcher, String> {
                 "`{}` is not a valid regular expression (Rust regex syntax, as ripgrep's; set \
                  `literal: true` to search for the text as written): {}",
                 quote(&request.pattern),
-                quote(&reason)
+                shorten(&reason)
             )
         })
 }

@@ -167,13 +167,18 @@ pub(super) fn cut_json(text: &str, max: usize) -> &str {
 /// An argument or an engine's message as an error or note quotes it: hidden characters
 /// escaped (as file names are shown) and at most [`WORKSPACE_QUOTE_BYTES`], cut with "…".
 pub(super) fn quote(text: &str) -> String {
-    let shown = escape_hidden(text);
-    if shown.len() <= WORKSPACE_QUOTE_BYTES {
-        return shown;
+    shorten(&escape_hidden(text))
+}
+
+/// `text` as is if it is at most [`WORKSPACE_QUOTE_BYTES`], else cut to that with "…": for
+/// an engine's message, whose lines (a caret under the fault) read as they are.
+pub(super) fn shorten(text: &str) -> String {
+    if text.len() <= WORKSPACE_QUOTE_BYTES {
+        return text.to_owned();
     }
     format!(
         "{}…",
-        cut_utf8(&shown, WORKSPACE_QUOTE_BYTES - '…'.len_utf8())
+        cut_utf8(text, WORKSPACE_QUOTE_BYTES - '…'.len_utf8())
     )
 }
 
@@ -349,6 +354,13 @@ mod tests {
             "{long}"
         );
         assert_eq!(escape_hidden("x\u{200b}\u{61c}y"), "x\\u{200b}\\u{61c}y");
+        // An engine's message keeps its lines; only its length is cut.
+        assert_eq!(
+            shorten("regex parse error:\n  (\n  ^"),
+            "regex parse error:\n  (\n  ^"
+        );
+        let cut = shorten(&"x\n".repeat(1000));
+        assert!(cut.len() <= WORKSPACE_QUOTE_BYTES && cut.ends_with("x…") && cut.contains('\n'));
     }
 
     #[test]

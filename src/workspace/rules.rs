@@ -22,7 +22,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use super::open::Refusal;
-use super::output::{count, quote};
+use super::output::{count, shorten};
 use super::root::WorkspaceRoot;
 use crate::limits::{
     WORKSPACE_GLOB_BYTES, WORKSPACE_IGNORE_FILE_BYTES, WORKSPACE_IGNORE_NOTES,
@@ -225,7 +225,7 @@ impl Rules {
                 self.note(format!(
                     "`{}`: its rules could not be compiled ({}), so they were not applied",
                     self.root.display(path),
-                    quote(&e.to_string())
+                    shorten(&e.to_string())
                 ));
                 None
             }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, WalkBuilder};
 
-use super::output::quote;
+use super::output::{quote, shorten};
 use super::root::WorkspaceRoot;
 use super::rules::Rules;
 use crate::limits::WORKSPACE_GLOB_BYTES;
@@ -97,7 +97,7 @@ impl NameGlob {
             format!(
                 "the glob `{}` is not valid: {}",
                 quote(pattern),
-                quote(&why)
+                shorten(&why)
             )
         };
         let glob = GlobBuilder::new(anchored)
