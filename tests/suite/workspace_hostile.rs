@@ -421,3 +421,93 @@ async fn names_with_bidi_and_invisible_characters_reach_the_model_escaped() {
     }
     let _ = tools.client.cancel().await;
 }
+
+/// The tools of a small hostile workspace (the fuzz target's), served in process.
+fn hostile_tools() -> &'static mcp_agents::workspace::WorkspaceTools {
+    use std::sync::OnceLock;
+    static TOOLS: OnceLock<(tempfile::TempDir, mcp_agents::workspace::WorkspaceTools)> =
+        OnceLock::new();
+    let (_, tools) = TOOLS.get_or_init(|| {
+        let ws = tempfile::tempdir().unwrap();
+        let dir = ws.path();
+        write(dir, "src/main.rs", "fn main() {\n    let limit = 8;\n}\n");
+        write(dir, ".gitignore", "target/\n*.log\n!keep.log\n");
+        write(dir, "target/out.rs", "fn built() {}\n");
+        write(dir, "keep.log", "kept\n");
+        write(dir, "controls.txt", "\u{1}".repeat(4096));
+        write(dir, "bin.dat", b"\x7fELF\x00\x01");
+        write(dir, "invoice_\u{202E}fdp.exe", "payload\n");
+        write(dir, "sub/a.txt", "a\n");
+        mkfifo(&dir.join("sub/.ignore"));
+        mkfifo(&dir.join("pipe"));
+        std::os::unix::fs::symlink("/dev/zero", dir.join("src/.gitignore")).unwrap();
+        std::os::unix::fs::symlink("/etc", dir.join("escape")).unwrap();
+        std::os::unix::fs::symlink("loop", dir.join("loop")).unwrap();
+        let tools = mcp_agents::workspace::WorkspaceTools::new(
+            mcp_agents::workspace::WorkspaceRoot::open(dir).unwrap(),
+        );
+        (ws, tools)
+    });
+    tools
+}
+
+/// Text the model might send: ordinary paths and patterns, ways out, globs and regexes
+/// near and past their caps, hidden characters, and anything else.
+fn awkward_text() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(String::new()),
+        Just("..".to_owned()),
+        Just("escape/passwd".to_owned()),
+        Just("/etc/passwd".to_owned()),
+        Just("pipe".to_owned()),
+        Just("loop".to_owned()),
+        Just("sub".to_owned()),
+        Just("*".repeat(1025)),
+        Just("*".repeat(1024)),
+        Just("a/".repeat(2049)),
+        Just(r"(?:\w{50}){100}".to_owned()),
+        Just(format!("({}", "a".repeat(4096))),
+        Just("invoice_\u{202E}fdp.exe".to_owned()),
+        "[a-z*?./{},\\[\\]!()|\\\\^$+-]{0,40}",
+        any::<String>(),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Whatever the arguments, every tool answers (never a panic, never a block), within
+    /// 1 MiB as JSON, and its text shows no right-to-left override unescaped.
+    #[test]
+    fn any_arguments_get_a_bounded_answer(
+        tool in 0..5usize,
+        path in awkward_text(),
+        pattern in awkward_text(),
+        glob in awkward_text(),
+        offset in proptest::prelude::any::<u64>(),
+        limit in proptest::prelude::any::<u64>(),
+        context in 0..30u64,
+        mode in 0..3usize,
+    ) {
+        let tool = ["read", "list", "glob", "grep", "grep"][tool];
+        let mode = ["content", "files_with_matches", "count"][mode];
+        let arguments = json!({
+            "read": {"path": path, "offset": offset.max(1), "limit": limit.max(1)},
+            "list": {"path": path},
+            "glob": {"pattern": pattern, "path": path},
+            "grep": {
+                "pattern": pattern, "path": path, "glob": glob, "context": context,
+                "limit": limit.clamp(1, 2000),
+                "output_mode": mode,
+            },
+        })[tool]
+            .clone();
+        let result = hostile_tools().call_now(tool, arguments);
+        let answer = serde_json::to_value(&result).unwrap();
+        let size = answer.to_string().len();
+        proptest::prop_assert!(size <= 1024 * 1024, "{} bytes", size);
+        let text = answer["content"][0]["text"].as_str().unwrap();
+        proptest::prop_assert!(!text.contains('\u{202E}'), "{}", text);
+    }
+}
