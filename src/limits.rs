@@ -198,6 +198,43 @@ pub const WORKSPACE_GREP_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// Room kept below the output cap ([`TOOL_OUTPUT_BYTES`]) for the notes that end a
 /// workspace tool's answer, so that the child layer's own cap never cuts them (SPEC §8.3).
 pub const WORKSPACE_NOTES_BYTES: usize = 4 * 1024;
+/// Room kept below the output cap for what wraps a workspace tool's answer on the wire: the
+/// JSON-RPC envelope, the content block, the structured content's field names and numbers.
+/// A whole answer, text and structured content as the JSON sent, stays within
+/// [`TOOL_OUTPUT_BYTES`] (SPEC §8.3, §8.6).
+pub const WORKSPACE_ENVELOPE_BYTES: usize = 1024;
+/// The longest `path` argument of a workspace tool, in bytes: Linux's `PATH_MAX` (SPEC §8.6).
+pub const WORKSPACE_PATH_BYTES: usize = 4096;
+/// The longest `grep` pattern, in bytes, as a regular expression or as literal text
+/// (SPEC §8.6). Real searches are a few dozen bytes; the engine's error for a bad pattern
+/// quotes all of it, and its compile time grows with it.
+pub const WORKSPACE_PATTERN_BYTES: usize = 4 * 1024;
+/// The longest glob, in bytes: a `glob` pattern, `grep`'s `glob` filter, and each line of an
+/// ignore file (SPEC §8.6). 1,000 `*` compile in about 2 ms; globset has no size limit of
+/// its own, and 100,000 of them took 93 MiB before it failed.
+pub const WORKSPACE_GLOB_BYTES: usize = 1024;
+/// The compiled form of a `grep` regular expression (its NFA), in bytes: the `regex` crate's
+/// own default; `grep-regex` allows 100 MiB (SPEC §8.6).
+pub const WORKSPACE_REGEX_BYTES: usize = 10 * 1024 * 1024;
+/// The lazy DFA's cache of one `grep` regular expression, in bytes: the `regex` crate's
+/// default; `grep-regex` allows 1,000 MiB (SPEC §8.6).
+pub const WORKSPACE_REGEX_DFA_BYTES: usize = 2 * 1024 * 1024;
+/// How much of an argument (a pattern, a glob, a path) or of an engine's error an error
+/// message or note quotes, in bytes; the rest is cut with "…" (SPEC §8.6).
+pub const WORKSPACE_QUOTE_BYTES: usize = 300;
+/// The largest ignore file (`.gitignore`, `.ignore`, `.git/info/exclude`) whose rules are
+/// applied, in bytes (SPEC §8.6). Real ones are a few KiB (GitHub's largest templates about
+/// 7 KiB); building the rules of 64 KiB of globs takes up to a second and 66 MiB.
+pub const WORKSPACE_IGNORE_FILE_BYTES: u64 = 64 * 1024;
+/// The ignore files one walk reads in all, in bytes; past it, further ones are not applied,
+/// with a note (SPEC §8.6).
+pub const WORKSPACE_IGNORE_WALK_BYTES: u64 = 1024 * 1024;
+/// Ignore files that were not applied, named one by one in an answer's notes; the rest are
+/// counted (SPEC §8.6).
+pub const WORKSPACE_IGNORE_NOTES: usize = 3;
+/// Symbolic links followed while resolving one path inside the workspace before it is
+/// called a loop: Linux's own bound (SPEC §8.6).
+pub const WORKSPACE_LINK_HOPS: usize = 40;
 
 // ----- The MCP surface (SPEC §4, §10) -----
 

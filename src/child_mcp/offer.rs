@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::definition::{AgentDefinition, ToolHints, ToolNames, provider_safe};
 use crate::limits::{ACTIVITY_TOOL_NAME_CHARS, TOOL_DESCRIPTION_BYTES, TOOL_NAME_CHARS};
-use crate::text::cut_utf8;
+use crate::text::{cut_utf8, is_hidden};
 
 /// `<server>__<tool>` reduced to `[A-Za-z0-9_-]{1,64}`, unique among `taken`: a name that
 /// needs cutting gets a short hash of the full name, and a collision gets `_2`, `_3`, …
@@ -61,47 +61,6 @@ pub(super) fn sanitize_text(text: &str) -> String {
         .collect();
     cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
 }
-
-/// Characters that are invisible, or change how the text around them reads, without being
-/// whitespace: every control character (Cc), every format character (Cf: zero-width
-/// characters, bidi marks and overrides, the soft hyphen, invisible operators, Arabic and
-/// other number signs, interlinear annotation marks, shorthand format controls, musical
-/// beam marks, the tag characters used for "ASCII smuggling"), variation selectors, the
-/// combining grapheme joiner, and the Hangul fillers, which render as nothing.
-pub(super) fn is_hidden(c: char) -> bool {
-    c.is_control() || HIDDEN.iter().any(|&(low, high)| (low..=high).contains(&c))
-}
-
-/// Inclusive ranges of [`is_hidden`] characters beyond the controls: general category Cf as of
-/// Unicode 16, plus the invisible characters of other categories.
-const HIDDEN: &[(char, char)] = &[
-    ('\u{00AD}', '\u{00AD}'),   // soft hyphen
-    ('\u{034F}', '\u{034F}'),   // combining grapheme joiner
-    ('\u{0600}', '\u{0605}'),   // Arabic number signs
-    ('\u{061C}', '\u{061C}'),   // Arabic letter mark
-    ('\u{06DD}', '\u{06DD}'),   // Arabic end of ayah
-    ('\u{070F}', '\u{070F}'),   // Syriac abbreviation mark
-    ('\u{0890}', '\u{0891}'),   // Arabic pound and piastre marks above
-    ('\u{08E2}', '\u{08E2}'),   // Arabic disputed end of ayah
-    ('\u{115F}', '\u{1160}'),   // Hangul choseong and jungseong fillers
-    ('\u{17B4}', '\u{17B5}'),   // Khmer inherent vowels (invisible)
-    ('\u{180B}', '\u{180F}'),   // Mongolian variation selectors, vowel separator
-    ('\u{200B}', '\u{200F}'),   // zero-width space, joiners, LRM, RLM
-    ('\u{202A}', '\u{202E}'),   // bidi embeddings and overrides
-    ('\u{2060}', '\u{206F}'),   // word joiner, invisible operators, bidi isolates, …
-    ('\u{3164}', '\u{3164}'),   // Hangul filler
-    ('\u{FE00}', '\u{FE0F}'),   // variation selectors
-    ('\u{FEFF}', '\u{FEFF}'),   // zero-width no-break space (byte order mark)
-    ('\u{FFA0}', '\u{FFA0}'),   // halfwidth Hangul filler
-    ('\u{FFF0}', '\u{FFFB}'),   // unassigned specials, interlinear annotation
-    ('\u{110BD}', '\u{110BD}'), // Kaithi number sign
-    ('\u{110CD}', '\u{110CD}'), // Kaithi number sign above
-    ('\u{13430}', '\u{1343F}'), // Egyptian hieroglyph format controls
-    ('\u{1BCA0}', '\u{1BCA3}'), // shorthand format controls
-    ('\u{1D173}', '\u{1D17A}'), // musical symbol beam and phrase marks
-    ('\u{E0000}', '\u{E007F}'), // tag characters
-    ('\u{E0100}', '\u{E01EF}'), // variation selectors supplement
-];
 
 /// A child's tool name as activity shows it (the `tool` and `summary` fields, progress
 /// notifications, the terminal status line, and the timeout message): hidden characters

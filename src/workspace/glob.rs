@@ -10,7 +10,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::output::{Answer, Page, count};
+use super::output::{Answer, Page, count, json_len, json_size, quote};
 use super::root::WorkspaceRoot;
 use super::walk::{NameGlob, walk};
 use crate::limits::WORKSPACE_GLOB_RESULTS;
@@ -52,7 +52,8 @@ pub(super) fn glob(
     let mut newest: BinaryHeap<Reverse<Found>> = BinaryHeap::new();
     let mut total = 0u64;
     let mut unreadable = 0u64;
-    for entry in walk(&dir) {
+    let mut walk = walk(root, &dir);
+    for entry in &mut walk {
         if cancel.is_cancelled() {
             return Err("the call was cancelled".to_owned());
         }
@@ -84,21 +85,25 @@ pub(super) fn glob(
     // Newest first; equally new ones in path order.
     let mut found: Vec<Found> = newest.into_iter().map(|Reverse(f)| f).collect();
     found.sort_by(|a, b| b.cmp(a));
-    let mut page = Page::default();
+    // The structured content repeats the pattern, the path and every file shown.
+    let mut page = Page::reserving(json_len(pattern) + json_len(&shown_dir));
     let mut files = Vec::new();
     for Found {
         path: Reverse(path),
         ..
     } in found
     {
-        if !page.push(&path) {
+        if !page.push_charged(&path, json_size(&path)) {
             break;
         }
         files.push(path);
     }
     let mut notes = Vec::new();
     if total == 0 {
-        notes.push(format!("no files match `{pattern}` in `{shown_dir}`"));
+        notes.push(format!(
+            "no files match `{}` in `{shown_dir}`",
+            quote(pattern)
+        ));
     }
     let left_out = total - files.len() as u64;
     if left_out > 0 {
@@ -113,6 +118,7 @@ pub(super) fn glob(
             count(unreadable, "directory or file", "directories or files")
         ));
     }
+    notes.extend(walk.notes());
     let structured = GlobOutput {
         pattern: pattern.to_owned(),
         path: shown_dir,

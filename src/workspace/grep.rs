@@ -6,7 +6,7 @@
 //! Results are shown up to the call's `limit` (and the output cap); the search still runs
 //! to the end so that the answer can say how many matching lines and files were left out.
 
-use std::path::Path;
+use std::fs::File;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
@@ -16,10 +16,16 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::output::{Answer, LINE_KEEP_BYTES, Page, count, show_line};
+use super::open::Refusal;
+use super::output::{
+    Answer, LINE_KEEP_BYTES, Page, count, json_len, json_size, quote, shorten, show_line,
+};
 use super::root::WorkspaceRoot;
-use super::walk::{NameGlob, walk};
-use crate::limits::{WORKSPACE_GREP_LINE_BYTES, WORKSPACE_GREP_RESULTS_MAX};
+use super::walk::{NameGlob, last_line, walk};
+use crate::limits::{
+    WORKSPACE_GREP_LINE_BYTES, WORKSPACE_GREP_RESULTS_MAX, WORKSPACE_PATTERN_BYTES,
+    WORKSPACE_QUOTE_BYTES, WORKSPACE_REGEX_BYTES, WORKSPACE_REGEX_DFA_BYTES,
+};
 
 /// What `grep` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,21 +72,7 @@ pub fn grep(
     let target = root.resolve(&request.path)?;
     let shown_target = root.display(&target);
     let filter = request.glob.as_deref().map(NameGlob::new).transpose()?;
-    if request.pattern.is_empty() {
-        return Err("the pattern is empty".to_owned());
-    }
-    let matcher = RegexMatcherBuilder::new()
-        .case_insensitive(request.case_insensitive)
-        .fixed_strings(request.literal)
-        .line_terminator(Some(b'\n'))
-        .build(&request.pattern)
-        .map_err(|e| {
-            format!(
-                "`{}` is not a valid regular expression (Rust regex syntax, as ripgrep's; set \
-                 `literal: true` to search for the text as written): {e}",
-                request.pattern
-            )
-        })?;
+    let matcher = compile(request)?;
     let context = match request.mode {
         Mode::Content => request.context as usize,
         _ => 0,
@@ -94,18 +86,23 @@ pub fn grep(
         .max_matches((request.mode == Mode::FilesWithMatches).then_some(1))
         .build();
 
-    let mut state = State::new(request);
-    if target.is_file() {
-        // A file named by `path` is searched whatever the ignore rules and the glob say.
-        state.search(
-            &mut searcher,
-            &matcher,
-            &target,
-            root.display(&target),
-            cancel,
-        )?;
+    let mut state = State::new(request, &shown_target);
+    if !target.is_dir() {
+        // A file named by `path` is searched whatever the ignore rules and the glob say;
+        // something that is not a regular file is refused before it is opened.
+        let file = root
+            .open_regular(&target)
+            .map_err(|refusal| match refusal {
+                Refusal::NotRegular(_) | Refusal::Link => format!(
+                    "`{shown_target}` {}; `grep` searches regular files and directories",
+                    refusal.reason()
+                ),
+                other => format!("`{shown_target}` {}", other.reason()),
+            })?;
+        state.search(&mut searcher, &matcher, &file, shown_target.clone(), cancel)?;
     } else {
-        for entry in walk(&target) {
+        let mut walk = walk(root, &target);
+        for entry in &mut walk {
             if cancel.is_cancelled() {
                 return Err("the call was cancelled".to_owned());
             }
@@ -120,11 +117,56 @@ pub fn grep(
             if filter.as_ref().is_some_and(|f| !f.matches(relative)) {
                 continue;
             }
+            // Opened safely: the kind the directory listing gave may be stale (a file
+            // swapped for a FIFO since would block a plain open forever).
+            let Ok(file) = root.open_regular(entry.path()) else {
+                state.unreadable += 1;
+                continue;
+            };
             let shown = root.display(entry.path());
-            state.search(&mut searcher, &matcher, entry.path(), shown, cancel)?;
+            state.search(&mut searcher, &matcher, &file, shown, cancel)?;
         }
+        state.ignore_notes = walk.notes();
     }
     Ok(state.finish(request, &shown_target))
+}
+
+/// The pattern as a matcher, within the length and compile-size limits; a bad pattern's
+/// error quotes it cut, and the engine's reason only.
+fn compile(request: &GrepRequest) -> Result<RegexMatcher, String> {
+    if request.pattern.is_empty() {
+        return Err("the pattern is empty".to_owned());
+    }
+    if request.pattern.len() > WORKSPACE_PATTERN_BYTES {
+        return Err(format!(
+            "the pattern is {} bytes long; a pattern is at most {WORKSPACE_PATTERN_BYTES} \
+             bytes: search for a shorter part of the text",
+            request.pattern.len()
+        ));
+    }
+    RegexMatcherBuilder::new()
+        .case_insensitive(request.case_insensitive)
+        .fixed_strings(request.literal)
+        .line_terminator(Some(b'\n'))
+        .size_limit(WORKSPACE_REGEX_BYTES)
+        .dfa_size_limit(WORKSPACE_REGEX_DFA_BYTES)
+        .build(&request.pattern)
+        .map_err(|e| {
+            // The engine quotes the whole pattern with a caret under the fault; a short one
+            // reads well as it is, a long one is cut to the reason on its last line.
+            let full = e.to_string();
+            let reason = if full.len() <= WORKSPACE_QUOTE_BYTES {
+                full
+            } else {
+                last_line(&full)
+            };
+            format!(
+                "`{}` is not a valid regular expression (Rust regex syntax, as ripgrep's; set \
+                 `literal: true` to search for the text as written): {}",
+                quote(&request.pattern),
+                shorten(&reason)
+            )
+        })
 }
 
 /// `grep`'s structured content (its output schema).
@@ -184,17 +226,20 @@ struct State {
     matching_files: u64,
     binary_files: u64,
     unreadable: u64,
+    /// Notes about ignore files that were not applied.
+    ignore_notes: Vec<String>,
     /// Whether anything was printed yet (for `--` between files, with context).
     printed_any: bool,
 }
 
 impl State {
-    fn new(request: &GrepRequest) -> State {
+    fn new(request: &GrepRequest, shown_target: &str) -> State {
         State {
             mode: request.mode,
             limit: request.limit.clamp(1, WORKSPACE_GREP_RESULTS_MAX),
             context: request.mode == Mode::Content && request.context > 0,
-            page: Page::default(),
+            // The structured content repeats the pattern and the path.
+            page: Page::reserving(json_len(&request.pattern) + json_len(shown_target)),
             shown: 0,
             matches: Vec::new(),
             files: Vec::new(),
@@ -202,6 +247,7 @@ impl State {
             matching_files: 0,
             binary_files: 0,
             unreadable: 0,
+            ignore_notes: Vec::new(),
             printed_any: false,
         }
     }
@@ -214,7 +260,7 @@ impl State {
         &mut self,
         searcher: &mut Searcher,
         matcher: &RegexMatcher,
-        path: &Path,
+        file: &File,
         shown: String,
         cancel: &CancellationToken,
     ) -> Result<(), String> {
@@ -227,7 +273,7 @@ impl State {
             binary: false,
             cancel,
         };
-        let searched = searcher.search_path(matcher, path, &mut sink);
+        let searched = searcher.search_file(matcher, file, &mut sink);
         let (lines, binary) = (sink.lines, sink.binary);
         if cancel.is_cancelled() {
             return Err("the call was cancelled".to_owned());
@@ -256,12 +302,13 @@ impl State {
                         Mode::Count => format!("{shown}:{lines}"),
                         _ => shown.clone(),
                     };
-                    if self.page.push(&line) {
+                    let entry = GrepFile {
+                        path: shown,
+                        count: (self.mode == Mode::Count).then_some(lines),
+                    };
+                    if self.page.push_charged(&line, json_size(&entry)) {
                         self.shown += 1;
-                        self.files.push(GrepFile {
-                            path: shown,
-                            count: (self.mode == Mode::Count).then_some(lines),
-                        });
+                        self.files.push(entry);
                     }
                 }
             }
@@ -275,7 +322,7 @@ impl State {
         if self.matching_files == 0 {
             notes.push(format!(
                 "no matches for `{}` in `{shown_target}`",
-                request.pattern
+                quote(&request.pattern)
             ));
         } else {
             match self.mode {
@@ -311,6 +358,7 @@ impl State {
                 count(self.unreadable, "file or directory", "files or directories")
             ));
         }
+        notes.extend(self.ignore_notes);
         let structured = GrepOutput {
             pattern: request.pattern.clone(),
             path: shown_target.to_owned(),
@@ -350,16 +398,17 @@ impl FileSink<'_> {
         let line = without_terminator(bytes);
         let shown = show_line(&line[..line.len().min(LINE_KEEP_BYTES)], line.len() as u64);
         let text = format!("{}{separator}{number}{separator}{}", self.path, shown.text);
-        if !state.page.push(&text) {
+        // A matching line is repeated in the structured content; a context line is not.
+        let entry = (separator == ':').then(|| GrepMatch {
+            path: self.path.to_owned(),
+            line: number,
+            text: shown.text,
+        });
+        let charge = entry.as_ref().map_or(0, json_size);
+        if !state.page.push_charged(&text, charge) {
             return false;
         }
-        if separator == ':' {
-            state.matches.push(GrepMatch {
-                path: self.path.to_owned(),
-                line: number,
-                text: shown.text,
-            });
-        }
+        state.matches.extend(entry);
         self.printed = true;
         state.printed_any = true;
         true
@@ -565,6 +614,38 @@ mod tests {
             none.text,
             "[no matches for `zeta` in `.`]\n[1 file skipped as binary]\n"
         );
+    }
+
+    #[test]
+    fn patterns_are_bounded_and_their_errors_short() {
+        let (_ws, root) = workspace();
+        let error =
+            |pattern: &str| grep(&root, &request(pattern), &CancellationToken::new()).unwrap_err();
+        assert_eq!(
+            error(&"a".repeat(1_000_000)),
+            "the pattern is 1000000 bytes long; a pattern is at most 4096 bytes: search for \
+             a shorter part of the text"
+        );
+        // Compiled past the size limit: refused at once, not after 400 MB and seconds.
+        let too_big = error(r"(?:\w{50}){100}");
+        assert!(too_big.contains("exceeds size limit"), "{too_big}");
+        let too_big = error(r"\w{1000}");
+        assert!(too_big.contains("exceeds size limit"), "{too_big}");
+        // A long bad pattern: the reason survives the cut, the pattern does not.
+        let long = format!("({}", "a".repeat(4000));
+        let unclosed = error(&long);
+        assert!(unclosed.len() < 700, "{}", unclosed.len());
+        assert!(unclosed.ends_with("error: unclosed group"), "{unclosed}");
+        assert!(unclosed.starts_with("`(aaaa"), "{unclosed}");
+        // Ordinary large classes and repetitions still work.
+        for pattern in [r"\pL{100}", "[a-z]{1000}", "fn (alpha|beta)"] {
+            assert!(
+                grep(&root, &request(pattern), &CancellationToken::new()).is_ok(),
+                "{pattern}"
+            );
+        }
+        let none = run(&root, &request(&"z".repeat(4000)));
+        assert!(none.text.len() < 500, "{}", none.text);
     }
 
     #[test]

@@ -9,8 +9,8 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::output::{Answer, Page, count};
-use super::root::{WorkspaceRoot, shown_name};
+use super::output::{Answer, Page, count, json_len, json_size};
+use super::root::{Resolved, WorkspaceRoot, shown_name};
 use crate::limits::WORKSPACE_LIST_ENTRIES;
 
 /// `list`'s structured content (its output schema).
@@ -77,10 +77,14 @@ pub(super) fn list(
         };
         let file_type = meta.file_type();
         let (kind, size, target) = if file_type.is_symlink() {
-            let target = match root.contains_target(&path) {
-                Some(target) => root.display(&target),
-                None if path.exists() => "outside the workspace".to_owned(),
-                None => "nothing (a broken link)".to_owned(),
+            // Found without looking outside: a target out there is "outside" whether it
+            // exists or not.
+            let target = match root.link_target(&path) {
+                Resolved::Inside(target) => root.display(&target),
+                Resolved::Outside => "outside the workspace".to_owned(),
+                Resolved::Missing | Resolved::Loop | Resolved::Failed(_) => {
+                    "nothing (a broken link)".to_owned()
+                }
             };
             ("symlink", None, Some(target))
         } else if file_type.is_dir() {
@@ -97,7 +101,7 @@ pub(super) fn list(
             target,
         });
     }
-    let mut page = Page::default();
+    let mut page = Page::reserving(json_len(&shown));
     let mut shown_entries = Vec::new();
     for entry in &entries {
         let size = entry.size.map_or_else(|| "-".to_owned(), |s| s.to_string());
@@ -106,7 +110,8 @@ pub(super) fn list(
             (_, Some(target)) => format!("{} -> {target}", entry.name),
             _ => entry.name.clone(),
         };
-        if !page.push(&format!("{:<7} {size:>12}  {name}", entry.kind)) {
+        let line = format!("{:<7} {size:>12}  {name}", entry.kind);
+        if !page.push_charged(&line, json_size(entry)) {
             break;
         }
         shown_entries.push(entry.clone());

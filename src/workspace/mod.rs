@@ -6,13 +6,15 @@
 //! | file | job |
 //! | --- | --- |
 //! | `server` | the `rmcp` server: tools, schemas, annotations, descriptions for the model |
-//! | `root` | confinement: resolving and canonicalizing paths, refusing every way out |
+//! | `root` | confinement: resolving paths inside the workspace, refusing every way out |
+//! | `open` | opening a file: regular files only, never through a link, never blocking |
 //! | `walk` | walking as ripgrep does (`ignore`), and the file-name globs (`globset`) |
+//! | `rules` | the ignore files a walk honours, read only inside the workspace and bounded |
 //! | `read` | `read`: numbered lines, offset and limit, binary refused |
 //! | `list` | `list`: a directory's entries with kinds and sizes |
 //! | `glob` | `glob`: files by name, newest first |
 //! | `grep` | `grep`: lines matching a regex (`grep-regex`, `grep-searcher`) |
-//! | `output` | the answer's text within the 1 MiB cap, notes, lossy and cut lines |
+//! | `output` | the answer within the 1 MiB cap (as JSON), notes, lossy and cut lines, quotes |
 //!
 //! Nothing here knows about agents or definitions: the server serves a directory. Which
 //! agents get it, and under which tool names, is decided where definitions are read.
@@ -20,9 +22,11 @@
 mod glob;
 mod grep;
 mod list;
+mod open;
 mod output;
 mod read;
 mod root;
+mod rules;
 mod server;
 mod walk;
 

@@ -1,9 +1,16 @@
 //! What every workspace tool answers with: text for the model, capped at the 1 MiB rule of
 //! SPEC §8.3 with notes at the end that say what was left out, and lines shown as UTF-8
 //! (lossy) with a length cap.
+//!
+//! The cap holds for the whole answer as it goes on the wire: the text and the structured
+//! content, each counted as the JSON that carries it (a control character costs six bytes
+//! there, `\u0001`). Arguments quoted back in messages are cut ([`quote`]).
 
-use crate::limits::{TOOL_OUTPUT_BYTES, WORKSPACE_LINE_CHARS, WORKSPACE_NOTES_BYTES};
-use crate::text::cut_utf8;
+use crate::limits::{
+    TOOL_OUTPUT_BYTES, WORKSPACE_ENVELOPE_BYTES, WORKSPACE_LINE_CHARS, WORKSPACE_NOTES_BYTES,
+    WORKSPACE_QUOTE_BYTES,
+};
+use crate::text::{cut_utf8, is_hidden};
 
 /// A tool's answer: the text the model reads and the same facts as structured content.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,23 +32,50 @@ impl Answer {
 }
 
 /// The body of an answer, line by line, within the output cap. Once a line does not fit,
-/// the page is full and takes no more.
-#[derive(Debug, Default)]
+/// the page is full and takes no more. What the structured content repeats of a line (a
+/// match's text, a path) is charged to the page with it, so the two together stay within
+/// the cap.
+#[derive(Debug)]
 pub(super) struct Page {
     body: String,
+    /// Bytes on the wire so far: the body as JSON, what was charged with its lines, and
+    /// what was reserved for the structured content's own fields.
+    spent: usize,
     full: bool,
 }
 
+/// What the body, the charges and the reserve may take: the cap less the room for the notes
+/// and for the envelope.
+const PAGE_BYTES: usize = TOOL_OUTPUT_BYTES - WORKSPACE_NOTES_BYTES - WORKSPACE_ENVELOPE_BYTES;
+
 impl Page {
+    /// A page whose structured content carries fields of `reserved` bytes (as JSON) besides
+    /// what its lines are charged with: the pattern and path an answer repeats.
+    pub(super) fn reserving(reserved: usize) -> Page {
+        Page {
+            body: String::new(),
+            spent: reserved,
+            full: false,
+        }
+    }
+
     /// Adds `line`; `false` (and nothing added) when it would pass the cap.
     pub(super) fn push(&mut self, line: &str) -> bool {
-        if self.full || self.body.len() + line.len() + 1 > TOOL_OUTPUT_BYTES - WORKSPACE_NOTES_BYTES
-        {
+        self.push_charged(line, 0)
+    }
+
+    /// Adds `line`, with `charge` bytes that the structured content adds for it; `false`
+    /// (and nothing added) when the two would pass the cap.
+    pub(super) fn push_charged(&mut self, line: &str, charge: usize) -> bool {
+        // The line and its newline, as JSON.
+        let cost = json_len(line) + 2 + charge;
+        if self.full || self.spent + cost > PAGE_BYTES {
             self.full = true;
             return false;
         }
         self.body.push_str(line);
         self.body.push('\n');
+        self.spent += cost;
         true
     }
 
@@ -50,13 +84,15 @@ impl Page {
     pub(super) fn push_numbered(&mut self, number: u64, text: &str) -> bool {
         use std::fmt::Write;
         let width = number.checked_ilog10().unwrap_or(0) as usize + 1;
-        let len = width.max(6) + 1 + text.len() + 1;
-        if self.full || self.body.len() + len > TOOL_OUTPUT_BYTES - WORKSPACE_NOTES_BYTES {
+        // The number, the tab and the newline as JSON (`\t`, `\n`), and the text.
+        let cost = width.max(6) + 2 + json_len(text) + 2;
+        if self.full || self.spent + cost > PAGE_BYTES {
             self.full = true;
             return false;
         }
         // Writing to a String cannot fail.
         let _ = writeln!(self.body, "{number:>6}\t{text}");
+        self.spent += cost;
         true
     }
 
@@ -69,21 +105,99 @@ impl Page {
     /// was reached) the marker saying so.
     pub(super) fn finish(mut self, notes: &[String]) -> String {
         if self.full {
-            self.body.push_str(&format!(
+            let marker = format!(
                 "[output cut at {} MiB, the most a tool may answer]\n",
                 TOOL_OUTPUT_BYTES / (1024 * 1024)
-            ));
+            );
+            self.spent += json_len(&marker);
+            self.body.push_str(&marker);
         }
         for note in notes {
-            // Notes are short sentences; the cap still holds if one were not.
-            let room = TOOL_OUTPUT_BYTES.saturating_sub(self.body.len() + 3);
-            let note = cut_utf8(note, room);
+            // Notes are short sentences; the cap still holds if one were not. A note costs
+            // its brackets and newline (`\n` in JSON) besides its text.
+            let room = (TOOL_OUTPUT_BYTES - WORKSPACE_ENVELOPE_BYTES).saturating_sub(self.spent);
+            let note = cut_json(note, room.saturating_sub(4));
+            if note.is_empty() {
+                break;
+            }
+            self.spent += json_len(note) + 4;
             self.body.push('[');
             self.body.push_str(note);
             self.body.push_str("]\n");
         }
         self.body
     }
+}
+
+/// How many bytes `text` takes as a JSON string's contents (`serde_json`'s escapes: two
+/// bytes for a quote, a backslash and the usual control characters, six for the others).
+pub(super) fn json_len(text: &str) -> usize {
+    text.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// How many bytes `value` adds to the structured content as one item of a list (its JSON
+/// and a comma): what a page is charged for a line the structured content repeats.
+pub(super) fn json_size(value: &impl serde::Serialize) -> usize {
+    // Output types are plain structs: serializing them cannot fail.
+    serde_json::to_vec(value).map_or(0, |json| json.len()) + 1
+}
+
+/// The longest prefix of `text` whose JSON form takes at most `max` bytes.
+pub(super) fn cut_json(text: &str, max: usize) -> &str {
+    if json_len(text) <= max {
+        return text;
+    }
+    let mut used = 0;
+    for (at, c) in text.char_indices() {
+        let mut buffer = [0; 4];
+        used += json_len(c.encode_utf8(&mut buffer));
+        if used > max {
+            return &text[..at];
+        }
+    }
+    text
+}
+
+/// An argument or an engine's message as an error or note quotes it: hidden characters
+/// escaped (as file names are shown) and at most [`WORKSPACE_QUOTE_BYTES`], cut with "…".
+pub(super) fn quote(text: &str) -> String {
+    shorten(&escape_hidden(text))
+}
+
+/// `text` as is if it is at most [`WORKSPACE_QUOTE_BYTES`], else cut to that with "…": for
+/// an engine's message, whose lines (a caret under the fault) read as they are.
+pub(super) fn shorten(text: &str) -> String {
+    if text.len() <= WORKSPACE_QUOTE_BYTES {
+        return text.to_owned();
+    }
+    format!(
+        "{}…",
+        cut_utf8(text, WORKSPACE_QUOTE_BYTES - '…'.len_utf8())
+    )
+}
+
+/// `text` with every control, bidirectional, zero-width or other invisible character
+/// ([`is_hidden`]) written as an escape (`\n`, `\u{202e}`), so a name cannot pass for
+/// another line of an answer or read differently from what it is.
+pub(super) fn escape_hidden(text: &str) -> String {
+    if !text.chars().any(is_hidden) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if is_hidden(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// One line of a file as shown: decoded as UTF-8 (invalid bytes become U+FFFD), without
@@ -150,7 +264,7 @@ mod tests {
 
     #[test]
     fn a_page_stops_at_the_cap_and_says_so() {
-        let mut page = Page::default();
+        let mut page = Page::reserving(0);
         let line = "x".repeat(1000);
         let mut pushed = 0;
         while page.push(&line) {
@@ -160,17 +274,17 @@ mod tests {
         assert!(!page.push("short"), "a full page takes nothing more");
         let text = page.finish(&["3 more lines not shown".to_owned()]);
         assert!(text.len() <= TOOL_OUTPUT_BYTES, "{}", text.len());
-        assert_eq!(pushed, (TOOL_OUTPUT_BYTES - WORKSPACE_NOTES_BYTES) / 1001);
+        assert_eq!(pushed, PAGE_BYTES / 1002, "each line and its `\\n`");
         assert!(text.ends_with(
             "[output cut at 1 MiB, the most a tool may answer]\n[3 more lines not shown]\n"
         ));
-        let mut page = Page::default();
+        let mut page = Page::reserving(0);
         page.push("a");
         assert!(page.push_numbered(7, "seven"));
         assert!(page.push_numbered(1_234_567, "big"));
         assert_eq!(page.finish(&[]), "a\n     7\tseven\n1234567\tbig\n");
         // The numbered form stops at the cap exactly as `push` does.
-        let (mut plain, mut numbered) = (Page::default(), Page::default());
+        let (mut plain, mut numbered) = (Page::reserving(0), Page::reserving(0));
         let line = "y".repeat(3000);
         let mut n = 1;
         while numbered.push_numbered(n, &line) {
@@ -179,6 +293,74 @@ mod tests {
         }
         assert!(!plain.push(&format!("{n:>6}\t{line}")));
         assert_eq!(plain.finish(&[]), numbered.finish(&[]));
+    }
+
+    #[test]
+    fn the_cap_counts_the_answer_as_json_with_what_structured_content_repeats() {
+        // Control characters take six bytes each in JSON: a page of them holds a sixth.
+        let controls = "\u{1}".repeat(1000);
+        let mut page = Page::reserving(0);
+        let mut pushed = 0;
+        while page.push(&controls) {
+            pushed += 1;
+        }
+        assert_eq!(pushed, PAGE_BYTES / 6002);
+        let text = page.finish(&vec!["a note".to_owned(); 3]);
+        let answer = serde_json::json!({"content": [{"type": "text", "text": text}]});
+        assert!(answer.to_string().len() <= TOOL_OUTPUT_BYTES);
+        // A charge and a reserve count as much as text does.
+        let mut charged = Page::reserving(100_000);
+        let mut pushed = 0;
+        while charged.push_charged(&line_of(1000), 1000) {
+            pushed += 1;
+        }
+        assert_eq!(pushed, (PAGE_BYTES - 100_000) / 2002);
+        // Notes are cut to what is left, never past the cap.
+        let mut page = Page::reserving(PAGE_BYTES - 10);
+        assert!(!page.push("x".repeat(20).as_str()));
+        let huge = "\u{1}".repeat(2 * TOOL_OUTPUT_BYTES);
+        let text = page.finish(&[huge.clone(), huge]);
+        assert!(json_len(&text) <= TOOL_OUTPUT_BYTES, "{}", json_len(&text));
+    }
+
+    fn line_of(n: usize) -> String {
+        "z".repeat(n)
+    }
+
+    #[test]
+    fn json_lengths_match_serde_json() {
+        for text in [
+            "plain",
+            "a\"b\\c",
+            "tab\there\n",
+            "\u{1}\u{1f}\u{7f}é\u{202e}",
+            "\u{8}\u{c}\r",
+        ] {
+            let encoded = serde_json::to_string(text).unwrap();
+            assert_eq!(json_len(text), encoded.len() - 2, "{text:?}");
+        }
+        assert_eq!(cut_json("ab\u{1}c", 3), "ab");
+        assert_eq!(cut_json("ab\u{1}c", 8), "ab\u{1}");
+        assert_eq!(cut_json("é", 1), "");
+    }
+
+    #[test]
+    fn quotes_are_short_and_show_hidden_characters() {
+        assert_eq!(quote("src/*.rs"), "src/*.rs");
+        assert_eq!(quote("a\u{202e}b\nc"), "a\\u{202e}b\\nc");
+        let long = quote(&"*".repeat(1_000_000));
+        assert!(
+            long.len() <= WORKSPACE_QUOTE_BYTES && long.ends_with("*…"),
+            "{long}"
+        );
+        assert_eq!(escape_hidden("x\u{200b}\u{61c}y"), "x\\u{200b}\\u{61c}y");
+        // An engine's message keeps its lines; only its length is cut.
+        assert_eq!(
+            shorten("regex parse error:\n  (\n  ^"),
+            "regex parse error:\n  (\n  ^"
+        );
+        let cut = shorten(&"x\n".repeat(1000));
+        assert!(cut.len() <= WORKSPACE_QUOTE_BYTES && cut.ends_with("x…") && cut.contains('\n'));
     }
 
     #[test]

@@ -1,19 +1,21 @@
 //! `read`: a text file's lines, numbered as `cat -n` numbers them, from `offset` for
 //! `limit` lines (SPEC §8.6).
 //!
-//! The file is read once, in blocks: lines before the range are only counted, lines in it
-//! keep at most what can be shown of them, and the rest of the file is counted for the
-//! total. Memory stays bounded whatever the file's size or its longest line.
+//! The file is read in blocks up to the end of the requested range and no further: lines
+//! before the range are only counted, lines in it keep at most what can be shown of them,
+//! and past the range one more byte says whether more lines follow (the total is not
+//! counted: the first lines of an 8 GiB file cost what they cost in a small one). Memory
+//! stays bounded whatever the file's size or its longest line.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::output::{Answer, LINE_KEEP_BYTES, Page, count, show_line};
+use super::open::Refusal;
+use super::output::{Answer, LINE_KEEP_BYTES, Page, count, json_len, show_line};
 use super::root::WorkspaceRoot;
 use crate::limits::{
     TOOL_OUTPUT_BYTES, WORKSPACE_BINARY_SNIFF_BYTES, WORKSPACE_LINE_CHARS, WORKSPACE_READ_LINES,
@@ -49,17 +51,18 @@ struct Line {
 #[derive(Default)]
 struct Scan {
     lines: Vec<Line>,
-    total: u64,
+    /// How many lines the file has, when the scan reached its end.
+    total: Option<u64>,
     lossy: bool,
     cut: u64,
-    /// The kept lines' text, in bytes; past the output cap no more lines are kept (they
-    /// could not be shown).
+    /// The kept lines' text as JSON, in bytes; past the output cap no more lines are kept
+    /// (they could not be shown) and the scan stops.
     bytes: usize,
 }
 
 impl Scan {
-    fn keeping(&self, number: u64, first: u64) -> bool {
-        number >= first && self.bytes <= TOOL_OUTPUT_BYTES
+    fn room(&self) -> bool {
+        self.bytes <= TOOL_OUTPUT_BYTES
     }
 }
 
@@ -70,30 +73,29 @@ pub fn read(
 ) -> Result<Answer, String> {
     let path = root.resolve(&request.path)?;
     let shown = root.display(&path);
-    let meta = std::fs::metadata(&path).map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
-    if meta.is_dir() {
-        return Err(format!(
+    let file = root.open_regular(&path).map_err(|refusal| match refusal {
+        Refusal::NotRegular("a directory") => format!(
             "`{shown}` is a directory; use `list` to see its entries or `glob` to find files in it"
-        ));
-    }
-    if !meta.is_file() {
-        return Err(format!("`{shown}` is not a regular file"));
-    }
-    let scan = scan(&path, &shown, request, cancel)?;
-    if scan.total == 0 {
+        ),
+        other => format!("`{shown}` {}", other.reason()),
+    })?;
+    let scan = scan(file, &shown, request, cancel)?;
+    if scan.total == Some(0) {
         return Ok(Answer::new(
             format!("[`{shown}` is empty]\n"),
             &structured(&shown, request, &scan, 0, None, false),
         ));
     }
-    if request.offset > scan.total {
+    if let Some(total) = scan.total
+        && request.offset > total
+    {
         return Err(format!(
             "`{shown}` has {}; offset {} is past its end",
-            count(scan.total, "line", "lines"),
+            count(total, "line", "lines"),
             request.offset
         ));
     }
-    let mut page = Page::default();
+    let mut page = Page::reserving(json_len(&shown));
     let mut shown_lines = 0;
     for line in &scan.lines {
         if !page.push_numbered(line.number, &line.text) {
@@ -102,12 +104,15 @@ pub fn read(
         shown_lines += 1;
     }
     let last = request.offset + shown_lines - 1;
-    let next = (last < scan.total).then_some(last + 1);
+    let next = match scan.total {
+        Some(total) => (last < total).then_some(last + 1),
+        None => Some(last + 1),
+    };
     let mut notes = Vec::new();
     if let Some(next) = next {
         notes.push(format!(
-            "lines {}-{last} of {}; continue with offset {next}",
-            request.offset, scan.total
+            "lines {}-{last} shown; more lines follow; continue with offset {next}",
+            request.offset
         ));
     }
     if scan.cut > 0 {
@@ -136,8 +141,9 @@ pub(super) struct ReadOutput {
     pub first_line: u64,
     /// The number of the last line shown (0 when none is).
     pub last_line: u64,
-    /// How many lines the file has.
-    pub total_lines: u64,
+    /// How many lines the file has: known when the lines shown reach its end, `null` when
+    /// more lines follow (they are not read, so not counted).
+    pub total_lines: Option<u64>,
     /// Where to continue (`offset`) when lines follow the ones shown.
     pub next_offset: Option<u64>,
     /// How many of the lines shown were cut at the line-length limit.
@@ -161,7 +167,7 @@ fn structured(
         path: shown.to_owned(),
         first_line: range(request.offset),
         last_line: range(request.offset + shown_lines.saturating_sub(1)),
-        total_lines: scan.total,
+        total_lines: if next.is_some() { None } else { scan.total },
         next_offset: next,
         long_lines_cut: scan.cut,
         invalid_utf8: scan.lossy,
@@ -169,16 +175,16 @@ fn structured(
     }
 }
 
-/// Reads the file once: the requested lines (each kept to what can be shown), and the
-/// total number of lines. Refuses a file with a NUL byte in its first block or in a line
-/// that would be shown.
+/// Reads the file up to the end of the requested range (or of what the output cap can
+/// show), keeping those lines, and then no further than one byte to know whether more
+/// follow. Refuses a file with a NUL byte in its first block or in a line that would be
+/// shown.
 fn scan(
-    path: &Path,
+    file: File,
     shown: &str,
     request: &ReadRequest,
     cancel: &CancellationToken,
 ) -> Result<Scan, String> {
-    let file = File::open(path).map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let first = request.offset;
     let end = request.offset.saturating_add(request.limit);
@@ -199,6 +205,10 @@ fn scan(
         if block.is_empty() {
             break;
         }
+        if number >= end || !out.room() {
+            // Past the range (or past what can be shown), and more bytes follow: stop.
+            return Ok(out);
+        }
         let size = block.len();
         if position < WORKSPACE_BINARY_SNIFF_BYTES {
             let sniffed = (WORKSPACE_BINARY_SNIFF_BYTES - position).min(size as u64) as usize;
@@ -209,24 +219,23 @@ fn scan(
         last_byte = block.last().copied();
         let mut at = 0;
         while at < size {
-            if number >= end {
-                // Past the range: only count what is left.
-                number += memchr::memchr_iter(b'\n', &block[at..]).count() as u64;
-                len = 0;
-                break;
+            if number >= end || !out.room() {
+                // Bytes follow the range within this block.
+                return Ok(out);
             }
             let (segment, ends_line) = match memchr::memchr(b'\n', &block[at..]) {
                 Some(i) => (&block[at..at + i], true),
                 None => (&block[at..], false),
             };
             at += segment.len() + usize::from(ends_line);
-            if out.keeping(number, first) {
+            let keeping = number >= first;
+            if keeping {
                 let room = LINE_KEEP_BYTES.saturating_sub(kept.len());
                 kept.extend_from_slice(&segment[..segment.len().min(room)]);
             }
             len += segment.len() as u64;
             if ends_line {
-                if out.keeping(number, first) {
+                if keeping {
                     keep(&mut out, number, &kept, len, shown)?;
                     kept.clear();
                 }
@@ -237,14 +246,14 @@ fn scan(
         position += size as u64;
         reader.consume(size);
     }
-    // A last line without a newline is a line too.
+    // The end of the file. A last line without a newline is a line too.
     if last_byte.is_some_and(|b| b != b'\n') {
-        if out.keeping(number, first) && number < end {
+        if number >= first && number < end && out.room() {
             keep(&mut out, number, &kept, len, shown)?;
         }
-        out.total = number;
+        out.total = Some(number);
     } else {
-        out.total = number - 1;
+        out.total = Some(number - 1);
     }
     Ok(out)
 }
@@ -259,8 +268,8 @@ fn keep(out: &mut Scan, number: u64, kept: &[u8], len: u64, shown: &str) -> Resu
     let line = show_line(kept, len);
     out.lossy |= line.lossy;
     out.cut += u64::from(line.cut);
-    // The number, a tab and a newline around the text.
-    out.bytes += line.text.len() + 8;
+    // The number, a tab and a newline around the text (as JSON).
+    out.bytes += json_len(&line.text) + 11;
     out.lines.push(Line {
         number,
         text: line.text,
@@ -311,14 +320,20 @@ mod tests {
         let part = run(&root, "a.txt", Some(3), Some(2)).unwrap();
         assert_eq!(
             part.text,
-            "     3\tline 3\n     4\tline 4\n[lines 3-4 of 10; continue with offset 5]\n"
+            "     3\tline 3\n     4\tline 4\n[lines 3-4 shown; more lines follow; continue with offset 5]\n"
         );
         assert_eq!(part.structured["first_line"], 3);
         assert_eq!(part.structured["last_line"], 4);
         assert_eq!(part.structured["next_offset"], 5);
+        assert_eq!(part.structured["total_lines"], serde_json::Value::Null);
 
         let tail = run(&root, "a.txt", Some(10), Some(5)).unwrap();
         assert_eq!(tail.text, "    10\tline 10\n");
+        assert_eq!(tail.structured["total_lines"], 10);
+        // The range ends at the last line: nothing follows, so nothing is said.
+        let exact = run(&root, "a.txt", Some(9), Some(2)).unwrap();
+        assert_eq!(exact.text, "     9\tline 9\n    10\tline 10\n");
+        assert_eq!(exact.structured["next_offset"], serde_json::Value::Null);
         assert_eq!(
             run(&root, "a.txt", Some(11), None).unwrap_err(),
             "`a.txt` has 10 lines; offset 11 is past its end"
@@ -397,6 +412,48 @@ mod tests {
         assert_eq!(
             run(&root, "nope.rs", None, None).unwrap_err(),
             "`nope.rs` does not exist in the workspace"
+        );
+    }
+
+    #[test]
+    fn reading_stops_at_the_end_of_the_range() {
+        let (d, root) = setup(&[("big.txt", b"")]);
+        // More text than the binary sniff looks at, then 1 TiB of nothing: a hole, read as
+        // NUL bytes if read at all.
+        let text: String = (1..=1000).map(|i| format!("line {i:>4}\n")).collect();
+        let file = std::fs::File::options()
+            .write(true)
+            .open(d.path().join("big.txt"))
+            .unwrap();
+        std::io::Write::write_all(&mut &file, text.as_bytes()).unwrap();
+        file.set_len(1 << 40).unwrap();
+        let answer = run(&root, "big.txt", None, Some(10)).unwrap();
+        assert!(answer.text.starts_with("     1\tline    1\n"));
+        assert!(
+            answer
+                .text
+                .ends_with("    10\tline   10\n[lines 1-10 shown; more lines follow; continue with offset 11]\n"),
+            "{}",
+            answer.text
+        );
+        assert_eq!(answer.structured["total_lines"], serde_json::Value::Null);
+        // The range ends with the text: the NUL bytes after it are not read either.
+        let answer = run(&root, "big.txt", Some(991), Some(10)).unwrap();
+        assert!(
+            answer.text.ends_with("continue with offset 1001]\n"),
+            "{}",
+            answer.text
+        );
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let (d, root) = setup(&[]);
+        let c = std::ffi::CString::new(d.path().join("pipe").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert_eq!(
+            run(&root, "pipe", None, None).unwrap_err(),
+            "`pipe` is a FIFO, not a regular file"
         );
     }
 

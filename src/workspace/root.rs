@@ -1,8 +1,17 @@
-//! Confinement (SPEC §8.6): every path a model names is resolved against the workspace and
-//! canonicalized, and a path whose canonical form is not inside the workspace is refused with
-//! the rule it broke. Paths shown back are relative to the workspace, with `/` separators.
+//! Confinement (SPEC §8.6): every path a model names is resolved inside the workspace, one
+//! component at a time from its root, following symbolic links only while they stay inside;
+//! a path that climbs out with `..`, is absolute elsewhere, or leads out through a link is
+//! refused with the rule it broke, and nothing outside the workspace is looked at on the way
+//! (not even whether it exists). Paths shown back are relative to the workspace, with `/`
+//! separators and hidden characters escaped.
 
+use std::ffi::OsString;
+use std::fs::File;
 use std::path::{Component, Path, PathBuf};
+
+use super::open::{Anchor, Refusal, open_regular};
+use super::output::{escape_hidden, quote};
+use crate::limits::{WORKSPACE_LINK_HOPS, WORKSPACE_PATH_BYTES};
 
 /// The rule every refusal ends with, so the model knows what it may do instead.
 const RULE: &str = "the workspace tools reach only files inside the workspace; name paths \
@@ -12,6 +21,28 @@ const RULE: &str = "the workspace tools reach only files inside the workspace; n
 #[derive(Debug, Clone)]
 pub struct WorkspaceRoot {
     root: PathBuf,
+    anchor: Anchor,
+}
+
+/// Where a path inside the workspace leads once its links are followed.
+#[derive(Debug)]
+pub(super) enum Resolved {
+    /// A canonical path inside the workspace (no link, no `.` or `..`).
+    Inside(PathBuf),
+    /// Out of the workspace: a link or a `..` led there. Nothing out there was looked at.
+    Outside,
+    /// Nothing is there, or a component on the way is not a directory.
+    Missing,
+    /// More links than [`WORKSPACE_LINK_HOPS`]: a loop.
+    Loop,
+    /// The file system refused to say (permissions).
+    Failed(std::io::Error),
+}
+
+/// One step of a path being resolved.
+enum Step {
+    Up,
+    Name(OsString),
 }
 
 impl WorkspaceRoot {
@@ -23,7 +54,8 @@ impl WorkspaceRoot {
         if !root.is_dir() {
             return Err(format!("workspace {} is not a directory", dir.display()));
         }
-        Ok(WorkspaceRoot { root })
+        let anchor = Anchor::open(&root);
+        Ok(WorkspaceRoot { root, anchor })
     }
 
     pub fn path(&self) -> &Path {
@@ -35,11 +67,15 @@ impl WorkspaceRoot {
     /// out with `..`, is absolute elsewhere, leads out through a symbolic link, or does not
     /// exist.
     pub fn resolve(&self, given: &str) -> Result<PathBuf, String> {
-        if given.contains('\0') {
+        if given.len() > WORKSPACE_PATH_BYTES {
             return Err(format!(
-                "`{}` contains a NUL character",
-                given.escape_debug()
+                "the path is {} bytes long; a path is at most {WORKSPACE_PATH_BYTES} bytes",
+                given.len()
             ));
+        }
+        let shown = quote(given);
+        if given.contains('\0') {
+            return Err(format!("`{shown}` contains a NUL character"));
         }
         let path = Path::new(given);
         let joined = if path.is_absolute() {
@@ -49,23 +85,97 @@ impl WorkspaceRoot {
         };
         // Checked before the file system is asked anything, so that nothing outside is
         // probed: not even whether a path there exists.
-        if !lexically_normal(&joined).starts_with(&self.root) {
+        let normal = lexically_normal(&joined);
+        if !normal.starts_with(&self.root) {
             return Err(if path.is_absolute() {
-                format!("`{given}` is outside the workspace: {RULE}")
+                format!("`{shown}` is outside the workspace: {RULE}")
             } else {
-                format!("`{given}` climbs out of the workspace with `..`: {RULE}")
+                format!("`{shown}` climbs out of the workspace with `..`: {RULE}")
             });
         }
-        match joined.canonicalize() {
-            Ok(canonical) if canonical.starts_with(&self.root) => Ok(canonical),
-            Ok(_) => Err(format!(
-                "`{given}` leads outside the workspace through a symbolic link: {RULE}"
+        let below = joined
+            .strip_prefix(&self.root)
+            .or_else(|_| normal.strip_prefix(&self.root))
+            .unwrap_or(Path::new(""));
+        match self.follow(below) {
+            Resolved::Inside(canonical) => Ok(canonical),
+            Resolved::Outside => Err(format!(
+                "`{shown}` leads outside the workspace through a symbolic link: {RULE}"
             )),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Err(format!("`{given}` does not exist in the workspace"))
-            }
-            Err(e) => Err(format!("`{given}` cannot be opened: {e}")),
+            Resolved::Missing => Err(format!("`{shown}` does not exist in the workspace")),
+            Resolved::Loop => Err(format!(
+                "`{shown}` cannot be opened: its symbolic links form a loop"
+            )),
+            Resolved::Failed(e) => Err(format!("`{shown}` cannot be opened: {e}")),
         }
+    }
+
+    /// Follows `relative` from the root one component at a time, as the kernel would, and
+    /// stops as soon as a `..` or a link's target leaves the workspace: what lies outside is
+    /// never looked at, so the answer cannot tell whether it exists.
+    pub(super) fn follow(&self, relative: &Path) -> Resolved {
+        let mut current = self.root.clone();
+        let mut pending = Vec::new();
+        push_steps(&mut pending, relative);
+        let mut hops = 0;
+        while let Some(step) = pending.pop() {
+            let name = match step {
+                Step::Up => {
+                    if current == self.root {
+                        return Resolved::Outside;
+                    }
+                    current.pop();
+                    continue;
+                }
+                Step::Name(name) => name,
+            };
+            let next = current.join(&name);
+            let meta = match std::fs::symlink_metadata(&next) {
+                Ok(meta) => meta,
+                Err(e) if is_missing(&e) => return Resolved::Missing,
+                Err(e) => return Resolved::Failed(e),
+            };
+            if meta.file_type().is_symlink() {
+                hops += 1;
+                if hops > WORKSPACE_LINK_HOPS {
+                    return Resolved::Loop;
+                }
+                let target = match std::fs::read_link(&next) {
+                    Ok(target) => target,
+                    Err(e) => return Resolved::Failed(e),
+                };
+                if target.is_absolute() {
+                    // An absolute target is inside only if written under the canonical root.
+                    let Ok(rest) = target.strip_prefix(&self.root) else {
+                        return Resolved::Outside;
+                    };
+                    current = self.root.clone();
+                    push_steps(&mut pending, rest);
+                } else {
+                    push_steps(&mut pending, &target);
+                }
+            } else if !meta.is_dir() && !pending.is_empty() {
+                return Resolved::Missing;
+            } else {
+                current = next;
+            }
+        }
+        Resolved::Inside(current)
+    }
+
+    /// Where the symbolic link at `link` (inside the workspace) leads, for `list`: found
+    /// without looking outside, so a target outside is `Outside` whether it exists or not.
+    pub(super) fn link_target(&self, link: &Path) -> Resolved {
+        match link.strip_prefix(&self.root) {
+            Ok(relative) => self.follow(relative),
+            Err(_) => Resolved::Outside,
+        }
+    }
+
+    /// Opens `path` (canonical, inside the workspace) for reading if it is a regular file,
+    /// never through a link and never blocking (see `open`).
+    pub(super) fn open_regular(&self, path: &Path) -> Result<File, Refusal> {
+        open_regular(&self.anchor, &self.root, path)
     }
 
     /// `path` (inside the workspace) as the model is shown it: relative to the root, with
@@ -82,33 +192,33 @@ impl WorkspaceRoot {
             parts.join("/")
         }
     }
+}
 
-    /// Whether `path`, canonicalized, is inside the workspace (a symbolic link's target, for
-    /// `list`). `None` when it cannot be resolved (a dangling link).
-    pub fn contains_target(&self, path: &Path) -> Option<PathBuf> {
-        path.canonicalize()
-            .ok()
-            .filter(|target| target.starts_with(&self.root))
+/// Pushes the steps of `path` onto `pending` so that its first component is popped first.
+fn push_steps(pending: &mut Vec<Step>, path: &Path) {
+    for component in path.components().rev() {
+        match component {
+            Component::ParentDir => pending.push(Step::Up),
+            Component::Normal(name) => pending.push(Step::Name(name.to_owned())),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
     }
 }
 
-/// A file name as the model is shown it: lossy UTF-8, with control characters escaped, so
-/// a name with a newline cannot pass for another line of an answer.
-pub(super) fn shown_name(name: &std::ffi::OsStr) -> String {
-    let name = name.to_string_lossy();
-    if name.chars().any(char::is_control) {
-        name.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect()
-    } else {
-        name.into_owned()
+fn is_missing(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(libc::ENOTDIR) {
+        return true;
     }
+    e.kind() == std::io::ErrorKind::NotFound
+}
+
+/// A file name as the model is shown it: lossy UTF-8, with control, bidirectional and
+/// other invisible characters escaped (`\n`, `\u{202e}`), so a name with a newline cannot
+/// pass for another line of an answer, and one with a right-to-left override cannot read as
+/// another name.
+pub(super) fn shown_name(name: &std::ffi::OsStr) -> String {
+    escape_hidden(&name.to_string_lossy())
 }
 
 /// `path` with `.` removed and each `..` taking away the component before it, without
@@ -200,6 +310,64 @@ mod tests {
             "`missing.rs` does not exist in the workspace"
         );
         assert!(root.resolve("a\0b").unwrap_err().contains("NUL"));
+        let long = "a/".repeat(3000);
+        assert_eq!(
+            root.resolve(&long).unwrap_err(),
+            "the path is 6000 bytes long; a path is at most 4096 bytes"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_followed_inside_and_nothing_outside_is_looked_at() {
+        let (ws, outside, root) = workspace();
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, ws.path().join(name)).unwrap();
+        };
+        // Out of the workspace, whether the target exists or not: the same answer.
+        link(&outside.path().join("secret.txt"), "to-secret");
+        link(&outside.path().join("missing.txt"), "to-missing");
+        link(Path::new("to-missing"), "chain");
+        link(Path::new("../x"), "up");
+        for name in ["to-secret", "to-missing", "chain", "up", "out/missing"] {
+            assert!(
+                root.resolve(name)
+                    .unwrap_err()
+                    .contains("leads outside the workspace through a symbolic link"),
+                "{name}"
+            );
+            assert!(matches!(
+                root.link_target(&root.path().join(name.split('/').next().unwrap())),
+                Resolved::Outside
+            ));
+        }
+        // Inside: relative, absolute under the canonical root, through a directory link.
+        link(&root.path().join("src/lib.rs"), "absolute");
+        link(Path::new("src"), "code");
+        link(Path::new("code/../src/lib.rs"), "winding");
+        for name in ["absolute", "code/lib.rs", "winding", "inside-link"] {
+            assert_eq!(
+                root.display(&root.resolve(name).unwrap()),
+                "src/lib.rs",
+                "{name}"
+            );
+        }
+        link(Path::new("gone"), "dangling");
+        link(Path::new("loop-b"), "loop-a");
+        link(Path::new("loop-a"), "loop-b");
+        assert!(matches!(
+            root.link_target(&root.path().join("dangling")),
+            Resolved::Missing
+        ));
+        assert_eq!(
+            root.resolve("dangling").unwrap_err(),
+            "`dangling` does not exist in the workspace"
+        );
+        assert!(root.resolve("loop-a").unwrap_err().contains("form a loop"));
+        assert_eq!(
+            root.resolve("src/lib.rs/x").unwrap_err(),
+            "`src/lib.rs/x` does not exist in the workspace"
+        );
     }
 
     #[test]
@@ -207,6 +375,14 @@ mod tests {
         assert_eq!(
             shown_name(std::ffi::OsStr::new("a\n[output cut]\tb")),
             "a\\n[output cut]\\tb"
+        );
+        assert_eq!(
+            shown_name(std::ffi::OsStr::new("invoice\u{202E}fdp.exe")),
+            "invoice\\u{202e}fdp.exe"
+        );
+        assert_eq!(
+            shown_name(std::ffi::OsStr::new("a\u{200B}b\u{2066}")),
+            "a\\u{200b}b\\u{2066}"
         );
         assert_eq!(shown_name(std::ffi::OsStr::new("plain é.rs")), "plain é.rs");
     }

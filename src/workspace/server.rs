@@ -24,12 +24,12 @@ use tokio_util::sync::CancellationToken;
 use super::glob::{GlobOutput, glob};
 use super::grep::{GrepOutput, GrepRequest, Mode, grep};
 use super::list::{ListOutput, list};
-use super::output::Answer;
+use super::output::{Answer, cut_json};
 use super::read::{ReadOutput, ReadRequest, read};
 use super::root::WorkspaceRoot;
 use crate::limits::{
     WORKSPACE_GLOB_RESULTS, WORKSPACE_GREP_CONTEXT_MAX, WORKSPACE_GREP_RESULTS,
-    WORKSPACE_GREP_RESULTS_MAX, WORKSPACE_LINE_CHARS, WORKSPACE_READ_LINES,
+    WORKSPACE_GREP_RESULTS_MAX, WORKSPACE_LINE_CHARS, WORKSPACE_NOTES_BYTES, WORKSPACE_READ_LINES,
 };
 
 fn read_description() -> String {
@@ -37,8 +37,9 @@ fn read_description() -> String {
         "Read a text file of the workspace. Returns its lines numbered from 1 in `cat -n` \
          format (the line number, a tab, the line), {WORKSPACE_READ_LINES} lines by default: \
          for a long file, read a part with `offset` (the first line number to show) and \
-         `limit` (how many lines), and the note at the end says where to continue. Lines \
-         longer than {WORKSPACE_LINE_CHARS} characters are cut. Text that is not valid UTF-8 \
+         `limit` (how many lines), and when more lines follow, the note at the end says so \
+         and where to continue (the file is read no further than the lines shown, so no \
+         total is given). Lines longer than {WORKSPACE_LINE_CHARS} characters are cut. Text that is not valid UTF-8 \
          is shown with U+FFFD in place of the invalid bytes; binary files are refused. Find \
          the place first with `grep`, then read around it."
     )
@@ -179,6 +180,31 @@ pub(super) struct GrepArgs {
     pub limit: u64,
 }
 
+impl ReadArgs {
+    fn request(&self) -> ReadRequest {
+        ReadRequest::new(&self.path, Some(self.offset), Some(self.limit))
+    }
+}
+
+impl GrepArgs {
+    fn request(self) -> GrepRequest {
+        GrepRequest {
+            pattern: self.pattern,
+            path: self.path,
+            glob: Some(self.glob).filter(|g| !g.is_empty()),
+            mode: match self.output_mode {
+                OutputMode::Content => Mode::Content,
+                OutputMode::FilesWithMatches => Mode::FilesWithMatches,
+                OutputMode::Count => Mode::Count,
+            },
+            case_insensitive: self.case_insensitive,
+            literal: self.literal,
+            context: self.context.min(WORKSPACE_GREP_CONTEXT_MAX),
+            limit: self.limit.clamp(1, WORKSPACE_GREP_RESULTS_MAX),
+        }
+    }
+}
+
 /// The workspace tools of one workspace.
 #[derive(Clone)]
 pub struct WorkspaceTools {
@@ -211,7 +237,7 @@ impl WorkspaceTools {
         Parameters(args): Parameters<ReadArgs>,
         cancel: CancellationToken,
     ) -> CallToolResult {
-        let request = ReadRequest::new(&args.path, Some(args.offset), Some(args.limit));
+        let request = args.request();
         self.blocking(cancel, move |root, cancel| read(root, &request, cancel))
             .await
     }
@@ -274,20 +300,7 @@ impl WorkspaceTools {
         Parameters(args): Parameters<GrepArgs>,
         cancel: CancellationToken,
     ) -> CallToolResult {
-        let request = GrepRequest {
-            pattern: args.pattern,
-            path: args.path,
-            glob: Some(args.glob).filter(|g| !g.is_empty()),
-            mode: match args.output_mode {
-                OutputMode::Content => Mode::Content,
-                OutputMode::FilesWithMatches => Mode::FilesWithMatches,
-                OutputMode::Count => Mode::Count,
-            },
-            case_insensitive: args.case_insensitive,
-            literal: args.literal,
-            context: args.context.min(WORKSPACE_GREP_CONTEXT_MAX),
-            limit: args.limit.clamp(1, WORKSPACE_GREP_RESULTS_MAX),
-        };
+        let request = args.request();
         self.blocking(cancel, move |root, cancel| grep(root, &request, cancel))
             .await
     }
@@ -302,16 +315,55 @@ impl WorkspaceTools {
     {
         let root = self.root.clone();
         match tokio::task::spawn_blocking(move || work(&root, &cancel)).await {
-            Ok(Ok(answer)) => {
-                let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
-                result.structured_content = Some(answer.structured);
-                result
-            }
-            Ok(Err(message)) => CallToolResult::error(vec![ContentBlock::text(message)]),
+            Ok(answer) => shape(answer),
             Err(_) => CallToolResult::error(vec![ContentBlock::text(
                 "internal error: the workspace tool failed unexpectedly (a bug in mcp-agents)",
             )]),
         }
+    }
+
+    /// One call of `tool` with `arguments` (a JSON object), run on this thread and answered
+    /// as the server answers it: what the fuzz targets drive.
+    pub fn call_now(&self, tool: &str, arguments: serde_json::Value) -> CallToolResult {
+        fn parsed<T: serde::de::DeserializeOwned>(
+            arguments: serde_json::Value,
+        ) -> Result<T, String> {
+            serde_json::from_value(arguments).map_err(|e| e.to_string())
+        }
+        let root = &self.root;
+        let cancel = CancellationToken::new();
+        shape(match tool {
+            "read" => {
+                parsed::<ReadArgs>(arguments).and_then(|args| read(root, &args.request(), &cancel))
+            }
+            "list" => {
+                parsed::<ListArgs>(arguments).and_then(|args| list(root, &args.path, &cancel))
+            }
+            "glob" => parsed::<GlobArgs>(arguments)
+                .and_then(|args| glob(root, &args.pattern, &args.path, &cancel)),
+            "grep" => {
+                parsed::<GrepArgs>(arguments).and_then(|args| grep(root, &args.request(), &cancel))
+            }
+            _ => Err(format!(
+                "no tool is called `{}`",
+                super::output::quote(tool)
+            )),
+        })
+    }
+}
+
+/// A tool's answer as a result: its text and structured content, or its error. Errors are
+/// short sentences; one is still cut to the room kept for notes, whatever it quotes.
+fn shape(answer: Result<Answer, String>) -> CallToolResult {
+    match answer {
+        Ok(answer) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(answer.text)]);
+            result.structured_content = Some(answer.structured);
+            result
+        }
+        Err(message) => CallToolResult::error(vec![ContentBlock::text(
+            cut_json(&message, WORKSPACE_NOTES_BYTES).to_owned(),
+        )]),
     }
 }
 

@@ -191,7 +191,7 @@ async fn workspace_tools(sdk: Sdk) {
     }
     assert_eq!(
         calls[0]["text"],
-        "     1\tpub fn limit() -> u32 {\n     2\t    8\n[lines 1-2 of 3; continue with offset 3]\n"
+        "     1\tpub fn limit() -> u32 {\n     2\t    8\n[lines 1-2 shown; more lines follow; continue with offset 3]\n"
     );
     assert_eq!(calls[0]["structured"]["next_offset"], 3);
     assert_eq!(calls[2]["structured"]["files"], json!(["src/lib.rs"]));

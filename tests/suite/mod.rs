@@ -57,4 +57,5 @@ mod skills_registry;
 mod soak;
 mod wait_answers;
 mod workspace_agents;
+mod workspace_hostile;
 mod workspace_server;

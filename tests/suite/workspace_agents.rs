@@ -122,7 +122,7 @@ async fn a_claude_reviewer_reads_greps_and_globs_a_real_workspace() {
     let first = outputs(&mock, 1);
     assert_eq!(
         first[0].2,
-        "     2\t    let limit = 8;\n     3\t    run(limit);\n[lines 2-3 of 4; continue with offset 4]\n"
+        "     2\t    let limit = 8;\n     3\t    run(limit);\n[lines 2-3 shown; more lines follow; continue with offset 4]\n"
     );
     assert_eq!(
         first[1].2,

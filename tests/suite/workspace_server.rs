@@ -3,79 +3,10 @@
 //! and annotations, what each answers (structured content checked against its output
 //! schema), ignore rules, confinement, and the 1 MiB cap.
 
-use std::path::Path;
-use std::time::Duration;
+use serde_json::json;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion, Tool};
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
-use serde_json::{Value, json};
-
-use crate::support::binary::{BIN, TestClient};
-use crate::support::workspace::{project, write};
-
-struct Tools {
-    client: RunningService<RoleClient, TestClient>,
-    listed: Vec<Tool>,
-}
-
-async fn serve(dir: &Path) -> Tools {
-    let mut command = tokio::process::Command::new(BIN);
-    command.arg("workspace-tools").arg(dir).env_clear();
-    let transport = TokioChildProcess::new(command).expect("start workspace-tools");
-    let client = tokio::time::timeout(
-        Duration::from_secs(20),
-        TestClient::default().serve_with_lifecycle(
-            transport,
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        ),
-    )
-    .await
-    .expect("discover in time")
-    .expect("2026-07-28 through server/discover");
-    let listed = client.list_all_tools().await.expect("tools/list");
-    Tools { client, listed }
-}
-
-impl Tools {
-    async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
-        let params = CallToolRequestParams::new(tool.to_owned())
-            .with_arguments(arguments.as_object().cloned().unwrap());
-        self.client.call_tool(params).await.expect("tools/call")
-    }
-
-    /// A successful call's text; its structured content must satisfy the output schema.
-    async fn text(&self, tool: &str, arguments: Value) -> (String, Value) {
-        let result = self.call(tool, arguments.clone()).await;
-        let text = result.content[0].as_text().unwrap().text.clone();
-        assert_ne!(result.is_error, Some(true), "{tool} {arguments}: {text}");
-        let structured = result.structured_content.expect("structured content");
-        let schema = self
-            .listed
-            .iter()
-            .find(|t| t.name == tool)
-            .and_then(|t| t.output_schema.clone())
-            .expect("an output schema");
-        let validator = jsonschema::validator_for(&Value::Object((*schema).clone())).unwrap();
-        let errors: Vec<String> = validator
-            .iter_errors(&structured)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errors.is_empty(), "{tool}: {errors:?}\n{structured}");
-        (text, structured)
-    }
-
-    /// A refused call's text.
-    async fn refusal(&self, tool: &str, arguments: Value) -> String {
-        let result = self.call(tool, arguments.clone()).await;
-        let text = result.content[0].as_text().unwrap().text.clone();
-        assert_eq!(result.is_error, Some(true), "{tool} {arguments}: {text}");
-        text
-    }
-}
+use crate::support::binary::BIN;
+use crate::support::workspace::{project, serve, write};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_read_only_tools_with_both_schemas_over_2026_07_28() {
@@ -129,7 +60,7 @@ async fn each_tool_answers_as_its_description_says() {
         .await;
     assert_eq!(
         text,
-        "     2\t    let limit = 8;\n     3\t    run(limit);\n[lines 2-3 of 4; continue with offset 4]\n"
+        "     2\t    let limit = 8;\n     3\t    run(limit);\n[lines 2-3 shown; more lines follow; continue with offset 4]\n"
     );
     assert_eq!(structured["next_offset"], 4);
 
@@ -387,7 +318,7 @@ async fn output_is_capped_at_one_mebibyte_with_the_marker() {
     let shown = structured["last_line"].as_u64().unwrap();
     assert!(shown > 600 && shown < 2000, "{shown}");
     assert!(text.ends_with(&format!(
-        "[lines 1-{shown} of 2000; continue with offset {}]\n",
+        "[lines 1-{shown} shown; more lines follow; continue with offset {}]\n",
         shown + 1
     )));
     assert_eq!(structured["output_cut"], true);
