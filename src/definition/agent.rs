@@ -35,10 +35,20 @@ pub struct AgentDefinition {
     pub tools: ToolFilter,
     pub reasoning_effort: Option<ReasoningEffort>,
     pub temperature: Option<f64>,
+    /// `None` when the parent model may start the agent; otherwise the setting of its file
+    /// that says a model must not pick it (Copilot's `disable-model-invocation: true` or
+    /// `infer: false`): it is left out of `spawn_agent`, and only a person starts it
+    /// (`mcp-agents run`).
+    pub hand_only: Option<&'static str>,
     pub source: SourceFile,
 }
 
 impl AgentDefinition {
+    /// Whether `spawn_agent` offers this agent to the parent model.
+    pub fn offered_to_model(&self) -> bool {
+        self.hand_only.is_none()
+    }
+
     /// Whether the model may be offered `server`'s `tool`, given the tool's annotations
     /// (SPEC §8.5): the agent's lists, the server's own lists, then read-only mode.
     /// Deny lists always win. Without the name offered to the model, patterns are matched
@@ -144,6 +154,12 @@ pub enum Format {
     Codex,
     /// `.opencode/agents/**/*.md` and `.opencode/agent/**/*.md`
     OpenCode,
+    /// `.github/agents/**/*.md` (`.agent.md` or `.md`): GitHub Copilot custom agents
+    Copilot,
+    /// `.cursor/agents/**/*.md`: Cursor subagents
+    Cursor,
+    /// `.gemini/agents/*.md`: Gemini CLI subagents
+    Gemini,
 }
 
 impl Format {
@@ -154,6 +170,9 @@ impl Format {
             Format::Claude => "claude",
             Format::Codex => "codex",
             Format::OpenCode => "opencode",
+            Format::Copilot => "copilot",
+            Format::Cursor => "cursor",
+            Format::Gemini => "gemini",
         }
     }
 }
@@ -180,6 +199,10 @@ pub enum ModelOrigin {
     ClaudeAlias { alias: String, env: Option<String> },
     /// The file defers to its parent's model; the server's default model is used.
     ServerDefault,
+    /// The file names the model the way another tool writes it (Copilot's `Claude Sonnet
+    /// 4.5 (copilot)`, Cursor's `claude-4.5-sonnet`); `written` was translated to the
+    /// provider's id through the documented table.
+    Translated { written: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -279,6 +302,7 @@ mod tests {
             tools,
             reasoning_effort: None,
             temperature: None,
+            hand_only: None,
             source: SourceFile {
                 path: "x.md".into(),
                 format: Format::CanonicalMarkdown,

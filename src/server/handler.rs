@@ -88,11 +88,13 @@ impl ServerHandler for AgentsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         if self.tools.is_empty() {
+            let why = if self.manager.catalog().agents().is_empty() {
+                "this workspace defines no agents"
+            } else {
+                "this workspace's agents are all started by hand only"
+            };
             return Err(McpError::invalid_params(
-                format!(
-                    "tool not found: {} (this workspace defines no agents)",
-                    request.name
-                ),
+                format!("tool not found: {} ({why})", request.name),
                 None,
             ));
         }
@@ -107,10 +109,14 @@ impl ServerHandler for AgentsServer {
             Some(Ok(call)) => call,
         };
         let result = match call {
-            Call::Spawn { name, task } => match self.manager.spawn(&name, &task) {
-                Ok(accepted) => call::success(call::accepted_json(&accepted, false)),
-                Err(e) => call::failure(&e),
-            },
+            Call::Spawn { name, task } => {
+                match call::not_offered(self.manager.catalog(), &name)
+                    .map_or_else(|| self.manager.spawn(&name, &task), Err)
+                {
+                    Ok(accepted) => call::success(call::accepted_json(&accepted, false)),
+                    Err(e) => call::failure(&e),
+                }
+            }
             Call::SendInput {
                 target,
                 message,

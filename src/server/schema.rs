@@ -178,9 +178,10 @@ pub(super) fn field_names<T: JsonSchema + std::any::Any>() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The tool list: the three tools, or none for an empty catalog.
+/// The tool list: the three tools, or none when no agent may be started by the parent
+/// model (an empty catalog, or one whose agents are all started only by hand).
 pub(super) fn tool_list(catalog: &Catalog) -> Vec<Tool> {
-    if catalog.agents().is_empty() {
+    if catalog.offered().next().is_none() {
         return Vec::new();
     }
     vec![
@@ -224,10 +225,9 @@ fn error_shape() -> Value {
 }
 
 fn spawn_agent_tool(catalog: &Catalog) -> Tool {
-    let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
+    let names: Vec<&str> = catalog.offered().map(|a| a.name.as_str()).collect();
     let list: Vec<String> = catalog
-        .agents()
-        .iter()
+        .offered()
         .map(|a| agent_line(&a.name, &a.description))
         .collect();
     let description = format!(

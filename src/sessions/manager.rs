@@ -103,12 +103,7 @@ impl SessionManager {
     pub fn spawn(self: &Arc<Self>, name: &str, task: &str) -> Result<Accepted, AgentError> {
         require_text("task", task)?;
         let definition = self.catalog.get(name).cloned().ok_or_else(|| {
-            let names: Vec<&str> = self
-                .catalog
-                .agents()
-                .iter()
-                .map(|a| a.name.as_str())
-                .collect();
+            let names: Vec<&str> = self.catalog.offered().map(|a| a.name.as_str()).collect();
             let known = if names.is_empty() {
                 "this workspace has no usable agents".to_owned()
             } else {

@@ -419,6 +419,7 @@ pub fn mock_definition(
         tools: ToolFilter::default(),
         reasoning_effort: None,
         temperature: None,
+        hand_only: None,
         source: SourceFile {
             path: "x.md".into(),
             format: Format::CanonicalMarkdown,
