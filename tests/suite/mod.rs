@@ -18,6 +18,7 @@ mod definition_servers;
 mod definition_tools;
 mod definition_workspace;
 mod discovery_corpus;
+mod discovery_corpus_alone;
 mod discovery_depth;
 mod discovery_files;
 mod discovery_links;
