@@ -27,7 +27,7 @@ pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result
     let frontmatter = match parse_frontmatter(split.yaml) {
         Ok(frontmatter) => frontmatter,
         // A list of agents in one file is how the Gemini CLI defines several remote ones.
-        Err(_) if split.yaml.trim_start().starts_with('-') => {
+        Err(_) if is_list(split.yaml) => {
             return Err(format!("a frontmatter that is a list {REMOTE}"));
         }
         Err(e) => return Err(e),
@@ -63,6 +63,15 @@ pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result
     read_timeout(doc, &mut draft, ctx)?;
     read_tools(doc, &mut draft)?;
     finalize(draft, source, ctx)
+}
+
+/// Whether a frontmatter is a YAML list: its first line that is not the opening fence,
+/// blank or a comment is an item.
+fn is_list(yaml: &str) -> bool {
+    yaml.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('#') && *line != "---")
+        .is_some_and(|line| line == "-" || line.starts_with("- "))
 }
 
 /// `timeout_mins`: Gemini's time limit, this runtime's `max_run_seconds` in minutes. Above

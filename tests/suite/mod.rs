@@ -11,6 +11,7 @@ mod cli_check;
 mod cli_run;
 mod cli_terminal;
 mod definition_auth;
+mod definition_copilot_cursor_gemini;
 mod definition_endpoints;
 mod definition_fields;
 mod definition_providers;
