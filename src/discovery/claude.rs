@@ -156,11 +156,7 @@ pub(super) fn workspace_pattern(tool: &str) -> ToolPattern {
 /// agent gets the server when `tools` is absent (all tools, in Claude Code), is a map that
 /// only switches tools off, or names one of them. Other Claude Code tools do not exist here:
 /// asked for, they are listed in one warning; denied, they are honoured by their absence.
-pub(super) fn read_tools(
-    doc: Doc<'_>,
-    draft: &mut Draft,
-    ctx: &mut Ctx<'_>,
-) -> Result<(), String> {
+pub(super) fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), String> {
     let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
     let mut workspace = true;
     if let Some((field, value)) = doc.find(fields::TOOLS)? {

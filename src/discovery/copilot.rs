@@ -17,9 +17,7 @@ use super::fields::{Doc, wrong_type};
 use super::model_table::{choose_model, translate};
 use super::servers::COPILOT;
 use super::source::{describe_type, parse_frontmatter, split_frontmatter};
-use crate::definition::{
-    Format, ReasoningEffort, SourceFile, ToolNaming, ToolPattern, check_name,
-};
+use crate::definition::{Format, ReasoningEffort, SourceFile, ToolNaming, ToolPattern, check_name};
 
 const SPELLINGS: Spellings = Spellings {
     mcp_servers: fields::COPILOT_MCP_SERVERS,
@@ -83,9 +81,8 @@ pub(super) fn parse(
         );
     }
     if doc.has(fields::SIDEKICK[0]) {
-        ctx.caveats.push(
-            "`sidekick` is ignored: the agent runs only when it is spawned".to_owned(),
-        );
+        ctx.caveats
+            .push("`sidekick` is ignored: the agent runs only when it is spawned".to_owned());
     }
     read_tools(doc, &mut draft)?;
     finalize(draft, source, ctx)
@@ -179,9 +176,12 @@ fn read_model(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<Mode
         .iter()
         .map(|item| listed_model(field, item))
         .collect::<Result<Vec<_>, _>>()?;
-    let runnable = |m: &ListedModel<'_>| draft.provider.is_some() || translate(field, m.name).is_ok();
+    let runnable =
+        |m: &ListedModel<'_>| draft.provider.is_some() || translate(field, m.name).is_ok();
     let Some(chosen) = listed.iter().position(runnable) else {
-        let first = listed.first().ok_or_else(|| format!("`{field}` lists no model"))?;
+        let first = listed
+            .first()
+            .ok_or_else(|| format!("`{field}` lists no model"))?;
         let why = translate(field, first.name).err().unwrap_or_default();
         return Err(if listed.len() == 1 {
             why
@@ -249,11 +249,7 @@ fn read_model(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<Mode
 }
 
 fn names(listed: &[ListedModel<'_>]) -> String {
-    listed
-        .iter()
-        .map(|m| m.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    listed.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
 /// What one `tools` entry names (Copilot's aliases and VS Code's tool names, compared
@@ -279,12 +275,9 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
         "search/listdirectory" | "listdirectory" => &["list"],
         _ => {
             return match text.trim().split_once('/') {
-                Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
-                    Entry::Child(ToolPattern::new(
-                        format!("{server}__{tool}"),
-                        ToolNaming::Qualified,
-                    ))
-                }
+                Some((server, tool)) if own_servers.iter().any(|s| s == server) => Entry::Child(
+                    ToolPattern::new(format!("{server}__{tool}"), ToolNaming::Qualified),
+                ),
                 _ => Entry::Missing,
             };
         }
@@ -369,9 +362,20 @@ mod tests {
                 _ => panic!("{text}"),
             }
         }
-        assert!(matches!(entry("docs/search", &own), Entry::Child(p) if p.glob() == "docs__search"));
+        assert!(
+            matches!(entry("docs/search", &own), Entry::Child(p) if p.glob() == "docs__search")
+        );
         assert!(matches!(entry("docs/*", &own), Entry::Child(p) if p.glob() == "docs__*"));
-        for missing in ["edit", "execute", "runTerminalCommand", "github/*", "web/fetch", "todo", "agent", "usages"] {
+        for missing in [
+            "edit",
+            "execute",
+            "runTerminalCommand",
+            "github/*",
+            "web/fetch",
+            "todo",
+            "agent",
+            "usages",
+        ] {
             assert!(matches!(entry(missing, &own), Entry::Missing), "{missing}");
         }
     }

@@ -202,7 +202,15 @@ mod tests {
         assert_eq!(workspace("grep_search"), ["grep"]);
         assert_eq!(workspace("search_file_content"), ["grep"]);
         assert_eq!(workspace("LS"), ["list"]);
-        for missing in ["run_shell_command", "write_file", "replace", "web_fetch", "Bash(git diff)", "Read(./x)", "mcp_*"] {
+        for missing in [
+            "run_shell_command",
+            "write_file",
+            "replace",
+            "web_fetch",
+            "Bash(git diff)",
+            "Read(./x)",
+            "mcp_*",
+        ] {
             assert!(matches!(entry(missing, &[]), Entry::Missing), "{missing}");
         }
     }
@@ -217,6 +225,9 @@ mod tests {
         assert_eq!(globs("mcp_*"), ["docs__*"]);
         assert_eq!(globs("mcp_docs_*"), ["docs__*"]);
         assert_eq!(globs("mcp_docs_get_page"), ["docs__get_page"]);
-        assert!(matches!(entry("mcp_mermaid-guide_get_style", &own), Entry::Missing));
+        assert!(matches!(
+            entry("mcp_mermaid-guide_get_style", &own),
+            Entry::Missing
+        ));
     }
 }

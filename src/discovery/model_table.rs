@@ -79,7 +79,12 @@ const CLAUDE_MODELS: &[ClaudeModel] = &[
         "claude-3-5-sonnet-20241022",
         Some("2025-10-28"),
     ),
-    row("haiku", "3.5", "claude-3-5-haiku-20241022", Some("2026-02-19")),
+    row(
+        "haiku",
+        "3.5",
+        "claude-3-5-haiku-20241022",
+        Some("2026-02-19"),
+    ),
 ];
 
 const CLAUDE_TIERS: &[&str] = &["opus", "sonnet", "haiku", "fable", "mythos"];
@@ -93,13 +98,22 @@ const GEMINI_DISPLAY_NAMES: &[(&str, &str)] = &[
 /// Names that look like Gemini models but are none: the Gemini CLI's aliases, which it
 /// resolves per account, and names published in files that Google never served.
 const GEMINI_NON_IDS: &[(&str, &str)] = &[
-    ("pro", "a Gemini CLI alias, which the Gemini CLI resolves to a model per account"),
-    ("flash", "a Gemini CLI alias, which the Gemini CLI resolves to a model per account"),
+    (
+        "pro",
+        "a Gemini CLI alias, which the Gemini CLI resolves to a model per account",
+    ),
+    (
+        "flash",
+        "a Gemini CLI alias, which the Gemini CLI resolves to a model per account",
+    ),
     (
         "flash-lite",
         "a Gemini CLI alias, which the Gemini CLI resolves to a model per account",
     ),
-    ("gemini-pro", "not a Gemini model id: Google's ids carry a version, such as gemini-2.5-pro"),
+    (
+        "gemini-pro",
+        "not a Gemini model id: Google's ids carry a version, such as gemini-2.5-pro",
+    ),
     (
         "gemini-flash",
         "not a Gemini model id: Google's ids carry a version, such as gemini-2.5-flash",
@@ -125,7 +139,15 @@ const ELSEWHERE_ONLY: &[(&str, &str)] = &[
 ];
 
 /// Suffixes that make a name a variant (thinking, effort, speed) rather than one model.
-const VARIANT_SUFFIXES: &[&str] = &["-thinking", "-low", "-medium", "-high", "-xhigh", "-fast", "-max"];
+const VARIANT_SUFFIXES: &[&str] = &[
+    "-thinking",
+    "-low",
+    "-medium",
+    "-high",
+    "-xhigh",
+    "-fast",
+    "-max",
+];
 
 /// What a model name means here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,7 +284,8 @@ enum Claude {
 
 fn is_version(token: &str) -> bool {
     let mut parts = token.split('.');
-    let whole = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let whole =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     match (parts.next(), parts.next(), parts.next()) {
         (major, None, None) => whole(major),
         (major, minor @ Some(_), None) => whole(major) && whole(minor),
@@ -311,10 +334,14 @@ fn claude(name: &str) -> Option<Claude> {
         // Cursor's `claude-4.5-sonnet`, or Anthropic's older `claude-3-5-sonnet-20241022`.
         return match rest {
             [tier] if CLAUDE_TIERS.contains(tier) => lookup(tier, first),
-            [minor, tier, date] if is_number(minor) && CLAUDE_TIERS.contains(tier) && is_number(date) => {
+            [minor, tier, date]
+                if is_number(minor) && CLAUDE_TIERS.contains(tier) && is_number(date) =>
+            {
                 Some(Claude::AnthropicId)
             }
-            [tier, date] if CLAUDE_TIERS.contains(tier) && is_number(date) => Some(Claude::AnthropicId),
+            [tier, date] if CLAUDE_TIERS.contains(tier) && is_number(date) => {
+                Some(Claude::AnthropicId)
+            }
             [tier, ..] if CLAUDE_TIERS.contains(tier) => Some(Claude::Variant),
             _ => Some(Claude::Unknown),
         };
@@ -393,9 +420,8 @@ pub(super) fn choose_model(
             Ok(ModelChoice::Parent)
         }
         Translation::ClaudeAlias(alias) => {
-            let resolved = resolve_alias(&alias, &ctx.options.env).ok_or_else(|| {
-                format!("`{field}: {trimmed}` is not a Claude Code alias")
-            })??;
+            let resolved = resolve_alias(&alias, &ctx.options.env)
+                .ok_or_else(|| format!("`{field}: {trimmed}` is not a Claude Code alias"))??;
             draft.default_provider = Some(ProviderKind::Anthropic);
             Ok(ModelChoice::Named(Model {
                 id: resolved.id,
@@ -550,7 +576,10 @@ mod tests {
             ("gemini-2.5-flash", "a Gemini model"),
             ("Gemini 2.5 Pro (copilot)", "a Gemini model"),
             ("llama-3", "not a Claude, OpenAI or Gemini model"),
-            ("GPT-4.1 | 'gpt-5' | 'Claude Sonnet 4.5'", "no provider here serves"),
+            (
+                "GPT-4.1 | 'gpt-5' | 'Claude Sonnet 4.5'",
+                "no provider here serves",
+            ),
         ] {
             let err = translate("model", written).unwrap_err();
             assert!(err.starts_with(&format!("`model: {written}`")), "{err}");
@@ -588,14 +617,23 @@ mod tests {
             ("Gemini 3 Flash", "gemini-3-flash-preview"),
         ] {
             match translate_with("model", written, stand_in) {
-                Ok(Translation::Model { provider, id: got, .. }) => {
-                    assert_eq!((provider, got.as_str()), (ProviderKind::OpenAi, id), "{written}");
+                Ok(Translation::Model {
+                    provider, id: got, ..
+                }) => {
+                    assert_eq!(
+                        (provider, got.as_str()),
+                        (ProviderKind::OpenAi, id),
+                        "{written}"
+                    );
                 }
                 other => panic!("{written}: {other:?}"),
             }
         }
         for written in ["gemini-pro", "flash-lite", "gemini-3-pro"] {
-            assert!(translate_with("model", written, stand_in).is_err(), "{written}");
+            assert!(
+                translate_with("model", written, stand_in).is_err(),
+                "{written}"
+            );
         }
     }
 }

@@ -39,7 +39,9 @@ pub(super) fn rewrite_dollar_forms(text: &str) -> Result<String, String> {
         }
         let name_len = after
             .char_indices()
-            .take_while(|(i, c)| c.is_ascii_alphanumeric() && (*i > 0 || !c.is_ascii_digit()) || *c == '_')
+            .take_while(|(i, c)| {
+                c.is_ascii_alphanumeric() && (*i > 0 || !c.is_ascii_digit()) || *c == '_'
+            })
             .count();
         if name_len > 0 {
             out.push_str(&format!("${{{}}}", &after[..name_len]));
@@ -87,7 +89,11 @@ mod tests {
         assert!(err.contains("`${{ github.workspace }}`"), "{err}");
         assert!(err.contains("cannot evaluate"), "{err}");
         assert!(rewrite_dollar_forms("${{ secrets.A-B }}").is_err());
-        assert!(rewrite_dollar_forms("${{ secrets.X").unwrap_err().contains("closing"));
+        assert!(
+            rewrite_dollar_forms("${{ secrets.X")
+                .unwrap_err()
+                .contains("closing")
+        );
     }
 
     #[test]

@@ -74,7 +74,8 @@ fn same_but_spelling(a: &str, b: &str) -> bool {
 /// `place` names the server (`mcp_servers.github: `). Copilot's and Gemini's own server
 /// fields are known everywhere, as other tools' fields are at the top level.
 pub(super) fn note_server_near_misses(doc: Doc<'_>, place: &str, caveats: &mut Vec<String>) {
-    let known = || fields::spellings(fields::SERVER).chain(fields::spellings(fields::FOREIGN_SERVER));
+    let known =
+        || fields::spellings(fields::SERVER).chain(fields::spellings(fields::FOREIGN_SERVER));
     for field in doc.map().keys() {
         if known().any(|known| known == field) {
             continue;
@@ -146,11 +147,22 @@ mod tests {
         assert_eq!(copilot.len(), 1, "{copilot:?}");
         assert!(copilot[0].ends_with("did you mean `disable-model-invocation`?"));
         let cursor = notes(json!({"readonyl": true}), Format::Cursor);
-        assert!(cursor[0].ends_with("did you mean `readonly`?"), "{cursor:?}");
+        assert!(
+            cursor[0].ends_with("did you mean `readonly`?"),
+            "{cursor:?}"
+        );
         let gemini = notes(json!({"max_turn": 3, "timeout_min": 2}), Format::Gemini);
         assert_eq!(gemini.len(), 2, "{gemini:?}");
-        assert!(gemini.iter().any(|c| c.ends_with("did you mean `max_turns`?")));
-        assert!(gemini.iter().any(|c| c.ends_with("did you mean `timeout_mins`?")));
+        assert!(
+            gemini
+                .iter()
+                .any(|c| c.ends_with("did you mean `max_turns`?"))
+        );
+        assert!(
+            gemini
+                .iter()
+                .any(|c| c.ends_with("did you mean `timeout_mins`?"))
+        );
         // Copilot reads only its own kebab spellings: the others are slips, not aliases.
         assert!(
             notes(json!({"disable_model_invocation": true}), Format::Copilot)[0]

@@ -235,7 +235,10 @@ async fn a_hand_only_agent_is_not_offered_to_the_parent_model_but_runs_by_hand()
     assert!(!description.contains("- release:"), "{description}");
 
     let (code, message) = conn
-        .err("spawn_agent", json!({"name": "release", "task": "Cut 1.2."}))
+        .err(
+            "spawn_agent",
+            json!({"name": "release", "task": "Cut 1.2."}),
+        )
         .await;
     assert_eq!(code, "unknown_agent");
     assert_eq!(

@@ -83,7 +83,10 @@ fn the_corpus_loads_as_a_careful_user_would_expect() {
     }
     let enabled = server.enabled_tools.as_ref().unwrap();
     assert_eq!(enabled.len(), 25);
-    assert_eq!((enabled[0].as_str(), enabled[24].as_str()), ("get_account", "list_tenants"));
+    assert_eq!(
+        (enabled[0].as_str(), enabled[24].as_str()),
+        ("get_account", "list_tenants")
+    );
 
     // `triage` defines `mcp-datetime` (`tools: ["*"]`: every tool of it), but its own
     // `tools` list names only the `github` server's: it is offered nothing, as in Copilot.
@@ -91,10 +94,19 @@ fn the_corpus_loads_as_a_careful_user_would_expect() {
     assert_eq!(triage.own_servers().collect::<Vec<_>>(), ["mcp-datetime"]);
     assert_eq!(triage.mcp_servers["mcp-datetime"].enabled_tools, None);
     assert!(!triage.offers_tool("mcp-datetime", "now", Default::default()));
-    assert_eq!(catalog.get("architecture-visualizer").unwrap().max_turns, 30);
+    assert_eq!(
+        catalog.get("architecture-visualizer").unwrap().max_turns,
+        30
+    );
     // A name an earlier root defines wins over the new roots' files.
-    assert_eq!(catalog.get("reviewer").unwrap().source.format, Format::Codex);
-    assert_eq!(catalog.get("code-reviewer").unwrap().source.format, Format::Claude);
+    assert_eq!(
+        catalog.get("reviewer").unwrap().source.format,
+        Format::Codex
+    );
+    assert_eq!(
+        catalog.get("code-reviewer").unwrap().source.format,
+        Format::Claude
+    );
 }
 
 #[test]
@@ -117,7 +129,11 @@ fn without_a_default_model_exactly_the_parent_model_files_are_refused() {
     // named, once both Codex `reviewer`s are refused.
     let named = files(&with_default, false);
     let loaded: BTreeSet<PathBuf> = files(&without, false);
-    assert!(loaded.is_superset(&named), "{:?}", named.difference(&loaded));
+    assert!(
+        loaded.is_superset(&named),
+        "{:?}",
+        named.difference(&loaded)
+    );
     assert_eq!(
         loaded.difference(&named).collect::<Vec<_>>(),
         [&PathBuf::from(".github/agents/reviewer.agent.md")]

@@ -114,8 +114,10 @@ const FILES: &[Alone] = &[
         agent: None,
         model: "",
         workspace: &[],
-        warnings: &["`model: composer-1` names a model that no provider here serves (Cursor's \
-                     own model, served only inside Cursor)"],
+        warnings: &[
+            "`model: composer-1` names a model that no provider here serves (Cursor's \
+                     own model, served only inside Cursor)",
+        ],
         fields: &[],
     },
     Alone {
@@ -141,8 +143,10 @@ const FILES: &[Alone] = &[
         agent: Some("code-reviewer"),
         model: DEFAULT,
         workspace: ALL,
-        warnings: &["`model: fast` names no model (the tool picks one itself); the server's \
-                     default model, `anthropic/claude-sonnet-5-5`, is used"],
+        warnings: &[
+            "`model: fast` names no model (the tool picks one itself); the server's \
+                     default model, `anthropic/claude-sonnet-5-5`, is used",
+        ],
         fields: &[],
     },
     Alone {
@@ -158,8 +162,10 @@ const FILES: &[Alone] = &[
         agent: None,
         model: "",
         workspace: &[],
-        warnings: &["`model: gemini-2.5-flash` names a model that no provider here serves (a \
-                     Gemini model"],
+        warnings: &[
+            "`model: gemini-2.5-flash` names a model that no provider here serves (a \
+                     Gemini model",
+        ],
         fields: &[],
     },
     Alone {
@@ -167,8 +173,10 @@ const FILES: &[Alone] = &[
         agent: Some("code-writer"),
         model: DEFAULT,
         workspace: &["read", "glob", "grep"],
-        warnings: &["runs without write_file, replace, run_shell_command: this runtime has no \
-                     such tools (of Gemini CLI's tools only"],
+        warnings: &[
+            "runs without write_file, replace, run_shell_command: this runtime has no \
+                     such tools (of Gemini CLI's tools only",
+        ],
         fields: &[],
     },
     Alone {
@@ -176,8 +184,10 @@ const FILES: &[Alone] = &[
         agent: Some("architecture-visualizer"),
         model: DEFAULT,
         workspace: &["read", "list", "grep"],
-        warnings: &["runs without run_shell_command, write_file, activate_skill, replace, \
-                     mcp_mermaid-guide_get_mermaid_style_guide: this runtime has no such tools"],
+        warnings: &[
+            "runs without run_shell_command, write_file, activate_skill, replace, \
+                     mcp_mermaid-guide_get_mermaid_style_guide: this runtime has no such tools",
+        ],
         fields: &[("max_turns", "30")],
     },
     Alone {
@@ -185,8 +195,10 @@ const FILES: &[Alone] = &[
         agent: None,
         model: "",
         workspace: &[],
-        warnings: &["`model: gemini-pro` names a model that no provider here serves (not a \
-                     Gemini model id"],
+        warnings: &[
+            "`model: gemini-pro` names a model that no provider here serves (not a \
+                     Gemini model id",
+        ],
         fields: &[],
     },
     Alone {
@@ -252,7 +264,9 @@ fn every_published_file_alone_loads_as_its_tool_would_have_it() {
         let mut problem = |p: String| problems.push(format!("{}: {p}", case.file));
         for expected in case.warnings {
             if !warnings.iter().any(|w| w.contains(expected)) {
-                problem(format!("no warning containing {expected:?} in {warnings:#?}"));
+                problem(format!(
+                    "no warning containing {expected:?} in {warnings:#?}"
+                ));
             }
         }
         for warning in &warnings {
