@@ -36,7 +36,7 @@ pub(super) fn parse(
     ctx.caveats.extend(frontmatter.lenient_note);
     let doc = Doc::new(&frontmatter.fields);
 
-    if doc.has("hooks") {
+    if doc.find(fields::HOOKS)?.is_some() {
         return Err(HOOKS_REFUSED.to_owned());
     }
     let name = name_from_file(rel_in_root);
@@ -80,7 +80,7 @@ pub(super) fn parse(
                 .to_owned(),
         );
     }
-    if doc.has(fields::SIDEKICK[0]) {
+    if doc.find(fields::SIDEKICK)?.is_some() {
         ctx.caveats
             .push("`sidekick` is ignored: the agent runs only when it is spawned".to_owned());
     }
@@ -133,18 +133,18 @@ fn listed_model<'a>(field: &str, value: &'a Value) -> Result<ListedModel<'a>, St
         Value::Object(map) => {
             let entry = Doc::new(map);
             let name = entry
-                .str(&["name"])
+                .str(fields::MODEL_ENTRY_NAME)
                 .map_err(|e| format!("`{field}`: {e}"))?
                 .ok_or_else(|| format!("`{field}` has an entry without a `name`"))?
                 .1;
             let effort = entry
-                .str(&["reasoning-effort"])
+                .str(fields::MODEL_ENTRY_EFFORT)
                 .map_err(|e| format!("`{field}`: {e}"))?
                 .map(|(_, e)| e);
             Ok(ListedModel {
                 name,
                 effort,
-                context_size: entry.has("context-size"),
+                context_size: entry.find(fields::MODEL_ENTRY_CONTEXT_SIZE)?.is_some(),
             })
         }
         other => Err(format!(

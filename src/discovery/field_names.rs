@@ -133,6 +133,10 @@ pub(super) const INFER: Field = &["infer"];
 pub(super) const INCLUDE_CUSTOM_INSTRUCTIONS: Field = &["include-custom-instructions"];
 pub(super) const SIDEKICK: Field = &["sidekick"];
 pub(super) const HOOKS: Field = &["hooks"];
+/// The fields of one entry of a VS Code model list (`{name, reasoning-effort, context-size}`).
+pub(super) const MODEL_ENTRY_NAME: Field = &["name"];
+pub(super) const MODEL_ENTRY_EFFORT: Field = &["reasoning-effort"];
+pub(super) const MODEL_ENTRY_CONTEXT_SIZE: Field = &["context-size"];
 
 /// Copilot's agent fields (the cloud agent's, the CLI's and VS Code's), read or deliberately
 /// ignored. Only these spellings: Copilot reads no other.
