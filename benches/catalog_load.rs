@@ -1,5 +1,7 @@
 //! Loading a generated workspace of 1,000 definitions in mixed formats (250 per format,
-//! each with a child server and realistic instructions), as `mcp-agents` does at startup.
+//! each with a child server and realistic instructions), as `mcp-agents` does at startup;
+//! and one of 750 GitHub Copilot, Cursor and Gemini CLI definitions (250 each), whose model
+//! names go through the translation table and whose servers through their tools' spellings.
 //!
 //! Run: `cargo bench --bench catalog_load`. Results go to docs/performance.md.
 // Tests and benchmarks may unwrap: a failure there is the report. They are binaries, with no
@@ -80,6 +82,44 @@ fn generate(root: &Path) {
     }
 }
 
+/// Writes 250 definitions each for Copilot, Cursor and Gemini CLI, written the way those
+/// tools' users write them: display model names, tool aliases, `${{ secrets.X }}`.
+fn generate_later_formats(root: &Path) {
+    let body = INSTRUCTIONS.repeat(4);
+    for i in 0..250 {
+        let group = i % 10;
+        write(
+            root,
+            &format!(".github/agents/group{group}/copilot-{i}.agent.md"),
+            &format!(
+                "---\nname: Copilot Reviewer {i}\ndescription: Reviews change {i}.\nmodel: \
+                 ['Claude Sonnet 4.6 (copilot)', 'GPT-5 mini']\ntools: [read, search, edit, \
+                 docs/search]\nmcp-servers:\n  docs:\n    type: local\n    command: npx\n    \
+                 args: ['-y', '@acme/docs-mcp']\n    env:\n      DOCS_TOKEN: ${{{{ \
+                 secrets.DOCS_TOKEN }}}}\n    tools: ['*']\n---\n{body}"
+            ),
+        );
+        write(
+            root,
+            &format!(".cursor/agents/group{group}/cursor-{i}.md"),
+            &format!(
+                "---\nname: cursor-{i}\ndescription: Cursor agent {i}.\nmodel: \
+                 claude-4.5-haiku\nreadonly: true\ntools: Read, Grep, Glob, Shell\n---\n{body}"
+            ),
+        );
+        write(
+            root,
+            &format!(".gemini/agents/gemini-{i}.md"),
+            &format!(
+                "---\nname: gemini-{i}\ndescription: Gemini agent {i}.\nkind: local\nmodel: \
+                 gpt-5.4\nmax_turns: 20\ntimeout_mins: 5\ntools: [read_file, grep_search, \
+                 run_shell_command, mcp_docs_*]\nmcp_servers:\n  docs:\n    command: npx\n    \
+                 args: ['-y', '@acme/docs-mcp']\n    include_tools: [search]\n---\n{body}"
+            ),
+        );
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     generate(dir.path());
@@ -95,6 +135,20 @@ fn bench(c: &mut Criterion) {
     );
     assert_eq!(catalog.skills().len(), 20);
     c.bench_function("load_catalog/1000_definitions", |b| {
+        b.iter(|| load_catalog(&workspace, &options))
+    });
+
+    let dir = tempfile::tempdir().unwrap();
+    generate_later_formats(dir.path());
+    let workspace = Workspace::open(dir.path()).unwrap();
+    let catalog = load_catalog(&workspace, &options);
+    assert_eq!(
+        catalog.agents().len(),
+        750,
+        "{:?}",
+        &catalog.warnings()[..3.min(catalog.warnings().len())]
+    );
+    c.bench_function("load_catalog/750_copilot_cursor_gemini", |b| {
         b.iter(|| load_catalog(&workspace, &options))
     });
 }

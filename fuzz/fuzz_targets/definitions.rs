@@ -18,6 +18,9 @@ fuzz_target!(|data: &[u8]| {
         (Format::Claude, ".claude/agents/a.md"),
         (Format::Codex, ".codex/agents/a.toml"),
         (Format::OpenCode, ".opencode/agents/x/a.md"),
+        (Format::Copilot, ".github/agents/x/a.agent.md"),
+        (Format::Cursor, ".cursor/agents/a.md"),
+        (Format::Gemini, ".gemini/agents/a.md"),
     ] {
         let _ = parse_definition(
             &text,

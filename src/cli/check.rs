@@ -36,6 +36,7 @@ pub(super) fn model_label(definition: &AgentDefinition) -> String {
             env: Some(var),
         } => format!("{} ({alias} via {var})", model.id),
         ModelOrigin::ServerDefault => format!("{} (server default)", model.id),
+        ModelOrigin::Translated { written } => format!("{} (from {written})", model.id),
     }
 }
 
@@ -185,6 +186,12 @@ fn summary(catalog: &Catalog, not_ready: &[Warning]) -> String {
         if !not_ready.is_empty() {
             text.push_str(&format!(" ({} not ready to run)", not_ready.len()));
         }
+        let hand_only = agents - catalog.offered().count();
+        if hand_only > 0 {
+            text.push_str(&format!(
+                " ({hand_only} not offered to the parent model: `mcp-agents run` only)"
+            ));
+        }
         text
     };
     text.push_str(&format!(
@@ -220,10 +227,11 @@ pub(super) fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
         .agents()
         .iter()
         .map(|d| {
-            let (origin, alias) = match &d.model.origin {
-                ModelOrigin::Explicit => ("explicit", None),
-                ModelOrigin::ClaudeAlias { alias, .. } => ("alias", Some(alias.as_str())),
-                ModelOrigin::ServerDefault => ("server-default", None),
+            let (origin, alias, written) = match &d.model.origin {
+                ModelOrigin::Explicit => ("explicit", None, None),
+                ModelOrigin::ClaudeAlias { alias, .. } => ("alias", Some(alias.as_str()), None),
+                ModelOrigin::ServerDefault => ("server-default", None, None),
+                ModelOrigin::Translated { written } => ("translated", None, Some(written)),
             };
             let key = key_choice(d, env);
             json!({
@@ -241,6 +249,8 @@ pub(super) fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
                 "model": d.model.id,
                 "model_origin": origin,
                 "model_alias": alias,
+                // The model as another tool's file wrote it, for a translated one.
+                "model_written": written,
                 "max_turns": d.max_turns,
                 // What each request asks for: the definition's, else the model's default.
                 "max_output_tokens": d
@@ -252,6 +262,10 @@ pub(super) fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
                 "max_run_seconds": d.budget.max_run_seconds,
                 "output_schema": d.output_schema.as_ref().map(|s| s.json()),
                 "sandbox": d.sandbox.as_str(),
+                // False for an agent only a person may start (`mcp-agents run`): its file
+                // says a model must not pick it (`hand_only`, as written).
+                "offered_to_model": d.offered_to_model(),
+                "hand_only": d.hand_only,
                 "mcp_servers": d.own_servers().collect::<Vec<_>>(),
                 "workspace_tools": d.workspace_tools(),
                 "skills": d.skills,

@@ -292,6 +292,13 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
                     catalog.workspace().display(),
                     Catalog::agent_roots().collect::<Vec<_>>().join(", ")
                 );
+            } else if catalog.offered().next().is_none() {
+                tracing::warn!(
+                    "every agent in {} says a model must not pick it (Copilot's \
+                     `disable-model-invocation`); no tools are offered, and `mcp-agents run` \
+                     runs them",
+                    catalog.workspace().display()
+                );
             }
             if listen.is_none() && std::io::stdin().is_terminal() {
                 eprintln!("{}", serve::terminal_hint(&catalog));

@@ -39,6 +39,11 @@ pub struct AgentDefinition {
     /// `Bash`, `WebFetch`…, OpenCode's `edit`, `bash`…), as its file names them, each once:
     /// the agent runs without them (`check` warns; `spawn_agent` says so, SPEC §4.1).
     pub unavailable_tools: Vec<String>,
+    /// `None` when the parent model may start the agent; otherwise the setting of its file
+    /// that says a model must not pick it (Copilot's `disable-model-invocation: true` or
+    /// `infer: false`): it is left out of `spawn_agent`, and only a person starts it
+    /// (`mcp-agents run`).
+    pub hand_only: Option<&'static str>,
     pub source: SourceFile,
 }
 
@@ -63,6 +68,11 @@ impl AgentDefinition {
         } else {
             format!("runs here without {missing}")
         })
+    }
+
+    /// Whether `spawn_agent` offers this agent to the parent model.
+    pub fn offered_to_model(&self) -> bool {
+        self.hand_only.is_none()
     }
 
     /// Whether the model may be offered `server`'s `tool`, given the tool's annotations
@@ -170,6 +180,12 @@ pub enum Format {
     Codex,
     /// `.opencode/agents/**/*.md` and `.opencode/agent/**/*.md`
     OpenCode,
+    /// `.github/agents/**/*.md` (`.agent.md` or `.md`): GitHub Copilot custom agents
+    Copilot,
+    /// `.cursor/agents/**/*.md`: Cursor subagents
+    Cursor,
+    /// `.gemini/agents/*.md`: Gemini CLI subagents
+    Gemini,
 }
 
 impl Format {
@@ -180,6 +196,9 @@ impl Format {
             Format::Claude => "claude",
             Format::Codex => "codex",
             Format::OpenCode => "opencode",
+            Format::Copilot => "copilot",
+            Format::Cursor => "cursor",
+            Format::Gemini => "gemini",
         }
     }
 }
@@ -206,6 +225,10 @@ pub enum ModelOrigin {
     ClaudeAlias { alias: String, env: Option<String> },
     /// The file defers to its parent's model; the server's default model is used.
     ServerDefault,
+    /// The file names the model the way another tool writes it (Copilot's `Claude Sonnet
+    /// 4.5 (copilot)`, Cursor's `claude-4.5-sonnet`); `written` was translated to the
+    /// provider's id through the documented table.
+    Translated { written: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -306,6 +329,7 @@ mod tests {
             reasoning_effort: None,
             temperature: None,
             unavailable_tools: Vec::new(),
+            hand_only: None,
             source: SourceFile {
                 path: "x.md".into(),
                 format: Format::CanonicalMarkdown,

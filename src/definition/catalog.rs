@@ -26,15 +26,24 @@ pub enum AgentRoot {
     OpenCode,
     /// `.opencode/agent`: OpenCode reads the singular spelling too, at the same precedence.
     OpenCodeSingular,
+    /// `.github/agents`: GitHub Copilot custom agents.
+    Copilot,
+    /// `.cursor/agents`: Cursor subagents.
+    Cursor,
+    /// `.gemini/agents`: Gemini CLI subagents, top level only.
+    Gemini,
 }
 
 impl AgentRoot {
-    pub const ALL: [AgentRoot; 5] = [
+    pub const ALL: [AgentRoot; 8] = [
         AgentRoot::Agents,
         AgentRoot::Claude,
         AgentRoot::Codex,
         AgentRoot::OpenCode,
         AgentRoot::OpenCodeSingular,
+        AgentRoot::Copilot,
+        AgentRoot::Cursor,
+        AgentRoot::Gemini,
     ];
 
     /// The folder, relative to the workspace.
@@ -45,17 +54,36 @@ impl AgentRoot {
             AgentRoot::Codex => ".codex/agents",
             AgentRoot::OpenCode => ".opencode/agents",
             AgentRoot::OpenCodeSingular => ".opencode/agent",
+            AgentRoot::Copilot => ".github/agents",
+            AgentRoot::Cursor => ".cursor/agents",
+            AgentRoot::Gemini => ".gemini/agents",
         }
     }
 
-    /// Lower comes first; OpenCode's two spellings share one rank.
+    /// Lower comes first; OpenCode's two spellings share one rank. The roots added later
+    /// (Copilot, Cursor, Gemini) come after the first four, which keep their order.
     pub fn precedence(self) -> usize {
         match self {
             AgentRoot::Agents => 0,
             AgentRoot::Claude => 1,
             AgentRoot::Codex => 2,
             AgentRoot::OpenCode | AgentRoot::OpenCodeSingular => 3,
+            AgentRoot::Copilot => 4,
+            AgentRoot::Cursor => 5,
+            AgentRoot::Gemini => 6,
         }
+    }
+
+    /// Whether the root is searched below its top level. The Gemini CLI reads only the
+    /// files directly in `.gemini/agents`; every other root is searched to depth 8.
+    pub fn recursive(self) -> bool {
+        self != AgentRoot::Gemini
+    }
+
+    /// Whether a file named `name` in this root is left out by the tool whose root it is:
+    /// the Gemini CLI skips files whose name starts with `_` (drafts, partials).
+    pub fn skips_file(self, name: &str) -> bool {
+        self == AgentRoot::Gemini && name.starts_with('_')
     }
 
     /// The format of a file with extension `ext` in this root, or `None` when the root does
@@ -67,6 +95,9 @@ impl AgentRoot {
             (AgentRoot::Claude, "md") => Format::Claude,
             (AgentRoot::Codex, "toml") => Format::Codex,
             (AgentRoot::OpenCode | AgentRoot::OpenCodeSingular, "md") => Format::OpenCode,
+            (AgentRoot::Copilot, "md") => Format::Copilot,
+            (AgentRoot::Cursor, "md") => Format::Cursor,
+            (AgentRoot::Gemini, "md") => Format::Gemini,
             _ => return None,
         })
     }
@@ -225,6 +256,12 @@ impl Catalog {
     /// Agents in discovery order.
     pub fn agents(&self) -> &[Arc<AgentDefinition>] {
         &self.agents
+    }
+
+    /// The agents the parent model may start (`spawn_agent`'s list), in discovery order:
+    /// every agent but those whose file says only a person may start them.
+    pub fn offered(&self) -> impl Iterator<Item = &Arc<AgentDefinition>> {
+        self.agents.iter().filter(|a| a.offered_to_model())
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<AgentDefinition>> {

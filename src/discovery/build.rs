@@ -12,7 +12,7 @@ use super::fields::Doc;
 use super::options::{DefaultModel, LoadOptions};
 use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secrets, reject_secret_fields};
-use super::servers::parse_servers;
+use super::servers::{Dialect, STANDARD, parse_servers};
 use super::unknown_fields::note_near_misses;
 use crate::definition::PARENT_MODEL_REJECTION;
 use crate::definition::SkillRegistry;
@@ -87,6 +87,8 @@ pub(super) struct Draft {
     /// Allow- and deny-list entries that name no tool here, as written; [`finalize`] makes
     /// them one warning.
     pub unknown_tools: Vec<String>,
+    /// The file's setting that keeps the agent from the parent model, if any.
+    pub hand_only: Option<&'static str>,
 }
 
 /// Format-specific spellings of the common fields.
@@ -94,12 +96,17 @@ pub(super) struct Spellings {
     pub max_turns: &'static [&'static str],
     pub reasoning_effort: &'static [&'static str],
     pub sandbox: &'static [&'static str],
+    pub mcp_servers: &'static [&'static str],
+    /// How the format writes one server entry.
+    pub servers: &'static Dialect,
 }
 
 pub(super) const CANONICAL_SPELLINGS: Spellings = Spellings {
     max_turns: fields::MAX_TURNS,
     reasoning_effort: fields::REASONING_EFFORT,
     sandbox: fields::SANDBOX,
+    mcp_servers: fields::MCP_SERVERS,
+    servers: &STANDARD,
 };
 
 const NESTED_SECRET_ADVICE: &str = "keep credentials in environment variables: name the \
@@ -136,8 +143,14 @@ pub(super) fn read_common(
         draft.output_schema = Some(output_schema(field, value)?);
     }
 
-    if let Some((field, value)) = doc.find(fields::MCP_SERVERS)? {
-        draft.mcp_servers = parse_servers(field, value, ctx.referenced, &mut ctx.caveats)?;
+    if let Some((field, value)) = doc.find(spellings.mcp_servers)? {
+        draft.mcp_servers = parse_servers(
+            field,
+            value,
+            ctx.referenced,
+            spellings.servers,
+            &mut ctx.caveats,
+        )?;
     }
 
     match doc.find(fields::SKILLS)? {
@@ -395,12 +408,15 @@ fn unknown_tools(draft: &Draft) -> Vec<String> {
     unique
 }
 
-/// The tools a Claude Code or OpenCode file asks for that this runtime does not give (its
-/// built-in tools without an equivalent here): the agent runs without them. In the other
-/// formats an entry that names nothing is a mistake, not a missing tool.
+/// The tools a Claude Code, OpenCode, Copilot, Cursor or Gemini CLI file asks for that this
+/// runtime does not give (its client's built-in tools without an equivalent here): the agent
+/// runs without them. In the other formats an entry that names nothing is a mistake, not a
+/// missing tool.
 fn unavailable_tools(unknown: &[String], format: Format) -> Vec<String> {
     match format {
-        Format::Claude | Format::OpenCode => unknown.to_vec(),
+        Format::Claude | Format::OpenCode | Format::Copilot | Format::Cursor | Format::Gemini => {
+            unknown.to_vec()
+        }
         Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex => Vec::new(),
     }
 }
@@ -421,6 +437,22 @@ fn unknown_tools_note(draft: &Draft, unique: &[String], format: Format) -> Optio
         Format::OpenCode => format!(
             "runs without {listed}: this runtime has no such tools (of OpenCode's tools only \
              read, grep, glob and list exist here, as the built-in workspace server's)"
+        ),
+        Format::Copilot => format!(
+            "runs without {listed}: this runtime has no such tools (of Copilot's tools only \
+             read and search exist here, as the built-in workspace server's read, list, glob \
+             and grep; MCP tools exist only for the servers this file defines)"
+        ),
+        Format::Cursor => format!(
+            "runs without {listed}: this runtime has no such tools (of the Claude Code tool \
+             names a Cursor file can list only Read, Grep, Glob and LS exist here, as the \
+             built-in workspace server's)"
+        ),
+        Format::Gemini => format!(
+            "runs without {listed}: this runtime has no such tools (of Gemini CLI's tools \
+             only read_file, read_many_files, list_directory, glob and grep_search exist here, \
+             as the built-in workspace server's; MCP tools exist only for the servers this \
+             file defines)"
         ),
         Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex => {
             let mut note =
@@ -492,6 +524,7 @@ pub(super) fn finalize(
         reasoning_effort: draft.reasoning_effort,
         temperature: draft.temperature,
         unavailable_tools,
+        hand_only: draft.hand_only,
         source,
     };
     // A workspace server none of whose tools would be offered is not started at all.

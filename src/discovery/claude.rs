@@ -27,11 +27,7 @@ pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result
     let doc = Doc::new(&frontmatter.fields);
 
     if doc.has("hooks") {
-        return Err(
-            "`hooks` is not supported: hooks enforce policy that this runtime does \
-                    not run, so the agent would act without it"
-                .to_owned(),
-        );
+        return Err(HOOKS_REFUSED.to_owned());
     }
     let mut draft = Draft {
         name: doc.string(fields::NAME)?,
@@ -63,6 +59,10 @@ pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result
     read_tools(doc, &mut draft, ctx)?;
     finalize(draft, source, ctx)
 }
+
+/// Why a file with `hooks` is refused (Claude Code's and VS Code Copilot's per-agent hooks).
+pub(super) const HOOKS_REFUSED: &str = "`hooks` is not supported: hooks enforce policy that \
+    this runtime does not run, so the agent would act without it";
 
 /// `inherit` or no model: the parent's; an alias: resolved; anything else: a model id.
 fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, String> {
@@ -96,7 +96,7 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
 
 /// Claude Code's file tools that the built-in workspace server provides (SPEC §8.6): the
 /// Claude name and the workspace tool's.
-const WORKSPACE_TOOLS: [(&str, &str); 4] = [
+pub(super) const WORKSPACE_TOOLS: [(&str, &str); 4] = [
     ("Read", "read"),
     ("Grep", "grep"),
     ("Glob", "glob"),
@@ -144,7 +144,7 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
     }
 }
 
-fn workspace_pattern(tool: &str) -> ToolPattern {
+pub(super) fn workspace_pattern(tool: &str) -> ToolPattern {
     ToolPattern::new(
         format!("{}__{tool}", BuiltinServer::Workspace.name()),
         ToolNaming::Qualified,
@@ -156,7 +156,7 @@ fn workspace_pattern(tool: &str) -> ToolPattern {
 /// agent gets the server when `tools` is absent (all tools, in Claude Code), is a map that
 /// only switches tools off, or names one of them. Other Claude Code tools do not exist here:
 /// asked for, they are listed in one warning; denied, they are honoured by their absence.
-fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), String> {
+pub(super) fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), String> {
     let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
     let mut workspace = true;
     if let Some((field, value)) = doc.find(fields::TOOLS)? {

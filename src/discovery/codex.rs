@@ -6,8 +6,8 @@ use super::field_names as fields;
 use serde_json::Value;
 
 use super::build::{
-    Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, grant_workspace, read_common,
-    read_qualified_tool_lists,
+    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, grant_workspace,
+    read_common, read_qualified_tool_lists,
 };
 use super::fields::Doc;
 use super::secrets::reject_secret_fields;
@@ -15,9 +15,9 @@ use super::source::parse_toml;
 use crate::definition::{Format, Model, ModelOrigin, ProviderKind, SourceFile};
 
 const SPELLINGS: Spellings = Spellings {
-    max_turns: fields::MAX_TURNS,
     reasoning_effort: fields::CODEX_EFFORT,
     sandbox: fields::CODEX_SANDBOX,
+    ..CANONICAL_SPELLINGS
 };
 
 /// Parses a role file. `canonical` is its absolute canonical path, used to find a

@@ -121,6 +121,67 @@ pub(super) const OPENCODE: &[Field] = &[
     &["hidden", "color", "top_p", "variant", "options"],
 ];
 
+// ----- GitHub Copilot custom agents (docs/agents.md, "GitHub Copilot files") -----
+
+/// Copilot's per-agent servers; the canonical spellings too, so that two are "both set".
+pub(super) const COPILOT_MCP_SERVERS: Field = &["mcp-servers", "mcp_servers", "mcpServers"];
+/// The Copilot CLI's list of models, which wins over `model`.
+pub(super) const COPILOT_MODELS: Field = &["models"];
+pub(super) const MODEL_POLICY: Field = &["modelPolicy"];
+pub(super) const DISABLE_MODEL_INVOCATION: Field = &["disable-model-invocation"];
+pub(super) const INFER: Field = &["infer"];
+pub(super) const INCLUDE_CUSTOM_INSTRUCTIONS: Field = &["include-custom-instructions"];
+pub(super) const SIDEKICK: Field = &["sidekick"];
+pub(super) const HOOKS: Field = &["hooks"];
+/// The fields of one entry of a VS Code model list (`{name, reasoning-effort, context-size}`).
+pub(super) const MODEL_ENTRY_NAME: Field = &["name"];
+pub(super) const MODEL_ENTRY_EFFORT: Field = &["reasoning-effort"];
+pub(super) const MODEL_ENTRY_CONTEXT_SIZE: Field = &["context-size"];
+
+/// Copilot's agent fields (the cloud agent's, the CLI's and VS Code's), read or deliberately
+/// ignored. Only these spellings: Copilot reads no other.
+pub(super) const COPILOT: &[Field] = &[
+    COPILOT_MCP_SERVERS,
+    COPILOT_MODELS,
+    MODEL_POLICY,
+    DISABLE_MODEL_INVOCATION,
+    INFER,
+    INCLUDE_CUSTOM_INSTRUCTIONS,
+    SIDEKICK,
+    HOOKS,
+    &[
+        "target",
+        "user-invocable",
+        "user-invokable",
+        "metadata",
+        "argument-hint",
+        "handoffs",
+        "agents",
+        "mode",
+        "hidden",
+        "agent",
+    ],
+];
+
+// ----- Cursor subagents (docs/agents.md, "Cursor files") -----
+
+pub(super) const READONLY: Field = &["readonly"];
+
+/// Cursor's subagent fields, read or deliberately ignored.
+pub(super) const CURSOR: &[Field] = &[READONLY, &["is_background", "background"]];
+
+// ----- Gemini CLI subagents (docs/agents.md, "Gemini CLI files") -----
+
+pub(super) const KIND: Field = &["kind"];
+pub(super) const TIMEOUT_MINS: Field = &["timeout_mins"];
+
+/// Gemini CLI's local and remote agent fields, read or deliberately ignored.
+pub(super) const GEMINI: &[Field] = &[
+    KIND,
+    TIMEOUT_MINS,
+    &["display_name", "agent_card_url", "agent_card_json"],
+];
+
 // ----- One child server entry (SPEC §8.1, FORMATS.md §3, `.mcp.json`, OpenCode's `mcp`) -----
 
 pub(super) const SERVER_TYPE: Field = &["type"];
@@ -142,6 +203,34 @@ pub(super) const SERVER_TOOL_TIMEOUT: Field = &["tool_timeout_sec"];
 pub(super) const SERVER_ENABLED_TOOLS: Field = &["enabled_tools", "enabledTools"];
 pub(super) const SERVER_DISABLED_TOOLS: Field = &["disabled_tools", "disabledTools"];
 pub(super) const SERVER_OAUTH: Field = &["oauth"];
+
+// A server entry's fields in Copilot's `mcp-servers` and Gemini's `mcp_servers`, besides
+// the ones above (see `servers::Dialect`).
+
+/// Copilot: the server's tools to enable (`["*"]`: all).
+pub(super) const COPILOT_SERVER_TOOLS: Field = &["enabled_tools", "enabledTools", "tools"];
+/// Gemini: the server's own allow and deny lists.
+pub(super) const GEMINI_SERVER_INCLUDE: Field = &["enabled_tools", "enabledTools", "include_tools"];
+pub(super) const GEMINI_SERVER_EXCLUDE: Field =
+    &["disabled_tools", "disabledTools", "exclude_tools"];
+/// Gemini: `http_url`, its older spelling of a streamable HTTP `url`.
+pub(super) const GEMINI_SERVER_URL: Field = &["url", "http_url"];
+/// Gemini: the per-call timeout, in milliseconds.
+pub(super) const GEMINI_SERVER_TIMEOUT_MS: Field = &["timeout"];
+/// Sign-in flows and transports the other tools know and this runtime does not run.
+pub(super) const SERVER_SIGN_IN: Field = &["auth", "oidc"];
+pub(super) const SERVER_TCP: Field = &["tcp"];
+
+/// The server fields only Copilot's and Gemini's entries have.
+pub(super) const FOREIGN_SERVER: &[Field] = &[
+    COPILOT_SERVER_TOOLS,
+    GEMINI_SERVER_INCLUDE,
+    GEMINI_SERVER_EXCLUDE,
+    GEMINI_SERVER_URL,
+    SERVER_SIGN_IN,
+    SERVER_TCP,
+    &["trust"],
+];
 
 /// Every field of a child server entry, read or refused by name.
 pub(super) const SERVER: &[Field] = &[

@@ -10,8 +10,10 @@
 //! | `field_names` | every field's spellings, named once for the parsers and the typo check |
 //! | `fields` | typed field reads with aliases |
 //! | `build` | the draft every format fills, shared fields, final validation |
-//! | `canonical`, `claude`, `codex`, `opencode` | one module per format |
+//! | `canonical`, `claude`, `codex`, `opencode`, `copilot`, `cursor`, `gemini` | one module per format |
+//! | `model_table` | model names as Copilot, Cursor and Gemini CLI files write them, translated to provider ids |
 //! | `servers` | child MCP server configurations in every spelling |
+//! | `placeholders` | other tools' placeholder spellings (`${{ secrets.X }}`, `$X`) read as `${X}` |
 //! | `unknown_fields` | every format's known fields, and unknown ones that look like typos of them |
 //! | `secrets` | refusing literal credentials |
 //! | `referenced` | files definitions refer to: `.mcp.json`, `.codex/config.toml`, read once when needed |
@@ -25,10 +27,15 @@ mod build;
 mod canonical;
 mod claude;
 mod codex;
+mod copilot;
+mod cursor;
 mod field_names;
 mod fields;
+mod gemini;
+mod model_table;
 mod opencode;
 mod options;
+mod placeholders;
 mod referenced;
 mod secrets;
 mod servers;
@@ -241,8 +248,12 @@ fn format_of(candidate: &Candidate<AgentRoot>) -> Option<Format> {
 }
 
 /// The agent name a file that failed to parse declares, as far as it can be read: its
-/// `name` field, or for OpenCode the name its path gives.
+/// `name` field, or the name its path gives (OpenCode, Cursor); for Copilot always its file
+/// name.
 fn declared_name(text: &str, format: Format, rel_in_root: &Path) -> Option<String> {
+    if format == Format::Copilot {
+        return Some(copilot::name_from_file(rel_in_root));
+    }
     let fields = match format {
         Format::CanonicalToml | Format::Codex => source::parse_toml(text).ok(),
         _ => source::split_frontmatter(text)
@@ -258,6 +269,7 @@ fn declared_name(text: &str, format: Format, rel_in_root: &Path) -> Option<Strin
     match (named, format) {
         (Some(name), _) => Some(name),
         (None, Format::OpenCode) => Some(opencode::name_from_path(rel_in_root)),
+        (None, Format::Cursor) => Some(cursor::name_from_file(rel_in_root)),
         (None, _) => None,
     }
 }
@@ -277,6 +289,9 @@ fn parse_text(
         Format::Claude => claude::parse(text, source, ctx),
         Format::Codex => codex::parse(text, canonical_path, source, ctx),
         Format::OpenCode => opencode::parse(text, rel_in_root, source, ctx),
+        Format::Copilot => copilot::parse(text, rel_in_root, source, ctx),
+        Format::Cursor => cursor::parse(text, rel_in_root, source, ctx),
+        Format::Gemini => gemini::parse(text, source, ctx),
     }
 }
 

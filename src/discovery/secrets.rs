@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::fields::Doc;
+use super::placeholders::rewrite_dollar_forms;
 use crate::definition::Segment;
 use crate::definition::Template;
 
@@ -77,6 +78,16 @@ fn is_reference(text: &str) -> bool {
         || text.contains("{file:")
 }
 
+/// `text` with Copilot's `${{ secrets.VAR }}` and the shell's `$VAR` written as `${VAR}`,
+/// so that they count as references here (a server entry in a format that does not read
+/// those forms refuses them when it is parsed).
+fn as_placeholders(text: &str) -> std::borrow::Cow<'_, str> {
+    match rewrite_dollar_forms(text) {
+        Ok(rewritten) if rewritten != text => std::borrow::Cow::Owned(rewritten),
+        _ => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 /// The longest word a credential's value may write next to its references: room for a
 /// scheme ("Bearer", "token") or a cookie name ("session"), less than any real key.
 const MAX_LITERAL_WORD: usize = 7;
@@ -111,7 +122,8 @@ fn without_references(text: &str) -> String {
 /// Whether a value set for a credential writes (part of) the credential itself: it has no
 /// reference, or it has one next to key-like text.
 fn writes_a_credential(text: &str) -> bool {
-    !is_reference(text) || has_key_like_word(&without_references(text))
+    let text = as_placeholders(text);
+    !is_reference(&text) || has_key_like_word(&without_references(&text))
 }
 
 /// Whether `value`, set under a credential's name, is a credential written in the file.
@@ -164,7 +176,8 @@ pub(super) fn reject_literal_secrets(
                     // A malformed placeholder (`${TOKEN:-sk-…}`) counts as literal.
                     let literal = match value {
                         Value::String(text) => {
-                            writes_a_credential(text) || Template::parse(text).is_err()
+                            writes_a_credential(text)
+                                || Template::parse(&as_placeholders(text)).is_err()
                         }
                         Value::Number(_) => true,
                         _ => false,

@@ -1,6 +1,7 @@
 //! Child MCP server configurations (SPEC §8.1) in every spelling the formats use: the
-//! canonical map, Claude's list of `{name: config}` maps and `.mcp.json` names, and Codex's
-//! `[mcp_servers.NAME]` tables with their extra keys (FORMATS.md §3); and the built-in
+//! canonical map, Claude's list of `{name: config}` maps and `.mcp.json` names, Codex's
+//! `[mcp_servers.NAME]` tables with their extra keys (FORMATS.md §3), and the entries of
+//! Copilot's `mcp-servers` and Gemini's `mcp_servers` (a [`Dialect`] each); and the built-in
 //! `workspace` server, `workspace: {builtin: workspace}`, whose name no other server may
 //! take (SPEC §8.6).
 
@@ -12,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::fields::{Doc, wrong_type};
+use super::placeholders::{copilot_secret_name, rewrite_dollar_forms};
 use super::referenced::ReferencedFiles;
 use super::secrets::{reject_literal_secret_header, reject_literal_secrets, reject_secret_fields};
 use super::unknown_fields::note_server_near_misses;
@@ -23,12 +25,64 @@ use crate::limits::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
 const SERVER_SECRET_ADVICE: &str = "put the credential in an environment variable and pass it \
     with a ${VAR} placeholder in `env` or `headers` (or `bearer_token_env_var`)";
 
+/// How one tool writes a server entry: the keys that differ from the canonical spelling.
+/// Every dialect reads the canonical keys too.
+pub(super) struct Dialect {
+    /// `type` values that mean stdio.
+    stdio_types: &'static [&'static str],
+    enabled_tools: Field,
+    disabled_tools: Field,
+    url: Field,
+    /// A per-call timeout written in milliseconds.
+    call_timeout_ms: Field,
+    /// `${{ secrets.X }}`, `$X` and Copilot's bare `COPILOT_MCP_X` read as `${X}` in `env`
+    /// and header values.
+    dollar_forms: bool,
+    /// The keys of sign-in flows and transports this tool has and this runtime refuses.
+    refused: &'static [Field],
+}
+
+/// The canonical, Claude, Codex and OpenCode entries, and `.mcp.json`'s.
+pub(super) const STANDARD: Dialect = Dialect {
+    stdio_types: &["stdio"],
+    enabled_tools: fields::SERVER_ENABLED_TOOLS,
+    disabled_tools: fields::SERVER_DISABLED_TOOLS,
+    url: fields::SERVER_URL,
+    call_timeout_ms: &[],
+    dollar_forms: false,
+    refused: &[],
+};
+
+/// GitHub Copilot's `mcp-servers` (the cloud agent's and the CLI's MCP configuration):
+/// `type: local`, the server's `tools`, GitHub's placeholders.
+pub(super) const COPILOT: Dialect = Dialect {
+    stdio_types: &["stdio", "local"],
+    enabled_tools: fields::COPILOT_SERVER_TOOLS,
+    url: fields::SERVER_URL,
+    dollar_forms: true,
+    refused: &[fields::SERVER_SIGN_IN],
+    ..STANDARD
+};
+
+/// The Gemini CLI's `mcp_servers`: `include_tools` / `exclude_tools`, `http_url`, a
+/// `timeout` in milliseconds, and `tcp` (WebSocket), which is refused.
+pub(super) const GEMINI: Dialect = Dialect {
+    stdio_types: &["stdio"],
+    enabled_tools: fields::GEMINI_SERVER_INCLUDE,
+    disabled_tools: fields::GEMINI_SERVER_EXCLUDE,
+    url: fields::GEMINI_SERVER_URL,
+    call_timeout_ms: fields::GEMINI_SERVER_TIMEOUT_MS,
+    dollar_forms: true,
+    refused: &[fields::SERVER_SIGN_IN, fields::SERVER_TCP],
+};
+
 /// Parses a definition's server list or map. Disabled servers are dropped; `caveats`
 /// collects accepted-with-a-warning notes.
 pub(super) fn parse_servers(
     field: &str,
     value: &Value,
     files: &ReferencedFiles,
+    dialect: &Dialect,
     caveats: &mut Vec<String>,
 ) -> Result<BTreeMap<String, ChildServerConfig>, String> {
     let mut entries: Vec<(String, String, &Value)> = Vec::new();
@@ -74,7 +128,7 @@ pub(super) fn parse_servers(
         Ok(())
     };
     for (name, place, config) in entries {
-        let parsed = parse_server(&place, config, caveats)?;
+        let parsed = parse_server(&place, config, dialect, caveats)?;
         add(name, parsed)?;
     }
     for name in referenced {
@@ -87,7 +141,12 @@ pub(super) fn parse_servers(
                  does not define"
             )
         })?;
-        let parsed = parse_server(&format!(".mcp.json server `{name}`: "), config, caveats)?;
+        let parsed = parse_server(
+            &format!(".mcp.json server `{name}`: "),
+            config,
+            &STANDARD,
+            caveats,
+        )?;
         add(name, parsed)?;
     }
     Ok(servers)
@@ -181,6 +240,7 @@ const HTTP_KEYS: &[Field] = &[
 pub(super) fn parse_server(
     place: &str,
     value: &Value,
+    dialect: &Dialect,
     caveats: &mut Vec<String>,
 ) -> Result<Option<ChildServerConfig>, String> {
     let Value::Object(map) = value else {
@@ -191,6 +251,21 @@ pub(super) fn parse_server(
     };
     let doc = Doc::new(map);
     let err = |e: String| format!("{place}{e}");
+
+    // Before the secret scan: a sign-in block holds a `client_secret`, and what matters is
+    // that the flow cannot be run at all.
+    if let Some(key) = fields::spellings(dialect.refused).find(|key| doc.has(key)) {
+        return Err(err(if key == "tcp" {
+            "`tcp` (a WebSocket server) is not supported; this runtime speaks stdio and \
+             streamable HTTP (`url`)"
+                .to_owned()
+        } else {
+            format!(
+                "`{key}` is not supported: this runtime does not run sign-in flows; pass a \
+                 token in `headers` with a ${{VAR}} placeholder"
+            )
+        }));
+    }
 
     // A disabled server is never started, but a credential written in it is still a
     // credential in the file.
@@ -214,7 +289,15 @@ pub(super) fn parse_server(
 
     let kind = doc.string(fields::SERVER_TYPE).map_err(err)?;
     let command = doc.find(fields::SERVER_COMMAND).map_err(err)?;
-    let url = doc.str(fields::SERVER_URL).map_err(err)?;
+    let url = doc.str(dialect.url).map_err(err)?;
+    // Copilot's `type: local` is its name for stdio.
+    let kind = kind.map(|k| {
+        if dialect.stdio_types.contains(&k.as_str()) {
+            "stdio".to_owned()
+        } else {
+            k
+        }
+    });
     let transport = match (kind.as_deref(), command, url) {
         _ if builtin.is_some() => {
             let name = builtin.map_or(&Value::Null, |(_, name)| name);
@@ -230,9 +313,11 @@ pub(super) fn parse_server(
                 kind.unwrap_or_default()
             )));
         }
-        (Some("stdio") | None, Some((_, command)), None) => parse_stdio(place, doc, command)?,
+        (Some("stdio") | None, Some((_, command)), None) => {
+            parse_stdio(place, doc, command, dialect)?
+        }
         (Some("http" | "streamable-http" | "streamable_http") | None, None, Some((_, url))) => {
-            parse_http(place, doc, url)?
+            parse_http(place, doc, url, dialect)?
         }
         (Some("stdio"), None, _) => return Err(err("`type: stdio` needs a `command`".into())),
         (Some("http" | "streamable-http" | "streamable_http"), _, None) => {
@@ -263,12 +348,23 @@ pub(super) fn parse_server(
         CHILD_CALL_TIMEOUT,
         caveats,
     )?;
+    if !dialect.call_timeout_ms.is_empty() {
+        config.call_timeout = timeout(
+            place,
+            doc,
+            dialect.call_timeout_ms,
+            config.call_timeout,
+            caveats,
+        )?;
+    }
     config.enabled_tools = doc
-        .string_list(fields::SERVER_ENABLED_TOOLS, false)
+        .string_list(dialect.enabled_tools, false)
         .map_err(err)?
-        .map(|(_, l)| l);
+        .map(|(_, l)| l)
+        // `["*"]`, Copilot's "every tool", is no list at all.
+        .filter(|l| !l.iter().any(|t| t == "*"));
     config.disabled_tools = doc
-        .string_list(fields::SERVER_DISABLED_TOOLS, false)
+        .string_list(dialect.disabled_tools, false)
         .map_err(err)?
         .map(|(_, l)| l)
         .unwrap_or_default();
@@ -309,7 +405,29 @@ fn reject_unsupported(place: &str, doc: Doc<'_>, caveats: &mut Vec<String>) -> R
     Ok(())
 }
 
-fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransport, String> {
+/// An `env` or header value as this runtime reads it: in a dialect with other placeholder
+/// forms, those are written as `${NAME}` first.
+fn template(place: &str, what: &str, text: &str, dialect: &Dialect) -> Result<Template, String> {
+    let rewritten;
+    let text = if dialect.dollar_forms {
+        rewritten = match copilot_secret_name(text) {
+            Some(name) if what.starts_with("env") => format!("${{{name}}}"),
+            _ => rewrite_dollar_forms(text)
+                .map_err(|e| format!("{place}the value of `{what}` {e}"))?,
+        };
+        rewritten.as_str()
+    } else {
+        text
+    };
+    Template::parse(text).map_err(|e| format!("{place}the value of `{what}` {e}"))
+}
+
+fn parse_stdio(
+    place: &str,
+    doc: Doc<'_>,
+    command: &Value,
+    dialect: &Dialect,
+) -> Result<ChildTransport, String> {
     let err = |e: String| format!("{place}{e}");
     reject_keys_of_other_transport(place, doc, HTTP_KEYS, "stdio")?;
     let command = match command {
@@ -339,8 +457,7 @@ fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransp
                     "`{field}.{key}` must be a string (quote numbers and booleans)"
                 )));
             };
-            let template = Template::parse(text)
-                .map_err(|e| err(format!("the value of `{field}.{key}` {e}")))?;
+            let template = template(place, &format!("{field}.{key}"), text, dialect)?;
             env.insert(key.clone(), ValueSource::Template(template));
         }
     }
@@ -370,7 +487,12 @@ fn parse_stdio(place: &str, doc: Doc<'_>, command: &Value) -> Result<ChildTransp
     })
 }
 
-fn parse_http(place: &str, doc: Doc<'_>, raw_url: &str) -> Result<ChildTransport, String> {
+fn parse_http(
+    place: &str,
+    doc: Doc<'_>,
+    raw_url: &str,
+    dialect: &Dialect,
+) -> Result<ChildTransport, String> {
     let err = |e: String| format!("{place}{e}");
     reject_keys_of_other_transport(place, doc, STDIO_KEYS, "HTTP")?;
     no_placeholders(place, "url", raw_url)?;
@@ -395,8 +517,7 @@ fn parse_http(place: &str, doc: Doc<'_>, raw_url: &str) -> Result<ChildTransport
                 let Value::String(text) = value else {
                     return Err(err(format!("`{field}.{name}` must be a string")));
                 };
-                let template = Template::parse(text)
-                    .map_err(|e| err(format!("the value of `{field}.{name}` {e}")))?;
+                let template = template(place, &format!("{field}.{name}"), text, dialect)?;
                 reject_literal_secret_header(place, name, &template)?;
                 insert(name, ValueSource::Template(template))?;
             }
@@ -479,7 +600,8 @@ fn check_header_name(place: &str, name: &str) -> Result<(), String> {
     }
 }
 
-/// Reads a timeout in seconds (or `_ms`), which may lower but never raise `bound`.
+/// Reads a timeout in seconds (in milliseconds for `_ms` and Gemini's `timeout`), which may
+/// lower but never raise `bound`.
 fn timeout(
     place: &str,
     doc: Doc<'_>,
@@ -490,7 +612,7 @@ fn timeout(
     let Some((name, value)) = doc.number(names).map_err(|e| format!("{place}{e}"))? else {
         return Ok(bound);
     };
-    let seconds = if name.ends_with("_ms") {
+    let seconds = if name.ends_with("_ms") || fields::GEMINI_SERVER_TIMEOUT_MS.contains(&name) {
         value / 1000.0
     } else {
         value

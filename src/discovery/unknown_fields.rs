@@ -20,6 +20,9 @@ fn own_fields(format: Format) -> &'static [Field] {
         Format::Claude => fields::CLAUDE,
         Format::Codex => fields::CODEX,
         Format::OpenCode => fields::OPENCODE,
+        Format::Copilot => fields::COPILOT,
+        Format::Cursor => fields::CURSOR,
+        Format::Gemini => fields::GEMINI,
     }
 }
 
@@ -30,6 +33,9 @@ fn known_anywhere(field: &str) -> bool {
         fields::CLAUDE,
         fields::CODEX,
         fields::OPENCODE,
+        fields::COPILOT,
+        fields::CURSOR,
+        fields::GEMINI,
     ]
     .iter()
     .any(|list| fields::spellings(list).any(|known| known == field))
@@ -40,7 +46,11 @@ fn known_anywhere(field: &str) -> bool {
 pub(super) fn note_near_misses(doc: Doc<'_>, format: Format, caveats: &mut Vec<String>) {
     let known = || fields::spellings(fields::COMMON).chain(fields::spellings(own_fields(format)));
     for field in doc.map().keys() {
-        if known_anywhere(field) {
+        // Another tool's field is left alone, unless it only spells one of this format's
+        // differently (`mcp-servers`, Copilot's, in a Claude file means `mcp_servers`).
+        if known().any(|k| k == field)
+            || (known_anywhere(field) && !known().any(|k| same_but_spelling(k, field)))
+        {
             continue;
         }
         if let Some(meant) = closest(field, known()) {
@@ -49,14 +59,28 @@ pub(super) fn note_near_misses(doc: Doc<'_>, format: Format, caveats: &mut Vec<S
     }
 }
 
+/// Whether `a` and `b` differ only in case, `_` and `-`.
+fn same_but_spelling(a: &str, b: &str) -> bool {
+    let bare = |s: &str| {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .map(|c| c.to_ascii_lowercase())
+            .collect::<String>()
+    };
+    bare(a) == bare(b)
+}
+
 /// One caveat for each field of a child server entry that is a slip of a known one;
-/// `place` names the server (`mcp_servers.github: `).
+/// `place` names the server (`mcp_servers.github: `). Copilot's and Gemini's own server
+/// fields are known everywhere, as other tools' fields are at the top level.
 pub(super) fn note_server_near_misses(doc: Doc<'_>, place: &str, caveats: &mut Vec<String>) {
+    let known =
+        || fields::spellings(fields::SERVER).chain(fields::spellings(fields::FOREIGN_SERVER));
     for field in doc.map().keys() {
-        if fields::spellings(fields::SERVER).any(|known| known == field) {
+        if known().any(|known| known == field) {
             continue;
         }
-        if let Some(meant) = closest(field, fields::spellings(fields::SERVER)) {
+        if let Some(meant) = closest(field, known()) {
             caveats.push(slip(field, meant, place));
         }
     }
@@ -115,6 +139,43 @@ mod tests {
         }
         // A format's own ignored fields are known too.
         assert!(notes(json!({"colour": "red"}), Format::OpenCode)[0].ends_with("`color`?"));
+    }
+
+    #[test]
+    fn the_later_formats_typos_are_reported_in_their_own_files() {
+        let copilot = notes(json!({"disable-model-invokation": true}), Format::Copilot);
+        assert_eq!(copilot.len(), 1, "{copilot:?}");
+        assert!(copilot[0].ends_with("did you mean `disable-model-invocation`?"));
+        let cursor = notes(json!({"readonyl": true}), Format::Cursor);
+        assert!(
+            cursor[0].ends_with("did you mean `readonly`?"),
+            "{cursor:?}"
+        );
+        let gemini = notes(json!({"max_turn": 3, "timeout_min": 2}), Format::Gemini);
+        assert_eq!(gemini.len(), 2, "{gemini:?}");
+        assert!(
+            gemini
+                .iter()
+                .any(|c| c.ends_with("did you mean `max_turns`?"))
+        );
+        assert!(
+            gemini
+                .iter()
+                .any(|c| c.ends_with("did you mean `timeout_mins`?"))
+        );
+        // Copilot reads only its own kebab spellings: the others are slips, not aliases.
+        assert!(
+            notes(json!({"disable_model_invocation": true}), Format::Copilot)[0]
+                .ends_with("`disable-model-invocation`?")
+        );
+        // Another tool's field is not a typo in a Claude file, unless it spells one of
+        // Claude's own another way.
+        assert!(notes(json!({"readonly": true, "kind": "local"}), Format::Claude).is_empty());
+        assert!(
+            notes(json!({"mcp-servers": {}}), Format::Claude)[0]
+                .ends_with("did you mean `mcp_servers`?")
+        );
+        assert!(notes(json!({"mcp-servers": {}}), Format::Copilot).is_empty());
     }
 
     #[test]

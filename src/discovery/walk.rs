@@ -2,7 +2,9 @@
 //! canonicalized and confined to its root and the workspace, each canonical file and
 //! directory visited once, and the result ordered by root precedence then canonical path.
 //!
-//! Entries whose name starts with `.` (editor lock files, `.git`) are skipped silently.
+//! Entries whose name starts with `.` (editor lock files, `.git`) are skipped silently, and
+//! so are what a root's own tool leaves out (the Gemini CLI: folders below `.gemini/agents`
+//! and files starting with `_`).
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -19,6 +21,15 @@ pub(super) trait Root: Copy {
     fn path(self) -> &'static str;
     /// Lower comes first.
     fn precedence(self) -> usize;
+    /// Whether folders below the root are searched (to [`DISCOVERY_DEPTH`]); a root that is
+    /// not recursive skips them silently, as its tool does.
+    fn recursive(self) -> bool {
+        true
+    }
+    /// Whether its tool leaves out a file of this name.
+    fn skips_file(self, _name: &str) -> bool {
+        false
+    }
 }
 
 impl Root for AgentRoot {
@@ -27,6 +38,12 @@ impl Root for AgentRoot {
     }
     fn precedence(self) -> usize {
         AgentRoot::precedence(self)
+    }
+    fn recursive(self) -> bool {
+        AgentRoot::recursive(self)
+    }
+    fn skips_file(self, name: &str) -> bool {
+        AgentRoot::skips_file(self, name)
     }
 }
 
@@ -154,7 +171,9 @@ impl<R: Root> Walker<'_, R> {
             };
             for entry in entries.flatten() {
                 let name = entry.file_name();
-                if name.as_encoded_bytes().starts_with(b".") {
+                if name.as_encoded_bytes().starts_with(b".")
+                    || found_by.skips_file(&name.to_string_lossy())
+                {
                     continue;
                 }
                 let shown = shown.join(&name);
@@ -182,6 +201,9 @@ impl<R: Root> Walker<'_, R> {
                     continue;
                 }
                 if kind == Kind::Dir {
+                    if !found_by.recursive() {
+                        continue;
+                    }
                     if depth < DISCOVERY_DEPTH {
                         stack.push((canonical, shown, depth + 1));
                     } else {

@@ -16,6 +16,7 @@ use super::schema::{
     Flag, OptionalText, ReturnWhenArg, SEND_INPUT, SPAWN_AGENT, SendInputArgs, SpawnArgs, Targets,
     Text, WAIT_AGENT, WaitArgs, WaitTimeout, field_names,
 };
+use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::MAX_WAIT_MS;
 use crate::sessions::{Accepted, require_text};
@@ -44,6 +45,23 @@ pub enum Call {
         timeout: Duration,
         return_when: ReturnWhen,
     },
+}
+
+/// `unknown_agent` for an agent the parent model may not start: its file says a model
+/// must not pick it (SPEC §3, Copilot's `disable-model-invocation`), so `spawn_agent` does not
+/// list it; the message says why, and how a person runs it.
+pub(super) fn not_offered(catalog: &Catalog, name: &str) -> Option<AgentError> {
+    let definition = catalog.get(name)?;
+    let setting = definition.hand_only?;
+    Some(AgentError::new(
+        ErrorCode::UnknownAgent,
+        format!(
+            "the agent `{name}` is not offered to models: its file ({}) sets `{setting}`, \
+             which says a model must not pick it; a person can run it with `mcp-agents run \
+             {name} TASK`",
+            definition.source.path.display()
+        ),
+    ))
 }
 
 fn invalid(message: impl Into<String>) -> AgentError {

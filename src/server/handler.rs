@@ -26,7 +26,8 @@ use crate::sessions::{ReturnWhen, SessionManager, WaitEvent};
 pub(super) struct AgentsServer {
     manager: Arc<SessionManager>,
     transport: Transport,
-    /// `spawn_agent` and `send_input`, built once; `None` for an empty catalog (no tools).
+    /// `spawn_agent` and `send_input`, built once; `None` when no agent may be started by
+    /// the parent model (an empty catalog, or agents all started by hand only): no tools.
     fixed_tools: Option<Arc<(Tool, Tool)>>,
 }
 
@@ -36,10 +37,10 @@ impl AgentsServer {
     /// life of the process (a client passes its servers a fixed environment).
     pub(super) fn new(manager: Arc<SessionManager>, transport: Transport) -> Self {
         let catalog = manager.catalog();
-        let fixed_tools = (!catalog.agents().is_empty()).then(|| {
+        // Agents only a person may start are left out; with none left there are no tools.
+        let fixed_tools = catalog.offered().next().is_some().then(|| {
             let agents: Vec<_> = catalog
-                .agents()
-                .iter()
+                .offered()
                 .map(|agent| {
                     let marks = schema::agent_marks(agent, manager.missing_key(agent));
                     (&**agent, marks)
@@ -63,6 +64,9 @@ impl AgentsServer {
     /// `spawn_agent`: its result carries the agent's note; a name whose file was rejected
     /// for want of a default model says how to give one in this client's configuration.
     fn spawn(&self, name: &str, task: &str, client: Option<&KnownClient>) -> CallToolResult {
+        if let Some(e) = call::not_offered(self.manager.catalog(), name) {
+            return call::failure(&e);
+        }
         match self.manager.spawn(name, task) {
             Ok(accepted) => {
                 let note = self
@@ -157,11 +161,13 @@ impl ServerHandler for AgentsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         if self.fixed_tools.is_none() {
+            let why = if self.manager.catalog().agents().is_empty() {
+                "this workspace defines no agents"
+            } else {
+                "this workspace's agents are all started by hand only"
+            };
             return Err(McpError::invalid_params(
-                format!(
-                    "tool not found: {} (this workspace defines no agents)",
-                    request.name
-                ),
+                format!("tool not found: {} ({why})", request.name),
                 None,
             ));
         }

@@ -111,12 +111,7 @@ impl SessionManager {
             if let Some(rejected) = self.catalog.rejection_of(name) {
                 return AgentError::new(ErrorCode::UnknownAgent, rejected);
             }
-            let names: Vec<&str> = self
-                .catalog
-                .agents()
-                .iter()
-                .map(|a| a.name.as_str())
-                .collect();
+            let names: Vec<&str> = self.catalog.offered().map(|a| a.name.as_str()).collect();
             let known = if names.is_empty() {
                 "this workspace has no usable agents".to_owned()
             } else {

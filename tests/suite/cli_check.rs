@@ -163,7 +163,7 @@ fn json_output_is_one_object_with_agents_and_warnings() {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
     let agents = report["agents"].as_array().unwrap();
-    assert_eq!(agents.len(), 6);
+    assert_eq!(agents.len(), 8);
     assert_eq!(agents[0]["name"], "order");
     assert_eq!(agents[0]["file"], ".agents/agents/Zeta.md");
     let warnings = report["warnings"].as_array().unwrap();
@@ -280,7 +280,8 @@ fn an_empty_workspace_checks_clean_and_says_where_it_looked() {
     assert!(
         text(&out.stdout).contains(&format!(
             "no agents found in {} (looked in .agents/agents, .claude/agents, .codex/agents, \
-             .opencode/agents, .opencode/agent)",
+             .opencode/agents, .opencode/agent, .github/agents, .cursor/agents, \
+             .gemini/agents)",
             canonical.display()
         )),
         "{}",

@@ -5,27 +5,27 @@
 use crate::support;
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
-use mcp_agents::definition::Effect;
-use mcp_agents::definition::{ChildTransport, ModelOrigin};
+use mcp_agents::definition::{ChildTransport, Effect, Format, ModelOrigin, ValueSource};
 use mcp_agents::discovery::LoadOptions;
 
 #[test]
 fn the_corpus_loads_as_a_careful_user_would_expect() {
     let catalog = support::check_fixture("corpus");
-    assert_eq!(catalog.agents().len(), 33);
+    assert_eq!(catalog.agents().len(), 43);
     assert_eq!(catalog.skills().len(), 5);
 
-    // Published agents expect to read the code (SPEC §8.6): every one but the agent whose
-    // `tools` lists only Linear's MCP tools gets workspace tools, as expect.toml spells out
-    // file by file.
+    // Published agents expect to read the code (SPEC §8.6): every one but the agents whose
+    // `tools` lists only MCP tools (Linear's; the Copilot cloud agent's `github` server) gets
+    // workspace tools, as expect.toml spells out file by file.
     let without: Vec<&str> = catalog
         .agents()
         .iter()
         .filter(|a| a.workspace_tools().is_empty())
         .map(|a| a.name.as_str())
         .collect();
-    assert_eq!(without, ["linear-ticket-reader"]);
+    assert_eq!(without, ["linear-ticket-reader", "triage"]);
 
     // A Codex role file without a name takes it, and its description, from the
     // `[agents.NAME] config_file = …` declaration in .codex/config.toml.
@@ -53,6 +53,60 @@ fn the_corpus_loads_as_a_careful_user_would_expect() {
             env: None
         }
     );
+
+    // Copilot's `mcp-servers`: `type: 'local'` is stdio, `${{ secrets.X }}` reads `${X}`
+    // from the server's environment, and the server's `tools` is its allow list.
+    let octopus = catalog.get("octopus-deploy-release-notes-mcp").unwrap();
+    let server = &octopus.mcp_servers["octopus"];
+    match &server.transport {
+        ChildTransport::Stdio {
+            command, args, env, ..
+        } => {
+            assert_eq!(command, "npx");
+            assert_eq!(args, &["-y", "@octopusdeploy/mcp-server"]);
+            let vars: Vec<(&str, Vec<&str>)> = env
+                .iter()
+                .map(|(k, v)| match v {
+                    ValueSource::Template(t) => (k.as_str(), t.vars().collect()),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(
+                vars,
+                [
+                    ("OCTOPUS_API_KEY", vec!["OCTOPUS_API_KEY"]),
+                    ("OCTOPUS_SERVER_URL", vec!["OCTOPUS_SERVER_URL"])
+                ]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let enabled = server.enabled_tools.as_ref().unwrap();
+    assert_eq!(enabled.len(), 25);
+    assert_eq!(
+        (enabled[0].as_str(), enabled[24].as_str()),
+        ("get_account", "list_tenants")
+    );
+
+    // `triage` defines `mcp-datetime` (`tools: ["*"]`: every tool of it), but its own
+    // `tools` list names only the `github` server's: it is offered nothing, as in Copilot.
+    let triage = catalog.get("triage").unwrap();
+    assert_eq!(triage.own_servers().collect::<Vec<_>>(), ["mcp-datetime"]);
+    assert_eq!(triage.mcp_servers["mcp-datetime"].enabled_tools, None);
+    assert!(!triage.offers_tool("mcp-datetime", "now", Default::default()));
+    assert_eq!(
+        catalog.get("architecture-visualizer").unwrap().max_turns,
+        30
+    );
+    // A name an earlier root defines wins over the new roots' files.
+    assert_eq!(
+        catalog.get("reviewer").unwrap().source.format,
+        Format::Codex
+    );
+    assert_eq!(
+        catalog.get("code-reviewer").unwrap().source.format,
+        Format::Claude
+    );
 }
 
 #[test]
@@ -61,33 +115,38 @@ fn without_a_default_model_exactly_the_parent_model_files_are_refused() {
     let root = support::fixture_path("corpus");
     let without = support::load_at(&root, &LoadOptions::default());
 
-    let loaded = |c: &mcp_agents::definition::Catalog| -> BTreeSet<String> {
-        c.agents().iter().map(|a| a.name.clone()).collect()
+    let files = |c: &mcp_agents::definition::Catalog, deferring: bool| -> BTreeSet<PathBuf> {
+        c.agents()
+            .iter()
+            .filter(|a| (a.model.origin == ModelOrigin::ServerDefault) == deferring)
+            .map(|a| a.source.path.clone())
+            .collect()
     };
-    let deferred: BTreeSet<String> = with_default
-        .agents()
-        .iter()
-        .filter(|a| a.model.origin == ModelOrigin::ServerDefault)
-        .map(|a| a.name.clone())
-        .collect();
-    assert_eq!(deferred.len(), 16, "{deferred:?}");
-    let expected: BTreeSet<String> = loaded(&with_default)
-        .difference(&deferred)
-        .cloned()
-        .collect();
-    assert_eq!(loaded(&without), expected);
-    // The shadowed Codex `planner` and `reviewer` also defer to the parent, so they are now
-    // rejected for that reason instead of being shadowed.
+    assert_eq!(files(&with_default, true).len(), 26);
+    assert!(files(&without, true).is_empty());
+    // Every file that names its model loads either way; without a default, a file that
+    // a deferring namesake shadowed takes the name: the Copilot `reviewer`, whose model is
+    // named, once both Codex `reviewer`s are refused.
+    let named = files(&with_default, false);
+    let loaded: BTreeSet<PathBuf> = files(&without, false);
+    assert!(
+        loaded.is_superset(&named),
+        "{:?}",
+        named.difference(&loaded)
+    );
+    assert_eq!(
+        loaded.difference(&named).collect::<Vec<_>>(),
+        [&PathBuf::from(".github/agents/reviewer.agent.md")]
+    );
+    // Refused for deferring: the 26, the two shadowed Codex namesakes, and the two Cursor
+    // files whose `model: fast` names no model (one of them lacks a description too; the
+    // model is read first).
     let parent_rejections = without
         .warnings()
         .iter()
         .filter(|w| w.effect == Effect::Rejected && w.reason.contains("--default-model"))
         .count();
-    assert_eq!(
-        parent_rejections,
-        16 + 2,
-        "the 16, plus the two shadowed namesakes"
-    );
+    assert_eq!(parent_rejections, 26 + 2 + 2);
 }
 
 #[test]

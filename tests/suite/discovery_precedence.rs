@@ -15,9 +15,19 @@ fn roots_and_lexical_order_decide_which_definition_wins() {
 fn agents_are_listed_in_discovery_order() {
     let catalog = support::load_fixture("precedence");
     let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
+    // The Copilot, Cursor and Gemini folders come after the first four, in that order.
     assert_eq!(
         names,
-        ["order", "dup", "shared", "toml-agent", "second", "singular"]
+        [
+            "order",
+            "dup",
+            "shared",
+            "toml-agent",
+            "second",
+            "singular",
+            "copilot-first",
+            "gemini-last"
+        ]
     );
 }
 

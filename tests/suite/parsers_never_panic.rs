@@ -15,12 +15,15 @@ use mcp_agents::discovery::{parse_frontmatter, parse_toml, split_frontmatter};
 use mcp_agents::limits::MAX_TURNS_RANGE;
 use proptest::prelude::*;
 
-const FORMATS: [(Format, &str); 5] = [
+const FORMATS: [(Format, &str); 8] = [
     (Format::CanonicalMarkdown, ".agents/agents/a.md"),
     (Format::CanonicalToml, ".agents/agents/a.toml"),
     (Format::Claude, ".claude/agents/a.md"),
     (Format::Codex, ".codex/agents/a.toml"),
     (Format::OpenCode, ".opencode/agents/team/a.md"),
+    (Format::Copilot, ".github/agents/team/a.agent.md"),
+    (Format::Cursor, ".cursor/agents/a.md"),
+    (Format::Gemini, ".gemini/agents/a.md"),
 ];
 
 /// Parses `text` in every format and checks what was accepted; returns how many formats
@@ -107,6 +110,15 @@ const KEYS: &[&str] = &[
     "model_providers",
     "memory",
     "color",
+    "models",
+    "modelPolicy",
+    "disable-model-invocation",
+    "infer",
+    "mcp-servers",
+    "readonly",
+    "kind",
+    "timeout_mins",
+    "include-custom-instructions",
 ];
 
 const YAML_VALUES: &[&str] = &[
@@ -166,6 +178,16 @@ const YAML_VALUES: &[&str] = &[
     "é ü 日本",
     "\u{202e}rtl",
     "[[[[x]]]]",
+    "Claude Sonnet 4.5 (copilot)",
+    "claude-4.5-sonnet",
+    "[GPT-4o, {name: composer-1, reasoning-effort: low}]",
+    "gemini-2.5-flash",
+    "fast",
+    "remote",
+    "[read, search, docs/*, mcp_docs_*, read_file]",
+    "{docs: {type: local, command: x, env: {A: \"${{ secrets.A }}\", B: $B}, tools: [\"*\"]}}",
+    "{docs: {http_url: \"https://d.example/mcp\", tcp: x, include_tools: [a], timeout: 5}}",
+    "{docs: {url: \"https://d.example/mcp\", auth: {type: oauth}}}",
 ];
 
 const TOML_VALUES: &[&str] = &[

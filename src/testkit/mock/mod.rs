@@ -431,6 +431,7 @@ pub fn mock_definition(
         reasoning_effort: None,
         temperature: None,
         unavailable_tools: Vec::new(),
+        hand_only: None,
         source: SourceFile {
             path: "x.md".into(),
             format: Format::CanonicalMarkdown,

@@ -1,0 +1,382 @@
+//! GitHub Copilot custom agents (docs/agents.md, "GitHub Copilot files"):
+//! `.github/agents/**/*.md`, as `.agent.md` or `.md`, the agent profiles the Copilot CLI,
+//! its cloud agent and VS Code read. The agent's name is its file name, as the CLI and the
+//! cloud agent identify agents; `name` is a display name.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::build::{
+    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, add_allow_list, finalize,
+    grant_workspace, read_common,
+};
+use super::claude::{HOOKS_REFUSED, workspace_pattern};
+use super::field_names as fields;
+use super::fields::{Doc, wrong_type};
+use super::model_table::{choose_model, translate};
+use super::servers::COPILOT;
+use super::source::{describe_type, parse_frontmatter, split_frontmatter};
+use crate::definition::{Format, ReasoningEffort, SourceFile, ToolNaming, ToolPattern, check_name};
+
+const SPELLINGS: Spellings = Spellings {
+    mcp_servers: fields::COPILOT_MCP_SERVERS,
+    servers: &COPILOT,
+    ..CANONICAL_SPELLINGS
+};
+
+pub(super) fn parse(
+    text: &str,
+    rel_in_root: &Path,
+    source: SourceFile,
+    ctx: &mut Ctx<'_>,
+) -> Result<Parsed, String> {
+    let split = split_frontmatter(text)?;
+    let frontmatter = parse_frontmatter(split.yaml)?;
+    ctx.caveats.extend(frontmatter.lenient_note);
+    let doc = Doc::new(&frontmatter.fields);
+
+    if doc.find(fields::HOOKS)?.is_some() {
+        return Err(HOOKS_REFUSED.to_owned());
+    }
+    let name = name_from_file(rel_in_root);
+    check_name(&name).map_err(|e| {
+        format!(
+            "`name` (the file name `{}`, which names Copilot agents): {e}",
+            file_name(rel_in_root)
+        )
+    })?;
+    // `name` is only what Copilot shows (`Triage Agent`); it must still be text.
+    doc.string(fields::NAME)?;
+    let mut draft = Draft {
+        name: Some(name),
+        description: doc.string(fields::DESCRIPTION)?,
+        instructions: Some(split.body.to_owned()),
+        instructions_hint: "the instructions are empty: write the agent's prompt after the \
+                            frontmatter",
+        ..Draft::default()
+    };
+    read_common(doc, &mut draft, &SPELLINGS, Format::Copilot, ctx)?;
+    draft.model = read_model(doc, &mut draft, ctx)?;
+    if let Some((field, policy)) = doc.str(fields::MODEL_POLICY)?
+        && !matches!(policy, "preferred" | "required")
+    {
+        // Either value holds here: a model is never swapped for another.
+        return Err(format!(
+            "`{field}` is {policy:?}; use preferred or required"
+        ));
+    }
+    draft.hand_only = hand_only(doc)?;
+    if let Some(setting) = draft.hand_only {
+        ctx.caveats.push(format!(
+            "not offered to the parent model: `{setting}` says a model must not pick this \
+             agent; a person can still run it with `mcp-agents run`"
+        ));
+    }
+    if doc.bool(fields::INCLUDE_CUSTOM_INSTRUCTIONS)? == Some(true) {
+        ctx.caveats.push(
+            "`include-custom-instructions` is ignored: a subagent here gets only its own \
+             instructions"
+                .to_owned(),
+        );
+    }
+    if doc.find(fields::SIDEKICK)?.is_some() {
+        ctx.caveats
+            .push("`sidekick` is ignored: the agent runs only when it is spawned".to_owned());
+    }
+    read_tools(doc, &mut draft)?;
+    finalize(draft, source, ctx)
+}
+
+/// The file name without `.agent.md` (or `.md`), lower-cased; folders add nothing.
+pub(super) fn name_from_file(rel_in_root: &Path) -> String {
+    let file = file_name(rel_in_root);
+    let stem = file
+        .strip_suffix(".agent.md")
+        .or_else(|| file.strip_suffix(".md"))
+        .unwrap_or(&file);
+    stem.to_lowercase()
+}
+
+fn file_name(rel_in_root: &Path) -> String {
+    rel_in_root
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// `disable-model-invocation: true`, or the older `infer: false` when the first is absent.
+fn hand_only(doc: Doc<'_>) -> Result<Option<&'static str>, String> {
+    let disabled = doc.bool(fields::DISABLE_MODEL_INVOCATION)?;
+    let infer = doc.bool(fields::INFER)?;
+    Ok(match (disabled, infer) {
+        (Some(true), _) => Some("disable-model-invocation: true"),
+        (None, Some(false)) => Some("infer: false"),
+        _ => None,
+    })
+}
+
+/// One entry of a model list: a name, or `{name, reasoning-effort, context-size}`.
+struct ListedModel<'a> {
+    name: &'a str,
+    effort: Option<&'a str>,
+    context_size: bool,
+}
+
+fn listed_model<'a>(field: &str, value: &'a Value) -> Result<ListedModel<'a>, String> {
+    match value {
+        Value::String(name) => Ok(ListedModel {
+            name,
+            effort: None,
+            context_size: false,
+        }),
+        Value::Object(map) => {
+            let entry = Doc::new(map);
+            let name = entry
+                .str(fields::MODEL_ENTRY_NAME)
+                .map_err(|e| format!("`{field}`: {e}"))?
+                .ok_or_else(|| format!("`{field}` has an entry without a `name`"))?
+                .1;
+            let effort = entry
+                .str(fields::MODEL_ENTRY_EFFORT)
+                .map_err(|e| format!("`{field}`: {e}"))?
+                .map(|(_, e)| e);
+            Ok(ListedModel {
+                name,
+                effort,
+                context_size: entry.find(fields::MODEL_ENTRY_CONTEXT_SIZE)?.is_some(),
+            })
+        }
+        other => Err(format!(
+            "`{field}` entries must be model names or `{{name: …}}` mappings, not {}",
+            describe_type(other)
+        )),
+    }
+}
+
+/// `models` (the CLI's, which wins) or `model`: a name, or a list in order of preference.
+/// The first entry this runtime can run is used; as nothing here falls back to another
+/// model at run time, the rest are named in a caveat.
+fn read_model(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<ModelChoice, String> {
+    let found = match doc.find(fields::COPILOT_MODELS)? {
+        Some(found) => Some(found),
+        None => doc.find(fields::MODEL)?,
+    };
+    let Some((field, value)) = found else {
+        return Ok(ModelChoice::Parent);
+    };
+    let items = match value {
+        Value::String(name) => return choose_model(field, Some(name), draft, ctx),
+        Value::Array(items) => items,
+        other => {
+            return Err(wrong_type(field, "a model name or a list of them", other));
+        }
+    };
+    let listed = items
+        .iter()
+        .map(|item| listed_model(field, item))
+        .collect::<Result<Vec<_>, _>>()?;
+    let runnable =
+        |m: &ListedModel<'_>| draft.provider.is_some() || translate(field, m.name).is_ok();
+    let Some(chosen) = listed.iter().position(runnable) else {
+        let first = listed
+            .first()
+            .ok_or_else(|| format!("`{field}` lists no model"))?;
+        let why = translate(field, first.name).err().unwrap_or_default();
+        return Err(if listed.len() == 1 {
+            why
+        } else {
+            format!(
+                "`{field}` lists no model this runtime can run ({}); the first: {why}",
+                names(&listed)
+            )
+        });
+    };
+    let entry = &listed[chosen];
+    let choice = choose_model(field, Some(entry.name), draft, ctx)?;
+    if let Some(effort) = entry.effort
+        && draft.reasoning_effort.is_none()
+    {
+        draft.reasoning_effort = Some(ReasoningEffort::parse(effort).ok_or_else(|| {
+            format!(
+                "`{field}` entry `{}` has `reasoning-effort: {effort}`; use none, minimal, \
+                 low, medium, high, xhigh or max",
+                entry.name
+            )
+        })?);
+    }
+    if entry.context_size {
+        ctx.caveats.push(format!(
+            "`{field}` entry `{}`: `context-size` is ignored: this runtime asks for the \
+             model's own context",
+            entry.name
+        ));
+    }
+    if listed.len() > 1 {
+        let runs = match &choice {
+            ModelChoice::Named(model) => {
+                let provider = draft
+                    .provider
+                    .clone()
+                    .or(draft.default_provider.map(|p| p.as_str().to_owned()))
+                    .unwrap_or_default();
+                format!("{provider} {}", model.id)
+            }
+            _ => "the server's default model".to_owned(),
+        };
+        let skipped = &listed[..chosen];
+        let later = &listed[chosen + 1..];
+        let mut note = format!(
+            "`{field}` lists {} models; this runtime runs `{}` ({runs})",
+            listed.len(),
+            entry.name
+        );
+        if !skipped.is_empty() {
+            note.push_str(&format!(
+                ", skipping {} (no provider here serves them)",
+                names(skipped)
+            ));
+        }
+        if !later.is_empty() {
+            note.push_str(&format!(
+                " and never falls back to the others ({})",
+                names(later)
+            ));
+        }
+        ctx.caveats.push(note);
+    }
+    Ok(choice)
+}
+
+fn names(listed: &[ListedModel<'_>]) -> String {
+    listed.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+}
+
+/// What one `tools` entry names (Copilot's aliases and VS Code's tool names, compared
+/// without case).
+enum Entry {
+    /// Workspace tools: `read`; `search` (and its aliases `Grep`, `Glob`): `grep`, `glob`
+    /// and `list`; VS Code's single search tools.
+    Workspace(&'static [&'static str]),
+    /// A tool of a server this file defines: `server/tool`, `server/*`.
+    Child(ToolPattern),
+    /// Anything else: a tool that does not exist here (`edit`, `execute`, `web`, `todo`,
+    /// `agent`, VS Code's `codebase`, the cloud agent's `github/*`).
+    Missing,
+}
+
+fn entry(text: &str, own_servers: &[String]) -> Entry {
+    let lower = text.trim().to_lowercase();
+    let tools: &'static [&'static str] = match lower.as_str() {
+        "read" | "notebookread" | "view" | "read/readfile" | "readfile" => &["read"],
+        "search" | "grep" | "glob" => &["grep", "glob", "list"],
+        "search/textsearch" | "textsearch" => &["grep"],
+        "search/filesearch" | "filesearch" => &["glob"],
+        "search/listdirectory" | "listdirectory" => &["list"],
+        _ => {
+            return match text.trim().split_once('/') {
+                Some((server, tool)) if own_servers.iter().any(|s| s == server) => Entry::Child(
+                    ToolPattern::new(format!("{server}__{tool}"), ToolNaming::Qualified),
+                ),
+                _ => Entry::Missing,
+            };
+        }
+    };
+    Entry::Workspace(tools)
+}
+
+/// `tools`: a list or a comma string. Absent, or with `*` anywhere, the agent gets every
+/// tool (the four workspace tools and its servers'); otherwise only what the list names.
+/// `disallowed_tools` (the canonical extension) takes the same names.
+fn read_tools(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
+    let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
+    let mut workspace = true;
+    if let Some((_, listed)) = doc.string_list(fields::TOOLS, true)?
+        && !listed.iter().any(|t| t == "*")
+    {
+        workspace = false;
+        let mut patterns = Vec::new();
+        for text in listed {
+            match entry(&text, &own_servers) {
+                Entry::Workspace(tools) => {
+                    workspace = true;
+                    patterns.extend(tools.iter().map(|t| workspace_pattern(t)));
+                }
+                Entry::Child(pattern) => patterns.push(pattern),
+                Entry::Missing => draft.unknown_tools.push(text),
+            }
+        }
+        add_allow_list(draft, patterns);
+    }
+    if let Some((_, denied)) = doc.string_list(fields::DISALLOWED_TOOLS, true)? {
+        for text in denied {
+            match entry(&text, &own_servers) {
+                Entry::Workspace(tools) => draft
+                    .tools
+                    .deny
+                    .extend(tools.iter().map(|t| workspace_pattern(t))),
+                Entry::Child(pattern) => draft.tools.deny.push(pattern),
+                // A denied tool that does not exist here is denied by its absence.
+                Entry::Missing => {}
+            }
+        }
+    }
+    if workspace {
+        grant_workspace(draft);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_name_is_the_agent_name() {
+        for (path, name) in [
+            ("reviewer.agent.md", "reviewer"),
+            ("go-sdk-tool-migrator.md", "go-sdk-tool-migrator"),
+            ("team/Triage.agent.md", "triage"),
+            ("x.agent.agent.md", "x.agent"),
+        ] {
+            assert_eq!(name_from_file(Path::new(path)), name, "{path}");
+        }
+    }
+
+    #[test]
+    fn tool_aliases_map_onto_the_workspace_tools() {
+        let own = vec!["docs".to_owned()];
+        for (text, tools) in [
+            ("read", &["read"][..]),
+            ("Read", &["read"]),
+            ("NotebookRead", &["read"]),
+            ("read/readFile", &["read"]),
+            ("search", &["grep", "glob", "list"]),
+            ("Grep", &["grep", "glob", "list"]),
+            ("search/textSearch", &["grep"]),
+            ("fileSearch", &["glob"]),
+            ("search/listDirectory", &["list"]),
+        ] {
+            match entry(text, &own) {
+                Entry::Workspace(got) => assert_eq!(got, tools, "{text}"),
+                _ => panic!("{text}"),
+            }
+        }
+        assert!(
+            matches!(entry("docs/search", &own), Entry::Child(p) if p.glob() == "docs__search")
+        );
+        assert!(matches!(entry("docs/*", &own), Entry::Child(p) if p.glob() == "docs__*"));
+        for missing in [
+            "edit",
+            "execute",
+            "runTerminalCommand",
+            "github/*",
+            "web/fetch",
+            "todo",
+            "agent",
+            "usages",
+        ] {
+            assert!(matches!(entry(missing, &own), Entry::Missing), "{missing}");
+        }
+    }
+}

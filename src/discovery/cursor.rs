@@ -1,0 +1,72 @@
+//! Cursor subagents (docs/agents.md, "Cursor files"): `.cursor/agents/**/*.md`. Cursor's
+//! own fields are few (`name`, `description`, `model`, `readonly`, `is_background`); published
+//! files often add a Claude Code `tools` line, which is read the way a Claude file's is.
+
+use std::path::Path;
+
+use super::build::{CANONICAL_SPELLINGS, Ctx, Draft, Parsed, finalize, read_common};
+use super::claude::read_tools;
+use super::field_names as fields;
+use super::fields::Doc;
+use super::model_table::choose_model;
+use super::source::{parse_frontmatter, split_frontmatter};
+use crate::definition::{Format, Sandbox, SourceFile};
+
+pub(super) fn parse(
+    text: &str,
+    rel_in_root: &Path,
+    source: SourceFile,
+    ctx: &mut Ctx<'_>,
+) -> Result<Parsed, String> {
+    let split = split_frontmatter(text)?;
+    let frontmatter = parse_frontmatter(split.yaml)?;
+    ctx.caveats.extend(frontmatter.lenient_note);
+    let doc = Doc::new(&frontmatter.fields);
+
+    let mut draft = Draft {
+        name: Some(match doc.string(fields::NAME)? {
+            Some(name) => name.trim().to_owned(),
+            None => name_from_file(rel_in_root),
+        }),
+        description: doc.string(fields::DESCRIPTION)?,
+        instructions: Some(split.body.to_owned()),
+        instructions_hint: "the instructions are empty: write the subagent's prompt after the \
+                            frontmatter",
+        ..Draft::default()
+    };
+    read_common(doc, &mut draft, &CANONICAL_SPELLINGS, Format::Cursor, ctx)?;
+    let model = doc.str(fields::MODEL)?;
+    draft.model = choose_model(
+        model.map_or("model", |(field, _)| field),
+        model.map(|(_, written)| written),
+        &mut draft,
+        ctx,
+    )?;
+    if let Some(readonly) = doc.bool(fields::READONLY)? {
+        let wanted = if readonly {
+            Sandbox::ReadOnly
+        } else {
+            Sandbox::Default
+        };
+        if let Some((field, written)) = doc.str(fields::SANDBOX)?
+            && draft.sandbox != wanted
+        {
+            return Err(format!(
+                "`readonly: {readonly}` and `{field}: {written}` disagree; keep one of them"
+            ));
+        }
+        draft.sandbox = wanted;
+    }
+    // Cursor documents no `tools` (a subagent inherits the parent's); a Claude-style list
+    // can only narrow the four workspace tools and the file's own servers.
+    read_tools(doc, &mut draft, ctx)?;
+    finalize(draft, source, ctx)
+}
+
+/// Cursor's default name: the file name without `.md`, lower-cased.
+pub(super) fn name_from_file(rel_in_root: &Path) -> String {
+    rel_in_root
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+}

@@ -1,0 +1,233 @@
+//! Gemini CLI subagents (docs/agents.md, "Gemini CLI files"): `.gemini/agents/*.md`, top
+//! level only, files starting with `_` left out (both in `walk`). Local agents only: a
+//! remote (Agent-to-Agent) agent is refused.
+
+use super::build::{
+    CANONICAL_SPELLINGS, Ctx, Draft, Parsed, Spellings, add_allow_list, budget_env_var, finalize,
+    grant_workspace, read_common,
+};
+use super::claude::{WORKSPACE_TOOLS as CLAUDE_WORKSPACE_TOOLS, workspace_pattern};
+use super::field_names as fields;
+use super::fields::Doc;
+use super::model_table::choose_model;
+use super::servers::GEMINI;
+use super::source::{parse_frontmatter, split_frontmatter};
+use crate::definition::{Format, SourceFile, ToolNaming, ToolPattern};
+
+const SPELLINGS: Spellings = Spellings {
+    servers: &GEMINI,
+    ..CANONICAL_SPELLINGS
+};
+
+const REMOTE: &str = "is an Agent-to-Agent (A2A) remote agent, which this runtime does not \
+    support; only local agents (`kind: local`) run here";
+
+pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+    let split = split_frontmatter(text)?;
+    let frontmatter = match parse_frontmatter(split.yaml) {
+        Ok(frontmatter) => frontmatter,
+        // A list of agents in one file is how the Gemini CLI defines several remote ones.
+        Err(_) if is_list(split.yaml) => {
+            return Err(format!("a frontmatter that is a list {REMOTE}"));
+        }
+        Err(e) => return Err(e),
+    };
+    ctx.caveats.extend(frontmatter.lenient_note);
+    let doc = Doc::new(&frontmatter.fields);
+
+    match doc.str(fields::KIND)? {
+        None | Some((_, "local")) => {}
+        Some((field, "remote")) => return Err(format!("`{field}: remote` {REMOTE}")),
+        Some((field, other)) => {
+            return Err(format!(
+                "`{field}` is {other:?}; use local (remote agents are not supported)"
+            ));
+        }
+    }
+    let mut draft = Draft {
+        name: doc.string(fields::NAME)?.map(|n| n.trim().to_owned()),
+        description: doc.string(fields::DESCRIPTION)?,
+        instructions: Some(split.body.to_owned()),
+        instructions_hint: "the instructions are empty: write the system prompt after the \
+                            frontmatter",
+        ..Draft::default()
+    };
+    read_common(doc, &mut draft, &SPELLINGS, Format::Gemini, ctx)?;
+    let model = doc.str(fields::MODEL)?;
+    draft.model = choose_model(
+        model.map_or("model", |(field, _)| field),
+        model.map(|(_, written)| written),
+        &mut draft,
+        ctx,
+    )?;
+    read_timeout(doc, &mut draft, ctx)?;
+    read_tools(doc, &mut draft)?;
+    finalize(draft, source, ctx)
+}
+
+/// Whether a frontmatter is a YAML list: its first line that is not the opening fence,
+/// blank or a comment is an item.
+fn is_list(yaml: &str) -> bool {
+    yaml.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('#') && *line != "---")
+        .is_some_and(|line| line == "-" || line.starts_with("- "))
+}
+
+/// `timeout_mins`: Gemini's time limit, this runtime's `max_run_seconds` in minutes. Above
+/// the server's limit it is lowered, with a caveat that names it as written.
+fn read_timeout(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), String> {
+    let Some(minutes) = doc.integer(fields::TIMEOUT_MINS, 1..=u32::MAX / 60)? else {
+        return Ok(());
+    };
+    if let Some((field, _)) = doc.find(fields::MAX_RUN_SECONDS)? {
+        return Err(format!(
+            "both `{field}` and `timeout_mins` are set; they mean the same, keep one"
+        ));
+    }
+    let mut seconds = minutes * 60;
+    if let Some(bound) = ctx.options.budget.max_run_seconds
+        && seconds > bound
+    {
+        ctx.caveats.push(format!(
+            "`timeout_mins` is {minutes} ({seconds} s), above this server's limit of {bound} s \
+             (set with --max-run-seconds or {}); {bound} s is used",
+            budget_env_var("max_run_seconds")
+        ));
+        seconds = bound;
+    }
+    draft.budget.max_run_seconds = Some(seconds);
+    Ok(())
+}
+
+/// What one `tools` entry names (Gemini CLI's tool names, exactly as it spells them).
+enum Entry {
+    Workspace(Vec<&'static str>),
+    Child(Vec<ToolPattern>),
+    Missing,
+}
+
+fn entry(text: &str, own_servers: &[String]) -> Entry {
+    let tools: &[&'static str] = match text {
+        "read_file" => &["read"],
+        "read_many_files" => &["read", "glob"],
+        "list_directory" => &["list"],
+        "glob" => &["glob"],
+        "grep_search" | "search_file_content" => &["grep"],
+        "mcp_*" if !own_servers.is_empty() => {
+            return Entry::Child(
+                own_servers
+                    .iter()
+                    .map(|s| ToolPattern::new(format!("{s}__*"), ToolNaming::Qualified))
+                    .collect(),
+            );
+        }
+        _ => {
+            // Claude Code's names, as converters write them into Gemini files.
+            if let Some((_, tool)) = CLAUDE_WORKSPACE_TOOLS.iter().find(|(c, _)| *c == text) {
+                return Entry::Workspace(vec![tool]);
+            }
+            // `mcp_SERVER_TOOL`: the server is the text up to the first `_`, as Gemini reads it.
+            return match text.strip_prefix("mcp_").and_then(|r| r.split_once('_')) {
+                Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
+                    Entry::Child(vec![ToolPattern::new(
+                        format!("{server}__{tool}"),
+                        ToolNaming::Qualified,
+                    )])
+                }
+                _ => Entry::Missing,
+            };
+        }
+    };
+    Entry::Workspace(tools.to_vec())
+}
+
+/// `tools`: Gemini's allow list. Absent, or with `*`, the agent gets every tool (the four
+/// workspace tools and its servers'); otherwise only what the list names.
+fn read_tools(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
+    let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
+    let mut workspace = true;
+    if let Some((_, listed)) = doc.string_list(fields::TOOLS, true)?
+        && !listed.iter().any(|t| t == "*")
+    {
+        workspace = false;
+        let mut patterns = Vec::new();
+        for text in listed {
+            match entry(&text, &own_servers) {
+                Entry::Workspace(tools) => {
+                    workspace = true;
+                    patterns.extend(tools.iter().map(|t| workspace_pattern(t)));
+                }
+                Entry::Child(child) => patterns.extend(child),
+                Entry::Missing => draft.unknown_tools.push(text),
+            }
+        }
+        add_allow_list(draft, patterns);
+    }
+    if let Some((_, denied)) = doc.string_list(fields::DISALLOWED_TOOLS, true)? {
+        for text in denied {
+            match entry(&text, &own_servers) {
+                Entry::Workspace(tools) => draft
+                    .tools
+                    .deny
+                    .extend(tools.iter().map(|t| workspace_pattern(t))),
+                Entry::Child(child) => draft.tools.deny.extend(child),
+                Entry::Missing => {}
+            }
+        }
+    }
+    if workspace {
+        grant_workspace(draft);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace(text: &str) -> Vec<&'static str> {
+        match entry(text, &[]) {
+            Entry::Workspace(tools) => tools,
+            _ => panic!("{text}"),
+        }
+    }
+
+    #[test]
+    fn gemini_read_tools_map_onto_the_workspace_tools() {
+        assert_eq!(workspace("read_file"), ["read"]);
+        assert_eq!(workspace("read_many_files"), ["read", "glob"]);
+        assert_eq!(workspace("list_directory"), ["list"]);
+        assert_eq!(workspace("glob"), ["glob"]);
+        assert_eq!(workspace("grep_search"), ["grep"]);
+        assert_eq!(workspace("search_file_content"), ["grep"]);
+        assert_eq!(workspace("LS"), ["list"]);
+        for missing in [
+            "run_shell_command",
+            "write_file",
+            "replace",
+            "web_fetch",
+            "Bash(git diff)",
+            "Read(./x)",
+            "mcp_*",
+        ] {
+            assert!(matches!(entry(missing, &[]), Entry::Missing), "{missing}");
+        }
+    }
+
+    #[test]
+    fn mcp_names_select_the_files_own_servers() {
+        let own = vec!["docs".to_owned()];
+        let globs = |text: &str| match entry(text, &own) {
+            Entry::Child(p) => p.iter().map(|p| p.glob().to_owned()).collect::<Vec<_>>(),
+            _ => vec![],
+        };
+        assert_eq!(globs("mcp_*"), ["docs__*"]);
+        assert_eq!(globs("mcp_docs_*"), ["docs__*"]);
+        assert_eq!(globs("mcp_docs_get_page"), ["docs__get_page"]);
+        assert!(matches!(
+            entry("mcp_mermaid-guide_get_style", &own),
+            Entry::Missing
+        ));
+    }
+}
