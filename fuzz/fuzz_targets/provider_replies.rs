@@ -9,16 +9,19 @@ use mcp_agents::providers::{
     classify_error_event, classify_status, error_details, format, parse_message, parse_response,
     requested_delay,
 };
+use mcp_agents::redact::Secrets;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
+    // A key the input may hold, whole, in part, or across any cut.
+    let secrets = Secrets::new(["sk-fuzz-0123456789"]);
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
-        let _ = parse_response(value.clone());
-        let _ = parse_message(value.clone());
-        let _ = classify_error_event("p", &value);
+        let _ = parse_response(value.clone(), &secrets);
+        let _ = parse_message(value.clone(), &secrets);
+        let _ = classify_error_event("p", &secrets, &value);
     }
     for api in [WireApi::Responses, WireApi::AnthropicMessages] {
-        let mut stream = format(api).stream("p");
+        let mut stream = format(api).stream("p", &secrets);
         for line in text.lines() {
             let (event, data) = line.split_once(' ').unwrap_or(("message", line));
             if stream.event(event, data).is_err() {
@@ -38,6 +41,7 @@ fuzz_target!(|data: &[u8]| {
     for status in [400u16, 413, 429, 500, 529] {
         let _ = classify_status(
             "p",
+            &secrets,
             reqwest::StatusCode::from_u16(status).unwrap(),
             &headers,
             &text,

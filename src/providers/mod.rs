@@ -13,6 +13,7 @@
 //! | `retry` | one attempt and the retry loop around it |
 //! | `strict` | whether an output schema fits the Responses API's strict structured outputs |
 //! | `stream` | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
+//! | `sse` | the server-sent events parser: linear in the bytes received, comments never decoded |
 //! | `classify` | how an attempt failed: retry, retry once, context limit, give up |
 //! | `unsupported` | optional parameters a model refuses, and the set a session leaves out |
 //! | `tool_schema` | child tool schemas in the form each API accepts |
@@ -38,6 +39,7 @@ mod messages;
 mod reply;
 mod responses;
 mod retry;
+mod sse;
 mod stream;
 mod strict;
 mod tool_schema;
@@ -55,5 +57,6 @@ pub use messages::parse_message;
 pub use reply::{CallArguments, ModelSettings, Reply, StopReason, ToolCall, ToolOutput, Usage};
 pub use responses::parse_response;
 pub use retry::{RequestEvents, RetryNotice, RetryPolicy};
+pub use sse::{LineTooLong, SseEvent, SseParser};
 pub use unsupported::OptionalParam;
 pub use wire::{Request, ToolList, WireFormat};

@@ -185,7 +185,11 @@ struct Run<'c, 'a> {
 
 impl Run<'_, '_> {
     fn fail(&self, error: AgentError) -> RunOutcome {
-        RunOutcome::Failed(Failure::with_partial(error, &self.last_text))
+        RunOutcome::Failed(Failure::with_partial(
+            error,
+            &self.last_text,
+            self.ctx.provider.secrets(),
+        ))
     }
 
     /// Checks the budgets, delivers queued input and asks the provider for the next reply,
@@ -198,6 +202,7 @@ impl Run<'_, '_> {
             return Flow::End(RunOutcome::Failed(Failure::with_partial(
                 error,
                 &self.last_text,
+                ctx.provider.secrets(),
             )));
         }
         // Input queued so far goes out now, so interrupts that came with it are answered.
@@ -230,7 +235,11 @@ impl Run<'_, '_> {
             () = ctx.cancel.cancelled() => return Flow::End(RunOutcome::Cancelled),
             () = until(ctx.limits.deadline()) => {
                 let error = ctx.limits.out_of_time("the model request in flight was cancelled");
-                return Flow::End(RunOutcome::Failed(Failure::with_partial(error, &self.last_text)));
+                return Flow::End(RunOutcome::Failed(Failure::with_partial(
+            error,
+            &self.last_text,
+            self.ctx.provider.secrets(),
+        )));
             }
             () = interrupted(&mut ctx.interrupts) => return Flow::Again,
             reply = provider.complete_with(ctx.system, self.conversation, &self.specs, &events) => reply,
@@ -350,9 +359,13 @@ impl Run<'_, '_> {
                 refused: false,
                 structured: Some(value),
             })),
-            Checked::Invalid { masked, .. } if self.repairs_left == 0 => Flow::End(
-                RunOutcome::Failed(Failure::with_partial(invalid_output(&masked), &self.answer)),
-            ),
+            Checked::Invalid { masked, .. } if self.repairs_left == 0 => {
+                Flow::End(RunOutcome::Failed(Failure::with_partial(
+                    invalid_output(&masked),
+                    &self.answer,
+                    self.ctx.provider.secrets(),
+                )))
+            }
             Checked::Invalid { for_model, .. } => {
                 self.repairs_left -= 1;
                 self.conversation
