@@ -8,6 +8,7 @@
 use crate::support;
 
 use mcp_agents::testkit::{MockProvider, Step};
+use serde_json::json;
 use support::binary::{self, Generation};
 use support::run_kit::KEY;
 
@@ -50,21 +51,43 @@ async fn a_keep_alive_comment_with_a_stray_byte_does_not_fail_the_reply() {
     c.close().await;
 }
 
-/// One text delta of 16 MiB, arriving 16 KiB at a time. The old parser re-read everything
-/// it held for each piece (quadratic: 25 s of CPU for this line in a release build, far
-/// more in a debug one); the answer now reaches the parent within one wait.
+/// One event of 16 MiB (a tool call's input, in one `input_json_delta`), arriving 16 KiB
+/// at a time. The old parser re-read everything it held for each piece it got (quadratic:
+/// 25 s of CPU for a 16 MiB line in a release build, many times more in a debug one); the
+/// reply is now read as fast as it arrives, and the run goes on to its answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_answer_of_16_mib_in_one_event_arrives_whole() {
+async fn a_reply_event_of_16_mib_is_read_as_it_arrives() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let ws = binary::workspace(&mock);
     let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    let answer = "x".repeat(16 * 1024 * 1024);
-    mock.push([Step::text(&answer).in_pieces(16 * 1024)]);
-    let id = c.spawn("claude-worker", "Write a lot.").await;
+    let blob = "x".repeat(16 * 1024 * 1024);
+    mock.push([
+        Step::tool_call("nothing__here", json!({"blob": blob})).in_pieces(16 * 1024),
+        Step::text("read it all"),
+    ]);
+    let id = c.spawn("claude-worker", "Send a lot.").await;
+    let started = std::time::Instant::now();
     let done = c.wait(&[&id], 60_000).await;
     let record = &done["agents"][0];
-    assert_eq!(done["timed_out"], false, "still reading after 60 s");
+    assert_eq!(
+        done["timed_out"], false,
+        "still reading after {:?}: {record}",
+        started.elapsed()
+    );
     assert_eq!(record["status"], "completed", "{}", record["error"]);
-    assert_eq!(record["result"].as_str().map(str::len), Some(answer.len()));
+    assert_eq!(record["result"], "read it all");
+    // The tool call came whole: its 16 MiB went back in the next request.
+    let sent = &mock.requests()[1].body;
+    let echoed = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .find(|block| block["type"] == "tool_use")
+        .unwrap();
+    assert_eq!(
+        echoed["input"]["blob"].as_str().map(str::len),
+        Some(blob.len())
+    );
     c.close().await;
 }
