@@ -8,7 +8,6 @@
 use crate::support;
 
 use mcp_agents::testkit::{MockProvider, Step};
-use serde_json::json;
 use support::binary::{self, Generation};
 use support::run_kit::KEY;
 
@@ -51,43 +50,32 @@ async fn a_keep_alive_comment_with_a_stray_byte_does_not_fail_the_reply() {
     c.close().await;
 }
 
-/// One event of 16 MiB (a tool call's input, in one `input_json_delta`), arriving 16 KiB
-/// at a time. The old parser re-read everything it held for each piece it got (quadratic:
-/// 25 s of CPU for a 16 MiB line in a release build, many times more in a debug one); the
-/// reply is now read as fast as it arrives, and the run goes on to its answer.
+/// One text delta of 16 MiB, arriving 16 KiB at a time, through `mcp-agents run` (whose
+/// stdout takes an answer of any size). The old parser re-read everything it held for each
+/// piece it got (quadratic: 25 s of CPU for a 16 MiB line in a release build, and still
+/// reading after 60 s in a debug one); the reply is now read as fast as it arrives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reply_event_of_16_mib_is_read_as_it_arrives() {
+async fn an_answer_of_16_mib_in_one_event_is_read_as_it_arrives() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let ws = binary::workspace(&mock);
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    let blob = "x".repeat(16 * 1024 * 1024);
-    mock.push([
-        Step::tool_call("nothing__here", json!({"blob": blob})).in_pieces(16 * 1024),
-        Step::text("read it all"),
-    ]);
-    let id = c.spawn("claude-worker", "Send a lot.").await;
-    let started = std::time::Instant::now();
-    let done = c.wait(&[&id], 60_000).await;
-    let record = &done["agents"][0];
-    assert_eq!(
-        done["timed_out"], false,
-        "still reading after {:?}: {record}",
-        started.elapsed()
-    );
-    assert_eq!(record["status"], "completed", "{}", record["error"]);
-    assert_eq!(record["result"], "read it all");
-    // The tool call came whole: its 16 MiB went back in the next request.
-    let sent = &mock.requests()[1].body;
-    let echoed = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|m| m["content"].as_array().into_iter().flatten())
-        .find(|block| block["type"] == "tool_use")
+    let answer = "x".repeat(16 * 1024 * 1024);
+    mock.push([Step::text(&answer).in_pieces(16 * 1024)]);
+    let run = tokio::process::Command::new(binary::BIN)
+        .args(["run", "--workspace"])
+        .arg(ws.path())
+        .args(["claude-worker", "Write a lot."])
+        .env(binary::KEY_VAR, KEY)
+        .env_remove("RUST_LOG")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), run)
+        .await
+        .expect("the answer within 60 s")
         .unwrap();
-    assert_eq!(
-        echoed["input"]["blob"].as_str().map(str::len),
-        Some(blob.len())
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    c.close().await;
+    assert_eq!(out.stdout.len(), answer.len() + 1, "the answer and a newline");
 }
