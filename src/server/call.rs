@@ -17,7 +17,7 @@ use super::schema::{
     WaitTimeout, field_names,
 };
 use crate::error::{AgentError, ErrorCode};
-use crate::limits::MAX_WAIT_MS;
+use crate::limits::{HTTP_LONG_WAITS, HTTP_SHORT_WAIT, MAX_WAIT_MS};
 use crate::sessions::Snapshot;
 use crate::sessions::{Accepted, require_text};
 use crate::sessions::{error_json, snapshot_json};
@@ -242,6 +242,16 @@ pub(super) fn accepted_json(accepted: &Accepted, with_queue: bool) -> Value {
         value["provider"] = json!(accepted.provider);
     }
     value
+}
+
+/// What a wait shortened for lack of a long-wait slot says (SPEC §10).
+pub(super) fn shortened_wait_note() -> String {
+    format!(
+        "this server is already holding {HTTP_LONG_WAITS} long waits over HTTP, the most it \
+         holds at once so that other clients are not locked out; this wait was shortened to \
+         {} s. Call wait_agent again to keep waiting",
+        HTTP_SHORT_WAIT.as_secs()
+    )
 }
 
 pub(super) fn wait_json(timed_out: bool, agents: &[Snapshot]) -> Value {

@@ -1,7 +1,11 @@
 //! The `rmcp` server handler. Cheap to clone: stateless HTTP builds one per request, so all
-//! state lives in the shared [`SessionManager`].
+//! state lives in the shared [`SessionManager`] (and, over HTTP, the shared slots for long
+//! waits).
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
@@ -12,6 +16,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::call::{self, Call};
 use super::schema;
+use crate::limits::HTTP_SHORT_WAIT;
 use crate::sessions::SessionManager;
 use crate::sessions::WaitEvent;
 
@@ -19,20 +24,52 @@ use crate::sessions::WaitEvent;
 pub(super) struct AgentsServer {
     manager: Arc<SessionManager>,
     tools: Arc<Vec<Tool>>,
+    /// Over HTTP: the waits longer than [`HTTP_SHORT_WAIT`] that may run at once, each
+    /// holding a connection (SPEC §10). Stdio has one client, and no such bound.
+    long_waits: Option<Arc<Semaphore>>,
 }
 
 impl AgentsServer {
     pub(super) fn new(manager: Arc<SessionManager>) -> Self {
         let tools = Arc::new(schema::tool_list(manager.catalog()));
-        AgentsServer { manager, tools }
+        AgentsServer {
+            manager,
+            tools,
+            long_waits: None,
+        }
+    }
+
+    /// At most `slots` waits longer than [`HTTP_SHORT_WAIT`] at once; one beyond them is
+    /// shortened to it.
+    pub(super) fn with_long_waits(mut self, slots: usize) -> Self {
+        self.long_waits = Some(Arc::new(Semaphore::new(slots)));
+        self
+    }
+
+    /// The wait to make for a `timeout` the call asked for, and the slot it holds: a long
+    /// one takes a slot, or is shortened to [`HTTP_SHORT_WAIT`] when none is free
+    /// (`shortened`).
+    fn wait_slot(&self, timeout: Duration) -> (Duration, Option<OwnedSemaphorePermit>, bool) {
+        let Some(slots) = &self.long_waits else {
+            return (timeout, None, false);
+        };
+        if timeout <= HTTP_SHORT_WAIT {
+            return (timeout, None, false);
+        }
+        match slots.clone().try_acquire_owned() {
+            Ok(slot) => (timeout, Some(slot), false),
+            Err(_) => (HTTP_SHORT_WAIT, None, true),
+        }
     }
 
     async fn wait(
         &self,
         targets: Vec<String>,
-        timeout: std::time::Duration,
+        timeout: Duration,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
+        // The slot is held until the answer is made.
+        let (timeout, _slot, shortened) = self.wait_slot(timeout);
         let mut waiter = match self.manager.wait(&targets, timeout) {
             Ok(waiter) => waiter,
             Err(e) => return call::failure(&e),
@@ -49,7 +86,11 @@ impl AgentsServer {
             };
             match event {
                 WaitEvent::Finished { timed_out, agents } => {
-                    return call::success(call::wait_json(timed_out, &agents));
+                    let mut answer = call::wait_json(timed_out, &agents);
+                    if shortened && timed_out {
+                        answer["note"] = serde_json::json!(call::shortened_wait_note());
+                    }
+                    return call::success(answer);
                 }
                 WaitEvent::Progress(steps) => {
                     let Some(token) = &token else { continue };

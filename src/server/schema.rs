@@ -348,7 +348,10 @@ fn wait_agent_tool() -> Tool {
     });
     let output = result_schema(json!({
         "type": "object",
-        "properties": {"timed_out": {"type": "boolean"}, "agents": {"type": "array", "items": agent}},
+        "properties": {"timed_out": {"type": "boolean"}, "agents": {"type": "array", "items": agent},
+            "note": {"type": "string", "description": "present when the server shortened \
+                this wait (over HTTP, with many clients waiting at once): call wait_agent \
+                again to keep waiting"}},
         "required": ["timed_out", "agents"]
     }));
     Tool::new(WAIT_AGENT, description, input_schema::<WaitArgs>())

@@ -77,5 +77,9 @@ async fn an_answer_of_16_mib_in_one_event_is_read_as_it_arrives() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(out.stdout.len(), answer.len() + 1, "the answer and a newline");
+    assert_eq!(
+        out.stdout.len(),
+        answer.len() + 1,
+        "the answer and a newline"
+    );
 }
