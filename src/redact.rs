@@ -205,6 +205,28 @@ pub fn hide_on_stderr(secrets: &Secrets) {
     known.drain(..excess);
 }
 
+/// `piece`, one part of a line for stderr that was cut into pieces (a child's line longer
+/// than the forwarding bound): a run at a cut edge that begins or ends a secret any run
+/// used is hidden, as [`Secrets::redact_cut_end`] and [`Secrets::redact_cut_start`] do.
+/// Whole secrets are hidden later, by the console ([`redact_stderr`]).
+pub fn redact_stderr_piece(piece: &str, cut_before: bool, cut_after: bool) -> String {
+    if !cut_before && !cut_after {
+        return piece.to_owned();
+    }
+    let known = {
+        let known = ON_STDERR.read().unwrap_or_else(|p| p.into_inner());
+        Secrets::new(known.iter())
+    };
+    let mut piece = Cow::Borrowed(piece);
+    if cut_before && let Cow::Owned(hidden) = known.redact_cut_start(&piece) {
+        piece = Cow::Owned(hidden);
+    }
+    if cut_after && let Cow::Owned(hidden) = known.redact_cut_end(&piece) {
+        piece = Cow::Owned(hidden);
+    }
+    piece.into_owned()
+}
+
 /// `line` (bytes for stderr, not necessarily UTF-8) with every secret [`hide_on_stderr`]
 /// was given replaced by [`REDACTED`].
 pub fn redact_stderr(line: Vec<u8>) -> Vec<u8> {
@@ -456,6 +478,20 @@ mod tests {
     #[test]
     fn stderr_lines_hide_every_secret_a_run_used() {
         hide_on_stderr(&Secrets::new(["stderr-secret-value-1"]));
+        // A line forwarded in pieces, cut inside the secret.
+        assert_eq!(
+            redact_stderr_piece("first piece stderr-secret", false, true),
+            "first piece [redacted]"
+        );
+        assert_eq!(
+            redact_stderr_piece("ret-value-1 second piece", true, false),
+            "[redacted] second piece"
+        );
+        assert_eq!(
+            redact_stderr_piece("stderr-secret but whole", false, false),
+            "stderr-secret but whole",
+            "not cut: only whole secrets, later"
+        );
         let line = b"warning: child said stderr-secret-value-1 \xff twice stderr-secret-value-1\n";
         assert_eq!(
             redact_stderr(line.to_vec()),
