@@ -70,6 +70,9 @@ pub struct Accepted {
 
 pub struct SessionManager {
     catalog: Arc<Catalog>,
+    /// The variables holding the credentials the catalog's agents are configured with,
+    /// each once (the catalog does not change; their values are read per run).
+    secret_vars: Vec<String>,
     config: ManagerConfig,
     permits: Arc<Semaphore>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -81,9 +84,18 @@ pub struct SessionManager {
 
 impl SessionManager {
     pub fn new(catalog: Arc<Catalog>, config: ManagerConfig) -> Arc<Self> {
+        let mut secret_vars: Vec<String> = catalog
+            .agents()
+            .iter()
+            .flat_map(|definition| definition.secret_vars())
+            .map(str::to_owned)
+            .collect();
+        secret_vars.sort_unstable();
+        secret_vars.dedup();
         Arc::new(SessionManager {
             permits: Arc::new(Semaphore::new(config.limits.concurrent_runs)),
             catalog,
+            secret_vars,
             config,
             sessions: Mutex::new(HashMap::new()),
             recency: AtomicU64::new(0),
@@ -371,10 +383,8 @@ impl SessionManager {
     /// their keys and their child servers' tokens. A run hides them all, not only its own:
     /// a model may have read another agent's token from a file or a tool.
     fn workspace_secrets(&self) -> Vec<String> {
-        self.catalog
-            .agents()
+        self.secret_vars
             .iter()
-            .flat_map(|definition| definition.secret_vars())
             .filter_map(|var| (self.config.env)(var))
             .collect()
     }
