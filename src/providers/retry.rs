@@ -244,7 +244,8 @@ async fn attempt(target: &Target<'_>, events: &dyn RequestEvents) -> Result<Repl
     read_reply(
         Body::new(response, bounds),
         target.wire,
-        (provider, target.secrets),
+        provider,
+        target.secrets,
         &Began { events, bounds },
     )
     .await

@@ -142,7 +142,8 @@ pub(super) trait ReplyProgress: Sync {
 pub(super) async fn read_reply(
     mut body: Body,
     wire: &dyn WireFormat,
-    (provider, secrets): (&str, &Secrets),
+    provider: &str,
+    secrets: &Secrets,
     progress: &dyn ReplyProgress,
 ) -> Result<Reply, AttemptError> {
     let is_stream = body
