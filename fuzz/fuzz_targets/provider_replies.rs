@@ -1,13 +1,14 @@
 //! The provider reply readers and error classification, on any body: whole replies, the
-//! events of a streamed one (the input's lines, each `event data`), and error bodies with
-//! the headers the client reads.
+//! events of a streamed one (the input's lines, each `event data`, and the input read as an
+//! event stream by the SSE parser, in two pieces cut where its first byte says), and error
+//! bodies with the headers the client reads.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_agents::definition::WireApi;
 use mcp_agents::providers::{
-    classify_error_event, classify_status, error_details, format, parse_message, parse_response,
-    requested_delay,
+    SseParser, classify_error_event, classify_status, error_details, format, parse_message,
+    parse_response, requested_delay,
 };
 use mcp_agents::redact::Secrets;
 
@@ -28,6 +29,21 @@ fuzz_target!(|data: &[u8]| {
                 break;
             }
         }
+    }
+    let cut = usize::from(data.first().copied().unwrap_or(0)).min(data.len());
+    let mut parser = SseParser::new(1 << 20);
+    let mut stream = format(WireApi::Responses).stream("p", &secrets);
+    for piece in [&data[..cut], &data[cut..]] {
+        if parser.feed(piece).is_err() {
+            break;
+        }
+        while let Some(event) = parser.next_event() {
+            let _ = stream.event(&event.event, &event.data);
+        }
+    }
+    parser.finish();
+    while let Some(event) = parser.next_event() {
+        let _ = stream.event(&event.event, &event.data);
     }
     let _ = error_details(&text);
     // The body's first line doubles as the value of every header the client reads.
