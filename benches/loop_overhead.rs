@@ -165,7 +165,7 @@ fn reply(wire: WireApi, i: usize) -> mcp_agents::providers::Reply {
         }),
     };
     format(wire)
-        .parse("bench", body)
+        .parse("bench", &mcp_agents::redact::Secrets::default(), body)
         .unwrap_or_else(|_| panic!("valid reply"))
 }
 
@@ -214,7 +214,7 @@ fn client_side(c: &mut Criterion) {
                         .unwrap();
                     let parsed: Value = serde_json::from_slice(&raw_bytes).unwrap();
                     let reply = format(wire)
-                        .parse("bench", parsed)
+                        .parse("bench", &mcp_agents::redact::Secrets::default(), parsed)
                         .unwrap_or_else(|_| panic!("valid"));
                     next.push_reply(&reply);
                     next.push_tool_outputs(&[ToolOutput {

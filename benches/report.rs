@@ -258,7 +258,7 @@ fn loop_overhead() -> Stats {
     let mut conversation = Conversation::new(WireApi::Responses);
     conversation.push_user_texts(&["Go.".into()]);
     for i in 0..50 {
-        let reply = format(WireApi::Responses).parse("bench", json!({"status": "completed", "output": [
+        let reply = format(WireApi::Responses).parse("bench", &mcp_agents::redact::Secrets::default(), json!({"status": "completed", "output": [
             {"type": "reasoning", "id": "rs", "summary": [], "encrypted_content": "gAAAA".repeat(40)},
             {"type": "function_call", "id": "fc", "call_id": format!("c{i}"), "name": "t__echo", "arguments": "{}"}],
             "usage": {"input_tokens": 1, "output_tokens": 1}})).unwrap_or_else(|_| panic!());
@@ -302,7 +302,11 @@ fn loop_overhead() -> Stats {
             })
             .unwrap();
         let parsed = format(WireApi::Responses)
-            .parse("bench", serde_json::from_slice(&reply).unwrap())
+            .parse(
+                "bench",
+                &mcp_agents::redact::Secrets::default(),
+                serde_json::from_slice(&reply).unwrap(),
+            )
             .unwrap_or_else(|_| panic!());
         next.push_reply(&parsed);
         next.push_tool_outputs(&[ToolOutput::text("z", "r", false)]);

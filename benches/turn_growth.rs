@@ -146,7 +146,7 @@ fn turn(
             prompt_cache_key: Some("mcp-agents-0123456789abcdef"),
         })
         .unwrap();
-    let mut reader = format.stream("p");
+    let mut reader = format.stream("p", &mcp_agents::redact::Secrets::default());
     let mut reply = None;
     for (name, data) in events {
         if let Some(r) = reader

@@ -8,6 +8,9 @@
 //! full the line is dropped and counted; once the queue has drained, a note says how many
 //! lines were lost.
 //!
+//! Every line passes [`crate::redact::redact_stderr`] first: log lines of any level and
+//! library, child servers' stderr and panic reports alike never show a secret a run used.
+//!
 //! Until the server starts serving ([`queue_from_now`]), and in the terminal commands
 //! (`check`, `run`, `demo`, whose stderr is a person's terminal), lines are written at once,
 //! in order with everything else the command prints.
@@ -73,9 +76,11 @@ fn console() -> &'static Console {
     })
 }
 
-/// Queues `bytes` (one or more whole lines, each ending in a newline) for stderr; never
-/// waits. Returns whether they were queued (false: dropped and counted).
+/// Queues `bytes` (one or more whole lines, each ending in a newline) for stderr, with every
+/// secret a run used hidden ([`crate::redact::hide_on_stderr`]); never waits. Returns
+/// whether they were queued (false: dropped and counted).
 pub fn write(bytes: Vec<u8>) -> bool {
+    let bytes = crate::redact::redact_stderr(bytes);
     if !QUEUED.load(Ordering::Relaxed) {
         let _ = std::io::stderr().write_all(&bytes);
         return true;

@@ -286,6 +286,37 @@ pub const HTTP_CONNECTIONS: usize = 256;
 pub const HTTP_LEGACY_SESSIONS: usize = 64;
 /// The largest HTTP request body read (SPEC §10).
 pub const HTTP_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// How long, and how much of, the rest of a refused HTTP request body is read and thrown
+/// away before the connection closes, so that a client still sending it reads the 413
+/// instead of a reset connection (SPEC §10; nginx's lingering close).
+pub const HTTP_LINGER: Duration = Duration::from_secs(5);
+pub const HTTP_LINGER_BYTES: usize = 2 * HTTP_REQUEST_BODY_BYTES;
+/// How long an HTTP answer may wait on a client that takes none of it (less than
+/// [`HTTP_WRITE_PROGRESS_BYTES`] in this time) before the connection is closed (SPEC §10;
+/// issue 23): the body's bound, for the other direction.
+pub const HTTP_WRITE_STALL: Duration = HTTP_BODY_TIMEOUT;
+/// What a client must take of an answer within [`HTTP_WRITE_STALL`] to count as reading
+/// it: a minimum rate of about 2 KiB/s (SPEC §10).
+pub const HTTP_WRITE_PROGRESS_BYTES: usize = 64 * 1024;
+/// `wait_agent` calls over HTTP that may wait longer than [`HTTP_SHORT_WAIT`] at once: half
+/// the connections, so that waits cannot hold every slot and lock other clients out
+/// (SPEC §4.3, §10; issue 23).
+pub const HTTP_LONG_WAITS: usize = HTTP_CONNECTIONS / 2;
+/// The longest `wait_agent` over HTTP that needs no long-wait slot; a longer one that finds
+/// every slot taken is shortened to this, and its answer says so (SPEC §4.3, §10).
+pub const HTTP_SHORT_WAIT: Duration = Duration::from_secs(1);
+
+// ----- Secrets (SPEC §10) -----
+
+/// The shortest secret value hidden, and the shortest run of a secret's first or last
+/// characters hidden where a text was cut, in characters (SPEC §10 "No secret is ever
+/// logged"; issue 23). No provider issues a key this short; a shorter value is a
+/// placeholder (Ollama's `ollama`), and hiding it would garble ordinary words.
+pub const SECRET_MIN_CHARS: usize = 8;
+/// Distinct secret values kept out of stderr, every run's; the newest are kept (SPEC §10).
+/// A process holds one key per provider and a few child credentials: this is room for
+/// every key rotated during a long life.
+pub const STDERR_SECRETS: usize = 256;
 
 // ----- Discovery (SPEC §3) -----
 

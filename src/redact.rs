@@ -1,12 +1,257 @@
 //! Secret hiding, for every place text leaves the process: log lines, error messages,
-//! activity, `Debug` output. URLs are shown as their origin only (`scheme://host[:port]`),
-//! since a URL's user info, path or query can carry a credential; child configurations show
-//! names, never values. Provider keys have their own redaction (`providers::ApiKey`), which
-//! knows the one value to hide.
+//! activity, results, `Debug` output. URLs are shown as their origin only
+//! (`scheme://host[:port]`), since a URL's user info, path or query can carry a credential;
+//! child configurations show names, never values.
+//!
+//! The values themselves are hidden by [`Secrets`]: a run's provider key and the values its
+//! child servers take from the environment, replaced wherever they appear in a text the run
+//! emits, and before any cut, so that no cut can leave part of one; where a text is cut, a
+//! run of a secret's first (or last) characters the cut left at its end (or start) is
+//! hidden too. Every secret a run used is also hidden from every line the process writes to
+//! stderr ([`hide_on_stderr`], applied by the console), which belongs to no one run.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::{Arc, RwLock};
 
+use serde_json::Value;
 use url::Url;
+
+use crate::limits::{SECRET_MIN_CHARS, STDERR_SECRETS};
+
+/// What a hidden secret reads as.
+pub const REDACTED: &str = "[redacted]";
+
+/// The secret values one run must never show. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Secrets {
+    /// Longest first, so a secret that holds another is hidden whole.
+    values: Arc<[Box<str>]>,
+}
+
+impl fmt::Debug for Secrets {
+    /// How many, never what.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Secrets(<{} values>)", self.values.len())
+    }
+}
+
+impl Secrets {
+    /// These values, each trimmed. One shorter than [`SECRET_MIN_CHARS`] characters is no
+    /// credential a provider issues (a placeholder such as Ollama's `ollama`), and hiding it
+    /// would garble ordinary words: it is left out.
+    pub fn new<S: AsRef<str>>(values: impl IntoIterator<Item = S>) -> Secrets {
+        let mut values: Vec<Box<str>> = values
+            .into_iter()
+            .map(|v| v.as_ref().trim().to_owned())
+            .filter(|v| v.chars().count() >= SECRET_MIN_CHARS)
+            .map(String::into_boxed_str)
+            .collect();
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        values.dedup();
+        Secrets {
+            values: values.into(),
+        }
+    }
+
+    /// These secrets and `more`.
+    pub fn with<S: AsRef<str>>(&self, more: impl IntoIterator<Item = S>) -> Secrets {
+        let mine = self.values.iter().map(|v| v.to_string());
+        Secrets::new(mine.chain(more.into_iter().map(|v| v.as_ref().to_owned())))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// `text` with every occurrence of every secret replaced by [`REDACTED`].
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        for secret in self.values.iter() {
+            if out.contains(&**secret) {
+                out = Cow::Owned(out.replace(&**secret, REDACTED));
+            }
+        }
+        out
+    }
+
+    /// Every string in `value`, keys included, redacted.
+    pub fn redact_json(&self, value: &mut Value) {
+        if self.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(text) => {
+                if let Cow::Owned(hidden) = self.redact(text) {
+                    *text = hidden;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => {
+                if map.keys().any(|k| matches!(self.redact(k), Cow::Owned(_))) {
+                    let old = std::mem::take(map);
+                    for (key, item) in old {
+                        map.insert(self.redact(&key).into_owned(), item);
+                    }
+                }
+                map.values_mut().for_each(|v| self.redact_json(v));
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// `text`, the beginning of a longer text that was cut after it (and already redacted
+    /// whole): a run of at least [`SECRET_MIN_CHARS`] characters at its end that begins a
+    /// secret, whose rest fell past the cut, is hidden too.
+    pub fn redact_cut_end<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let run = self
+            .values
+            .iter()
+            .filter_map(|secret| {
+                // Prefixes of the secret, longest first: SECRET_MIN_CHARS characters or
+                // more, and not all of it.
+                let chars = secret.chars().count();
+                secret
+                    .char_indices()
+                    .rev()
+                    .take(chars.saturating_sub(SECRET_MIN_CHARS))
+                    .map(|(end, _)| &secret[..end])
+                    .find(|prefix| text.ends_with(prefix))
+                    .map(str::len)
+            })
+            .max();
+        match run {
+            Some(run) => Cow::Owned(format!("{}{REDACTED}", &text[..text.len() - run])),
+            None => Cow::Borrowed(text),
+        }
+    }
+
+    /// `text`, the end of a longer text whose start was cut off (and already redacted
+    /// whole): a run of at least [`SECRET_MIN_CHARS`] characters at its start that ends a
+    /// secret is hidden too.
+    pub fn redact_cut_start<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let run = self
+            .values
+            .iter()
+            .filter_map(|secret| {
+                let chars = secret.chars().count();
+                // Suffixes of the secret, longest first: not all of it, and at least
+                // SECRET_MIN_CHARS characters.
+                secret
+                    .char_indices()
+                    .skip(1)
+                    .take(chars.saturating_sub(SECRET_MIN_CHARS))
+                    .map(|(start, _)| &secret[start..])
+                    .find(|suffix| text.starts_with(suffix))
+                    .map(str::len)
+            })
+            .max();
+        match run {
+            Some(run) => Cow::Owned(format!("{REDACTED}{}", &text[run..])),
+            None => Cow::Borrowed(text),
+        }
+    }
+
+    /// How a text from outside (a provider's message) is quoted: trimmed, every secret
+    /// hidden, then cut to `max_chars` characters with "…", hiding what the cut left of a
+    /// secret at the end. `None` when it holds nothing but whitespace.
+    pub fn quote(&self, text: &str, max_chars: usize) -> Option<String> {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return None;
+        }
+        let redacted = self.redact(trimmed);
+        Some(match redacted.char_indices().nth(max_chars) {
+            None => redacted.into_owned(),
+            Some((end, _)) => format!("{}…", self.redact_cut_end(&redacted[..end])),
+        })
+    }
+
+    /// `text` redacted, then cut to at most `max_bytes` on a character boundary, hiding
+    /// what the cut left of a secret at the end.
+    pub fn cut(&self, text: &str, max_bytes: usize) -> String {
+        let redacted = self.redact(text);
+        let cut = crate::text::cut_utf8(&redacted, max_bytes);
+        if cut.len() == redacted.len() {
+            return redacted.into_owned();
+        }
+        let hidden = self.redact_cut_end(cut);
+        // The marker may be longer than the run it hides: the cap still holds.
+        if hidden.len() > max_bytes {
+            return crate::text::cut_utf8(&hidden, max_bytes).to_owned();
+        }
+        hidden.into_owned()
+    }
+}
+
+/// Every secret any run of this process used, newest last: what no line on stderr may show.
+static ON_STDERR: RwLock<Vec<Box<str>>> = RwLock::new(Vec::new());
+
+/// From now on, no line the process writes to stderr shows any of `secrets` (log lines of
+/// any level, from this crate or a library, and child servers' forwarded stderr). The
+/// newest [`STDERR_SECRETS`] distinct values are kept.
+pub fn hide_on_stderr(secrets: &Secrets) {
+    if secrets.is_empty() {
+        return;
+    }
+    let mut known = ON_STDERR.write().unwrap_or_else(|p| p.into_inner());
+    for secret in secrets.values.iter() {
+        if let Some(at) = known.iter().position(|k| k == secret) {
+            known.remove(at);
+        }
+        known.push(secret.clone());
+    }
+    let excess = known.len().saturating_sub(STDERR_SECRETS);
+    known.drain(..excess);
+}
+
+/// `piece`, one part of a line for stderr that was cut into pieces (a child's line longer
+/// than the forwarding bound): a run at a cut edge that begins or ends a secret any run
+/// used is hidden, as [`Secrets::redact_cut_end`] and [`Secrets::redact_cut_start`] do.
+/// Whole secrets are hidden later, by the console ([`redact_stderr`]).
+pub fn redact_stderr_piece(piece: &str, cut_before: bool, cut_after: bool) -> String {
+    if !cut_before && !cut_after {
+        return piece.to_owned();
+    }
+    let known = {
+        let known = ON_STDERR.read().unwrap_or_else(|p| p.into_inner());
+        Secrets::new(known.iter())
+    };
+    let mut piece = Cow::Borrowed(piece);
+    if cut_before && let Cow::Owned(hidden) = known.redact_cut_start(&piece) {
+        piece = Cow::Owned(hidden);
+    }
+    if cut_after && let Cow::Owned(hidden) = known.redact_cut_end(&piece) {
+        piece = Cow::Owned(hidden);
+    }
+    piece.into_owned()
+}
+
+/// `line` (bytes for stderr, not necessarily UTF-8) with every secret [`hide_on_stderr`]
+/// was given replaced by [`REDACTED`].
+pub fn redact_stderr(line: Vec<u8>) -> Vec<u8> {
+    let known = ON_STDERR.read().unwrap_or_else(|p| p.into_inner());
+    let mut line = line;
+    // Longest first, as in `Secrets`.
+    let mut order: Vec<&str> = known.iter().map(|s| &**s).collect();
+    order.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    for secret in order {
+        let finder = memchr::memmem::Finder::new(secret.as_bytes());
+        if finder.find(&line).is_none() {
+            continue;
+        }
+        let mut out = Vec::with_capacity(line.len());
+        let mut rest = &line[..];
+        while let Some(at) = finder.find(rest) {
+            out.extend_from_slice(&rest[..at]);
+            out.extend_from_slice(REDACTED.as_bytes());
+            rest = &rest[at + secret.len()..];
+        }
+        out.extend_from_slice(rest);
+        line = out;
+    }
+    line
+}
 
 /// `scheme://host[:port]` of `url`: what messages and `Debug` output may show of a URL,
 /// whose user info, path or query can carry a secret.
@@ -163,6 +408,95 @@ mod tests {
             prop_assert!(!redacted.contains(&secret), "{}", redacted);
             prop_assert!(redacted.contains("host.example:8443"), "{}", redacted);
         }
+    }
+
+    const KEY: &str = "sk-test-SECRET-0123456789";
+
+    #[test]
+    fn secrets_are_hidden_whole_and_short_values_are_not_secrets() {
+        let secrets = Secrets::new([KEY, "ollama", " gh-token-abcdefgh \n"]);
+        assert_eq!(format!("{secrets:?}"), "Secrets(<2 values>)");
+        assert_eq!(
+            secrets.redact(&format!(
+                "key={KEY}; again {KEY}; gh-token-abcdefgh; ollama"
+            )),
+            "key=[redacted]; again [redacted]; [redacted]; ollama"
+        );
+        assert!(matches!(secrets.redact("nothing here"), Cow::Borrowed(_)));
+        // One secret inside another is hidden as the longer one.
+        let nested = Secrets::new(["abcdefgh", "xx-abcdefgh-yy"]);
+        assert_eq!(nested.redact("a xx-abcdefgh-yy b"), "a [redacted] b");
+    }
+
+    #[test]
+    fn a_cut_never_leaves_a_long_piece_of_a_secret() {
+        let secrets = Secrets::new([KEY]);
+        // Redacted before the cut: the key is gone whole, wherever the cut falls.
+        let text = format!("Incorrect API key provided: {KEY}. You can find your key");
+        for max in 1..text.chars().count() {
+            let quoted = secrets.quote(&text, max).unwrap();
+            assert!(!quoted.contains("sk-test-SECR"), "{max}: {quoted}");
+        }
+        // A text that already held only the key's start (a gateway's own cut), cut there.
+        assert_eq!(
+            secrets.redact_cut_end("auth: sk-test-SECRE"),
+            "auth: [redacted]"
+        );
+        assert_eq!(
+            secrets.redact_cut_end("auth: sk-test"),
+            "auth: sk-test",
+            "7 characters"
+        );
+        assert_eq!(
+            secrets.redact_cut_start("CRET-0123456789 and more"),
+            "[redacted] and more"
+        );
+        assert_eq!(secrets.redact_cut_start("56789 and more"), "56789 and more");
+        let cut = secrets.cut(&format!("{}sk-test-SECRET-01", "x".repeat(10)), 26);
+        assert_eq!(cut, format!("{}[redacted]", "x".repeat(10)));
+    }
+
+    #[test]
+    fn json_strings_and_keys_are_redacted() {
+        let secrets = Secrets::new([KEY]);
+        let mut value = serde_json::json!({
+            "answer": format!("the key is {KEY}"),
+            KEY: [1, KEY, {"deep": KEY}],
+            "n": 3
+        });
+        secrets.redact_json(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "answer": "the key is [redacted]",
+                "[redacted]": [1, "[redacted]", {"deep": "[redacted]"}],
+                "n": 3
+            })
+        );
+    }
+
+    #[test]
+    fn stderr_lines_hide_every_secret_a_run_used() {
+        hide_on_stderr(&Secrets::new(["stderr-secret-value-1"]));
+        // A line forwarded in pieces, cut inside the secret.
+        assert_eq!(
+            redact_stderr_piece("first piece stderr-secret", false, true),
+            "first piece [redacted]"
+        );
+        assert_eq!(
+            redact_stderr_piece("ret-value-1 second piece", true, false),
+            "[redacted] second piece"
+        );
+        assert_eq!(
+            redact_stderr_piece("stderr-secret but whole", false, false),
+            "stderr-secret but whole",
+            "not cut: only whole secrets, later"
+        );
+        let line = b"warning: child said stderr-secret-value-1 \xff twice stderr-secret-value-1\n";
+        assert_eq!(
+            redact_stderr(line.to_vec()),
+            b"warning: child said [redacted] \xff twice [redacted]\n".to_vec()
+        );
     }
 
     fn http(url: &str) -> Redactor {

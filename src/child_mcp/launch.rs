@@ -13,20 +13,10 @@ use std::path::{Path, PathBuf};
 
 use url::Url;
 
-use crate::definition::{BuiltinServer, ChildServerConfig, ChildTransport, ValueSource};
+use crate::definition::{
+    BuiltinServer, ChildServerConfig, ChildTransport, INHERITED_VARS, ValueSource,
+};
 use crate::redact::{debug_http, debug_stdio};
-
-/// Variables a stdio child keeps from our environment, when they are set: enough to find
-/// programs and a home directory on every platform, nothing else.
-pub(super) const INHERITED_VARS: &[&str] = &[
-    "PATH",
-    "HOME",
-    "TMPDIR",
-    "TEMP",
-    "TMP",
-    "USERPROFILE",
-    "SystemRoot",
-];
 
 /// How this program starts itself as a child: its executable, and the arguments that come
 /// before a subcommand (`agents` when it runs as `modelcontextprotocol agents`).

@@ -17,6 +17,8 @@ where
 {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::with_capacity(256);
+    // Whether the piece before this one was cut from its line, not ended by a newline.
+    let mut cut_before = false;
     loop {
         line.clear();
         // `take` bounds this read; a longer line continues in the next piece.
@@ -25,13 +27,19 @@ where
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
-        if line.last() == Some(&b'\n') {
+        let ended = line.last() == Some(&b'\n');
+        if ended {
             line.pop();
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
         }
-        emit(format!("[{server}] {}", String::from_utf8_lossy(&line)));
+        // A secret cut between two pieces is whole in neither: what each edge holds of it
+        // is hidden here, whole secrets by the console.
+        let text = String::from_utf8_lossy(&line);
+        let text = crate::redact::redact_stderr_piece(&text, cut_before, !ended);
+        emit(format!("[{server}] {text}"));
+        cut_before = !ended;
     }
 }
 

@@ -124,6 +124,21 @@ impl AgentDefinition {
             .filter(|(_, config)| config.builtin().is_none())
             .map(|(name, _)| name)
     }
+
+    /// The variables whose values are its credentials: its provider key's (and
+    /// `ANTHROPIC_AUTH_TOKEN`, where that stands in for it), and those its child servers
+    /// carry ([`ChildServerConfig::secret_vars`](super::ChildServerConfig::secret_vars)).
+    /// What every run hides from everything it emits (SPEC §10).
+    pub fn secret_vars(&self) -> impl Iterator<Item = &str> {
+        let key = self.provider.key_choice(|_| false);
+        std::iter::once(self.provider.env_key.as_str())
+            .chain(key.alternative)
+            .chain(
+                self.mcp_servers
+                    .values()
+                    .flat_map(|config| config.secret_vars()),
+            )
+    }
 }
 
 /// What one run may spend (SPEC §3.1): child tool calls, tokens (input and output as the

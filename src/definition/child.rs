@@ -14,6 +14,19 @@ use super::tool_filter::{self, ToolHints, ToolNames};
 use crate::limits::{CHILD_CALL_TIMEOUT, CHILD_STARTUP_TIMEOUT};
 use crate::redact::{debug_http, debug_stdio};
 
+/// Variables a stdio child keeps from our environment, when they are set: enough to find
+/// programs and a home directory on every platform, nothing else. They are no secrets: a
+/// child gets them whatever its configuration says.
+pub const INHERITED_VARS: &[&str] = &[
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "USERPROFILE",
+    "SystemRoot",
+];
+
 /// One child MCP server of a definition (SPEC §8.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChildServerConfig {
@@ -37,6 +50,28 @@ impl ChildServerConfig {
             enabled_tools: None,
             disabled_tools: Vec::new(),
         }
+    }
+
+    /// The variables whose values this server's `env` entries or headers carry (`${VAR}`
+    /// placeholders, Codex `env_vars` and `env_http_headers`): the credentials a run hides
+    /// from everything it emits (SPEC §10). The variables every stdio child inherits
+    /// ([`INHERITED_VARS`]) are not among them.
+    pub fn secret_vars(&self) -> impl Iterator<Item = &str> {
+        let values = match &self.transport {
+            ChildTransport::Stdio { env, .. } => Some(env),
+            ChildTransport::Http { headers, .. } => Some(headers),
+            ChildTransport::Builtin(_) => None,
+        };
+        values
+            .into_iter()
+            .flat_map(|values| values.values())
+            .flat_map(|source| -> Box<dyn Iterator<Item = &str> + '_> {
+                match source {
+                    ValueSource::Template(template) => Box::new(template.vars()),
+                    ValueSource::EnvIfSet(var) => Box::new(std::iter::once(var.as_str())),
+                }
+            })
+            .filter(|var| !INHERITED_VARS.contains(var))
     }
 
     /// Whether this server's own lists let `tool` through (matched as listed and under the

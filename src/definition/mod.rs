@@ -33,7 +33,7 @@ pub use agent::{
     AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, RunBudget, Sandbox, SourceFile,
 };
 pub use catalog::{AgentRoot, Catalog, Effect, PARENT_MODEL_REJECTION, SkillRoot, Warning};
-pub use child::{BuiltinServer, ChildServerConfig, ChildTransport, ValueSource};
+pub use child::{BuiltinServer, ChildServerConfig, ChildTransport, INHERITED_VARS, ValueSource};
 pub use endpoint::{EndpointUse, check_endpoint, is_loopback};
 pub use json_schema::{
     CompiledSchema, SchemaError, Violation, describe_violations, describe_violations_masked,

@@ -12,7 +12,9 @@
 //! What a provider says is quoted in at most [`PROVIDER_MESSAGE_CHARS`] characters
 //! ([`quoted`]), whatever the route (an HTTP error, a stream's `error` event, a response that
 //! failed or stopped), and the provider's request id is added to the message when it sent
-//! one ([`AttemptError::with_request_id`]).
+//! one ([`AttemptError::with_request_id`]). Every quote hides the run's secrets before it is
+//! cut (a gateway may quote the request's key back), and whatever the cut left of one at its
+//! end ([`Secrets::quote`]).
 
 use std::time::Duration;
 
@@ -26,6 +28,7 @@ use crate::limits::{
     PROVIDER_BODY_CHARS, PROVIDER_ERROR_LABEL_CHARS, PROVIDER_MESSAGE_CHARS,
     PROVIDER_REQUEST_ID_CHARS,
 };
+use crate::redact::Secrets;
 
 /// How one attempt failed.
 #[derive(Debug)]
@@ -124,10 +127,12 @@ pub fn error_details(body: &str) -> ErrorDetails {
 fn details_of(value: &Value) -> ErrorDetails {
     let error = &value["error"];
     let text = |v: &Value| v.as_str().map(str::to_owned);
-    // Identifiers, shown in labels and retry notices: capped where they are read.
+    // Identifiers, shown in labels and retry notices: kept whole for matching, and cut
+    // (after the secrets are hidden) where they are quoted.
     let label = |v: &Value| {
         v.as_str()
-            .and_then(|s| snippet(s, PROVIDER_ERROR_LABEL_CHARS))
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_owned)
     };
     match error {
         Value::Object(_) => ErrorDetails {
@@ -172,33 +177,40 @@ pub(super) fn is_context_overflow(code: Option<&str>, message: &str) -> bool {
     OVERFLOW_PHRASES.iter().any(|p| lower.contains(p))
 }
 
-/// Classifies a non-2xx answer.
+/// Classifies a non-2xx answer; `secrets` are hidden from every part of it quoted.
 pub fn classify_status(
     provider: &str,
+    secrets: &Secrets,
     status: StatusCode,
     headers: &HeaderMap,
     body: &str,
 ) -> AttemptError {
     let details = error_details(body);
-    let label = match (&details.code, &details.kind) {
+    let shown = |label: &String| secrets.quote(label, PROVIDER_ERROR_LABEL_CHARS);
+    let label = match (
+        details.code.as_ref().and_then(shown),
+        details.kind.as_ref().and_then(shown),
+    ) {
         (Some(code), _) => format!("answered HTTP {} {code}", status.as_u16()),
         (None, Some(kind)) => format!("answered HTTP {} {kind}", status.as_u16()),
         (None, None) => format!("answered HTTP {}", status.as_u16()),
     };
     let reason = format!("HTTP {}", status.as_u16());
-    classify(provider, &label, &reason, status, headers, &details, body)
+    let who = Who { provider, secrets };
+    classify(who, &label, &reason, status, headers, &details, body)
 }
 
 /// Classifies an `error` event sent in the middle of a stream, as the HTTP status its kind
 /// stands for would be (Messages `overloaded_error` as a 529, Responses
 /// `rate_limit_exceeded` as a 429, …).
-pub fn classify_error_event(provider: &str, event: &Value) -> AttemptError {
+pub fn classify_error_event(provider: &str, secrets: &Secrets, event: &Value) -> AttemptError {
     let details = details_of(event);
     let kind = details.code.as_deref().or(details.kind.as_deref());
     // A gateway's code may be the HTTP status itself (LiteLLM: `"code": "500"`).
     let numeric = kind
         .and_then(|k| k.parse::<u16>().ok())
         .filter(|s| (400..600).contains(s));
+    let shown = kind.and_then(|kind| secrets.quote(kind, PROVIDER_ERROR_LABEL_CHARS));
     let status = match kind.unwrap_or("") {
         _ if numeric.is_some() => numeric.unwrap_or(400),
         "overloaded_error" => 529,
@@ -217,13 +229,13 @@ pub fn classify_error_event(provider: &str, event: &Value) -> AttemptError {
     };
     let label = format!(
         "sent an error event in its reply ({})",
-        kind.unwrap_or("no type")
+        shown.as_deref().unwrap_or("no type")
     );
     let raw = event.to_string();
     classify(
-        provider,
+        Who { provider, secrets },
         &label,
-        kind.unwrap_or("error event"),
+        shown.as_deref().unwrap_or("error event"),
         StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
         &HeaderMap::new(),
         &details,
@@ -231,10 +243,18 @@ pub fn classify_error_event(provider: &str, event: &Value) -> AttemptError {
     )
 }
 
+/// Who answered, and the secrets a quote of what they said must hide.
+#[derive(Clone, Copy)]
+struct Who<'a> {
+    provider: &'a str,
+    secrets: &'a Secrets,
+}
+
 /// `label` says what was received ("answered HTTP 429 rate_limit_exceeded"), `reason` is
-/// the short form a retry notice shows ("HTTP 429", "overloaded_error").
+/// the short form a retry notice shows ("HTTP 429", "overloaded_error"); both are quoted
+/// already.
 fn classify(
-    provider: &str,
+    Who { provider, secrets }: Who<'_>,
     label: &str,
     reason: &str,
     status: StatusCode,
@@ -245,12 +265,18 @@ fn classify(
     // The whole message (or body) is classified; a bounded part of it is quoted.
     let readable;
     let (message, quoted) = match &details.message {
-        Some(message) => (message.as_str(), snippet(message, PROVIDER_MESSAGE_CHARS)),
+        Some(message) => (
+            message.as_str(),
+            secrets.quote(message, PROVIDER_MESSAGE_CHARS),
+        ),
         None => {
             // A proxy's page (a 413 from a load balancer, a 502 from a gateway) is quoted by
             // its text, not its markup.
             readable = readable_body(body);
-            (readable.as_str(), snippet(&readable, PROVIDER_BODY_CHARS))
+            (
+                readable.as_str(),
+                secrets.quote(&readable, PROVIDER_BODY_CHARS),
+            )
         }
     };
     let quoted = quoted.unwrap_or_else(|| "no error message".to_owned());
@@ -300,10 +326,13 @@ fn classify(
     AttemptError::Fatal(ProviderError::failed(full))
 }
 
-/// What a provider said, as quoted in an error: at most [`PROVIDER_MESSAGE_CHARS`]
-/// characters (SPEC §6.1 "Errors"). Every route quotes through here.
-pub(super) fn quoted(message: &str) -> String {
-    snippet(message, PROVIDER_MESSAGE_CHARS).unwrap_or_else(|| "no error message".to_owned())
+/// What a provider said, as quoted in an error: `secrets` hidden, then at most
+/// [`PROVIDER_MESSAGE_CHARS`] characters (SPEC §6.1 "Errors"). Every route quotes through
+/// here or [`Secrets::quote`].
+pub(super) fn quoted(secrets: &Secrets, message: &str) -> String {
+    secrets
+        .quote(message, PROVIDER_MESSAGE_CHARS)
+        .unwrap_or_else(|| "no error message".to_owned())
 }
 
 /// A body with no error message, as text: an HTML page's title, or its text without tags;
@@ -340,20 +369,6 @@ fn readable_body(body: &str) -> String {
         }
     }
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The trimmed text, cut at `max` characters with "…" when longer; `None` when empty.
-pub(super) fn snippet(text: &str, max: usize) -> Option<String> {
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        return None;
-    }
-    let cut: String = trimmed.chars().take(max).collect();
-    Some(if cut.len() < trimmed.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    })
 }
 
 /// The delay a provider asks for: `retry-after-ms`, then `retry-after` (seconds, or an
@@ -561,7 +576,13 @@ mod tests {
         let h = HeaderMap::new();
         let retry = |s: u16, body: &str| {
             matches!(
-                classify_status("p", StatusCode::from_u16(s).unwrap(), &h, body),
+                classify_status(
+                    "p",
+                    &Secrets::default(),
+                    StatusCode::from_u16(s).unwrap(),
+                    &h,
+                    body
+                ),
                 AttemptError::Retryable { .. }
             )
         };
@@ -575,15 +596,33 @@ mod tests {
         assert!(!retry(429, quota));
         let no = headers(&[("x-should-retry", "false")]);
         assert!(matches!(
-            classify_status("p", StatusCode::SERVICE_UNAVAILABLE, &no, "{}"),
+            classify_status(
+                "p",
+                &Secrets::default(),
+                StatusCode::SERVICE_UNAVAILABLE,
+                &no,
+                "{}"
+            ),
             AttemptError::Fatal(_)
         ));
-        match classify_status("p", StatusCode::PAYLOAD_TOO_LARGE, &h, "too big") {
+        match classify_status(
+            "p",
+            &Secrets::default(),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &h,
+            "too big",
+        ) {
             AttemptError::Fatal(e) => assert_eq!(e.failure, ProviderFailure::Failed),
             other => panic!("{other:?}"),
         }
         let overflow = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#;
-        match classify_status("p", StatusCode::PAYLOAD_TOO_LARGE, &h, overflow) {
+        match classify_status(
+            "p",
+            &Secrets::default(),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &h,
+            overflow,
+        ) {
             AttemptError::Fatal(e) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
             other => panic!("{other:?}"),
         }
@@ -592,7 +631,7 @@ mod tests {
     #[test]
     fn error_events_are_classified_like_the_status_they_stand_for() {
         let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
-        match classify_error_event("anthropic", &overloaded) {
+        match classify_error_event("anthropic", &Secrets::default(), &overloaded) {
             AttemptError::Retryable { message, .. } => assert_eq!(
                 message,
                 "anthropic sent an error event in its reply (overloaded_error): Overloaded"
@@ -601,24 +640,24 @@ mod tests {
         }
         let flat = json!({"type": "error", "sequence_number": 2, "code": "context_length_exceeded",
             "message": "Your input exceeds the context window of this model.", "param": "input"});
-        match classify_error_event("openai", &flat) {
+        match classify_error_event("openai", &Secrets::default(), &flat) {
             AttemptError::Fatal(e) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
             other => panic!("{other:?}"),
         }
         let nested = json!({"type": "error", "error": {"type": "service_unavailable_error",
             "code": "server_is_overloaded", "message": "Our servers are currently overloaded."}});
         assert!(matches!(
-            classify_error_event("openai", &nested),
+            classify_error_event("openai", &Secrets::default(), &nested),
             AttemptError::Retryable { .. }
         ));
         let quota = json!({"type": "error", "code": "insufficient_quota", "message": "quota"});
         assert!(matches!(
-            classify_error_event("openai", &quota),
+            classify_error_event("openai", &Secrets::default(), &quota),
             AttemptError::Fatal(_)
         ));
         let unknown = json!({"type": "error", "code": "something_new", "message": "?"});
         assert!(matches!(
-            classify_error_event("openai", &unknown),
+            classify_error_event("openai", &Secrets::default(), &unknown),
             AttemptError::Fatal(_)
         ));
     }

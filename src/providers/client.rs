@@ -24,6 +24,7 @@ use super::wire::{Request, ToolList, WireFormat, carries, effort, thinking, thin
 use crate::definition::{AgentDefinition, AuthHeader, ProviderKind, WireApi};
 use crate::error::AgentError;
 use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS, REASONING_ROOM_TOKENS};
+use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
 
 /// A client for one definition's provider and model, holding the key read for this run.
@@ -44,6 +45,9 @@ pub struct ProviderClient {
     output_limit_from_definition: bool,
     /// The definition's file, as its warnings name it.
     source: String,
+    /// The key, and whatever else the run must never show (its children's credentials):
+    /// hidden from every message, before any cut.
+    secrets: Secrets,
     /// Responses `prompt_cache_key`: the same for every request of this definition in
     /// this workspace, so they reach the cache that holds their prefix.
     prompt_cache_key: String,
@@ -77,6 +81,7 @@ impl ProviderClient {
         let limit = definition
             .max_output_tokens
             .unwrap_or_else(|| default_max_output_tokens(&definition.model.id));
+        let secrets = Secrets::new([key.expose()]);
         ProviderClient {
             http: crate::net::provider_client(&endpoint).clone(),
             label,
@@ -101,8 +106,22 @@ impl ProviderClient {
             max_output_tokens: Arc::new(AtomicU32::new(limit)),
             output_limit_from_definition: definition.max_output_tokens.is_some(),
             source: definition.source.path.display().to_string(),
+            secrets,
             prompt_cache_key: prompt_cache_key(None, definition),
         }
+    }
+
+    /// What this client's run must never show: its key, and the values given to
+    /// [`hiding`](Self::hiding).
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    /// A client that also hides `values` (the run's other credentials, such as its child
+    /// servers' tokens) from everything it quotes.
+    pub fn hiding<S: AsRef<str>>(mut self, values: impl IntoIterator<Item = S>) -> Self {
+        self.secrets = self.secrets.with(values);
+        self
     }
 
     /// The prompt cache key for `definition` in `workspace` (the session manager's; a client
@@ -186,7 +205,7 @@ impl ProviderClient {
         events: &dyn RequestEvents,
     ) -> Result<Reply, ProviderError> {
         let redacted = Redacted {
-            key: &self.key,
+            secrets: &self.secrets,
             events,
         };
         let mut lowered_output_limit = false;
@@ -409,12 +428,14 @@ impl ProviderClient {
             headers: &headers,
             body: body.into(),
             provider: &self.label,
+            secrets: &self.secrets,
             wire: self.wire,
         };
+        // Quotes hid the secrets before they were cut; this catches any other route.
         retry::send_with_retries(&target, &self.retry, events)
             .await
             .map_err(|e| ProviderError {
-                message: self.key.redact(&e.message),
+                message: self.secrets.redact(&e.message).into_owned(),
                 ..e
             })
     }
@@ -452,16 +473,16 @@ fn prompt_cache_key(workspace: Option<&Path>, definition: &AgentDefinition) -> S
     format!("mcp-agents-{hash:016x}")
 }
 
-/// What the provider says is quoted in errors and activity; never the key with it.
+/// What the provider says is quoted in errors and activity; never a secret with it.
 struct Redacted<'a> {
-    key: &'a ApiKey,
+    secrets: &'a Secrets,
     events: &'a dyn RequestEvents,
 }
 
 impl RequestEvents for Redacted<'_> {
     fn retrying(&self, notice: &RetryNotice) {
         self.events.retrying(&RetryNotice {
-            reason: self.key.redact(&notice.reason),
+            reason: self.secrets.redact(&notice.reason).into_owned(),
             ..notice.clone()
         })
     }

@@ -1,6 +1,6 @@
 //! Reading a provider key from the environment when a run starts (SPEC §3.2), and the header
 //! that carries it. The key lives only in an [`ApiKey`], which neither `Debug` nor any error
-//! ever shows.
+//! ever shows; the client hides it from every text through its run's `Secrets`.
 
 use std::fmt;
 
@@ -24,12 +24,6 @@ impl ApiKey {
             Some(_) => Err(KeyProblem::Empty),
             None => Err(KeyProblem::Unset),
         }
-    }
-
-    /// `text` with every occurrence of the key replaced: a provider or gateway may quote the
-    /// request's credentials back in an error.
-    pub fn redact(&self, text: &str) -> String {
-        text.replace(&self.0, "[redacted]")
     }
 
     /// The key, for building request headers only.

@@ -43,6 +43,7 @@ use super::tool_schema;
 use super::unsupported::OptionalParam;
 use super::wire::{ReplyStream, Request, ToolList, WireFormat, raw_item};
 use crate::definition::{AuthHeader, WireApi};
+use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
 
 /// The API version this client speaks.
@@ -138,16 +139,22 @@ impl WireFormat for Messages {
         param != OptionalParam::EncryptedReasoning
     }
 
-    fn stream(&self, provider: &str) -> Box<dyn ReplyStream> {
+    fn stream(&self, provider: &str, secrets: &Secrets) -> Box<dyn ReplyStream> {
         Box::new(MessagesStream {
             provider: provider.to_owned(),
+            secrets: secrets.clone(),
             message: None,
             blocks: Vec::new(),
         })
     }
 
-    fn parse(&self, _provider: &str, body: Value) -> Result<Reply, AttemptError> {
-        parse_message(body)
+    fn parse(
+        &self,
+        _provider: &str,
+        secrets: &Secrets,
+        body: Value,
+    ) -> Result<Reply, AttemptError> {
+        parse_message(body, secrets)
     }
 
     fn user_text(&self, text: &str) -> Box<RawValue> {
@@ -286,6 +293,8 @@ fn cacheable_at_or_before(entries: &[Entry], end: usize) -> Option<usize> {
 /// One streamed reply being assembled.
 struct MessagesStream {
     provider: String,
+    /// Hidden from what is quoted of the provider.
+    secrets: Secrets,
     /// `message_start`'s message, which gets the content, stop reason and usage.
     message: Option<Value>,
     /// The content blocks, by index.
@@ -437,9 +446,11 @@ impl ReplyStream for MessagesStream {
                     .map(Block::finish)
                     .collect();
                 message["content"] = Value::Array(content);
-                return parse_message(message).map(Some);
+                return parse_message(message, &self.secrets).map(Some);
             }
-            "error" => return Err(classify_error_event(&self.provider, &value)),
+            "error" => {
+                return Err(classify_error_event(&self.provider, &self.secrets, &value));
+            }
             // `ping`, and event types added later.
             _ => {}
         }
@@ -451,8 +462,8 @@ impl ReplyStream for MessagesStream {
     }
 }
 
-/// Reads a whole message.
-pub fn parse_message(mut body: Value) -> Result<Reply, AttemptError> {
+/// Reads a whole message. What is quoted of the provider hides `secrets`.
+pub fn parse_message(mut body: Value, secrets: &Secrets) -> Result<Reply, AttemptError> {
     if body["type"] != "message" {
         return Err(malformed("its `type` is not \"message\""));
     }
@@ -530,8 +541,9 @@ pub fn parse_message(mut body: Value) -> Result<Reply, AttemptError> {
     if stop == StopReason::Refused {
         // What the model said before it stopped, else the provider's explanation.
         if text.trim().is_empty() {
-            let explanation = body["stop_details"]["explanation"].as_str().map(quoted);
-            let category = body["stop_details"]["category"].as_str().map(quoted);
+            let quote = |text: &str| quoted(secrets, text);
+            let explanation = body["stop_details"]["explanation"].as_str().map(quote);
+            let category = body["stop_details"]["category"].as_str().map(quote);
             text = match (explanation, category) {
                 (Some(explanation), _) => explanation,
                 (None, Some(category)) => {
@@ -597,7 +609,7 @@ mod tests {
     }
 
     fn stream_of(events: &[Value]) -> Result<Option<Reply>, AttemptError> {
-        let mut stream = Messages.stream("anthropic");
+        let mut stream = Messages.stream("anthropic", &Secrets::default());
         let mut last = Ok(None);
         for event in events {
             let name = event["type"].as_str().unwrap().to_owned();
@@ -616,7 +628,8 @@ mod tests {
             {"type": "text", "text": "Let me check."},
             {"type": "tool_use", "id": "toolu_1", "name": "get", "input": {"q": 1}}
         ]);
-        let reply = parse_message(message(content.clone(), "tool_use")).unwrap();
+        let reply =
+            parse_message(message(content.clone(), "tool_use"), &Secrets::default()).unwrap();
         assert_eq!(reply.item_values(), content.as_array().unwrap().clone());
         assert_eq!(reply.text, "Let me check.");
         assert_eq!(reply.stop, StopReason::ToolUse);
@@ -627,14 +640,14 @@ mod tests {
     fn provider_counts_that_would_overflow_saturate() {
         let mut body = message(json!([{"type": "text", "text": "x"}]), "end_turn");
         body["usage"]["input_tokens"] = json!(u64::MAX);
-        let reply = parse_message(body).unwrap();
+        let reply = parse_message(body, &Secrets::default()).unwrap();
         assert_eq!(reply.usage.input_tokens, u64::MAX);
     }
 
     #[test]
     fn a_tool_use_whose_input_is_not_an_object_is_kept_sendable() {
         let content = json!([{"type": "tool_use", "id": "t1", "name": "n", "input": "oops"}]);
-        let reply = parse_message(message(content, "tool_use")).unwrap();
+        let reply = parse_message(message(content, "tool_use"), &Secrets::default()).unwrap();
         assert!(matches!(
             reply.tool_calls[0].arguments,
             CallArguments::Unreadable(_)
@@ -649,7 +662,8 @@ mod tests {
     #[test]
     fn stop_reasons_map() {
         let text = json!([{"type": "text", "text": "partial "}]);
-        let paused = parse_message(message(text.clone(), "pause_turn")).unwrap();
+        let paused =
+            parse_message(message(text.clone(), "pause_turn"), &Secrets::default()).unwrap();
         assert_eq!(paused.stop, StopReason::Paused);
         assert_eq!(
             paused.item_values()[0]["text"],
@@ -660,19 +674,22 @@ mod tests {
             paused.text, "partial ",
             "the answer keeps the text as written"
         );
-        let cut = parse_message(message(text.clone(), "max_tokens")).unwrap();
+        let cut = parse_message(message(text.clone(), "max_tokens"), &Secrets::default()).unwrap();
         assert_eq!(cut.stop, StopReason::CutOff);
         assert_eq!(
-            parse_message(message(text.clone(), "end_turn"))
+            parse_message(message(text.clone(), "end_turn"), &Secrets::default())
                 .unwrap()
                 .stop,
             StopReason::EndTurn
         );
-        match parse_message(message(text.clone(), "model_context_window_exceeded")) {
+        match parse_message(
+            message(text.clone(), "model_context_window_exceeded"),
+            &Secrets::default(),
+        ) {
             Err(AttemptError::Fatal(e)) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
             other => panic!("{other:?}"),
         }
-        let refused = parse_message(message(text, "refusal")).unwrap();
+        let refused = parse_message(message(text, "refusal"), &Secrets::default()).unwrap();
         assert_eq!(refused.stop, StopReason::Refused);
         assert_eq!(refused.text, "partial ", "what it said before it stopped");
         let mut silent = message(
@@ -681,7 +698,7 @@ mod tests {
         );
         silent["stop_details"] = json!({"type": "refusal", "category": "cyber",
                                         "explanation": "e".repeat(5000)});
-        let refused = parse_message(silent).unwrap();
+        let refused = parse_message(silent, &Secrets::default()).unwrap();
         assert_eq!(refused.stop, StopReason::Refused);
         assert!(refused.text.starts_with("eee") && refused.text.chars().count() <= 1001);
         assert!(
@@ -697,7 +714,7 @@ mod tests {
             {"type": "tool_use", "id": "t2", "name": "b", "input": "{\"path\": \"src/ma"},
             {"type": "thinking", "thinking": "and then", "signature": ""}
         ]);
-        let reply = parse_message(message(content, "max_tokens")).unwrap();
+        let reply = parse_message(message(content, "max_tokens"), &Secrets::default()).unwrap();
         assert_eq!(reply.stop, StopReason::CutOff);
         assert_eq!(
             reply.tool_calls[0].arguments,

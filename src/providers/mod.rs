@@ -13,6 +13,7 @@
 //! | `retry` | one attempt and the retry loop around it |
 //! | `strict` | whether an output schema fits the Responses API's strict structured outputs |
 //! | `stream` | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
+//! | `sse` | the server-sent events parser: linear in the bytes received, comments never decoded |
 //! | `classify` | how an attempt failed: retry, retry once, context limit, give up |
 //! | `models` | what each model takes: its kind of thinking, its effort levels, the thinking budget an effort stands for |
 //! | `unsupported` | optional parameters a model refuses, and what a session learned from the refusals |
@@ -40,6 +41,7 @@ mod models;
 mod reply;
 mod responses;
 mod retry;
+mod sse;
 mod stream;
 mod strict;
 mod tool_schema;
@@ -61,5 +63,6 @@ pub use reply::{
 };
 pub use responses::parse_response;
 pub use retry::{RequestEvents, RetryNotice, RetryPolicy};
+pub use sse::{LineTooLong, SseEvent, SseParser};
 pub use unsupported::OptionalParam;
 pub use wire::{Request, ToolList, WireFormat};

@@ -27,6 +27,7 @@ use super::tool_schema;
 use super::unsupported::OptionalParam;
 use super::wire::{ReplyStream, Request, ToolList, WireFormat, raw_item};
 use crate::definition::{AuthHeader, WireApi};
+use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
 
 /// The Responses wire format.
@@ -114,15 +115,21 @@ impl WireFormat for Responses {
         )
     }
 
-    fn stream(&self, provider: &str) -> Box<dyn ReplyStream> {
+    fn stream(&self, provider: &str, secrets: &Secrets) -> Box<dyn ReplyStream> {
         Box::new(ResponsesStream {
             provider: provider.to_owned(),
+            secrets: secrets.clone(),
             items: BTreeMap::new(),
         })
     }
 
-    fn parse(&self, _provider: &str, body: Value) -> Result<Reply, AttemptError> {
-        parse_response(body)
+    fn parse(
+        &self,
+        _provider: &str,
+        secrets: &Secrets,
+        body: Value,
+    ) -> Result<Reply, AttemptError> {
+        parse_response(body, secrets)
     }
 
     /// User input as a `message` item.
@@ -230,6 +237,8 @@ struct Effort {
 /// One streamed reply being read.
 struct ResponsesStream {
     provider: String,
+    /// Hidden from what is quoted of the provider.
+    secrets: Secrets,
     /// The complete items, by `output_index`.
     items: BTreeMap<u64, Value>,
 }
@@ -260,7 +269,7 @@ impl ReplyStream for ResponsesStream {
             // `{"error": {"message", "type", "code": "500"}}`): openai-python raises on any
             // event whose data carries an `error`, and so does this reader, classified by
             // its code like the HTTP error it stands for.
-            return Err(classify_error_event(&self.provider, &value));
+            return Err(classify_error_event(&self.provider, &self.secrets, &value));
         }
         match kind.as_str() {
             "response.output_item.done" => {
@@ -285,9 +294,9 @@ impl ReplyStream for ResponsesStream {
                     let items = std::mem::take(&mut self.items);
                     response["output"] = Value::Array(items.into_values().collect());
                 }
-                parse_response(response).map(Some)
+                parse_response(response, &self.secrets).map(Some)
             }
-            "error" => Err(classify_error_event(&self.provider, &value)),
+            "error" => Err(classify_error_event(&self.provider, &self.secrets, &value)),
             // `response.created`, `.in_progress`, `.output_item.added`, the content part,
             // text, refusal, function-argument and reasoning deltas and their `.done`s, and
             // event types added later: previews of what `output_item.done` brings whole.
@@ -314,8 +323,9 @@ fn carries_error(value: &Value) -> bool {
 
 /// Reads a whole response. `failed` and a non-length `incomplete` become errors; a failure
 /// the API marks as transient is retried. A response without `status` (the spec does not
-/// require one) is read by what it holds: an error, an incomplete reason, or neither.
-pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
+/// require one) is read by what it holds: an error, an incomplete reason, or neither. What
+/// is quoted of the provider hides `secrets`.
+pub fn parse_response(mut body: Value, secrets: &Secrets) -> Result<Reply, AttemptError> {
     let status = match body["status"].as_str() {
         Some(status) => status,
         None if carries_error(&body) => "failed",
@@ -324,7 +334,7 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
     };
     let cut_off = match status {
         "completed" => false,
-        "failed" => return Err(failed_response(&body)),
+        "failed" => return Err(failed_response(&body, secrets)),
         "incomplete" => {
             let reason = body["incomplete_details"]["reason"]
                 .as_str()
@@ -333,7 +343,7 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
             if !matches!(reason, "max_output_tokens" | "max_tokens") {
                 return Err(AttemptError::Fatal(ProviderError::failed(format!(
                     "the model stopped before finishing its reply (incomplete: {})",
-                    quoted(reason)
+                    quoted(secrets, reason)
                 ))));
             }
             true
@@ -345,7 +355,7 @@ pub fn parse_response(mut body: Value) -> Result<Reply, AttemptError> {
                 if other.trim().is_empty() {
                     "empty".to_owned()
                 } else {
-                    format!("{:?}", quoted(other))
+                    format!("{:?}", quoted(secrets, other))
                 }
             ))));
         }
@@ -510,7 +520,7 @@ fn function_call(fields: &Map<String, Value>, cut_off: bool) -> Result<ToolCall,
     })
 }
 
-fn failed_response(body: &Value) -> AttemptError {
+fn failed_response(body: &Value, secrets: &Secrets) -> AttemptError {
     let code = body["error"]["code"].as_str();
     let message = body["error"]["message"]
         .as_str()
@@ -518,8 +528,8 @@ fn failed_response(body: &Value) -> AttemptError {
     // The whole message is classified; a bounded part of it is quoted (SPEC §6.1).
     let full = format!(
         "the response failed ({}): {}",
-        quoted(code.unwrap_or("no code")),
-        quoted(message)
+        quoted(secrets, code.unwrap_or("no code")),
+        quoted(secrets, message)
     );
     if is_context_overflow(code, message) {
         return AttemptError::Fatal(ProviderError {
@@ -552,7 +562,7 @@ mod tests {
     use super::*;
 
     fn stream_of(events: &[Value]) -> Result<Option<Reply>, AttemptError> {
-        let mut stream = Responses.stream("openai");
+        let mut stream = Responses.stream("openai", &Secrets::default());
         let mut last = Ok(None);
         for event in events {
             let name = event["type"].as_str().unwrap().to_owned();
@@ -577,7 +587,7 @@ mod tests {
             ],
             "usage": {"input_tokens": 10, "output_tokens": 3, "input_tokens_details": {"cached_tokens": 4}}
         });
-        let reply = parse_response(body).unwrap();
+        let reply = parse_response(body, &Secrets::default()).unwrap();
         assert_eq!(reply.text, "Hi");
         assert_eq!(reply.stop, StopReason::ToolUse);
         assert_eq!(
@@ -606,10 +616,14 @@ mod tests {
         let body = json!({"status": "completed", "output": [
             {"type": "message", "id": "msg_1", "role": "assistant", "content": [
                 {"type": "refusal", "refusal": "I can't help with that."}]}]});
-        let reply = parse_response(body).unwrap();
+        let reply = parse_response(body, &Secrets::default()).unwrap();
         assert_eq!(reply.text, "I can't help with that.");
         assert_eq!(reply.stop, StopReason::Refused);
-        let plain = parse_response(json!({"status": "completed", "output": []})).unwrap();
+        let plain = parse_response(
+            json!({"status": "completed", "output": []}),
+            &Secrets::default(),
+        )
+        .unwrap();
         assert_eq!(plain.stop, StopReason::EndTurn);
     }
 
@@ -651,7 +665,7 @@ mod tests {
     fn malformed_arguments_become_an_error_for_that_call() {
         let body = json!({"status": "completed", "output": [
             {"type": "function_call", "call_id": "c", "name": "n", "arguments": "{nope"}]});
-        let reply = parse_response(body).unwrap();
+        let reply = parse_response(body, &Secrets::default()).unwrap();
         assert!(matches!(
             reply.tool_calls[0].arguments,
             CallArguments::Unreadable(_)
@@ -662,25 +676,25 @@ mod tests {
     fn failed_responses_are_classified() {
         let overflow = json!({"status": "failed", "error": {"code": "context_length_exceeded",
             "message": "Your input exceeds the context window of this model."}});
-        match parse_response(overflow) {
+        match parse_response(overflow, &Secrets::default()) {
             Err(AttemptError::Fatal(e)) => assert_eq!(e.failure, ProviderFailure::ContextLimit),
             other => panic!("{other:?}"),
         }
         let transient =
             json!({"status": "failed", "error": {"code": "server_error", "message": "x"}});
         assert!(matches!(
-            parse_response(transient),
+            parse_response(transient, &Secrets::default()),
             Err(AttemptError::Retryable { .. })
         ));
         let filtered = json!({"status": "incomplete", "incomplete_details": {"reason": "content_filter"}, "output": []});
         let huge = json!({"status": "failed", "error": {"code": "invalid_prompt",
             "message": "m".repeat(20 * 1024 * 1024)}});
-        match parse_response(huge) {
+        match parse_response(huge, &Secrets::default()) {
             Err(AttemptError::Fatal(e)) => assert!(e.message.len() < 1200, "{}", e.message.len()),
             other => panic!("{other:?}"),
         }
         assert!(matches!(
-            parse_response(filtered),
+            parse_response(filtered, &Secrets::default()),
             Err(AttemptError::Fatal(_))
         ));
     }
@@ -695,7 +709,7 @@ mod tests {
              "arguments": "{\"path\": \"src/ma", "status": "incomplete"},
             {"type": "reasoning", "id": "rs_3", "summary": [], "encrypted_content": "enc"}
         ]});
-        let reply = parse_response(body).unwrap();
+        let reply = parse_response(body, &Secrets::default()).unwrap();
         assert_eq!(reply.stop, StopReason::CutOff);
         assert_eq!(
             reply.tool_calls[0].arguments,

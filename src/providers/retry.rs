@@ -23,6 +23,7 @@ use crate::limits::{
     PROVIDER_CONNECT_TIMEOUT, PROVIDER_MAX_REQUESTED_DELAY, PROVIDER_REQUEST_CEILING,
     PROVIDER_RETRIES, PROVIDER_RETRY_BASE_DELAY, PROVIDER_RETRY_MAX_DELAY, PROVIDER_STALL_RETRIES,
 };
+use crate::redact::Secrets;
 
 /// How many times, and how patiently, to retry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +122,8 @@ pub(super) struct Target<'a> {
     pub body: Bytes,
     /// The provider's name for messages.
     pub provider: &'a str,
+    /// Hidden from everything quoted of the provider.
+    pub secrets: &'a Secrets,
     pub wire: &'a dyn WireFormat,
 }
 
@@ -267,13 +270,15 @@ async fn attempt(target: &Target<'_>, events: &dyn RequestEvents) -> Result<Repl
         let body = String::from_utf8_lossy(&bytes);
         let id = id.or_else(|| body_request_id(&body));
         return Err(
-            classify_status(provider, status, &headers, &body).with_request_id(id.as_deref())
+            classify_status(provider, target.secrets, status, &headers, &body)
+                .with_request_id(id.as_deref()),
         );
     }
     read_reply(
         Body::new(response, bounds),
         target.wire,
         provider,
+        target.secrets,
         &Began { events, bounds },
     )
     .await

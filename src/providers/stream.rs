@@ -1,26 +1,27 @@
 //! Reading one reply body under the bounds of SPEC §6.1: the reply must begin within the
 //! request timeout, no silence between two pieces of it may last longer than that, and the
 //! whole request ends at the ceiling however steadily it arrives. A server-sent event stream
-//! is parsed by `eventsource-stream` and fed, event by event, to the wire's reader; a body
-//! of another type is read whole as one JSON reply (a server that ignored `stream: true`).
+//! is parsed by our own linear parser (`sse`) and fed, event by event, to the wire's reader;
+//! a last event the stream ends in without its closing blank line still counts, as the
+//! official SDKs take it. A body of another type is read whole as one JSON reply (a server
+//! that ignored `stream: true`).
 //!
 //! Silence is measured in bytes, not events: an SSE comment (OpenRouter's
 //! `: OPENROUTER PROCESSING` keep-alive) shows the provider is still there.
 
-use std::pin::pin;
 use std::time::Duration;
 
 use bytes::Bytes;
-use eventsource_stream::{EventStream, EventStreamError};
-use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::time::Instant;
 
 use super::classify::AttemptError;
 use super::error::{ProviderError, ProviderFailure};
 use super::reply::Reply;
+use super::sse::SseParser;
 use super::wire::WireFormat;
 use crate::limits::{PROVIDER_REPLY_BYTES, PROVIDER_REQUEST_CEILING, PROVIDER_REQUEST_TIMEOUT};
+use crate::redact::Secrets;
 
 /// When one attempt must have begun and must have ended.
 #[derive(Debug, Clone, Copy)]
@@ -136,11 +137,13 @@ pub(super) trait ReplyProgress: Sync {
     fn began(&self);
 }
 
-/// Reads a 2xx reply: an event stream through the wire's reader, or one JSON body.
+/// Reads a 2xx reply: an event stream through the wire's reader, or one JSON body. What
+/// is quoted of the provider hides `secrets`.
 pub(super) async fn read_reply(
     mut body: Body,
     wire: &dyn WireFormat,
     provider: &str,
+    secrets: &Secrets,
     progress: &dyn ReplyProgress,
 ) -> Result<Reply, AttemptError> {
     let is_stream = body
@@ -163,54 +166,47 @@ pub(super) async fn read_reply(
                 ),
             )
         })?;
-        return wire.parse(provider, value);
+        return wire.parse(provider, secrets, value);
     }
-    let chunks = futures_util::stream::unfold(body, |mut body| async move {
-        match body.next().await {
-            Ok(Some(chunk)) => Some((Ok(chunk), body)),
-            Ok(None) => None,
-            Err(e) => Some((Err(e), body)),
-        }
-    });
-    let mut events = pin!(EventStream::new(chunks));
-    let mut reader = wire.stream(provider);
+    let mut parser = SseParser::new(PROVIDER_REPLY_BYTES);
+    let mut reader = wire.stream(provider, secrets);
     let mut seen = 0usize;
+    let mut ended = false;
     loop {
-        let event = match events.next().await {
-            None => {
-                let message = format!(
-                    "{provider} ended its reply stream before the `{}` event that completes \
-                     it",
-                    reader.terminal_event()
-                );
-                return Err(if seen == 0 {
-                    AttemptError::retryable("stream ended early", message)
-                } else {
-                    broke_off(
-                        "stream ended early",
-                        false,
-                        format!("{message} ({seen} events in)"),
-                    )
-                });
+        while let Some(event) = parser.next_event() {
+            if seen == 0 {
+                progress.began();
             }
-            Some(Err(EventStreamError::Transport(e))) => return Err(body_error(provider, e, seen)),
-            Some(Err(e)) => {
-                let message =
-                    format!("{provider} sent a reply that is not a valid event stream ({e})");
-                return Err(if seen == 0 {
-                    AttemptError::retryable("unreadable reply", message)
-                } else {
-                    broke_off("unreadable reply", false, message)
-                });
+            seen += 1;
+            if let Some(reply) = reader.event(&event.event, &event.data)? {
+                return Ok(reply);
             }
-            Some(Ok(event)) => event,
-        };
-        if seen == 0 {
-            progress.began();
         }
-        seen += 1;
-        if let Some(reply) = reader.event(&event.event, &event.data)? {
-            return Ok(reply);
+        if ended {
+            let message = format!(
+                "{provider} ended its reply stream before the `{}` event that completes it",
+                reader.terminal_event()
+            );
+            return Err(if seen == 0 {
+                AttemptError::retryable("stream ended early", message)
+            } else {
+                broke_off(
+                    "stream ended early",
+                    false,
+                    format!("{message} ({seen} events in)"),
+                )
+            });
+        }
+        match body.next().await {
+            Ok(Some(chunk)) => parser
+                .feed(&chunk)
+                .map_err(|_| body_error(provider, BodyError::TooLarge, seen))?,
+            // The last event may lack its closing blank line: it still counts.
+            Ok(None) => {
+                parser.finish();
+                ended = true;
+            }
+            Err(e) => return Err(body_error(provider, e, seen)),
         }
     }
 }

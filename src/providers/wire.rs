@@ -16,6 +16,7 @@ use super::models::{ThinkingKind, preferred_thinking};
 use super::reply::{ModelSettings, Reply, ToolOutput};
 use super::unsupported::{Learned, OptionalParam};
 use crate::definition::{AuthHeader, ReasoningEffort};
+use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
 
 /// Everything one request body is built from, borrowed.
@@ -148,11 +149,11 @@ pub trait WireFormat: Send + Sync {
     /// Whether this API's requests can carry `param` at all.
     fn may_send(&self, param: OptionalParam) -> bool;
 
-    /// A reader for one streamed reply.
-    fn stream(&self, provider: &str) -> Box<dyn ReplyStream>;
+    /// A reader for one streamed reply; what it quotes of the provider hides `secrets`.
+    fn stream(&self, provider: &str, secrets: &Secrets) -> Box<dyn ReplyStream>;
 
     /// A whole reply, from a server that answered with one JSON body.
-    fn parse(&self, provider: &str, body: Value) -> Result<Reply, AttemptError>;
+    fn parse(&self, provider: &str, secrets: &Secrets, body: Value) -> Result<Reply, AttemptError>;
 
     /// A user turn's text as a history item.
     fn user_text(&self, text: &str) -> Box<RawValue>;

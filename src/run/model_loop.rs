@@ -218,13 +218,17 @@ struct Run<'c, 'a> {
 
 impl Run<'_, '_> {
     fn fail(&self, error: AgentError) -> RunOutcome {
-        RunOutcome::Failed(Failure::with_partial(error, &self.last_text))
+        RunOutcome::Failed(Failure::with_partial(
+            error,
+            &self.last_text,
+            self.ctx.provider.secrets(),
+        ))
     }
 
     /// The run was cancelled: it ends here, keeping its last text.
     fn cancelled(&self) -> RunOutcome {
         RunOutcome::Cancelled {
-            partial_result: partial_result(&self.last_text),
+            partial_result: partial_result(&self.last_text, self.ctx.provider.secrets()),
         }
     }
 
@@ -242,6 +246,7 @@ impl Run<'_, '_> {
             return Flow::End(RunOutcome::Failed(Failure::with_partial(
                 error,
                 &self.last_text,
+                ctx.provider.secrets(),
             )));
         }
         // Input queued so far goes out now, so interrupts that came with it are answered.
@@ -273,12 +278,16 @@ impl Run<'_, '_> {
             biased;
             () = ctx.cancel.cancelled() => {
                 return Flow::End(RunOutcome::Cancelled {
-                    partial_result: partial_result(&self.last_text),
+                    partial_result: partial_result(&self.last_text, self.ctx.provider.secrets()),
                 });
             }
             () = until(ctx.limits.deadline()) => {
                 let error = ctx.limits.out_of_time("the model request in flight was cancelled");
-                return Flow::End(RunOutcome::Failed(Failure::with_partial(error, &self.last_text)));
+                return Flow::End(RunOutcome::Failed(Failure::with_partial(
+            error,
+            &self.last_text,
+            self.ctx.provider.secrets(),
+        )));
             }
             () = interrupted(&mut ctx.interrupts) => return Flow::Again,
             reply = provider.complete_with(ctx.system, self.conversation, &self.specs, &events) => reply,
@@ -398,9 +407,13 @@ impl Run<'_, '_> {
                 refused: false,
                 structured: Some(value),
             })),
-            Checked::Invalid { masked, .. } if self.repairs_left == 0 => Flow::End(
-                RunOutcome::Failed(Failure::with_partial(invalid_output(&masked), &self.answer)),
-            ),
+            Checked::Invalid { masked, .. } if self.repairs_left == 0 => {
+                Flow::End(RunOutcome::Failed(Failure::with_partial(
+                    invalid_output(&masked),
+                    &self.answer,
+                    self.ctx.provider.secrets(),
+                )))
+            }
             Checked::Invalid { for_model, .. } => {
                 self.repairs_left -= 1;
                 self.conversation

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::error::AgentError;
 use crate::limits::PARTIAL_RESULT_BYTES;
-use crate::text::cut_utf8;
+use crate::redact::Secrets;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,11 +60,11 @@ pub struct Failure {
 
 impl Failure {
     /// `error`, keeping `text` (the run's last assistant message) as the partial result
-    /// when there is any.
-    pub fn with_partial(error: AgentError, text: &str) -> Self {
+    /// when there is any, with `secrets` hidden.
+    pub fn with_partial(error: AgentError, text: &str, secrets: &Secrets) -> Self {
         Failure {
             error,
-            partial_result: partial_result(text),
+            partial_result: partial_result(text, secrets),
         }
     }
 }
@@ -78,13 +78,14 @@ impl From<AgentError> for Failure {
     }
 }
 
-/// `text` capped at [`PARTIAL_RESULT_BYTES`] on a character boundary; `None` when it holds
-/// nothing but whitespace.
-pub fn partial_result(text: &str) -> Option<String> {
+/// `text` with `secrets` hidden, then capped at [`PARTIAL_RESULT_BYTES`] on a character
+/// boundary (what the cut left of a secret hidden too); `None` when it holds nothing but
+/// whitespace.
+pub fn partial_result(text: &str, secrets: &Secrets) -> Option<String> {
     if text.trim().is_empty() {
         return None;
     }
-    Some(cut_utf8(text, PARTIAL_RESULT_BYTES).to_owned())
+    Some(secrets.cut(text, PARTIAL_RESULT_BYTES))
 }
 
 #[cfg(test)]
@@ -93,16 +94,38 @@ mod tests {
 
     #[test]
     fn partial_results_are_capped_on_a_character_boundary() {
-        assert_eq!(partial_result("  \n"), None);
-        assert_eq!(partial_result("half done").as_deref(), Some("half done"));
+        let none = &Secrets::default();
+        assert_eq!(partial_result("  \n", none), None);
+        assert_eq!(
+            partial_result("half done", none).as_deref(),
+            Some("half done")
+        );
         let long = format!("{}é", "x".repeat(PARTIAL_RESULT_BYTES - 1));
-        let cut = partial_result(&long).unwrap();
+        let cut = partial_result(&long, none).unwrap();
         assert_eq!(
             cut.len(),
             PARTIAL_RESULT_BYTES - 1,
             "é would straddle the cap"
         );
         let exact = "y".repeat(PARTIAL_RESULT_BYTES + 10);
-        assert_eq!(partial_result(&exact).unwrap().len(), PARTIAL_RESULT_BYTES);
+        assert_eq!(
+            partial_result(&exact, none).unwrap().len(),
+            PARTIAL_RESULT_BYTES
+        );
+    }
+
+    #[test]
+    fn partial_results_hide_the_runs_secrets_before_and_at_the_cut() {
+        let key = "sk-live-0123456789abcdef";
+        let secrets = Secrets::new([key]);
+        // The key straddles the cap: redacted first, nothing of it is left.
+        let text = format!("{}{key} and more", "x".repeat(PARTIAL_RESULT_BYTES - 10));
+        let cut = partial_result(&text, &secrets).unwrap();
+        assert!(cut.len() <= PARTIAL_RESULT_BYTES);
+        assert!(!cut.contains("sk-live-"), "{}", &cut[cut.len() - 20..]);
+        assert_eq!(
+            partial_result(&format!("said {key}"), &secrets).as_deref(),
+            Some("said [redacted]")
+        );
     }
 }

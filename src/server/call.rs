@@ -18,7 +18,7 @@ use super::schema::{
 };
 use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
-use crate::limits::MAX_WAIT_MS;
+use crate::limits::{HTTP_LONG_WAITS, HTTP_SHORT_WAIT, MAX_WAIT_MS};
 use crate::sessions::{Accepted, require_text};
 use crate::sessions::{ReturnWhen, Snapshot};
 use crate::sessions::{error_json, snapshot_json, summary_line};
@@ -339,10 +339,30 @@ pub(super) fn stopped_json(record: &Snapshot) -> Value {
     value
 }
 
-/// `wait_agent`'s result: one human line per agent, then the JSON (SPEC §4.3).
-pub(super) fn wait_result(timed_out: bool, agents: &[Snapshot]) -> CallToolResult {
-    let lines: Vec<String> = agents.iter().map(summary_line).collect();
-    success_with_lines(wait_json(timed_out, agents), &lines)
+/// What a wait shortened for lack of a long-wait slot says (SPEC §10).
+pub(super) fn shortened_wait_note() -> String {
+    format!(
+        "this server is already holding {HTTP_LONG_WAITS} long waits over HTTP, the most it \
+         holds at once so that other clients are not locked out; this wait was shortened to \
+         {} s. Call wait_agent again to keep waiting",
+        HTTP_SHORT_WAIT.as_secs()
+    )
+}
+
+/// `wait_agent`'s result: one human line per agent, then the JSON (SPEC §4.3); a `note`
+/// (a shortened wait) is in both.
+pub(super) fn wait_result(
+    timed_out: bool,
+    agents: &[Snapshot],
+    note: Option<String>,
+) -> CallToolResult {
+    let mut lines: Vec<String> = agents.iter().map(summary_line).collect();
+    let mut answer = wait_json(timed_out, agents);
+    if let Some(note) = note {
+        lines.push(format!("note: {note}"));
+        answer["note"] = json!(note);
+    }
+    success_with_lines(answer, &lines)
 }
 
 fn wait_json(timed_out: bool, agents: &[Snapshot]) -> Value {

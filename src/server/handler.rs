@@ -1,5 +1,6 @@
 //! The `rmcp` server handler. Cheap to clone: stateless HTTP builds one per request, so all
-//! state lives in the shared [`SessionManager`].
+//! state lives in the shared [`SessionManager`] (and, over HTTP, the shared slots for long
+//! waits).
 //!
 //! It knows which client it serves, per request: the `clientInfo` of `initialize`, or under
 //! MCP 2026-07-28 the client information every request carries in `_meta` (`rmcp`'s
@@ -8,6 +9,9 @@
 //! fixes says how in that client's terms.
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
@@ -20,6 +24,7 @@ use super::call::{self, Call};
 use super::schema;
 use crate::clients::{self, KnownClient, Transport};
 use crate::error::{AgentError, ErrorCode};
+use crate::limits::HTTP_SHORT_WAIT;
 use crate::sessions::{ReturnWhen, SessionManager, WaitEvent};
 
 #[derive(Clone)]
@@ -29,6 +34,9 @@ pub(super) struct AgentsServer {
     /// `spawn_agent` and `send_input`, built once; `None` when no agent may be started by
     /// the parent model (an empty catalog, or agents all started by hand only): no tools.
     fixed_tools: Option<Arc<(Tool, Tool)>>,
+    /// Over HTTP: the waits longer than [`HTTP_SHORT_WAIT`] that may run at once, each
+    /// holding a connection (SPEC §10). Stdio has one client, and no such bound.
+    long_waits: Option<Arc<Semaphore>>,
 }
 
 impl AgentsServer {
@@ -52,6 +60,30 @@ impl AgentsServer {
             manager,
             transport,
             fixed_tools,
+            long_waits: None,
+        }
+    }
+
+    /// At most `slots` waits longer than [`HTTP_SHORT_WAIT`] at once; one beyond them is
+    /// shortened to it.
+    pub(super) fn with_long_waits(mut self, slots: usize) -> Self {
+        self.long_waits = Some(Arc::new(Semaphore::new(slots)));
+        self
+    }
+
+    /// The wait to make for a `timeout` the call asked for, and the slot it holds: a long
+    /// one takes a slot, or is shortened to [`HTTP_SHORT_WAIT`] when none is free
+    /// (`shortened`).
+    fn wait_slot(&self, timeout: Duration) -> (Duration, Option<OwnedSemaphorePermit>, bool) {
+        let Some(slots) = &self.long_waits else {
+            return (timeout, None, false);
+        };
+        if timeout <= HTTP_SHORT_WAIT {
+            return (timeout, None, false);
+        }
+        match slots.clone().try_acquire_owned() {
+            Ok(slot) => (timeout, Some(slot), false),
+            Err(_) => (HTTP_SHORT_WAIT, None, true),
         }
     }
 
@@ -93,10 +125,12 @@ impl AgentsServer {
     async fn wait(
         &self,
         targets: Vec<String>,
-        timeout: std::time::Duration,
+        timeout: Duration,
         return_when: ReturnWhen,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
+        // The slot is held until the answer is made.
+        let (timeout, _slot, shortened) = self.wait_slot(timeout);
         let mut waiter = match self.manager.wait(&targets, timeout, return_when) {
             Ok(waiter) => waiter,
             Err(e) => return call::failure(&e),
@@ -113,7 +147,8 @@ impl AgentsServer {
             };
             match event {
                 WaitEvent::Finished { timed_out, agents } => {
-                    return call::wait_result(timed_out, &agents);
+                    let note = (shortened && timed_out).then(call::shortened_wait_note);
+                    return call::wait_result(timed_out, &agents, note);
                 }
                 WaitEvent::Progress(steps) => {
                     let Some(token) = &token else { continue };

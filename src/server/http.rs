@@ -6,15 +6,20 @@
 //!   drive the server from a browser.
 //! - With `--auth-token-env VAR`, every request needs `Authorization: Bearer <value of VAR>`
 //!   (401 otherwise).
-//! - Reads at most 4 MiB of a POST body, and marks a `tools/call` whose `arguments` is not
-//!   an object so that it is answered with `invalid_input` ([`super::arguments`]).
+//! - Reads at most 4 MiB of a POST body, into one buffer however it is cut, refusing one
+//!   whose declared length is over that before reading it ([`super::request_body`]), and
+//!   marks a `tools/call` whose `arguments` is not an object so that it is answered with
+//!   `invalid_input` ([`super::arguments`]).
 //! - Bounds what a client can hold, with or without the token (SPEC §10): a request's
 //!   headers must arrive within 10 s (hyper's header timeout, also for a kept-alive
-//!   connection's next request) and its body within 30 s, else the connection is closed; at
-//!   most 256 connections are served at once (the rest wait in the listen backlog, holding
-//!   none of our descriptors); at most 64 legacy sessions ([`super::legacy_sessions`]).
-//!   Connections are HTTP/1.1: an HTTP/2 one would need its first bytes read before any
-//!   timeout applies.
+//!   connection's next request) and its body within 30 s, and an answer the client stops
+//!   reading is given up after 30 s ([`super::write_stall`]), else the connection is
+//!   closed; at most 256 connections are served at once (the rest wait in the listen
+//!   backlog, holding none of our descriptors), of which at most 128 may be `wait_agent`
+//!   calls waiting longer than a second (a longer one beyond them is shortened, and says
+//!   so), so waits cannot lock other clients out; at most 64 legacy sessions
+//!   ([`super::legacy_sessions`]). Connections are HTTP/1.1: an HTTP/2 one would need its
+//!   first bytes read before any timeout applies.
 //!
 //! Requests of protocol 2026-07-28 are stateless: `rmcp` builds a handler per request, and
 //! the handler only holds the shared session manager. Older clients that `initialize` get
@@ -28,17 +33,19 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::AgentsServer;
 use super::legacy_sessions::CappedSessions;
+use super::request_body::{BodyRefusal, discard, read_capped};
+use super::write_stall::WriteStall;
 use crate::definition::is_loopback;
 use crate::definition::{is_env_var_name, is_showable_var_name};
 use crate::limits::{
-    HTTP_BODY_TIMEOUT, HTTP_CONNECTIONS, HTTP_HEADER_TIMEOUT, HTTP_REQUEST_BODY_BYTES,
+    HTTP_BODY_TIMEOUT, HTTP_CONNECTIONS, HTTP_HEADER_TIMEOUT, HTTP_LONG_WAITS,
+    HTTP_REQUEST_BODY_BYTES,
 };
 use crate::sessions::SessionManager;
 
@@ -121,8 +128,10 @@ pub async fn serve_http(
         // the network is protected by its token instead.
         config = config.disable_allowed_hosts();
     }
-    // rmcp calls the factory for every request; the tool list is built once and shared.
-    let server = AgentsServer::new(manager, crate::clients::Transport::Http);
+    // rmcp calls the factory for every request; the tool list is built once and shared,
+    // and so are the slots for long waits.
+    let server = AgentsServer::new(manager, crate::clients::Transport::Http)
+        .with_long_waits(HTTP_LONG_WAITS);
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(CappedSessions::default()),
@@ -180,7 +189,7 @@ async fn serve_connections(
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(HTTP_HEADER_TIMEOUT)
-            .serve_connection(TokioIo::new(stream), service);
+            .serve_connection(TokioIo::new(WriteStall::new(stream)), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             let _ = connection.await;
@@ -244,12 +253,12 @@ async fn mark_arguments(request: Request) -> Result<Request, Response> {
         return Ok(request);
     }
     let (mut parts, body) = request.into_parts();
-    let collected = tokio::time::timeout(
+    let read = tokio::time::timeout(
         HTTP_BODY_TIMEOUT,
-        Limited::new(body, HTTP_REQUEST_BODY_BYTES).collect(),
+        read_capped(body, HTTP_REQUEST_BODY_BYTES),
     )
     .await;
-    let Ok(collected) = collected else {
+    let Ok(read) = read else {
         let mut refusal = (
             StatusCode::REQUEST_TIMEOUT,
             format!(
@@ -264,16 +273,25 @@ async fn mark_arguments(request: Request) -> Result<Request, Response> {
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
         return Err(refusal);
     };
-    let bytes = match collected {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            return Err((
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        Err(BodyRefusal::TooLarge(rest)) => {
+            discard(rest);
+            let mut refusal = (
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "Payload Too Large: the request body is larger than 4 MiB",
+                format!(
+                    "Payload Too Large: the request body is larger than {} MiB",
+                    HTTP_REQUEST_BODY_BYTES / (1024 * 1024)
+                ),
             )
-                .into_response());
+                .into_response();
+            // The rest of the body is not kept: the connection goes once it is thrown away.
+            refusal
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return Err(refusal);
         }
-        Err(_) => {
+        Err(BodyRefusal::Unreadable) => {
             return Err((
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the request body could not be read",

@@ -10,14 +10,18 @@
 //! | `stdio` | serving on stdin/stdout |
 //! | `http` | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks and the client bounds |
 //! | `legacy_sessions` | `rmcp`'s sessions for `initialize` clients, at most 64, least recently used closed first |
+//! | `request_body` | an HTTP request body read into one buffer under its cap, refused up front when declared longer |
+//! | `write_stall` | the bound on an HTTP answer its client does not read |
 
 mod arguments;
 mod call;
 mod handler;
 mod http;
 mod legacy_sessions;
+mod request_body;
 mod schema;
 mod stdio;
+mod write_stall;
 
 pub use arguments::mark_non_object_arguments;
 pub use call::{Call, parse_call};

@@ -413,7 +413,10 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
         "properties": {"timed_out": {"type": "boolean", "description": "the timeout passed \
                            first: some agent still runs (with return_when \"any\": none has \
                            finished)"},
-                       "agents": {"type": "array", "items": agent}},
+                       "agents": {"type": "array", "items": agent},
+                       "note": {"type": "string", "description": "present when the server \
+                           shortened this wait (over HTTP, with many clients waiting at \
+                           once): call wait_agent again to keep waiting"}},
         "required": ["timed_out", "agents"]
     }));
     Tool::new(WAIT_AGENT, description, input_schema::<WaitArgs>())

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::hidden::{Hiding, hide_in_outcome};
 use super::session::{
     RunSignals, Session, SessionState, Snapshot, Status, Totals, new_agent_id, short_id,
 };
@@ -72,6 +73,9 @@ pub struct Accepted {
 
 pub struct SessionManager {
     catalog: Arc<Catalog>,
+    /// The variables holding the credentials the catalog's agents are configured with,
+    /// each once (the catalog does not change; their values are read per run).
+    secret_vars: Vec<String>,
     config: ManagerConfig,
     permits: Arc<Semaphore>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -83,9 +87,18 @@ pub struct SessionManager {
 
 impl SessionManager {
     pub fn new(catalog: Arc<Catalog>, config: ManagerConfig) -> Arc<Self> {
+        let mut secret_vars: Vec<String> = catalog
+            .agents()
+            .iter()
+            .flat_map(|definition| definition.secret_vars())
+            .map(str::to_owned)
+            .collect();
+        secret_vars.sort_unstable();
+        secret_vars.dedup();
         Arc::new(SessionManager {
             permits: Arc::new(Semaphore::new(config.limits.concurrent_runs)),
             catalog,
+            secret_vars,
             config,
             sessions: Mutex::new(HashMap::new()),
             recency: AtomicU64::new(0),
@@ -429,11 +442,27 @@ impl SessionManager {
         })
     }
 
+    /// The client of a run of `definition`, with the key read now, hiding every secret
+    /// of the workspace ([`Self::workspace_secrets`]); all of them are kept off stderr from
+    /// now on.
     fn provider_for(&self, definition: &AgentDefinition) -> Result<ProviderClient, AgentError> {
         let env = self.config.env.clone();
-        Ok(ProviderClient::for_run(definition, move |var| env(var))?
+        let client = ProviderClient::for_run(definition, move |var| env(var))?
             .with_retry_policy(self.config.retry.clone())
-            .with_workspace(self.workspace(), definition))
+            .with_workspace(self.workspace(), definition)
+            .hiding(self.workspace_secrets());
+        crate::redact::hide_on_stderr(client.secrets());
+        Ok(client)
+    }
+
+    /// The values, read now, of every credential the workspace's agents are configured with:
+    /// their keys and their child servers' tokens. A run hides them all, not only its own:
+    /// a model may have read another agent's token from a file or a tool.
+    fn workspace_secrets(&self) -> Vec<String> {
+        self.secret_vars
+            .iter()
+            .filter_map(|var| (self.config.env)(var))
+            .collect()
     }
 
     /// Instructions, then each preloaded skill in the listed order (FORMATS.md §5).
@@ -499,6 +528,11 @@ impl SessionManager {
         };
         // The answer of the run so far, when input that came as it closed carried it on.
         let mut earlier_answer: Option<String> = None;
+        let secrets = provider.secrets();
+        let observer = Hiding {
+            observer: session.as_ref(),
+            secrets,
+        };
         loop {
             let outcome = match self.open_tools(&session, &limits, &signals).await {
                 Err(outcome) => outcome,
@@ -510,7 +544,7 @@ impl SessionManager {
                         system: &session.system,
                         tools: tools.as_ref(),
                         inbox: session.as_ref(),
-                        observer: session.as_ref(),
+                        observer: &observer,
                         interrupts: interrupts.clone(),
                         cancel: signals.cancel.clone(),
                         limits,
@@ -534,7 +568,8 @@ impl SessionManager {
                     outcome
                 }
             };
-            let outcome = with_earlier_answer(outcome, &mut earlier_answer);
+            let outcome =
+                hide_in_outcome(with_earlier_answer(outcome, &mut earlier_answer), secrets);
             // One guard from this check to the terminal state: input accepted in between
             // would otherwise be left queued on a finished session.
             let state = session.lock();
@@ -543,7 +578,7 @@ impl SessionManager {
                 && !signals.cancel.is_cancelled()
             {
                 // Input queued while the run was closing: carry on in the same permit.
-                earlier_answer = partial_result(&answer.text);
+                earlier_answer = partial_result(&answer.text, secrets);
                 continue;
             }
             let status = terminal_status(outcome, state.stopping.as_deref());

@@ -8,9 +8,11 @@
 //! | `session` | one session: frozen definition, conversation, queue, status, timing |
 //! | `wait` | waiting on sessions, with what they do meanwhile |
 //! | `record` | the JSON of a session record, and its one human line |
+//! | `hidden` | a run's secrets hidden from its activity and outcome |
 //!
 //! The face below is what the MCP server, the command line, the benches and the tests name.
 
+mod hidden;
 mod manager;
 mod record;
 mod session;

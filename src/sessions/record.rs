@@ -229,6 +229,7 @@ mod tests {
         let failure = Failure::with_partial(
             AgentError::new(ErrorCode::Cancelled, "stopped by the parent: wrong file"),
             "Half way there.",
+            &crate::redact::Secrets::default(),
         );
         assert_eq!(
             summary_line(&snapshot(Status::Failed(failure), 3_140, 1)),

@@ -57,6 +57,10 @@ pub struct FixtureOptions {
     /// Write this line to stderr before serving, as servers that log do.
     #[arg(long, value_name = "TEXT")]
     pub say: Option<String>,
+    /// Write `VAR=<its value>` to stderr before serving, as a server that logs its
+    /// configuration at startup does (its token included).
+    #[arg(long, value_name = "VAR")]
+    pub say_env: Option<String>,
     /// Also list `sleep` under [`odd_tool_name`]: escape sequences, invisible characters and
     /// 300 more characters.
     #[arg(long)]
@@ -459,6 +463,9 @@ impl ServerHandler for Fixture {
 pub async fn run(options: FixtureOptions) -> Result<(), String> {
     if let Some(line) = &options.say {
         eprintln!("{line}");
+    }
+    if let Some(var) = &options.say_env {
+        eprintln!("{var}={}", std::env::var(var).unwrap_or_default());
     }
     if let Some(bytes) = options.stderr_bytes {
         let line = format!("{}\n", "chatty log line ".repeat(6));

@@ -420,7 +420,7 @@ proptest! {
     ) {
         use mcp_agents::definition::WireApi;
         for api in [WireApi::Responses, WireApi::AnthropicMessages] {
-            let mut stream = mcp_agents::providers::format(api).stream("p");
+            let mut stream = mcp_agents::providers::format(api).stream("p", &mcp_agents::redact::Secrets::default());
             for (event, data, typed) in &events {
                 let mut data = data.clone();
                 if *typed && let serde_json::Value::Object(map) = &mut data {
@@ -471,7 +471,8 @@ fn messages_stream_events_that_once_panicked_are_errors() {
         ],
     ];
     for (i, events) in cases.iter().enumerate() {
-        let mut stream = mcp_agents::providers::format(WireApi::AnthropicMessages).stream("p");
+        let mut stream = mcp_agents::providers::format(WireApi::AnthropicMessages)
+            .stream("p", &mcp_agents::redact::Secrets::default());
         let mut ended = None;
         for event in events {
             let kind = event["type"].as_str().unwrap();
@@ -489,5 +490,88 @@ fn messages_stream_events_that_once_panicked_are_errors() {
             4 => assert!(matches!(ended, Some(Ok(_))), "case {i}"),
             _ => assert!(matches!(ended, Some(Err(_))), "case {i}: {ended:?}"),
         }
+    }
+}
+
+/// Every event `parser` has completed, after `chunks`, and after the end of the stream.
+fn sse_events(chunks: &[&[u8]]) -> Vec<(String, String)> {
+    let mut parser = mcp_agents::providers::SseParser::new(1 << 20);
+    let mut events = Vec::new();
+    for chunk in chunks {
+        parser.feed(chunk).unwrap();
+        while let Some(e) = parser.next_event() {
+            events.push((e.event, e.data));
+        }
+    }
+    parser.finish();
+    while let Some(e) = parser.next_event() {
+        events.push((e.event, e.data));
+    }
+    events
+}
+
+proptest! {
+    /// Any bytes, cut anywhere: the event stream parser never panics, and where the stream
+    /// is cut into pieces never changes what it reads.
+    #[test]
+    fn event_streams_read_the_same_however_they_are_cut(
+        lines in prop::collection::vec(
+            prop_oneof![
+                Just(b"".to_vec()),
+                Just(b": keep-alive \xff".to_vec()),
+                Just(b"event: message_stop".to_vec()),
+                Just(b"data: {\"a\": 1}".to_vec()),
+                Just(b"data".to_vec()),
+                Just(b"id: 3".to_vec()),
+                prop::collection::vec(any::<u8>(), 0..12),
+            ],
+            0..12,
+        ),
+        ends in prop::collection::vec(prop::sample::select(vec!["\n", "\r", "\r\n"]), 12),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+    ) {
+        let mut stream = Vec::new();
+        for (line, end) in lines.iter().zip(&ends) {
+            stream.extend_from_slice(line);
+            stream.extend_from_slice(end.as_bytes());
+        }
+        let whole = sse_events(&[&stream]);
+        let mut at: Vec<usize> = cuts.iter().map(|i| i.index(stream.len() + 1)).collect();
+        at.sort_unstable();
+        let mut pieces: Vec<&[u8]> = Vec::new();
+        let mut from = 0;
+        for cut in at {
+            pieces.push(&stream[from..cut]);
+            from = cut;
+        }
+        pieces.push(&stream[from..]);
+        prop_assert_eq!(sse_events(&pieces), whole);
+    }
+
+    /// A secret anywhere in a text, the text quoted at any length: no run of 8 or more of
+    /// its characters survives, whole, at the cut, or anywhere else.
+    #[test]
+    fn a_quoted_text_never_shows_a_secret_or_a_long_piece_of_it(
+        before in "[a-z ]{0,40}",
+        after in "[a-z ]{0,40}",
+        secret in "[A-Za-z0-9_-]{8,40}",
+        max in 1usize..120,
+    ) {
+        let secrets = mcp_agents::redact::Secrets::new([secret.as_str()]);
+        let text = format!("{before}{secret}{after}");
+        let quoted = secrets.quote(&text, max).unwrap_or_default();
+        let chars: Vec<char> = secret.chars().collect();
+        for window in chars.windows(8) {
+            let piece: String = window.iter().collect();
+            // The letters around the secret cannot rebuild 8 of its characters: they are
+            // lowercase and spaces, and a window holds more than they could supply alone
+            // only when it is the secret's own.
+            if !piece.chars().all(|c| c.is_ascii_lowercase() || c == ' ') {
+                prop_assert!(!quoted.contains(&piece), "{:?} in {:?}", piece, quoted);
+            }
+        }
+        let cut = secrets.cut(&text, max);
+        prop_assert!(cut.len() <= max);
+        prop_assert!(!cut.contains(&secret));
     }
 }

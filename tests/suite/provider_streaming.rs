@@ -381,7 +381,7 @@ async fn streamed_and_whole(wire: WireApi, step: Step) -> (Vec<Value>, Vec<Value
     }
     let whole: Value = request.send().await.unwrap().json().await.unwrap();
     let parsed = format(wire)
-        .parse("mock", whole)
+        .parse("mock", &mcp_agents::redact::Secrets::default(), whole)
         .unwrap_or_else(|_| panic!("a whole reply"));
     (streamed.reply().item_values(), parsed.item_values())
 }

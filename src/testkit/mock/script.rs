@@ -43,6 +43,14 @@ pub struct StreamShape {
     pub delta_chars: usize,
     /// What happens instead of the rest of the stream once this many events were sent.
     pub fault: Option<(usize, StreamFault)>,
+    /// A comment line (`: …`) sent before the first event and between every two, as
+    /// OpenRouter sends `: OPENROUTER PROCESSING` while a model works; its bytes as given
+    /// (a comment is any bytes up to the line end: the format never decodes it).
+    pub keep_alive: Option<Vec<u8>>,
+    /// The body is written in pieces of at most this many bytes, a millisecond apart, as a
+    /// long event reaches a client over a real network: in TCP-sized pieces, not whole
+    /// (0: each event in one write).
+    pub piece_bytes: usize,
 }
 
 /// A stream that does not end as it should.
@@ -62,6 +70,10 @@ pub enum StreamFault {
     /// What LiteLLM's proxy (1.110) sends instead: `event: error` whose data has the flat
     /// `code` (`server_error`) and the nested `error` whose `code` is the HTTP status.
     GatewayErrorEvent(u16),
+    /// The body ends right after the last event's `data:` line, before the blank line that
+    /// closes it: a stream cut just after its terminal event (a proxy or load balancer that
+    /// closes the connection as soon as the upstream's last bytes are relayed).
+    Unclosed,
 }
 
 /// An optional parameter the mock's model refuses, with the error the real API gives
@@ -232,6 +244,21 @@ impl Step {
         self.map_reply(|r| r.without_status = true)
     }
 
+    /// The whole stream, but the body ends before the blank line after its last event.
+    pub fn unclosed(self) -> Step {
+        self.map_reply(|r| r.stream.fault = Some((usize::MAX, StreamFault::Unclosed)))
+    }
+
+    /// The body written in pieces of at most `bytes`, a millisecond apart.
+    pub fn in_pieces(self, bytes: usize) -> Step {
+        self.map_reply(|r| r.stream.piece_bytes = bytes)
+    }
+
+    /// A keep-alive comment of these bytes before every event.
+    pub fn with_keep_alive(self, comment: &[u8]) -> Step {
+        self.map_reply(|r| r.stream.keep_alive = Some(comment.to_vec()))
+    }
+
     fn map_reply(self, change: impl FnOnce(&mut ScriptedReply)) -> Step {
         match self {
             Step::Reply(mut r) => {
@@ -297,6 +324,24 @@ impl Step {
             ),
         }
         .with_header("retry-after", retry_after)
+    }
+
+    /// A 200 event stream of exactly these events, `(type, data)`, each closed by its blank
+    /// line: the shape of a reply that fails mid-stream (an `error` event, a Responses
+    /// `response.failed`), written as the API writes it.
+    pub fn events(events: &[(&str, Value)]) -> Step {
+        let body: String = events
+            .iter()
+            .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
+            .collect();
+        Step::Raw {
+            status: 200,
+            headers: vec![(
+                "content-type".into(),
+                "text/event-stream; charset=utf-8".into(),
+            )],
+            body,
+        }
     }
 
     /// Adds a response header to a raw step; an empty value removes the header (the

@@ -1,6 +1,6 @@
 //! Server-sent events as the real APIs send them: `event: <type>` and one `data:` line per
-//! event, each followed by a blank line, delivered as a [`StreamShape`] says (pacing and
-//! faults).
+//! event, each followed by a blank line, delivered as a [`StreamShape`] says (pacing,
+//! keep-alive comments and faults).
 
 use std::time::Duration;
 
@@ -9,6 +9,9 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::script::{MockWire, StreamFault, StreamShape};
+
+/// The pause between two pieces of a body written in pieces.
+const PIECE_DELAY: Duration = Duration::from_millis(1);
 
 /// One event: its type and its data.
 pub(super) type Event = (String, Value);
@@ -25,12 +28,24 @@ pub(super) fn pieces(text: &str, max: usize) -> Vec<String> {
     chars.chunks(max).map(|c| c.iter().collect()).collect()
 }
 
-/// One frame; an event without a name is sent as a `data:` line alone.
-fn frame(event: &str, data: &Value) -> Bytes {
-    if event.is_empty() {
-        return Bytes::from(format!("data: {data}\n\n"));
+/// One event as sent: an optional comment line before it, its two lines (a `data:` line
+/// alone for an event without a name), and the blank line that closes it unless `closed`
+/// is false.
+fn frame(comment: Option<&[u8]>, event: &str, data: &Value, closed: bool) -> Bytes {
+    let mut bytes = Vec::new();
+    if let Some(comment) = comment {
+        bytes.extend_from_slice(b": ");
+        bytes.extend_from_slice(comment);
+        bytes.extend_from_slice(b"\n\n");
     }
-    Bytes::from(format!("event: {event}\ndata: {data}\n\n"))
+    if !event.is_empty() {
+        bytes.extend_from_slice(format!("event: {event}\n").as_bytes());
+    }
+    bytes.extend_from_slice(format!("data: {data}\n").as_bytes());
+    if closed {
+        bytes.push(b'\n');
+    }
+    Bytes::from(bytes)
 }
 
 /// The message LiteLLM's proxy passes on from a model that failed mid-reply.
@@ -90,8 +105,32 @@ pub(super) fn response(wire: MockWire, events: Vec<Event>, shape: &StreamShape) 
         events.extend(gateway_error(fault, after + 1));
         end = Some(fault);
     }
-    let frames: Vec<Bytes> = events.iter().map(|(e, d)| frame(e, d)).collect();
-    let delay = shape.event_delay;
+    let last = events.len().saturating_sub(1);
+    let frames: Vec<Bytes> = events
+        .iter()
+        .enumerate()
+        .map(|(i, (e, d))| {
+            let closed = !(i == last && end == Some(StreamFault::Unclosed));
+            frame(shape.keep_alive.as_deref(), e, d, closed)
+        })
+        .collect();
+    let frames = if shape.piece_bytes > 0 {
+        frames
+            .iter()
+            .flat_map(|frame| {
+                (0..frame.len())
+                    .step_by(shape.piece_bytes)
+                    .map(|at| frame.slice(at..frame.len().min(at + shape.piece_bytes)))
+            })
+            .collect()
+    } else {
+        frames
+    };
+    let delay = if shape.piece_bytes > 0 {
+        PIECE_DELAY
+    } else {
+        shape.event_delay
+    };
     let stream = futures_util::stream::unfold(
         (frames.into_iter(), 0usize),
         move |(mut frames, sent)| async move {
