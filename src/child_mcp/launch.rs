@@ -6,7 +6,8 @@
 //!
 //! A built-in server (SPEC §8.6) becomes a stdio launch of this program itself
 //! ([`SelfCommand`]): `<this executable> workspace-tools <workspace>`, in the workspace,
-//! with the same cleared environment as any stdio child.
+//! with the same cleared environment as any stdio child. On Linux every other stdio child
+//! runs under a shim, which is this program too (`child-shim`, see `shim`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,6 +55,15 @@ impl SelfCommand {
         }
     }
 
+    /// The command line of a stdio child's shim, for a child of the server `server`.
+    pub(super) fn shim(&self, server: u32) -> Result<(PathBuf, Vec<String>), String> {
+        let program = self.program.clone()?;
+        let mut args = self.prefix.clone();
+        args.push(super::shim::SUBCOMMAND.to_owned());
+        args.push(server.to_string());
+        Ok((program, args))
+    }
+
     /// The launch of `server` for `workspace`, with `env` as its whole environment.
     fn launch(
         &self,
@@ -76,6 +86,8 @@ impl SelfCommand {
             args,
             env,
             cwd: workspace.to_owned(),
+            // It is this program, and starts nothing.
+            shim: None,
         })
     }
 }
@@ -89,6 +101,9 @@ pub enum Launch {
         /// The complete environment of the child.
         env: BTreeMap<String, String>,
         cwd: PathBuf,
+        /// This program, to run the child under its shim (Linux), which kills whatever the
+        /// child leaves when it exits or the server dies; `None`: started directly.
+        shim: Option<SelfCommand>,
     },
     Http {
         url: Url,
@@ -105,6 +120,7 @@ impl std::fmt::Debug for Launch {
                 args,
                 env,
                 cwd,
+                shim: _,
             } => debug_stdio(f, command, args.len(), env.keys(), cwd),
             Launch::Http { url, headers } => debug_http(f, url, headers.keys()),
         }
@@ -146,6 +162,7 @@ pub(super) fn resolve(
                 args: args.clone(),
                 env: full,
                 cwd,
+                shim: cfg!(target_os = "linux").then(|| itself.clone()),
             })
         }
         ChildTransport::Http { url, headers } => Ok(Launch::Http {
@@ -224,9 +241,21 @@ mod tests {
             ("AWS_SECRET", "x"),
         ]);
         let launch = resolve(&stdio(env), Path::new("/ws"), &vars, &itself()).unwrap();
-        let Launch::Stdio { env, cwd, args, .. } = launch else {
+        let Launch::Stdio {
+            env,
+            cwd,
+            args,
+            shim,
+            ..
+        } = launch
+        else {
             panic!()
         };
+        assert_eq!(
+            shim,
+            cfg!(target_os = "linux").then(itself),
+            "on Linux it runs under this program's shim"
+        );
         assert_eq!(
             env,
             BTreeMap::from([
@@ -273,6 +302,7 @@ mod tests {
                 args: vec!["agents".into(), "workspace-tools".into(), "/ws".into()],
                 env: BTreeMap::from([("HOME".into(), "/h".into()), ("PATH".into(), "/bin".into())]),
                 cwd: "/ws".into(),
+                shim: None,
             }
         );
         let lost = SelfCommand {

@@ -57,10 +57,6 @@ impl ChildStdio {
             pending,
         })
     }
-
-    pub(super) fn id(&self) -> Option<u32> {
-        self.child.id()
-    }
 }
 
 impl rmcp::transport::Transport<RoleClient> for ChildStdio {
