@@ -4,8 +4,10 @@
 //! | --- | --- |
 //! | `launch` | rendering `${VAR}` placeholders, clearing the environment of stdio children, launching the built-in servers |
 //! | `connect` | one `rmcp` client connection: start, discover 2026-07-28, list, call, stop |
-//! | `http_client` | the HTTP client of HTTP children: an oversized tool result cut, not a failure |
+//! | `http_client` | the HTTP client of HTTP children: a tool call's answer read by `http_answer`, the rest by `rmcp` |
+//! | `http_answer` | one tool call's POST to an HTTP child and its answer, JSON or an event stream, an oversized one cut |
 //! | `stdio` | the transport to a stdio child: messages by line, an oversized answer cut, not lost |
+//! | `cut` | an answer too large to read whole as the model gets it: the start of its text and a marker |
 //! | `stderr` | a stdio child's stderr, drained and forwarded line by line with its name |
 //! | `spawn` | starting a stdio child: directly, or under its shim, told what to start over a socket of its own |
 //! | `shim` | the small process between the server and each stdio child (Linux) that kills everything the child leaves, when it exits or when the server dies |
@@ -20,6 +22,8 @@
 //! knows nothing about providers or sessions: it implements `crate::toolbox`.
 
 mod connect;
+mod cut;
+mod http_answer;
 mod http_client;
 mod kill;
 mod launch;
