@@ -35,6 +35,8 @@ pub(super) const INHERITED_VARS: &[&str] = &[
 pub struct SelfCommand {
     program: Result<PathBuf, String>,
     prefix: Vec<String>,
+    /// The program is this process's own executable.
+    this_process: bool,
 }
 
 impl SelfCommand {
@@ -44,6 +46,7 @@ impl SelfCommand {
             program: std::env::current_exe()
                 .map_err(|e| format!("cannot find this program's own path: {e}")),
             prefix: prefix.iter().map(|a| (*a).to_owned()).collect(),
+            this_process: true,
         }
     }
 
@@ -52,12 +55,31 @@ impl SelfCommand {
         SelfCommand {
             program: Ok(program.into()),
             prefix: prefix.iter().map(|a| (*a).to_owned()).collect(),
+            this_process: false,
         }
+    }
+
+    /// The file to start: the program's path, unless the program is this process's own and
+    /// the path no longer holds the file it runs (an upgrade replaced it while the server
+    /// runs). Then `/proc/self/exe` (Linux), which a child started from here still finds
+    /// until it execs: a server and the children it starts of itself are one version.
+    fn runnable(&self) -> Result<PathBuf, String> {
+        let program = self.program.clone()?;
+        #[cfg(target_os = "linux")]
+        if self.this_process {
+            use std::os::unix::fs::MetadataExt;
+            let file = |path: &Path| std::fs::metadata(path).map(|m| (m.dev(), m.ino())).ok();
+            let running = file(Path::new("/proc/self/exe"));
+            if running.is_some() && running != file(&program) {
+                return Ok(PathBuf::from("/proc/self/exe"));
+            }
+        }
+        Ok(program)
     }
 
     /// The command line of a stdio child's shim, for a child of the server `server`.
     pub(super) fn shim(&self, server: u32) -> Result<(PathBuf, Vec<String>), String> {
-        let program = self.program.clone()?;
+        let program = self.runnable()?;
         let mut args = self.prefix.clone();
         args.push(super::shim::SUBCOMMAND.to_owned());
         args.push(server.to_string());
@@ -71,7 +93,7 @@ impl SelfCommand {
         workspace: &Path,
         env: BTreeMap<String, String>,
     ) -> Result<Launch, String> {
-        let program = self.program.clone()?;
+        let program = self.runnable()?;
         let command = program
             .to_str()
             .ok_or("cannot start itself: this program's path is not UTF-8")?
@@ -308,6 +330,7 @@ mod tests {
         let lost = SelfCommand {
             program: Err("cannot find this program's own path: gone".into()),
             prefix: vec![],
+            this_process: true,
         };
         assert_eq!(
             resolve(&config, Path::new("/ws"), &vars, &lost).unwrap_err(),
