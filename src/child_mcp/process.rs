@@ -112,7 +112,8 @@ pub(super) fn spawn_group<T>(
     let spawned = spawn()?;
     let leader = leader_of(&spawned).map(|pid| Seen {
         pid,
-        // Our child: not reaped yet, whatever it did, so `/proc` still shows it.
+        // Our child: not reaped yet, whatever it did, so `/proc` still shows it. One read of
+        // a file the kernel writes on the spot, which waits on nothing, like the fork before.
         start_time: process_info(pid).map_or(0, |info| info.start_time),
     });
     if let Some(leader) = leader {
