@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_agents::child_mcp::ChildServers;
-use mcp_agents::child_mcp::Launch;
+use mcp_agents::child_mcp::{Launch, SelfCommand};
 use mcp_agents::definition::WireApi;
 use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
 use mcp_agents::limits::ServerLimits;
@@ -226,7 +226,7 @@ async fn wake_up(mock: &MockProvider, ws: &Path) -> Stats {
         Arc::new(catalog),
         ManagerConfig {
             env: env.clone(),
-            tools: Arc::new(ChildServers::new(env)),
+            tools: Arc::new(ChildServers::new(env).with_self_command(SelfCommand::new(BIN, &[]))),
             retry: RetryPolicy::none(),
             limits: ServerLimits::default(),
         },
@@ -316,6 +316,32 @@ fn loop_overhead() -> Stats {
     Stats(samples)
 }
 
+/// A stdio child's start to its tools listed (`connect_child`: spawn, `server/discover`,
+/// `tools/list`) and its stop, 20 times, started directly or under its shim (Linux).
+async fn child_starts(ws: &Path, shim: Option<SelfCommand>) -> Stats {
+    let mut samples = Vec::new();
+    for _ in 0..20 {
+        let launch = Launch::Stdio {
+            command: BIN.to_owned(),
+            args: vec!["fixture-server".into()],
+            env: std::env::vars()
+                .filter(|(k, _)| k == "PATH" || k == "HOME")
+                .collect(),
+            cwd: ws.to_owned(),
+            shim: shim.clone(),
+        };
+        let started = Instant::now();
+        let (connection, tools) =
+            mcp_agents::child_mcp::connect_child("fx", &launch, Duration::from_secs(15))
+                .await
+                .unwrap();
+        samples.push(started.elapsed());
+        assert!(!tools.is_empty());
+        connection.shutdown(Duration::from_secs(5)).await;
+    }
+    Stats(samples)
+}
+
 async fn child_round_trip(ws: &Path) -> Stats {
     let launch = Launch::Stdio {
         command: BIN.to_owned(),
@@ -324,6 +350,7 @@ async fn child_round_trip(ws: &Path) -> Stats {
             .filter(|(k, _)| k == "PATH" || k == "HOME")
             .collect(),
         cwd: ws.to_owned(),
+        shim: Some(SelfCommand::new(BIN, &[])),
     };
     let (connection, _) =
         mcp_agents::child_mcp::connect_child("fx", &launch, Duration::from_secs(15))
@@ -475,6 +502,8 @@ fn main() {
         let wake = wake_up(&mock, ws.path()).await;
         let turn = loop_overhead();
         let child = child_round_trip(ws.path()).await;
+        let direct = child_starts(ws.path(), None).await;
+        let shimmed = child_starts(ws.path(), Some(SelfCommand::new(BIN, &[]))).await;
         let (idle, retained) = memory(&mock, ws.path()).await;
         let (rate, snapshots) = http_snapshots(&mock, ws.path()).await;
 
@@ -486,6 +515,7 @@ fn main() {
         println!("| run completion to a pending wait's return (in process, 500 runs) | < 1 ms | p50 {}, p99 {} |", ms(wake.at(0.5)), ms(wake.at(0.99)));
         println!("| loop overhead per turn, 50-turn history, 10 tools (2,000 turns) | well under 1 ms of CPU | p50 {}, p99 {} |", ms(turn.at(0.5)), ms(turn.at(0.99)));
         println!("| child tool call round trip over stdio (2,000 calls) | — | p50 {}, p99 {} |", ms(child.at(0.5)), ms(child.at(0.99)));
+        println!("| a stdio child's start to its tools listed, 20 starts: directly / under its shim | — | p50 {} / {}, max {} / {} |", ms(direct.at(0.5)), ms(shimmed.at(0.5)), ms(direct.at(1.0)), ms(shimmed.at(1.0)));
         println!("| server memory (RSS) at idle | — | {:.1} MiB |", idle as f64 / 1024.0);
         println!("| server memory with 64 retained sessions of {TURNS_PER_RETAINED_SESSION} turns each | < 64 MiB | {:.1} MiB |", retained as f64 / 1024.0);
         println!("| `wait_agent` snapshots, 8 running sessions, 100 HTTP clients (10 s) | no error, no stall | {rate:.0} calls/s; p50 {}, p99 {}, max {} |", ms(snapshots.at(0.5)), ms(snapshots.at(0.99)), ms(snapshots.at(1.0)));

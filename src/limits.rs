@@ -169,6 +169,17 @@ pub const STDERR_QUEUE_LINES: usize = 1024;
 /// How long the server waits at exit for queued stderr lines to be written (SPEC §8.3): the
 /// last lines show when stderr is read, and the process still exits when it is not.
 pub const STDERR_FLUSH_BOUND: Duration = Duration::from_secs(1);
+/// What a stdio child's shim is told (its command, arguments and environment), in bytes;
+/// more than the 2 MiB Linux lets an `exec` carry (SPEC §8.3).
+pub const SHIM_SPEC_BYTES: usize = 4 * 1024 * 1024;
+/// The shim's answer ("started", or why not), in bytes (SPEC §8.3).
+pub const SHIM_STATUS_BYTES: usize = 4096;
+/// How long a shim, or the server, keeps killing what a child left before giving up on a
+/// process that keeps forking (SPEC §8.3: children never outlive the server).
+pub const CHILD_TREE_KILL_BOUND: Duration = Duration::from_secs(2);
+/// How often a shim looks for its server's death where pidfds (Linux 5.3) are missing
+/// (SPEC §8.3).
+pub const SHIM_PARENT_POLL: Duration = Duration::from_millis(250);
 
 // ----- The built-in workspace server (SPEC §8.6) -----
 

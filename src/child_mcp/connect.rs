@@ -4,11 +4,8 @@
 //! down within the bound, killing the whole process group if it lingers.
 
 use std::collections::HashMap;
-use std::os::fd::AsRawFd;
-use std::process::Stdio;
 use std::time::Duration;
 
-use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientCapabilities, ClientNotification, ClientRequest,
@@ -24,7 +21,8 @@ use rmcp::{ClientServiceExt, RoleClient, ServiceError};
 use tokio::time::Instant;
 
 use super::launch::Launch;
-use super::process::{self, DieWithParent};
+use super::process::GroupGuard;
+use super::spawn::{self, StdioCommand};
 use super::stdio::ChildStdio;
 use crate::limits::CHILD_ABANDON_TIMEOUT;
 use crate::redact::{Redactor, origin};
@@ -137,44 +135,22 @@ async fn start(
             args,
             env,
             cwd,
+            shim,
         } => {
-            let mut process = tokio::process::Command::new(command);
-            process.args(args).env_clear().envs(env).current_dir(cwd);
-            let mut wrapped = CommandWrap::from(process);
-            // Its own process group, so that stopping it reaches what it started (npx, uvx),
-            // and dead with the server however the server ends.
-            wrapped.wrap(ProcessGroup::leader());
-            wrapped.wrap(DieWithParent);
-            let stderr_pipe = |stderr: &Option<tokio::process::ChildStderr>| {
-                stderr
-                    .as_ref()
-                    .and_then(|s| super::kill::pipe_inode(s.as_raw_fd()))
-                    .into_iter()
-                    .collect::<Vec<_>>()
+            let child = StdioCommand {
+                command,
+                args,
+                env,
+                cwd,
             };
-            wrapped
-                .command_mut()
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let (transport, stderr) = process::spawn_group(
-                || {
-                    let mut child = wrapped.spawn()?;
-                    let stderr = child.stderr().take();
-                    Ok((ChildStdio::new(child)?, stderr))
-                },
-                |(transport, stderr)| Some((transport.id()?, stderr_pipe(stderr))),
-            )
-            .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-            // Dropping this (a shutdown during startup drops the whole startup) kills the
-            // child and what it started.
-            let guard = GroupGuard {
-                group: transport.id(),
-                pipes: stderr_pipe(&stderr),
-            };
-            if let Some(stderr) = stderr {
+            // Dropping the guard (a shutdown during startup drops the whole startup) kills
+            // the child and what it started.
+            let (mut process, guard) = spawn::start(&child, shim.as_ref(), deadline).await?;
+            if let Some(stderr) = process.stderr().take() {
                 tokio::spawn(super::stderr::forward(server.to_owned(), stderr));
             }
+            let transport =
+                ChildStdio::new(process).map_err(|e| format!("cannot start `{command}`: {e}"))?;
             let service = handshake(client, transport, mode, deadline, launch, server).await?;
             Ok((service, Some(guard)))
         }
@@ -330,45 +306,6 @@ fn versions(list: &[ProtocolVersion]) -> String {
         .map(|v| v.to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A stdio child's process group: dropping it kills the group and everything the child
-/// started ([`process::Tree`]).
-#[derive(Debug)]
-pub(super) struct GroupGuard {
-    group: Option<u32>,
-    /// Inodes of the child's pipes we hold (its stderr).
-    pipes: Vec<u64>,
-}
-
-impl GroupGuard {
-    /// What the child has started so far, to kill after it is asked to stop (read from
-    /// `/proc`, so off the async workers).
-    async fn tree(&mut self) -> Option<process::Tree> {
-        let group = self.group.take()?;
-        let pipes = std::mem::take(&mut self.pipes);
-        tokio::task::spawn_blocking(move || process::Tree::of(group, &pipes))
-            .await
-            .ok()
-    }
-}
-
-impl Drop for GroupGuard {
-    /// Kills the group and what it started, reading `/proc` on a blocking thread when a
-    /// runtime is there (at exit, whatever is left is killed by the runtime's owner).
-    fn drop(&mut self) {
-        let Some(group) = self.group.take() else {
-            return;
-        };
-        let pipes = std::mem::take(&mut self.pipes);
-        let kill = move || process::Tree::of(group, &pipes).kill();
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn_blocking(kill);
-            }
-            Err(_) => kill(),
-        }
-    }
 }
 
 impl ChildConnection {

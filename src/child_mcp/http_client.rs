@@ -1,29 +1,28 @@
 //! The HTTP client of streamable-HTTP children (SPEC §8.3): `rmcp`'s own reqwest client,
 //! with one change. An answer to a tool call that passes `rmcp`'s byte limits (16 MiB per
 //! SSE event or JSON body) fails the whole connection there, which the model would hear of
-//! as "the server closed the connection". Here it becomes what it is: a result too large to
-//! read, given to the model as a cut result with a marker. Each POST carries one request,
-//! so the call an oversized answer belongs to is known without reading it.
+//! as "the server closed the connection", and its text is lost. Here a tool call's POST is
+//! sent and read by [`super::http_answer`], which makes such an answer what it is: a result
+//! too large to read whole, given to the model as the start of its text and a marker, as a
+//! stdio child's is. Each POST carries one request, so the call an oversized answer belongs
+//! to is known without reading it. Every other message goes through `rmcp`'s client.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
+    StreamableHttpClient, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
-use serde_json::json;
 use sse_stream::{Error as SseError, Sse};
 
-/// `rmcp`'s reqwest client, cutting oversized tool results instead of failing.
+use super::http_answer::{Failure, ToolCallPost, post_tool_call};
+
+/// `rmcp`'s reqwest client, whose tool calls keep the start of an oversized answer.
 #[derive(Clone)]
 pub(super) struct CuttingClient(pub reqwest::Client);
-
-type Failure = StreamableHttpError<reqwest::Error>;
 
 impl StreamableHttpClient for CuttingClient {
     type Error = reqwest::Error;
@@ -56,30 +55,32 @@ impl StreamableHttpClient for CuttingClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Failure> {
-        let call = tool_call_id(&message);
-        let response = self
-            .0
-            .post_message_with_response_limits(
+        let Some(id) = tool_call_id(&message) else {
+            return self
+                .0
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await;
+        };
+        post_tool_call(
+            &self.0,
+            ToolCallPost {
                 uri,
                 message,
+                id,
                 session_id,
                 auth_header,
                 custom_headers,
                 limits,
-            )
-            .await;
-        let Some(id) = call else {
-            return response;
-        };
-        match response {
-            Err(StreamableHttpError::ResponseBodyTooLarge { max_size }) => Ok(
-                StreamableHttpPostResponse::Json(cut_answer(&id, max_size), None),
-            ),
-            Ok(StreamableHttpPostResponse::Sse(events, session)) => Ok(
-                StreamableHttpPostResponse::Sse(cut_oversized_events(events, id, limits), session),
-            ),
-            other => other,
-        }
+            },
+        )
+        .await
     }
 
     async fn delete_session(
@@ -138,58 +139,4 @@ fn tool_call_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
         }
         _ => None,
     }
-}
-
-/// The events of one call's answer, with an event over the limit replaced by the cut
-/// answer (the stream ends there, as the call is answered).
-fn cut_oversized_events(
-    events: BoxStream<'static, Result<Sse, SseError>>,
-    id: RequestId,
-    limits: StreamableHttpResponseLimits,
-) -> BoxStream<'static, Result<Sse, SseError>> {
-    events
-        .scan(false, move |answered, event| {
-            if *answered {
-                return std::future::ready(None);
-            }
-            let event = match event {
-                Err(error) if is_event_too_large(&error) => {
-                    *answered = true;
-                    let answer = cut_answer(&id, limits.max_sse_event_size);
-                    Ok(Sse::default()
-                        .event("message")
-                        .data(serde_json::to_string(&answer).unwrap_or_default()))
-                }
-                other => other,
-            };
-            std::future::ready(Some(event))
-        })
-        .boxed()
-}
-
-/// `rmcp`'s event-size error is private; its message is the one way to tell it from a
-/// broken connection (rmcp is pinned, and a test sends an oversized event).
-fn is_event_too_large(error: &SseError) -> bool {
-    error
-        .to_string()
-        .contains("SSE event exceeded the maximum size")
-}
-
-/// A result saying the answer was too large to read, for call `id`.
-fn cut_answer(id: &RequestId, limit: usize) -> ServerJsonRpcMessage {
-    let text = format!(
-        "[output truncated: the result was larger than the {} MiB read from a child server; \
-         none of it is shown]",
-        limit / (1024 * 1024)
-    );
-    let answer = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "result": {"content": [{"type": "text", "text": text}], "isError": false},
-    });
-    #[expect(
-        clippy::expect_used,
-        reason = "a literal of the message's own shape always reads as one"
-    )]
-    serde_json::from_value(answer).expect("a JSON-RPC response literal")
 }

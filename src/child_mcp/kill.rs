@@ -1,91 +1,25 @@
-//! Finding and killing processes (unix; Linux for `/proc`): the process table, the
-//! descendants of a process and the members of its group, the holders of a pipe, and
-//! SIGKILL to a group or a process. Errors (a process already gone) are ignored.
+//! Finding and killing processes (unix; Linux for `/proc` and pidfds): the process table,
+//! the descendants of a process and the members of its group, and SIGKILL to a process or
+//! a group, each checked first against the process that was meant (its start time), so a
+//! recycled pid is never hit. Errors (a process already gone) are ignored.
 
 use std::collections::{HashMap, HashSet};
 
-/// Kills every process (other than this one) that holds one of `pipes`.
-pub(super) fn kill_holders(pipes: &[u64]) {
-    for pid in holders_of(pipes) {
-        kill_pid(pid);
-    }
-}
-
-/// The inode of the pipe behind `fd` (unix), to find who else holds it.
-pub(super) fn pipe_inode(fd: i32) -> Option<u64> {
-    #[cfg(unix)]
-    {
-        // SAFETY: fstat writes only into the zeroed struct we pass.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(fd, &mut stat) } == 0 {
-            return Some(stat.st_ino);
-        }
-    }
-    let _ = fd;
-    None
-}
-
-/// Processes (other than this one) with a descriptor open on one of `pipes` (Linux).
-pub(super) fn holders_of(pipes: &[u64]) -> Vec<u32> {
-    if pipes.is_empty() {
-        return Vec::new();
-    }
-    let names: Vec<String> = pipes
-        .iter()
-        .map(|inode| format!("pipe:[{inode}]"))
-        .collect();
-    let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| *pid != me)
-        .filter(|pid| {
-            std::fs::read_dir(format!("/proc/{pid}/fd"))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|fd| {
-                    std::fs::read_link(fd.path())
-                        .is_ok_and(|target| names.iter().any(|n| target.as_os_str() == n.as_str()))
-                })
-        })
-        .collect()
-}
-
-/// Ends a process group with SIGKILL.
-pub(super) fn kill_group(group: u32) {
-    #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(group) {
-        // SAFETY: killpg only sends a signal; it touches no memory of ours.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = group;
-}
-
-pub(super) fn kill_pid(pid: u32) {
-    #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: kill only sends a signal.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = pid;
-}
-
-/// One process of the table: its parent, its process group, whether it is a zombie.
-#[derive(Debug, Clone, Copy)]
+/// One process of the table: its parent, its process group, whether it is a zombie, and
+/// when it started (clock ticks after boot: with the pid, it names one process).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct ProcessInfo {
     pub parent: u32,
     pub group: u32,
     pub zombie: bool,
+    pub start_time: u64,
+}
+
+/// A process as it was seen: its pid and its start time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Seen {
+    pub pid: u32,
+    pub start_time: u64,
 }
 
 /// Every process visible in `/proc` (empty where there is no `/proc`).
@@ -97,33 +31,36 @@ pub(super) fn process_table() -> HashMap<u32, ProcessInfo> {
         .flatten()
         .filter_map(|entry| {
             let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            Some((pid, parse_stat(&stat)?))
+            Some((pid, process_info(pid)?))
         })
         .collect()
 }
 
-/// `/proc/PID/stat`: `pid (comm) state ppid pgrp …`; the command name may hold spaces and
-/// parentheses, so the fields are read after its last `)`.
+/// `pid` as `/proc` shows it now.
+pub(super) fn process_info(pid: u32) -> Option<ProcessInfo> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// `/proc/PID/stat`: `pid (comm) state ppid pgrp …`, the start time 22nd; the command name
+/// may hold spaces and parentheses, so the fields are read after its last `)`.
 fn parse_stat(stat: &str) -> Option<ProcessInfo> {
     let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?;
-    let parent = fields.next()?.parse().ok()?;
-    let group = fields.next()?.parse().ok()?;
+    let fields: Vec<&str> = rest.split_whitespace().take(20).collect();
     Some(ProcessInfo {
-        parent,
-        group,
-        zombie: state == "Z",
+        zombie: *fields.first()? == "Z",
+        parent: fields.get(1)?.parse().ok()?,
+        group: fields.get(2)?.parse().ok()?,
+        start_time: fields.get(19)?.parse().ok()?,
     })
 }
 
 /// Every process descended from one of `roots` or in one of their process groups, now.
-pub(super) fn descendants(roots: &[u32]) -> Vec<u32> {
+pub(super) fn descendants(roots: &[u32]) -> Vec<Seen> {
     descendants_in(&process_table(), roots)
 }
 
-pub(super) fn descendants_in(table: &HashMap<u32, ProcessInfo>, roots: &[u32]) -> Vec<u32> {
+/// [`descendants`] in `table`, sorted by pid, the roots left out.
+pub(super) fn descendants_in(table: &HashMap<u32, ProcessInfo>, roots: &[u32]) -> Vec<Seen> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     for (pid, info) in table {
         children.entry(info.parent).or_default().push(*pid);
@@ -142,10 +79,125 @@ pub(super) fn descendants_in(table: &HashMap<u32, ProcessInfo>, roots: &[u32]) -
             }
         }
     }
-    found.retain(|pid| !roots.contains(pid));
-    let mut list: Vec<u32> = found.into_iter().collect();
+    let mut list: Vec<Seen> = found
+        .into_iter()
+        .filter(|pid| !roots.contains(pid))
+        .filter_map(|pid| {
+            table.get(&pid).map(|info| Seen {
+                pid,
+                start_time: info.start_time,
+            })
+        })
+        .collect();
     list.sort_unstable();
     list
+}
+
+/// Kills `process` with SIGKILL if it is still the process that was seen: through a pidfd
+/// opened before the check (so the signal cannot reach a process that took the pid after
+/// it), or, where pidfds are missing, right after the check.
+pub(super) fn kill_seen(process: Seen) {
+    if process.pid == std::process::id() {
+        return;
+    }
+    let pidfd = PidFd::open(process.pid);
+    if process_info(process.pid).map(|info| info.start_time) != Some(process.start_time) {
+        return;
+    }
+    match pidfd {
+        Some(fd) => fd.kill(),
+        None => kill_pid(process.pid),
+    }
+}
+
+/// Ends the process group `leader` leads with SIGKILL, if `leader` is still the process
+/// that was seen or is gone. A pid stays reserved while a group still bears its number, so
+/// with the leader gone what is hit is what is left of its group.
+pub(super) fn kill_group(leader: Seen) {
+    if let Some(info) = process_info(leader.pid)
+        && (info.start_time != leader.start_time || info.group != leader.pid)
+    {
+        return;
+    }
+    #[cfg(unix)]
+    if let Ok(group) = libc::pid_t::try_from(leader.pid)
+        && group > 1
+    {
+        // SAFETY: killpg only sends a signal; it touches no memory of ours.
+        unsafe {
+            libc::killpg(group, libc::SIGKILL);
+        }
+    }
+}
+
+fn kill_pid(pid: u32) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(pid)
+        && pid > 1
+    {
+        // SAFETY: kill only sends a signal.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+/// A pidfd (Linux 5.3 or later): a descriptor naming one process, never a later one with
+/// the same pid. Closed on drop.
+#[derive(Debug)]
+pub(super) struct PidFd(i32);
+
+impl PidFd {
+    /// A pidfd of `pid`, or `None` (no such process, or no pidfds here).
+    pub(super) fn open(pid: u32) -> Option<PidFd> {
+        #[cfg(target_os = "linux")]
+        {
+            let pid = libc::pid_t::try_from(pid).ok()?;
+            // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+            i32::try_from(fd).ok().filter(|fd| *fd >= 0).map(PidFd)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = pid;
+            None
+        }
+    }
+
+    /// The descriptor, to poll: it becomes readable when the process has exited.
+    #[cfg(target_os = "linux")]
+    pub(super) fn raw(&self) -> i32 {
+        self.0
+    }
+
+    /// SIGKILL to the process, if it is still there.
+    pub(super) fn kill(&self) {
+        #[cfg(target_os = "linux")]
+        // SAFETY: pidfd_send_signal only signals the process the descriptor names.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                self.0,
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
+        }
+    }
+}
+
+impl Drop for PidFd {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        // SAFETY: the descriptor is ours and closed once.
+        unsafe {
+            libc::close(self.0);
+        }
+        #[cfg(not(unix))]
+        let _ = self.0;
+    }
 }
 
 #[cfg(test)]
@@ -154,9 +206,19 @@ mod tests {
 
     #[test]
     fn stat_lines_with_odd_command_names_parse() {
-        let info = parse_stat("42 (a) b (c) S 7 42 42 0 -1").unwrap();
-        assert_eq!((info.parent, info.group, info.zombie), (7, 42, false));
-        assert!(parse_stat("9 (x) Z 1 9 9").unwrap().zombie);
+        let tail = "0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 7777 1 2";
+        let info = parse_stat(&format!("42 (a) b (c) S 7 42 42 {tail}")).unwrap();
+        assert_eq!(
+            info,
+            ProcessInfo {
+                parent: 7,
+                group: 42,
+                zombie: false,
+                start_time: 7777
+            }
+        );
+        assert!(parse_stat(&format!("9 (x) Z 1 9 9 {tail}")).unwrap().zombie);
+        assert!(parse_stat("9 (x) Z 1 9 9").is_none(), "no start time");
         assert!(parse_stat("garbage").is_none());
     }
 
@@ -166,6 +228,7 @@ mod tests {
             parent,
             group,
             zombie: false,
+            start_time: 5,
         };
         let table = HashMap::from([
             (10, info(1, 10)),  // the child, its own group
@@ -175,6 +238,34 @@ mod tests {
             (14, info(1, 10)), // reparented, still in the group
             (20, info(1, 20)), // unrelated
         ]);
-        assert_eq!(descendants_in(&table, &[10]), [11, 12, 13, 14]);
+        let pids: Vec<u32> = descendants_in(&table, &[10])
+            .iter()
+            .map(|s| s.pid)
+            .collect();
+        assert_eq!(pids, [11, 12, 13, 14]);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_process_is_killed_only_while_it_is_the_one_seen() {
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = sleeper.id();
+        let seen = Seen {
+            pid,
+            start_time: process_info(pid).unwrap().start_time,
+        };
+        kill_seen(Seen {
+            start_time: seen.start_time + 1,
+            ..seen
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(sleeper.try_wait().unwrap().is_none(), "another start time");
+        kill_seen(seen);
+        let status = sleeper.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
     }
 }

@@ -6,7 +6,8 @@
 //!
 //! A built-in server (SPEC §8.6) becomes a stdio launch of this program itself
 //! ([`SelfCommand`]): `<this executable> workspace-tools <workspace>`, in the workspace,
-//! with the same cleared environment as any stdio child.
+//! with the same cleared environment as any stdio child. On Linux every other stdio child
+//! runs under a shim, which is this program too (`child-shim`, see `shim`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,8 @@ use crate::redact::{debug_http, debug_stdio};
 pub struct SelfCommand {
     program: Result<PathBuf, String>,
     prefix: Vec<String>,
+    /// The program is this process's own executable.
+    this_process: bool,
 }
 
 impl SelfCommand {
@@ -33,6 +36,7 @@ impl SelfCommand {
             program: std::env::current_exe()
                 .map_err(|e| format!("cannot find this program's own path: {e}")),
             prefix: prefix.iter().map(|a| (*a).to_owned()).collect(),
+            this_process: true,
         }
     }
 
@@ -41,7 +45,35 @@ impl SelfCommand {
         SelfCommand {
             program: Ok(program.into()),
             prefix: prefix.iter().map(|a| (*a).to_owned()).collect(),
+            this_process: false,
         }
+    }
+
+    /// The file to start: the program's path, unless the program is this process's own and
+    /// the path no longer holds the file it runs (an upgrade replaced it while the server
+    /// runs). Then `/proc/self/exe` (Linux), which a child started from here still finds
+    /// until it execs: a server and the children it starts of itself are one version.
+    fn runnable(&self) -> Result<PathBuf, String> {
+        let program = self.program.clone()?;
+        #[cfg(target_os = "linux")]
+        if self.this_process {
+            use std::os::unix::fs::MetadataExt;
+            let file = |path: &Path| std::fs::metadata(path).map(|m| (m.dev(), m.ino())).ok();
+            let running = file(Path::new("/proc/self/exe"));
+            if running.is_some() && running != file(&program) {
+                return Ok(PathBuf::from("/proc/self/exe"));
+            }
+        }
+        Ok(program)
+    }
+
+    /// The command line of a stdio child's shim, for a child of the server `server`.
+    pub(super) fn shim(&self, server: u32) -> Result<(PathBuf, Vec<String>), String> {
+        let program = self.runnable()?;
+        let mut args = self.prefix.clone();
+        args.push(super::shim::SUBCOMMAND.to_owned());
+        args.push(server.to_string());
+        Ok((program, args))
     }
 
     /// The launch of `server` for `workspace`, with `env` as its whole environment.
@@ -51,7 +83,7 @@ impl SelfCommand {
         workspace: &Path,
         env: BTreeMap<String, String>,
     ) -> Result<Launch, String> {
-        let program = self.program.clone()?;
+        let program = self.runnable()?;
         let command = program
             .to_str()
             .ok_or("cannot start itself: this program's path is not UTF-8")?
@@ -66,6 +98,8 @@ impl SelfCommand {
             args,
             env,
             cwd: workspace.to_owned(),
+            // It is this program, and starts nothing.
+            shim: None,
         })
     }
 }
@@ -79,6 +113,9 @@ pub enum Launch {
         /// The complete environment of the child.
         env: BTreeMap<String, String>,
         cwd: PathBuf,
+        /// This program, to run the child under its shim (Linux), which kills whatever the
+        /// child leaves when it exits or the server dies; `None`: started directly.
+        shim: Option<SelfCommand>,
     },
     Http {
         url: Url,
@@ -95,6 +132,7 @@ impl std::fmt::Debug for Launch {
                 args,
                 env,
                 cwd,
+                shim: _,
             } => debug_stdio(f, command, args.len(), env.keys(), cwd),
             Launch::Http { url, headers } => debug_http(f, url, headers.keys()),
         }
@@ -136,6 +174,7 @@ pub(super) fn resolve(
                 args: args.clone(),
                 env: full,
                 cwd,
+                shim: cfg!(target_os = "linux").then(|| itself.clone()),
             })
         }
         ChildTransport::Http { url, headers } => Ok(Launch::Http {
@@ -214,9 +253,21 @@ mod tests {
             ("AWS_SECRET", "x"),
         ]);
         let launch = resolve(&stdio(env), Path::new("/ws"), &vars, &itself()).unwrap();
-        let Launch::Stdio { env, cwd, args, .. } = launch else {
+        let Launch::Stdio {
+            env,
+            cwd,
+            args,
+            shim,
+            ..
+        } = launch
+        else {
             panic!()
         };
+        assert_eq!(
+            shim,
+            cfg!(target_os = "linux").then(itself),
+            "on Linux it runs under this program's shim"
+        );
         assert_eq!(
             env,
             BTreeMap::from([
@@ -263,11 +314,13 @@ mod tests {
                 args: vec!["agents".into(), "workspace-tools".into(), "/ws".into()],
                 env: BTreeMap::from([("HOME".into(), "/h".into()), ("PATH".into(), "/bin".into())]),
                 cwd: "/ws".into(),
+                shim: None,
             }
         );
         let lost = SelfCommand {
             program: Err("cannot find this program's own path: gone".into()),
             prefix: vec![],
+            this_process: true,
         };
         assert_eq!(
             resolve(&config, Path::new("/ws"), &vars, &lost).unwrap_err(),

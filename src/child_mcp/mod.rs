@@ -4,12 +4,15 @@
 //! | --- | --- |
 //! | `launch` | rendering `${VAR}` placeholders, clearing the environment of stdio children, launching the built-in servers |
 //! | `connect` | one `rmcp` client connection: start, discover 2026-07-28, list, call, stop |
-//! | `http_client` | the HTTP client of HTTP children: an oversized tool result cut, not a failure |
+//! | `http_client` | the HTTP client of HTTP children: a tool call's answer read by `http_answer`, the rest by `rmcp` |
+//! | `http_answer` | one tool call's POST to an HTTP child and its answer, JSON or an event stream, an oversized one cut |
 //! | `stdio` | the transport to a stdio child: messages by line, an oversized answer cut, not lost |
+//! | `cut` | an answer too large to read whole as the model gets it: the start of its text and a marker |
 //! | `stderr` | a stdio child's stderr, drained and forwarded line by line with its name |
-//! | `kill` | the process table, descendants, holders of a pipe, SIGKILL |
-//! | `process` | stdio children's processes: own group, death signal, subreaper, killing what they started |
-//! | `reaper` | the small process that kills the children's groups when the server is killed |
+//! | `spawn` | starting a stdio child: directly, or under its shim, told what to start over a socket of its own |
+//! | `shim` | the small process between the server and each stdio child (Linux) that kills everything the child leaves, when it exits or when the server dies |
+//! | `kill` | the process table, descendants, SIGKILL to a process or a group checked against what was seen, pidfds |
+//! | `process` | stdio children's processes on the server's side: own group, death signal, subreaper, killing what they started and what a killed shim left |
 //! | `offer` | what the model is offered: tool names, descriptions, schemas, filtering |
 //! | `render` | a tool result as the model sees it: text, images, placeholders, the output cap |
 //! | `toolset` | the tools of one run ([`ChildToolSet`]): routes, calls, shutdown |
@@ -19,13 +22,16 @@
 //! knows nothing about providers or sessions: it implements `crate::toolbox`.
 
 mod connect;
+mod cut;
+mod http_answer;
 mod http_client;
 mod kill;
 mod launch;
 mod offer;
 mod process;
-mod reaper;
 mod render;
+mod shim;
+mod spawn;
 mod stderr;
 mod stdio;
 mod toolset;
@@ -41,8 +47,8 @@ use toolset::shutdown_all;
 pub use connect::{ChildConnection, connect as connect_child};
 pub use launch::{Launch, SelfCommand};
 pub use offer::model_tool_name;
-pub use process::{become_subreaper, kill_adopted, kill_all_groups};
-pub use reaper::{run_reaper, start_reaper};
+pub use process::{become_subreaper, kill_adopted, kill_all_groups, kill_escapees_as_they_come};
+pub use shim::run_child_shim;
 pub use toolset::ChildToolSet;
 
 /// Opens a run's child servers.

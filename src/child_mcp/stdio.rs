@@ -14,12 +14,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use process_wrap::tokio::ChildWrapper;
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
-use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
-use crate::limits::{CHILD_MESSAGE_BYTES, TOOL_OUTPUT_BYTES};
+use super::cut::{HEAD_BYTES, cut_result, skip_ws, string_end};
+use crate::limits::CHILD_MESSAGE_BYTES;
 
 /// How much of the end of an oversized line is kept, to find its `id` there.
 const TAIL_BYTES: usize = 64 * 1024;
@@ -56,10 +56,6 @@ impl ChildStdio {
             incoming,
             pending,
         })
-    }
-
-    pub(super) fn id(&self) -> Option<u32> {
-        self.child.id()
     }
 }
 
@@ -165,10 +161,6 @@ enum Line {
     End,
 }
 
-/// How much of an oversized line's start is kept: the rendered-output cap and room for the
-/// JSON around the text.
-const HEAD_BYTES: usize = TOOL_OUTPUT_BYTES + 64 * 1024;
-
 async fn read_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, line: &mut Vec<u8>) -> Line {
     let mut oversized: Option<(Vec<u8>, Vec<u8>, usize)> = None;
     loop {
@@ -242,13 +234,7 @@ fn cut_answer(
          child server; the start of its text is shown]",
         CHILD_MESSAGE_BYTES / (1024 * 1024)
     );
-    let text = first_text(head, TOOL_OUTPUT_BYTES.saturating_sub(marker.len()));
-    let answer = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "result": {"content": [{"type": "text", "text": text + &marker}], "isError": false},
-    });
-    serde_json::from_value(answer).ok()
+    Some(cut_result(&id, head, &marker))
 }
 
 /// The value of the top-level `id` key, scanning the start of a JSON object.
@@ -294,26 +280,6 @@ fn trailing_id(tail: &[u8]) -> Option<RequestId> {
     None
 }
 
-fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
-    while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
-        i += 1;
-    }
-    i
-}
-
-/// The index of the quote that ends the string starting at `start`.
-fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
 /// A number or string value starting at `i`.
 fn scalar_at(bytes: &[u8], i: usize) -> Option<RequestId> {
     let end = match bytes.get(i)? {
@@ -329,56 +295,10 @@ fn scalar_at(bytes: &[u8], i: usize) -> Option<RequestId> {
     serde_json::from_slice(&bytes[i..end]).ok()
 }
 
-/// The start of the first `"text"` string value in `head`, decoded, at most `max` bytes.
-fn first_text(head: &[u8], max: usize) -> String {
-    let key = b"\"text\"";
-    // The first `"text"` that is a key (`"type":"text"` comes first, as a value).
-    let open = head
-        .windows(key.len())
-        .enumerate()
-        .filter(|(_, w)| *w == key)
-        .find_map(|(at, _)| {
-            let colon = skip_ws(head, at + key.len());
-            let open = skip_ws(head, colon + 1);
-            (head.get(colon) == Some(&b':') && head.get(open) == Some(&b'"')).then_some(open)
-        });
-    let Some(open) = open else {
-        return String::new();
-    };
-    let body = &head[open + 1..];
-    // The raw string up to its end or as far as the head goes, cut before an escape.
-    let mut end = 0;
-    let mut i = 0;
-    while i < body.len() && i < max {
-        match body[i] {
-            b'"' => break,
-            b'\\' => i += 2,
-            _ => i += 1,
-        }
-        if i <= body.len() {
-            end = i;
-        }
-    }
-    let end = end.min(body.len());
-    // Backs off over a cut escape or a cut UTF-8 character until the piece decodes.
-    for back in 0..16 {
-        let Some(cut) = end.checked_sub(back) else {
-            break;
-        };
-        let mut quoted = Vec::with_capacity(cut + 2);
-        quoted.push(b'"');
-        quoted.extend_from_slice(&body[..cut]);
-        quoted.push(b'"');
-        if let Ok(Value::String(text)) = serde_json::from_slice::<Value>(&quoted) {
-            return text;
-        }
-    }
-    String::new()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::TOOL_OUTPUT_BYTES;
     use rmcp::model::NumberOrString;
 
     fn text_of(message: &ServerJsonRpcMessage) -> String {
@@ -429,18 +349,6 @@ mod tests {
             "with one call in progress, it is that one"
         );
         assert!(cut_answer(b"{}", b"", 1, &calls).is_none());
-    }
-
-    #[test]
-    fn a_cut_escape_or_character_is_left_out() {
-        assert_eq!(first_text(br#""text":"ab\u00"#, 100), "ab");
-        assert_eq!(
-            first_text("\"text\":\"ab\u{e9}".as_bytes(), 100),
-            "ab\u{e9}"
-        );
-        let cut_char = &"\"text\":\"ab\u{e9}".as_bytes()[..11];
-        assert_eq!(first_text(cut_char, 100), "ab");
-        assert_eq!(first_text(br#""text":"done" , "x""#, 100), "done");
     }
 
     #[tokio::test]

@@ -169,9 +169,13 @@ pub enum Command {
     /// A child MCP server for tests and the offline demo
     #[command(hide = true)]
     FixtureServer(crate::testkit::FixtureOptions),
-    /// The server's reaper: kills its children's process groups when it dies
+    /// A stdio child's shim: starts the child the server SERVER_PID tells it over descriptor
+    /// 3, and kills everything the child leaves when it exits or the server dies
     #[command(hide = true)]
-    Reaper,
+    ChildShim {
+        /// The server's pid (this process's parent)
+        server: u32,
+    },
 }
 
 /// `modelcontextprotocol agents …`: the same program under the name the original
@@ -206,6 +210,11 @@ pub fn run_agents(cli: Cli) -> ExitCode {
 /// Runs a parsed command line; `prefix` is what this program needs before a subcommand to
 /// start itself as a built-in child server.
 fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
+    // A child's shim first: nothing below concerns it, and it must stay one thread (it reads
+    // SIGCHLD from a signalfd, which a thread that does not block the signal would take).
+    if let Some(Command::ChildShim { server }) = cli.command {
+        return crate::child_mcp::run_child_shim(server);
+    }
     crate::logging::init();
     let itself = SelfCommand::current(prefix);
     let budget = cli.common.budget();
@@ -257,7 +266,7 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
         }
         Some(Command::WorkspaceTools { dir }) => serve::run_workspace_tools(dir),
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
-        Some(Command::Reaper) => crate::child_mcp::run_reaper(),
+        Some(Command::ChildShim { server }) => crate::child_mcp::run_child_shim(server),
         None => {
             // Checked before the catalog loads: a bad option is one line, not the last of
             // the definitions' warnings.

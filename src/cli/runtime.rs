@@ -14,14 +14,14 @@ use crate::providers::RetryPolicy;
 use crate::sessions::{ManagerConfig, SessionManager};
 use crate::toolbox::EnvLookup;
 
-/// The session manager of the server and `run`: the process environment for keys and
-/// children, the default retry policy and limits; built-in child servers are started as
-/// `itself`.
+/// The session manager of the server and `run` (inside the runtime): the process
+/// environment for keys and children, the default retry policy and limits; built-in child
+/// servers and the children's shims are started as `itself`.
 pub(super) fn server_manager(catalog: Catalog, itself: SelfCommand) -> Arc<SessionManager> {
-    // Before any child starts: descendants that leave their group come back to us, and the
-    // reaper kills what is left if this process is killed (SPEC §8.3).
+    // Before any child starts: what a killed shim leaves comes back to us, and is killed as
+    // it comes (SPEC §8.3).
     crate::child_mcp::become_subreaper();
-    crate::child_mcp::start_reaper();
+    tokio::spawn(crate::child_mcp::kill_escapees_as_they_come());
     session_manager(catalog, Arc::new(|var| std::env::var(var).ok()), itself)
 }
 

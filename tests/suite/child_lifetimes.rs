@@ -76,6 +76,7 @@ async fn a_connection_dropped_without_shutdown_ends_its_child() {
         ],
         env: [("MCP_AGENTS_TEST_MARKER".to_owned(), m.clone())].into(),
         cwd: std::env::temp_dir(),
+        shim: Some(mcp_agents::child_mcp::SelfCommand::new(binary::BIN, &[])),
     };
     let (connection, tools) =
         mcp_agents::child_mcp::connect_child("fx", &launch, Duration::from_secs(15))

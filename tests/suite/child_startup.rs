@@ -357,3 +357,53 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
     );
     assert!(!stderr.contains("s3cr3t"), "{stderr}");
 }
+
+/// An upgrade replaces the binary while the server runs: its children of itself (the
+/// built-in workspace server, and a stdio child's shim) still start from the file the server
+/// runs, never the new one (here one that could not serve them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn children_still_start_after_the_servers_binary_was_replaced() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let m = tagged_marker("m");
+    let ws = tempfile::tempdir().unwrap();
+    children::write(ws.path(), "notes.txt", "still here\n");
+    children::write(
+        ws.path(),
+        ".agents/agents/a.md",
+        &agent(
+            &mock,
+            "upgraded",
+            &format!(
+                "{}    workspace: {{ builtin: workspace }}\n",
+                stdio_child("fx", &[], &m, "")
+            ),
+            "",
+        ),
+    );
+    let installed = tempfile::tempdir().unwrap();
+    let program = installed.path().join("mcp-agents");
+    std::fs::copy(binary::BIN, &program).unwrap();
+    let c = binary::stdio_of(&program, ws.path(), binary::Generation::Modern).await;
+    // As `cargo install` does: the new file is renamed over the old one.
+    let new = installed.path().join("mcp-agents.new");
+    std::fs::write(&new, "#!/bin/sh\necho 'another version' >&2\nexit 3\n").unwrap();
+    std::fs::set_permissions(&new, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::rename(&new, &program).unwrap();
+    mock.push([
+        Step::tool_calls(vec![
+            ("fx__echo", json!({"text": "hi"})),
+            ("workspace__read", json!({"path": "notes.txt"})),
+        ]),
+        Step::text("done"),
+    ]);
+    let id = c.spawn("upgraded", "t").await;
+    let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    assert_eq!(record["result"], "done", "{record}");
+    let outputs = call_outputs(&mock).join("\n");
+    assert!(
+        outputs.contains("echo: hi") && outputs.contains("still here"),
+        "{outputs}"
+    );
+    c.close().await;
+    assert_no_process_left(&m, 6).await;
+}

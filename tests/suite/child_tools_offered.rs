@@ -328,7 +328,6 @@ async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() 
 /// schema, exactly as listed, for argument validation (SPEC §6 step 3).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_childs_own_schema_stays_on_the_descriptor() {
-    use mcp_agents::child_mcp::ChildServers;
     use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
     use mcp_agents::toolbox::{EnvLookup, ToolsFactory};
     let mock = MockProvider::start(KEY).await.unwrap();
@@ -345,7 +344,7 @@ async fn the_childs_own_schema_stays_on_the_descriptor() {
     );
     let definition = catalog.get("looker").unwrap();
     let env: EnvLookup = std::sync::Arc::new(|var| std::env::var(var).ok());
-    let tools = ChildServers::new(env)
+    let tools = children::child_servers(env)
         .open(definition, ws.path())
         .await
         .expect("the fixture starts");

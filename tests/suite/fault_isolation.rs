@@ -348,12 +348,73 @@ async fn tool_results_past_the_transport_limit_reach_the_model_cut_not_as_failur
             "{tool} {bytes}: {}",
             &output[output.len().saturating_sub(300)..]
         );
-        if tool == "local__huge" {
-            assert!(
-                output.starts_with("xxxxxxxx"),
-                "the start of the text is kept"
-            );
-        }
+        assert!(
+            output.starts_with("xxxxxxxx"),
+            "{tool} {bytes}: the start of the text is kept"
+        );
+    }
+    c.close().await;
+}
+
+/// A 20 MiB result from an HTTP child, in an event stream or a JSON body, reaches the model
+/// as a stdio child's does: the first 1 MiB of its text and a marker. Ordinary answers and
+/// refusals, read the same way, reach it as they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_childs_oversized_result_shows_the_start_of_its_text() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let (_sse_child, sse_url) = children::http_fixture(&[]).await;
+    let (_json_child, json_url) = children::http_fixture(&["--json-response"]).await;
+    let ws = tempfile::tempdir().unwrap();
+    let servers = format!(
+        "{}{}",
+        children::http_child("sse", &sse_url),
+        children::http_child("json", &json_url)
+    );
+    children::write(
+        ws.path(),
+        ".agents/agents/big.md",
+        &agent(&mock, "big", &servers, ""),
+    );
+    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    for server in ["sse", "json"] {
+        mock.push([
+            Step::tool_call(&format!("{server}__echo"), json!({"text": "hi"})),
+            Step::tool_call(&format!("{server}__refuse"), json!({"bytes": 12})),
+            Step::text("heard"),
+        ]);
+        let id = c.spawn("big", "t").await;
+        let record = c.wait(&[&id], 60_000).await["agents"][0].clone();
+        assert_eq!(record["result"], "heard", "{server}: {record}");
+        let requests = mock.requests();
+        let outputs = |n: usize| requests[requests.len() - n].body.to_string();
+        assert!(outputs(2).contains("echo: hi"), "{server}: {}", outputs(2));
+        assert!(
+            outputs(1).contains("refused the call: rrrrrrrrrrrr"),
+            "{server}: {}",
+            outputs(1)
+        );
+    }
+    for tool in ["sse__huge", "json__huge"] {
+        mock.push([
+            Step::tool_call(tool, json!({"bytes": 20 << 20})),
+            Step::text("read it"),
+        ]);
+        let id = c.spawn("big", "t").await;
+        let record = c.wait(&[&id], 60_000).await["agents"][0].clone();
+        assert_eq!(record["result"], "read it", "{tool}: {record}");
+        let output = children::call_outputs(&mock).pop().unwrap();
+        let text = output.split("\n[output truncated").next().unwrap();
+        assert!(
+            text.len() > 1000 * 1024 && text.bytes().all(|b| b == b'x'),
+            "{tool}: {} bytes of its text reached the model: {}",
+            text.len(),
+            &output[output.len().saturating_sub(300)..]
+        );
+        assert!(
+            output.len() <= 1024 * 1024 && output.ends_with("the start of its text is shown]"),
+            "{tool}: {}",
+            &output[output.len().saturating_sub(300)..]
+        );
     }
     c.close().await;
 }

@@ -25,6 +25,7 @@ use mcp_agents::sessions::{Snapshot, Status};
 use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, EnvLookup, RunTools, ToolsFactory};
 use support::binary::{self, KEY_VAR};
+use support::children;
 use support::run_kit::KEY;
 
 /// A manager over the test workspace whose provider key can be taken away and given back.
@@ -36,7 +37,7 @@ struct Setup {
 }
 
 async fn setup(limits: ServerLimits) -> Setup {
-    setup_with(limits, |env| Arc::new(ChildServers::new(env))).await
+    setup_with(limits, |env| Arc::new(children::child_servers(env))).await
 }
 
 async fn setup_with(
@@ -262,7 +263,7 @@ async fn a_run_that_panics_fails_its_session_and_gives_the_permit_back() {
         |env| {
             Arc::new(PanicsOnce {
                 panicked: AtomicBool::new(false),
-                real: ChildServers::new(env),
+                real: children::child_servers(env),
             })
         },
     )

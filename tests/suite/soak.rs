@@ -4,8 +4,9 @@
 //! server stack in this process (MCP over an in-memory pipe). At the end every session must
 //! be in a correct terminal state, and no task, file descriptor or child process may be left.
 //!
-//! The hardening cases of issue 14 that fit in one process run all along: every tooled
-//! child starts a grandchild in a session of its own (it must be gone when its run ends),
+//! The hardening cases of issues 14 and 23 that fit in one process run all along: every
+//! tooled child starts a daemon (forked twice, `setsid`, every descriptor closed; it must be
+//! gone when its run ends),
 //! some tool results are over the 16 MiB a child's line may hold (they reach the model cut),
 //! some provider failures carry a huge message (quoted in 1,000 characters), a second stdio
 //! connection sends malformed lines (each answered), and children still starting when the
@@ -17,7 +18,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_agents::child_mcp::ChildServers;
 use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
 use mcp_agents::limits::ServerLimits;
 use mcp_agents::providers::RetryPolicy;
@@ -117,7 +117,7 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
         &agent(
             &mock,
             "tooled",
-            &stdio_child("fx", &["--grandchild", "session"], &marker, ""),
+            &stdio_child("fx", &["--grandchild", "daemon"], &marker, ""),
             "max_turns: 4",
         ),
     );
@@ -153,7 +153,7 @@ async fn thousands_of_calls_with_random_faults_leave_nothing_behind() {
         Arc::new(catalog),
         ManagerConfig {
             env: env.clone(),
-            tools: Arc::new(ChildServers::new(env)),
+            tools: Arc::new(children::child_servers(env)),
             retry: RetryPolicy {
                 max_retries: 2,
                 base_delay: Duration::from_millis(10),

@@ -138,6 +138,13 @@ pub async fn stdio_with_stderr(
     stdio_with(workspace, generation, extra_env, &[], stderr).await
 }
 
+/// [`stdio`] with `program` as the server: a copy of the binary elsewhere.
+pub async fn stdio_of(program: &Path, workspace: &Path, generation: Generation) -> Connection {
+    stdio_with_program(program, workspace, generation, &[], &[], Stdio::inherit())
+        .await
+        .0
+}
+
 async fn stdio_with(
     workspace: &Path,
     generation: Generation,
@@ -145,7 +152,19 @@ async fn stdio_with(
     removed: &[&str],
     stderr: Stdio,
 ) -> (Connection, Option<tokio::process::ChildStderr>) {
-    let mut command = tokio::process::Command::new(BIN);
+    let program = Path::new(BIN);
+    stdio_with_program(program, workspace, generation, extra_env, removed, stderr).await
+}
+
+async fn stdio_with_program(
+    program: &Path,
+    workspace: &Path,
+    generation: Generation,
+    extra_env: &[(&str, &str)],
+    removed: &[&str],
+    stderr: Stdio,
+) -> (Connection, Option<tokio::process::ChildStderr>) {
+    let mut command = tokio::process::Command::new(program);
     command
         .arg(workspace)
         .env(KEY_VAR, KEY)

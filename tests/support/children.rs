@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
+use mcp_agents::child_mcp::{ChildServers, SelfCommand};
 use mcp_agents::testkit::MockProvider;
+use mcp_agents::toolbox::EnvLookup;
 
 use super::binary::{self, BIN, Connection, Generation, KEY_VAR};
 use super::run_kit::KEY;
@@ -27,6 +29,12 @@ pub fn messages_agent(mock: &MockProvider, name: &str, servers: &str, extra: &st
          Use your tools.\n",
         mock.messages_base_url()
     )
+}
+
+/// The real child layer in this process, with the package's binary as "this program" (the
+/// test harness is not it): the shims stdio children run under and the built-in servers.
+pub fn child_servers(env: EnvLookup) -> ChildServers {
+    ChildServers::new(env).with_self_command(SelfCommand::new(BIN, &[]))
 }
 
 /// The tool names a fixture started with `--call-log PATH` received, one per call.
