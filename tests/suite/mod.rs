@@ -24,6 +24,7 @@ mod discovery_links;
 mod discovery_names;
 mod discovery_precedence;
 mod docs;
+mod engine_quirks;
 mod fault_isolation;
 mod gateways;
 mod interop_child_servers;
