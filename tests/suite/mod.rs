@@ -40,6 +40,7 @@ mod provider_refusals;
 mod provider_replies;
 mod provider_round_trip;
 mod provider_streaming;
+mod real_engine;
 mod request_oracle;
 mod run_budgets;
 mod run_loop;
