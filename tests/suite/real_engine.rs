@@ -351,8 +351,9 @@ async fn a_claude_code_reader_reads_a_file_through_the_workspace_tools_on_every_
         let why = setup.explain(&ran);
         let read = &ran.record["tools_used"][0];
         assert_eq!(read["tool"], "workspace__read", "{wire:?}: {why}");
-        assert!(read["calls"].as_u64() >= Some(1), "{why}");
-        assert_eq!(read["errors"], 0, "{why}");
+        // The first call succeeded (its result is checked on the wire below); the noise
+        // after it may hold another call, with any arguments.
+        assert!(read["errors"].as_u64() < read["calls"].as_u64(), "{why}");
         // After the tool result the model writes noise: on Messages to its limit, which is
         // continued until `max_turns`; on Responses the engine calls that `completed`.
         let status = ran.record["status"].as_str().unwrap_or_default();
@@ -616,7 +617,7 @@ async fn a_messages_call_whole_when_the_limit_stops_the_reply_runs() {
     );
     let read = &ran.record["tools_used"][0];
     assert_eq!(read["tool"], "workspace__read", "{why}");
-    assert_eq!(read["errors"], 0, "{why}");
+    assert!(read["errors"].as_u64() < read["calls"].as_u64(), "{why}");
     let answered = Wire::Messages.answered_calls(&exchanges[1].request);
     let (_, _, result, error) = &answered[0];
     assert!(!error && result.contains(NOTES_LINE), "{result}: {why}");
