@@ -306,6 +306,8 @@ struct Block {
     value: Value,
     /// A tool use's input, as JSON text so far (`input_json_delta`).
     input_json: Option<String>,
+    /// Whether its `content_block_stop` came.
+    stopped: bool,
 }
 
 impl Block {
@@ -362,9 +364,14 @@ impl ReplyStream for MessagesStream {
                 if index > self.blocks.len() {
                     return Err(malformed("a content_block_start skips past the next index"));
                 }
-                let block = value["content_block"].take();
+                let mut block = value["content_block"].take();
                 if !block.is_object() {
                     return Err(malformed("a content_block_start holds no block object"));
+                }
+                if block["type"] == "tool_use" && block.get("input").is_none() {
+                    // llama.cpp's server starts a tool use without the `input: {}` the API
+                    // sends; its input still comes in `input_json_delta`s.
+                    block["input"] = Value::Object(Map::new());
                 }
                 let input_json = block.get("input").map(|_| String::new());
                 if self.blocks.len() == index {
@@ -373,6 +380,7 @@ impl ReplyStream for MessagesStream {
                 self.blocks[index] = Some(Block {
                     value: block,
                     input_json,
+                    stopped: false,
                 });
             }
             "content_block_delta" => {
@@ -414,6 +422,7 @@ impl ReplyStream for MessagesStream {
                     *slot = Some(Block {
                         value: block.finish(),
                         input_json: None,
+                        stopped: true,
                     });
                 }
             }
@@ -440,13 +449,19 @@ impl ReplyStream for MessagesStream {
                 let Some(mut message) = self.message.take() else {
                     return Err(malformed("message_stop came before message_start"));
                 };
-                let content = std::mem::take(&mut self.blocks)
+                let blocks: Vec<Block> = std::mem::take(&mut self.blocks)
                     .into_iter()
                     .flatten()
-                    .map(Block::finish)
                     .collect();
+                let unclosed: Vec<String> = blocks
+                    .iter()
+                    .filter(|b| !b.stopped && b.value["type"] == "tool_use")
+                    .filter_map(|b| b.value["id"].as_str().map(str::to_owned))
+                    .collect();
+                let content = blocks.into_iter().map(Block::finish).collect();
                 message["content"] = Value::Array(content);
-                return parse_message(message, &self.secrets).map(Some);
+                return read_message(message, &self.secrets, &Evidence::Streamed { unclosed })
+                    .map(Some);
             }
             "error" => {
                 return Err(classify_error_event(&self.provider, &self.secrets, &value));
@@ -462,8 +477,33 @@ impl ReplyStream for MessagesStream {
     }
 }
 
+/// What a reply shows of whether a tool use in it was complete, when the output limit
+/// stopped the reply (`max_tokens`).
+enum Evidence {
+    /// A whole (non-streamed) message shows nothing: its last block, if a tool use, is the
+    /// call the limit interrupted (llama.cpp's server even replaces its partial input with
+    /// `{}`).
+    Whole,
+    /// A stream shows each block's input JSON as it came and whether the block was closed:
+    /// a tool use is cut off when its JSON stops before its end or its `content_block_stop`
+    /// never came (these ids). A server may close a block and then say `max_tokens`
+    /// (llama.cpp does, whether or not the JSON was complete), so the stop event alone
+    /// proves nothing.
+    Streamed { unclosed: Vec<String> },
+}
+
 /// Reads a whole message. What is quoted of the provider hides `secrets`.
-pub fn parse_message(mut body: Value, secrets: &Secrets) -> Result<Reply, AttemptError> {
+pub fn parse_message(body: Value, secrets: &Secrets) -> Result<Reply, AttemptError> {
+    read_message(body, secrets, &Evidence::Whole)
+}
+
+/// Reads a message, whole or assembled from a stream (`evidence`). What is quoted of the
+/// provider hides `secrets`.
+fn read_message(
+    mut body: Value,
+    secrets: &Secrets,
+    evidence: &Evidence,
+) -> Result<Reply, AttemptError> {
     if body["type"] != "message" {
         return Err(malformed("its `type` is not \"message\""));
     }
@@ -509,7 +549,17 @@ pub fn parse_message(mut body: Value, secrets: &Secrets) -> Result<Reply, Attemp
         match block["type"].as_str() {
             Some("text") => text.push_str(block["text"].as_str().unwrap_or("")),
             Some("tool_use") => {
-                tool_calls.push(tool_use(block, stop == StopReason::CutOff && i == last)?)
+                let cut = stop == StopReason::CutOff
+                    && match evidence {
+                        Evidence::Whole => i == last,
+                        Evidence::Streamed { unclosed } => {
+                            ends_early(&block["input"])
+                                || block["id"]
+                                    .as_str()
+                                    .is_some_and(|id| unclosed.iter().any(|u| u == id))
+                        }
+                    };
+                tool_calls.push(tool_use(block, cut)?)
             }
             _ => {}
         }
@@ -567,6 +617,14 @@ fn is_blank_text(block: &Value) -> bool {
     block["type"] == "text" && block["text"].as_str().is_none_or(|t| t.trim().is_empty())
 }
 
+/// Whether a streamed tool input is JSON that stops before its end (the stream's reader
+/// leaves an input that does not parse as its text).
+fn ends_early(input: &Value) -> bool {
+    input
+        .as_str()
+        .is_some_and(|json| serde_json::from_str::<Value>(json).is_err_and(|e| e.is_eof()))
+}
+
 /// Reads a `tool_use` block, making it sendable back when its input is not an object.
 fn tool_use(block: &mut Value, being_written: bool) -> Result<ToolCall, AttemptError> {
     let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
@@ -574,8 +632,7 @@ fn tool_use(block: &mut Value, being_written: bool) -> Result<ToolCall, AttemptE
     };
     let (call_id, name) = (id.to_owned(), name.to_owned());
     let arguments = match &block["input"] {
-        // The last block of a cut-off reply is the call the limit interrupted, however
-        // much of its input arrived.
+        // The call the limit interrupted, however much of its input arrived.
         _ if being_written => CallArguments::CutOff,
         input @ Value::Object(_) => CallArguments::Object(input.clone()),
         _ => CallArguments::Unreadable("the tool input is not a JSON object".to_owned()),
@@ -724,6 +781,68 @@ mod tests {
         let items = reply.item_values();
         assert_eq!(items.len(), 2, "unsigned thinking cannot go back");
         assert_eq!(items[1]["input"], json!({}));
+    }
+
+    /// The events of a llama.cpp-style reply with one tool use: its start without
+    /// `input`, `partial_json` in pieces, the block's stop if `closed`, then `stop`.
+    fn one_call(partial_json: &[&str], closed: bool, stop: &str) -> Reply {
+        let mut events = vec![
+            json!({"type": "message_start", "message": {"id": "chatcmpl-1", "type": "message",
+                "role": "assistant", "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"cache_read_input_tokens": 233, "input_tokens": 1, "output_tokens": 0}}}),
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "tool_use", "id": "3YPm", "name": "read_file"}}),
+        ];
+        for piece in partial_json {
+            events.push(json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": piece}}));
+        }
+        if closed {
+            events.push(json!({"type": "content_block_stop", "index": 0}));
+        }
+        events.push(json!({"type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 28}}));
+        events.push(json!({"type": "message_stop"}));
+        stream_of(&events).unwrap().unwrap()
+    }
+
+    /// llama.cpp's server closes the tool use block before `max_tokens` whether or not its
+    /// JSON was complete (issue 25): a complete input is a call to run, one that stops
+    /// mid-way is cut off, and so is a block whose `content_block_stop` never came.
+    #[test]
+    fn a_streamed_call_is_cut_off_only_when_its_json_or_its_block_is_unfinished() {
+        let complete = one_call(
+            &["{", "\"path\"", ": \"notes.txt\"", "}"],
+            true,
+            "max_tokens",
+        );
+        assert_eq!(complete.stop, StopReason::CutOff);
+        assert_eq!(
+            complete.tool_calls[0].arguments,
+            CallArguments::Object(json!({"path": "notes.txt"})),
+            "closed, and its JSON is whole: it runs"
+        );
+        let half = one_call(&["{", "\"path\"", ":"], true, "max_tokens");
+        assert_eq!(half.tool_calls[0].arguments, CallArguments::CutOff);
+        assert_eq!(half.item_values()[0]["input"], json!({}));
+        let unclosed = one_call(&["{\"path\": \"notes.txt\"}"], false, "max_tokens");
+        assert_eq!(unclosed.tool_calls[0].arguments, CallArguments::CutOff);
+        let broken = one_call(&["{nope}"], true, "max_tokens");
+        assert!(
+            matches!(broken.tool_calls[0].arguments, CallArguments::Unreadable(_)),
+            "malformed, not unfinished: {:?}",
+            broken.tool_calls[0].arguments
+        );
+        let no_arguments = one_call(&[], true, "tool_use");
+        assert_eq!(
+            no_arguments.tool_calls[0].arguments,
+            CallArguments::Object(json!({})),
+            "a start without `input` and no deltas is a call without arguments"
+        );
+        assert_eq!(
+            no_arguments.item_values()[0],
+            json!({"type": "tool_use", "id": "3YPm", "name": "read_file", "input": {}})
+        );
     }
 
     #[test]

@@ -380,7 +380,7 @@ pub fn parse_response(mut body: Value, secrets: &Secrets) -> Result<Reply, Attem
         };
         match fields.get("type").and_then(Value::as_str) {
             Some("message") => texts.read(&fields),
-            Some("function_call") => tool_calls.push(function_call(&fields, cut_off)?),
+            Some("function_call") => tool_calls.push(function_call(&mut fields, cut_off)?),
             Some("reasoning")
                 if fields
                     .get("encrypted_content")
@@ -491,31 +491,58 @@ impl Texts {
     }
 }
 
-fn function_call(fields: &Map<String, Value>, cut_off: bool) -> Result<ToolCall, AttemptError> {
+/// Why a call's `arguments` cannot be run.
+enum Unusable {
+    /// The JSON stops before its end: the model was still writing it when the reply ended.
+    EndsEarly,
+    /// Anything else: why, for the model.
+    Unreadable(String),
+}
+
+/// Reads a `function_call` item and makes it sendable back: `arguments` that are not the
+/// text of a JSON object (cut off, malformed, empty or missing) become `"{}"` in the item, as
+/// the Messages path does with a tool input that is not an object. Such a call is never run,
+/// so no other arguments could be true of it, and a server that parses the history refuses
+/// them (llama.cpp's answers 500 "Failed to parse tool call arguments as JSON", every time).
+fn function_call(fields: &mut Map<String, Value>, cut_off: bool) -> Result<ToolCall, AttemptError> {
     let field = |name: &str| fields.get(name).and_then(Value::as_str);
     let (Some(call_id), Some(name)) = (field("call_id"), field("name")) else {
         return Err(malformed("a function_call has no call_id or name"));
     };
-    let parsed = match field("arguments") {
-        Some(raw) => serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { raw })
-            .map_err(|e| format!("the arguments are not valid JSON ({e})"))
-            .and_then(|v| match v {
-                Value::Object(_) => Ok(v),
-                _ => Err("the arguments are not a JSON object".to_owned()),
-            }),
-        None => Err("the call has no arguments".to_owned()),
+    let (call_id, name) = (call_id.to_owned(), name.to_owned());
+    let raw = field("arguments");
+    let sendable = raw.is_some_and(|raw| !raw.trim().is_empty());
+    let parsed = match raw {
+        Some(raw) if raw.trim().is_empty() => Ok(Value::Object(Map::new())),
+        Some(raw) => match serde_json::from_str::<Value>(raw) {
+            Ok(object @ Value::Object(_)) => Ok(object),
+            Ok(_) => Err(Unusable::Unreadable(
+                "the arguments are not a JSON object".to_owned(),
+            )),
+            Err(e) if e.is_eof() => Err(Unusable::EndsEarly),
+            Err(e) => Err(Unusable::Unreadable(format!(
+                "the arguments are not valid JSON ({e})"
+            ))),
+        },
+        None => Err(Unusable::Unreadable("the call has no arguments".to_owned())),
     };
     // In a reply cut off by the output limit, the call the model was still writing is
-    // not complete; its status says so, or its arguments do not parse.
+    // not complete; its status says so, or its arguments do not parse. Arguments that stop
+    // before their JSON ends were cut off too, whatever the reply says: llama.cpp's server
+    // marks a reply its limit cut off `completed`, and the call in it too.
     let unfinished = cut_off && (field("status") != Some("completed") || parsed.is_err());
     let arguments = match parsed {
         _ if unfinished => CallArguments::CutOff,
         Ok(object) => CallArguments::Object(object),
-        Err(why) => CallArguments::Unreadable(why),
+        Err(Unusable::EndsEarly) => CallArguments::CutOff,
+        Err(Unusable::Unreadable(why)) => CallArguments::Unreadable(why),
     };
+    if !(sendable && matches!(arguments, CallArguments::Object(_))) {
+        fields.insert("arguments".to_owned(), Value::String("{}".to_owned()));
+    }
     Ok(ToolCall {
-        call_id: call_id.to_owned(),
-        name: name.to_owned(),
+        call_id,
+        name,
         arguments,
     })
 }
@@ -531,7 +558,7 @@ fn failed_response(body: &Value, secrets: &Secrets) -> AttemptError {
         quoted(secrets, code.unwrap_or("no code")),
         quoted(secrets, message)
     );
-    if is_context_overflow(code, message) {
+    if is_context_overflow(&[code, body["error"]["type"].as_str()], message) {
         return AttemptError::Fatal(ProviderError {
             failure: ProviderFailure::ContextLimit,
             message: full,
@@ -670,6 +697,59 @@ mod tests {
             reply.tool_calls[0].arguments,
             CallArguments::Unreadable(_)
         ));
+        assert_eq!(
+            reply.item_values()[0]["arguments"],
+            "{}",
+            "never sent back as received"
+        );
+    }
+
+    /// llama.cpp's server marks a reply its output limit cut off `completed`, and the call
+    /// in it, whose arguments stop mid-way: the call is cut off, never run, and goes back
+    /// with `{}` (the server answers 500 to the arguments as received). Arguments that are
+    /// empty, missing or not an object go back as `{}` too; an object goes back as written.
+    #[test]
+    fn arguments_that_end_early_are_a_cut_off_call_sent_back_as_an_empty_object() {
+        let call = |arguments: Value| {
+            let mut item = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                "name": "read", "status": "completed"});
+            if !arguments.is_null() {
+                item["arguments"] = arguments;
+            }
+            let reply = parse_response(json!({"status": "completed", "output": [item]})).unwrap();
+            (
+                reply.tool_calls[0].arguments.clone(),
+                reply.item_values()[0]["arguments"].clone(),
+            )
+        };
+        assert_eq!(
+            call(json!("{\"path\":")),
+            (CallArguments::CutOff, json!("{}"))
+        );
+        assert_eq!(
+            call(json!("{\"path\": \"notes.txt\"")),
+            (CallArguments::CutOff, json!("{}"))
+        );
+        assert_eq!(
+            call(json!("{\"path\": \"notes.txt\"}")),
+            (
+                CallArguments::Object(json!({"path": "notes.txt"})),
+                json!("{\"path\": \"notes.txt\"}")
+            ),
+            "complete arguments go back byte for byte"
+        );
+        assert_eq!(
+            call(json!("")),
+            (CallArguments::Object(json!({})), json!("{}"))
+        );
+        assert!(matches!(
+            call(Value::Null),
+            (CallArguments::Unreadable(_), a) if a == "{}"
+        ));
+        assert!(matches!(
+            call(json!("[1, 2]")),
+            (CallArguments::Unreadable(_), a) if a == "{}"
+        ));
     }
 
     #[test]
@@ -720,6 +800,11 @@ mod tests {
             reply.items.len(),
             2,
             "the trailing reasoning item is dropped"
+        );
+        assert_eq!(
+            reply.item_values()[1]["arguments"],
+            "{}",
+            "the half-written arguments are not sent back"
         );
     }
 

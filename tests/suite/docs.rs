@@ -137,7 +137,11 @@ fn gateway_examples() -> Vec<String> {
 #[test]
 fn the_gateway_examples_load_as_written_and_send_a_bearer_token() {
     let examples = gateway_examples();
-    assert_eq!(examples.len(), 4, "Ollama twice, a gateway, OpenRouter");
+    assert_eq!(
+        examples.len(),
+        5,
+        "Ollama twice, llama.cpp's server, a gateway, OpenRouter"
+    );
     let ws = crate::support::TempWorkspace::new();
     for (i, example) in examples.iter().enumerate() {
         ws.write(&format!(".agents/agents/example-{i}.md"), example);
@@ -150,6 +154,7 @@ fn the_gateway_examples_load_as_written_and_send_a_bearer_token() {
         [
             "local-coder",
             "local-reviewer",
+            "llama-helper",
             "gateway-writer",
             "openrouter-researcher"
         ]
@@ -208,4 +213,58 @@ async fn the_gateway_examples_complete_against_a_bearer_only_endpoint() {
     assert_eq!(mock.requests().len(), names.len());
     assert_eq!(mock.refusals(), 0);
     conn.close().await;
+}
+
+/// docs/agents.md's llama.cpp example (also run on the real server by
+/// `suite::real_engine`).
+pub(super) fn llama_cpp_example() -> String {
+    gateway_examples()
+        .into_iter()
+        .find(|e| e.contains("\nname: llama-helper\n"))
+        .expect("docs/agents.md has the llama.cpp example")
+}
+
+/// The llama.cpp example, its `base_url` pointed at a mock that plays llama.cpp's server
+/// (nothing else changed), completes a run through the binary, its key sent as a bearer
+/// token and its `temperature` and `max_output_tokens` as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_llama_cpp_example_completes_against_a_mock_of_llama_cpp() {
+    use crate::support::binary::run_json;
+    use crate::support::run_kit::KEY;
+    use mcp_agents::testkit::{MockEngine, MockProvider, Step};
+
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.play(MockEngine::LlamaCpp);
+    mock.push([Step::text("Hello there, how are you?")]);
+    let example = llama_cpp_example();
+    let base = example
+        .lines()
+        .find_map(|l| l.strip_prefix("base_url:"))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let ws = crate::support::TempWorkspace::new();
+    ws.write(
+        ".agents/agents/example.md",
+        example.replace(&base, &mock.responses_base_url()),
+    );
+    let ran = run_json(
+        ws.path(),
+        "llama-helper",
+        "Say hello in five words.",
+        &[("LLAMA_API_KEY", KEY)],
+        std::time::Duration::from_secs(60),
+    )
+    .await;
+    assert!(ran.success, "{}\n{}", ran.record, ran.stderr);
+    assert_eq!(ran.record["result"], "Hello there, how are you?");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].headers["authorization"],
+        format!("Bearer {KEY}").as_str()
+    );
+    assert_eq!(requests[0].body["max_output_tokens"], 1024);
+    assert_eq!(requests[0].body["temperature"], 0.0);
+    assert_eq!(requests[0].body["model"], "smollm2");
 }

@@ -1,5 +1,5 @@
 //! Every error class the providers produce, played by the mocks and classified: context
-//! overflow on every route (never retried), transient failures retried with the provider's
+//! overflow on every route and in every engine's words (never retried), transient failures retried with the provider's
 //! delay or backoff, quota and other refusals not retried, timeouts, dropped connections and
 //! malformed bodies. Time is paused, so delays and timeouts cost nothing.
 
@@ -123,6 +123,38 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
         (
             Messages,
             Step::text("").with_stop_reason("model_context_window_exceeded"),
+        ),
+        // Local engines (issue 25), in the shapes they answer with.
+        (
+            Messages,
+            Step::json(
+                400,
+                json!({"error": {"code": 400, "message": "request (20034 tokens) exceeds the available context size (8192 tokens), try increasing it",
+                "type": "exceed_context_size_error", "n_prompt_tokens": 20034, "n_ctx": 8192}}),
+            ),
+        ),
+        (
+            Responses,
+            Step::json(
+                400,
+                json!({"error": {"message": "You passed 9000 input tokens and requested 100 output tokens. However, the model's context length is only 8192 tokens, resulting in a maximum input length of 8092 tokens. Please reduce the length of the input prompt.",
+                "type": "BadRequestError", "param": "input_tokens", "code": 400}}),
+            ),
+        ),
+        (
+            Messages,
+            Step::json(
+                400,
+                json!({"error": {"message": "the prompt is longer than the context length currently available to the model; shorten the prompt, adjust the context length in settings, or use a model with a longer context length",
+                "type": "invalid_request_error"}}),
+            ),
+        ),
+        (
+            Responses,
+            Step::json(
+                400,
+                json!({"error": "Trying to keep the first 111490 tokens when context the overflows. However, the model is loaded with context length of only 32768 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input."}),
+            ),
         ),
     ];
     for (wire, step) in cases {

@@ -545,3 +545,61 @@ impl RawServer {
             .unwrap()
     }
 }
+
+/// What `mcp-agents run --json` did: its exit, the record it printed, its stderr.
+pub struct RunRecord {
+    pub success: bool,
+    /// The `wait_agent` record of the run (`status`, `error`, `tools_used`, `usage`…).
+    pub record: Value,
+    pub stderr: String,
+}
+
+/// Runs agent `name` of `workspace` with `mcp-agents run --json`, `task` on its standard
+/// input, the variables `env` set and the machine's `RUST_LOG` and default model removed;
+/// gives up after `limit`.
+pub async fn run_json(
+    workspace: &Path,
+    name: &str,
+    task: &str,
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> RunRecord {
+    use tokio::io::AsyncWriteExt;
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .args(["run", "--workspace"])
+        .arg(workspace)
+        .args([name, "-", "--json"])
+        .env_remove("RUST_LOG")
+        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("start mcp-agents run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(task.as_bytes())
+        .await
+        .expect("write the task");
+    drop(stdin);
+    let out = tokio::time::timeout(limit, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("`mcp-agents run {name}` did not end within {limit:?}"))
+        .expect("mcp-agents run");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let record = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "`mcp-agents run {name} --json` printed no record ({e}): {}\nstderr: {stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    RunRecord {
+        success: out.status.success(),
+        record,
+        stderr,
+    }
+}

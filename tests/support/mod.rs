@@ -21,7 +21,9 @@
 
 pub mod binary;
 pub mod children;
+pub mod engine;
 pub mod interop;
+pub mod recording_proxy;
 pub mod run_kit;
 pub mod workspace;
 

@@ -5,11 +5,14 @@
 use axum::http::HeaderMap;
 use serde_json::json;
 
-use super::script::{MockAuth, MockWire};
+use super::script::{MockAuth, MockEngine, MockWire};
 use super::state::{MockState, Refusal, refusal};
 
 /// Checks the request's credential under the mock's [`MockAuth`].
 pub(super) fn check(st: &MockState, wire: MockWire, headers: &HeaderMap) -> Result<(), Refusal> {
+    if st.engine == MockEngine::LlamaCpp && st.auth == MockAuth::Native {
+        return super::llama_cpp::auth(st, headers);
+    }
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let bearer = format!("Bearer {}", st.key);
     match (st.auth, wire) {

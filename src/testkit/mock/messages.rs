@@ -6,7 +6,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 use super::cache::CachedUsage;
-use super::script::{MockWire, ModelRefuses, ScriptedReply};
+use super::script::{MockEngine, MockWire, ModelRefuses, ScriptedReply};
 use super::sse::{Event, pieces};
 use super::state::{MockState, Refusal, refusal, valid_tool_name};
 
@@ -71,6 +71,9 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
     }
     if let Some(limit) = st.context_limit {
         let size = body["messages"].to_string().len() + body["system"].to_string().len();
+        if size > limit && st.engine == MockEngine::LlamaCpp {
+            return Err(super::llama_cpp::overflow(size / 4, limit / 4));
+        }
         if size > limit {
             return Err(bad(&format!(
                 "prompt is too long: {} tokens > {} maximum",

@@ -19,15 +19,18 @@
 //! without content, thinking budgets below `max_tokens`, a thinking turn that starts with
 //! its thinking, and an optional context-window size. A mock can also play a model that
 //! refuses optional parameters ([`MockProvider::refuse`]) or effort levels
-//! ([`MockProvider::take_efforts`]), a gateway that fails mid-stream ([`StreamFault`]), and
+//! ([`MockProvider::take_efforts`]), a gateway that fails mid-stream ([`StreamFault`]),
 //! emulate the providers' prompt caching ([`MockProvider::emulate_prompt_caching`], see
-//! `cache.rs`). Every answer carries a request id header, as the real APIs' do.
+//! `cache.rs`), and play a local engine instead of the official APIs
+//! ([`MockProvider::play`]: llama.cpp's server, see `llama_cpp.rs`). Every answer carries a
+//! request id header, as the real APIs' do (an engine's, as that engine does).
 //!
 //! In tests, the request oracle (`oracle`) checks every request a mock received against the
 //! official SDKs' types when the mock is dropped.
 
 mod auth;
 mod cache;
+mod llama_cpp;
 mod messages;
 #[cfg(any(test, feature = "testkit"))]
 mod oracle;
@@ -39,8 +42,8 @@ mod state;
 #[cfg(any(test, feature = "testkit"))]
 pub use oracle::{Verdict, check as check_with_oracle};
 pub use script::{
-    MockAuth, MockWire, ModelRefuses, Recorded, RecordedOutcome, ScriptedReply, Step, StreamFault,
-    StreamShape,
+    MockAuth, MockEngine, MockWire, ModelRefuses, Recorded, RecordedOutcome, ScriptedReply, Step,
+    StreamFault, StreamShape,
 };
 use state::{MockState, lock, refusal};
 
@@ -142,6 +145,12 @@ impl MockProvider {
         self.lock().auth = auth;
     }
 
+    /// From now on, the mock plays `engine` (the official APIs by default): its error shapes,
+    /// its streams, what it refuses (see [`MockEngine`]).
+    pub fn play(&self, engine: MockEngine) {
+        self.lock().engine = engine;
+    }
+
     /// Requests larger than `chars` (serialized input) overflow the context window.
     pub fn set_context_limit(&self, chars: usize) {
         self.lock().context_limit = Some(chars);
@@ -232,6 +241,11 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                 (Value::Null, Err(refused))
             }
         };
+        let checked = match checked {
+            Err(refusal) if st.engine == MockEngine::LlamaCpp => Err(llama_cpp::reshape(refusal)),
+            other => other,
+        };
+        let request_id = st.engine != MockEngine::LlamaCpp;
         match checked {
             Ok(()) => {
                 let next = st.script.pop_front().unwrap_or(Step::Raw {
@@ -265,7 +279,7 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                 let id = st.next_id();
                 Rendered::Now(json_response(
                     wire,
-                    id,
+                    request_id.then_some(id),
                     refusal.status,
                     &[],
                     refusal.body.to_string(),
@@ -325,17 +339,26 @@ fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) 
                 MockWire::Responses => cache.responses(request),
                 MockWire::Messages => cache.messages(request),
             });
-            let body = match wire {
+            let mut body = match wire {
                 MockWire::Responses => responses::render(st, request, &reply, cached),
                 MockWire::Messages => messages::render(st, request, &reply, cached),
             };
-            let id = st.counter;
+            let llama = st.engine == MockEngine::LlamaCpp;
+            if llama && wire == MockWire::Responses {
+                llama_cpp::responses_reply(&mut body);
+            }
+            let id = (!llama).then_some(st.counter);
             if request["stream"] != true {
                 return Rendered::Now(json_response(wire, id, 200, &[], body.to_string()));
             }
             let events = match wire {
                 MockWire::Responses => responses::events(&body, reply.stream.delta_chars),
                 MockWire::Messages => messages::events(&body, &reply, reply.stream.delta_chars),
+            };
+            let events = match wire {
+                MockWire::Responses if llama => llama_cpp::responses_events(events),
+                MockWire::Messages if llama => llama_cpp::messages_events(events),
+                _ => events,
             };
             let mut response = sse::response(wire, events, &reply.stream);
             insert_request_id(&mut response, wire, id);
@@ -347,6 +370,7 @@ fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) 
             body,
         } => {
             let id = st.next_id();
+            let id = (st.engine != MockEngine::LlamaCpp).then_some(id);
             Rendered::Now(json_response(wire, id, status, &headers, body))
         }
         Step::Delay(delay, inner) => {
@@ -358,8 +382,11 @@ fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) 
 }
 
 /// The request id header each API sends with every answer: Messages `request-id`,
-/// Responses `x-request-id`.
-fn insert_request_id(response: &mut Response, wire: MockWire, id: u64) {
+/// Responses `x-request-id` (none from a mock playing an engine that sends none).
+fn insert_request_id(response: &mut Response, wire: MockWire, id: Option<u64>) {
+    let Some(id) = id else {
+        return;
+    };
     let (name, value) = match wire {
         MockWire::Messages => ("request-id", format!("req_mock{id:08}")),
         MockWire::Responses => ("x-request-id", format!("req_mock{id:08}")),
@@ -371,7 +398,7 @@ fn insert_request_id(response: &mut Response, wire: MockWire, id: u64) {
 
 fn json_response(
     wire: MockWire,
-    id: u64,
+    id: Option<u64>,
     status: u16,
     headers: &[(String, String)],
     body: String,

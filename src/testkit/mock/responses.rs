@@ -6,7 +6,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 use super::cache::CachedUsage;
-use super::script::{MockWire, ModelRefuses, ScriptedReply};
+use super::script::{MockEngine, MockWire, ModelRefuses, ScriptedReply};
 use super::sse::{Event, pieces};
 use super::state::{MockState, Refusal, refusal, valid_tool_name};
 
@@ -64,6 +64,9 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
     validate_items(st, input)?;
     if let Some(limit) = st.context_limit {
         let size = body["input"].to_string().len() + body["instructions"].to_string().len();
+        if size > limit && st.engine == MockEngine::LlamaCpp {
+            return Err(super::llama_cpp::overflow(size / 4, limit / 4));
+        }
         if size > limit {
             let mut r = bad(
                 "Your input exceeds the context window of this model. Please adjust your input and try again.",
@@ -301,6 +304,9 @@ fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
                     return Err(bad(&format!(
                         "No tool output found for function call {call_id}."
                     )));
+                }
+                if st.engine == MockEngine::LlamaCpp {
+                    super::llama_cpp::check_arguments(item)?;
                 }
                 calls_seen.insert(call_id);
             }

@@ -390,6 +390,20 @@ pub enum RecordedOutcome {
     Refused(u16, String),
 }
 
+/// Which server a mock plays ([`MockProvider::play`](super::MockProvider::play)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MockEngine {
+    /// OpenAI's Responses API and Anthropic's Messages API.
+    #[default]
+    Official,
+    /// llama.cpp's `llama-server`, as recorded from the real one (see `llama_cpp.rs`): its
+    /// error shape and types on both wires (`exceed_context_size_error` for an overflow), a
+    /// Responses reply cut off by the output limit still `completed` with the call in it
+    /// half written, a 500 for such arguments sent back, a Messages tool use started
+    /// without `input`, either key header on either wire.
+    LlamaCpp,
+}
+
 /// Which credential headers the mock accepts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum MockAuth {

@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde_json::Value;
 
 use super::cache::PromptCache;
-use super::script::{MockAuth, MockWire, ModelRefuses, Recorded, Step};
+use super::script::{MockAuth, MockEngine, MockWire, ModelRefuses, Recorded, Step};
 
 /// What the mock issued and expects to see again, exactly.
 #[derive(Debug, Default)]
@@ -44,6 +44,8 @@ pub(super) struct MockState {
     pub(super) refuses: std::collections::HashSet<ModelRefuses>,
     /// The effort levels the model takes, when a test says (every level otherwise).
     pub(super) efforts: Option<Vec<String>>,
+    /// The server the mock plays.
+    pub(super) engine: MockEngine,
 }
 
 impl MockState {
