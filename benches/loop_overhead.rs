@@ -185,6 +185,7 @@ fn client_side(c: &mut Criterion) {
             temperature: None,
             reasoning_effort: None,
             strict_output_schema: None,
+            output_limit_as_max_tokens: false,
         };
         let raw_reply = match wire {
             WireApi::Responses => json!({"id": "r", "object": "response", "status": "completed",

@@ -134,6 +134,7 @@ fn turn(
         temperature: None,
         reasoning_effort: None,
         strict_output_schema: None,
+        output_limit_as_max_tokens: false,
     };
     let body = format
         .encode(&Request {

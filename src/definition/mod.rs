@@ -41,7 +41,7 @@ pub use json_schema::{
 pub use name::check_name;
 pub use near_miss::closest;
 pub use provider::{
-    ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, KeyChoice, ProviderConfig, ProviderKind,
+    ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, GEMINI_BASE_URL, KeyChoice, ProviderConfig, ProviderKind,
     WireApi,
 };
 pub use skill::{Skill, SkillRegistry};

@@ -135,7 +135,13 @@ impl WireFormat for Messages {
     }
 
     fn may_send(&self, param: OptionalParam) -> bool {
-        param != OptionalParam::EncryptedReasoning
+        matches!(
+            param,
+            OptionalParam::Temperature
+                | OptionalParam::Effort
+                | OptionalParam::AdaptiveThinking
+                | OptionalParam::BudgetThinking
+        )
     }
 
     fn stream(&self, provider: &str) -> Box<dyn ReplyStream> {
