@@ -13,8 +13,8 @@ pub use fixture_server::{
     FixtureOptions, ONE_PIXEL_PNG, lookup_schema, odd_tool_name, run as run_fixture_server,
 };
 pub use mock::{
-    MockAuth, MockProvider, MockWire, ModelRefuses, Recorded, RecordedOutcome, ScriptedReply, Step,
-    StreamFault, StreamShape,
+    ChatServer, MockAuth, MockProvider, MockWire, ModelRefuses, Recorded, RecordedOutcome,
+    ScriptedReply, Step, StreamFault, StreamShape,
 };
 #[cfg(any(test, feature = "testkit"))]
 pub use mock::{Verdict, check_with_oracle, mock_definition};

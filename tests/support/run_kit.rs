@@ -21,10 +21,7 @@ pub fn definition(wire: WireApi, base_url: &str) -> AgentDefinition {
 
 /// A client for `wire` at the mock, with quick retries.
 pub fn client(wire: WireApi, mock: &mcp_agents::testkit::MockProvider) -> ProviderClient {
-    let base = match wire {
-        WireApi::Responses => mock.responses_base_url(),
-        WireApi::AnthropicMessages => mock.messages_base_url(),
-    };
+    let base = mock.base_url(wire);
     ProviderClient::new(&definition(wire, &base), ApiKey::for_tests(KEY)).with_retry_policy(
         RetryPolicy {
             max_retries: 3,
@@ -257,10 +254,7 @@ impl Loop {
     /// A fresh mock and a definition pointing at it, changed by `adjust`.
     pub async fn new(wire: WireApi, adjust: impl FnOnce(&mut AgentDefinition)) -> Loop {
         let mock = mcp_agents::testkit::MockProvider::start(KEY).await.unwrap();
-        let base = match wire {
-            WireApi::Responses => mock.responses_base_url(),
-            WireApi::AnthropicMessages => mock.messages_base_url(),
-        };
+        let base = mock.base_url(wire);
         let mut definition = definition(wire, &base);
         adjust(&mut definition);
         Loop {

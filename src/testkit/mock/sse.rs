@@ -1,6 +1,6 @@
 //! Server-sent events as the real APIs send them: `event: <type>` and one `data:` line per
-//! event, each followed by a blank line, delivered as a [`StreamShape`] says (pacing and
-//! faults).
+//! event (Chat Completions: the `data:` line alone, and `data: [DONE]` last), each followed
+//! by a blank line, delivered as a [`StreamShape`] says (pacing and faults).
 
 use std::time::Duration;
 
@@ -12,6 +12,9 @@ use super::script::{MockWire, StreamFault, StreamShape};
 
 /// One event: its type and its data.
 pub(super) type Event = (String, Value);
+
+/// The name of the event that is Chat Completions' `data: [DONE]` line (its data unused).
+pub(super) const DONE_EVENT: &str = "[DONE]";
 
 /// `text` in pieces of at most `max` characters (0: one piece); no piece for an empty text.
 pub(super) fn pieces(text: &str, max: usize) -> Vec<String> {
@@ -27,6 +30,9 @@ pub(super) fn pieces(text: &str, max: usize) -> Vec<String> {
 
 /// One frame; an event without a name is sent as a `data:` line alone.
 fn frame(event: &str, data: &Value) -> Bytes {
+    if event == DONE_EVENT {
+        return Bytes::from_static(b"data: [DONE]\n\n");
+    }
     if event.is_empty() {
         return Bytes::from(format!("data: {data}\n\n"));
     }
@@ -74,6 +80,13 @@ fn overloaded(wire: MockWire, sequence: usize) -> Event {
             serde_json::json!({"type": "error", "sequence_number": sequence,
                 "code": "server_is_overloaded", "message": "Our servers are currently overloaded. Please try again later.",
                 "param": null}),
+        ),
+        // What OpenAI's Chat Completions stream carries when the model fails mid-reply: a
+        // data line with an `error` (block/goose#8031), no event name.
+        MockWire::Chat => (
+            String::new(),
+            serde_json::json!({"error": {"message": "The server had an error while processing your request. Sorry about that!",
+                "type": "server_error", "param": null, "code": null}}),
         ),
     }
 }
