@@ -184,15 +184,22 @@ impl ToolBox for TestTools {
     }
 }
 
-/// The `function_call_output` texts of a Responses request body, in order.
+/// The tool results of a request body, in order: Responses `function_call_output` texts,
+/// Chat Completions `tool` messages.
 pub fn function_outputs(body: &Value) -> Vec<String> {
-    body["input"]
+    let responses = body["input"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|i| i["type"] == "function_call_output")
-        .map(|i| i["output"].as_str().unwrap_or_default().to_owned())
-        .collect()
+        .map(|i| i["output"].as_str().unwrap_or_default().to_owned());
+    let chat = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned());
+    responses.chain(chat).collect()
 }
 
 /// In-process tools with the schemas and answers a test gives: each tool answers every call

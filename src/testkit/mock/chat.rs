@@ -252,6 +252,19 @@ fn refused_parameter(st: &MockState, body: &Value) -> Result<(), Refusal> {
     if let (Some(levels), Some(effort)) = (&st.efforts, body["reasoning_effort"].as_str())
         && !levels.iter().any(|l| l == effort)
     {
+        if st.chat_server == ChatServer::Gemini {
+            // discuss.ai.google.dev/t/117875: the levels in alphabetical order.
+            let mut sorted = levels.clone();
+            sorted.sort();
+            return Err(bad(
+                st,
+                None,
+                &format!(
+                    "Invalid reasoning_effort: {effort}. Valid values are: {}",
+                    sorted.join(", ")
+                ),
+            ));
+        }
         let quoted: Vec<String> = LEVEL_ORDER
             .iter()
             .filter(|l| levels.iter().any(|k| k == *l))
