@@ -15,9 +15,10 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
         let _ = parse_response(value.clone());
         let _ = parse_message(value.clone());
+        let _ = format(WireApi::ChatCompletions).parse("p", value.clone());
         let _ = classify_error_event("p", &value);
     }
-    for api in [WireApi::Responses, WireApi::AnthropicMessages] {
+    for api in WireApi::ALL {
         let mut stream = format(api).stream("p");
         for line in text.lines() {
             let (event, data) = line.split_once(' ').unwrap_or(("message", line));
