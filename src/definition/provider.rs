@@ -51,11 +51,9 @@ impl ProviderKind {
             )),
             // Gemini's OpenAI-compatible endpoint (ai.google.dev/gemini-api/docs/openai): Chat
             // Completions only (its `/responses` answers 404), the key as a bearer token.
-            ProviderKind::Gemini => Some((
-                GEMINI_BASE_URL,
-                "GEMINI_API_KEY",
-                WireApi::ChatCompletions,
-            )),
+            ProviderKind::Gemini => {
+                Some((GEMINI_BASE_URL, "GEMINI_API_KEY", WireApi::ChatCompletions))
+            }
             ProviderKind::Custom => None,
         }
     }

@@ -247,7 +247,8 @@ impl Serialize for Messages<'_> {
             role: "system",
             content: self.system,
         });
-        let mut seq = serializer.serialize_seq(Some(entries.len() + usize::from(system.is_some())))?;
+        let mut seq =
+            serializer.serialize_seq(Some(entries.len() + usize::from(system.is_some())))?;
         if let Some(system) = &system {
             seq.serialize_element(system)?;
         }
@@ -347,7 +348,12 @@ mod tests {
         assert!(value.get("stream_options").is_none());
         let mut deepseek = settings();
         deepseek.output_limit_as_max_tokens = true;
-        let value = body(&deepseek, &history, &ToolList::default(), &Learned::default());
+        let value = body(
+            &deepseek,
+            &history,
+            &ToolList::default(),
+            &Learned::default(),
+        );
         assert_eq!(value["max_tokens"], 1000);
         assert!(value.get("max_completion_tokens").is_none());
     }

@@ -642,7 +642,10 @@ mod tests {
         );
         // Cut off before it wrote anything: nothing to keep.
         let nothing = read(&[
-            chunk(json!({"role": "assistant", "reasoning_content": "hmm"}), None),
+            chunk(
+                json!({"role": "assistant", "reasoning_content": "hmm"}),
+                None,
+            ),
             chunk(json!({}), Some("length")),
         ])
         .unwrap();
@@ -678,14 +681,21 @@ mod tests {
         .unwrap();
         assert_eq!(filtered.stop, StopReason::Refused);
         assert!(filtered.tool_calls.is_empty() && filtered.items.is_empty());
-        assert!(filtered.text.contains("content filter"), "{}", filtered.text);
+        assert!(
+            filtered.text.contains("content filter"),
+            "{}",
+            filtered.text
+        );
     }
 
     #[test]
     fn a_stream_without_a_finish_reason_or_with_an_error_broke_off() {
         let mut stream = ChatStream::new("p");
         stream
-            .event("message", &chunk(json!({"content": "par"}), None).to_string())
+            .event(
+                "message",
+                &chunk(json!({"content": "par"}), None).to_string(),
+            )
             .unwrap();
         assert!(matches!(
             stream.event("message", "[DONE]"),

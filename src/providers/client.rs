@@ -411,7 +411,9 @@ impl ProviderClient {
             tools,
             max_output_tokens,
             learned: conversation.learned(),
-            prompt_cache_key: self.sends_cache_key.then_some(self.prompt_cache_key.as_str()),
+            prompt_cache_key: self
+                .sends_cache_key
+                .then_some(self.prompt_cache_key.as_str()),
         };
         let body = self
             .wire
@@ -559,7 +561,9 @@ mod tests {
     fn chat_requests_carry_what_their_endpoint_takes() {
         let u = |s: &str| Url::parse(s).unwrap();
         assert!(is_openai(&u("https://api.openai.com/v1")));
-        assert!(!is_openai(&u("https://generativelanguage.googleapis.com/v1beta/openai")));
+        assert!(!is_openai(&u(
+            "https://generativelanguage.googleapis.com/v1beta/openai"
+        )));
         assert!(ignores_completion_tokens(&u("https://api.deepseek.com")));
         assert!(ignores_completion_tokens(&u("https://api.deepseek.com/v1")));
         assert!(!ignores_completion_tokens(&u("https://api.openai.com/v1")));

@@ -249,7 +249,10 @@ pub(crate) const MODEL_TRAITS: &[(&str, ModelTraits)] = &[
     // discuss.ai.google.dev/t/117875); Pro "Thinking level MEDIUM is not supported for this
     // model" and no way to turn thinking off (/t/112648).
     ("gemini-3-flash-preview", openai(NONE_TO_HIGH)),
-    ("gemini-3-pro-preview", openai(EffortLevels::of(&[Low, High]))),
+    (
+        "gemini-3-pro-preview",
+        openai(EffortLevels::of(&[Low, High])),
+    ),
 ];
 
 /// The Claude 5 family, whose ids the table cannot list ahead: adaptive thinking, every

@@ -17,8 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::classify::{
-    AttemptError, carries_error, classify_error_event, is_context_overflow, quoted,
-    requested_delay,
+    AttemptError, carries_error, classify_error_event, is_context_overflow, quoted, requested_delay,
 };
 use super::credentials::{ApiKey, insert_auth_header};
 use super::error::{ProviderError, ProviderFailure};

@@ -45,7 +45,9 @@ fn forbidden(api: WireApi) -> &'static [&'static str] {
     match api {
         WireApi::AnthropicMessages => &["allOf", "oneOf", "anyOf"],
         // Chat Completions validates function parameters as Responses does (one backend).
-        WireApi::Responses | WireApi::ChatCompletions => &["allOf", "oneOf", "anyOf", "enum", "not"],
+        WireApi::Responses | WireApi::ChatCompletions => {
+            &["allOf", "oneOf", "anyOf", "enum", "not"]
+        }
     }
 }
 

@@ -456,7 +456,12 @@ mod tests {
                 None,
                 "Invalid reasoning_effort: minimal. Valid values are: high, low, medium, none"
             ),
-            Some(EffortLevels::of(&[ReasoningEffort::None, Low, Medium, High]))
+            Some(EffortLevels::of(&[
+                ReasoningEffort::None,
+                Low,
+                Medium,
+                High
+            ]))
         );
         assert_eq!(
             levels(

@@ -291,7 +291,13 @@ async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() 
         let tools = requests[0].body["tools"].as_array().unwrap().clone();
         let lookup = tools
             .iter()
-            .map(|t| if wire == "chat-completions" { &t["function"] } else { t })
+            .map(|t| {
+                if wire == "chat-completions" {
+                    &t["function"]
+                } else {
+                    t
+                }
+            })
             .find(|t| t["name"] == "fx__lookup")
             .unwrap();
         let schema = match wire {

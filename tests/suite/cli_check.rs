@@ -618,7 +618,10 @@ fn check_shows_the_wire_each_agent_speaks() {
         "openai-chat",
         "model: gpt-4.1\nmodel_provider: openai\nwire_api: chat",
     );
-    write("gemini", "model: gemini-3-flash-preview\nmodel_provider: gemini");
+    write(
+        "gemini",
+        "model: gemini-3-flash-preview\nmodel_provider: gemini",
+    );
     write("plain", "model: gpt-5.4\nmodel_provider: openai");
     std::fs::create_dir_all(ws.path().join(".claude/agents")).unwrap();
     std::fs::write(
@@ -627,7 +630,12 @@ fn check_shows_the_wire_each_agent_speaks() {
     )
     .unwrap();
     let dir = ws.path().display().to_string();
-    let args = ["check", &dir, "--default-model", "gemini/gemini-3-pro-preview"];
+    let args = [
+        "check",
+        &dir,
+        "--default-model",
+        "gemini/gemini-3-pro-preview",
+    ];
     let out = mcp_agents(&args);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let table = text(&out.stdout);
@@ -661,8 +669,7 @@ fn check_shows_the_wire_each_agent_speaks() {
     );
     let mut json_args = args.to_vec();
     json_args.push("--json");
-    let report: serde_json::Value =
-        serde_json::from_slice(&mcp_agents(&json_args).stdout).unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&mcp_agents(&json_args).stdout).unwrap();
     for (name, wire, provider) in [
         ("local", "chat-completions", "custom"),
         ("openai-chat", "chat-completions", "openai"),

@@ -152,7 +152,11 @@ fn the_chat_completions_wire_and_the_gemini_provider_load_in_every_format() {
         "OpenCode's google, with the key OpenCode reads for it"
     );
     let catalog = support::load_fixture("providers");
-    let key = catalog.get("gemini-built-in").unwrap().provider.key_choice(|_| true);
+    let key = catalog
+        .get("gemini-built-in")
+        .unwrap()
+        .provider
+        .key_choice(|_| true);
     assert_eq!(key.auth, mcp_agents::definition::AuthHeader::Bearer);
 }
 

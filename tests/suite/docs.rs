@@ -214,7 +214,12 @@ fn the_chat_completions_examples_load_as_written() {
         ]
     );
     for agent in catalog.agents() {
-        assert_eq!(agent.provider.wire_api, WireApi::ChatCompletions, "{}", agent.name);
+        assert_eq!(
+            agent.provider.wire_api,
+            WireApi::ChatCompletions,
+            "{}",
+            agent.name
+        );
         assert_eq!(agent.provider.key_choice(|_| true).auth, AuthHeader::Bearer);
     }
     let built_in = &catalog.get("built-in").unwrap().provider;

@@ -330,7 +330,10 @@ async fn a_chat_server_that_refuses_max_completion_tokens_gets_max_tokens() {
     assert_eq!(outcome, RunOutcome::Completed("done".into()));
     let requests = mock.requests();
     assert_eq!(requests.len(), 3, "one refusal, then two requests");
-    assert!(matches!(requests[0].outcome, RecordedOutcome::Refused(400, _)));
+    assert!(matches!(
+        requests[0].outcome,
+        RecordedOutcome::Refused(400, _)
+    ));
     assert_eq!(requests[0].body["max_completion_tokens"], 2_000);
     for r in &requests[1..] {
         assert_eq!(r.outcome, RecordedOutcome::Scripted);

@@ -216,7 +216,12 @@ async fn prefixes_are_byte_stable_from_turn_to_turn_and_between_spawns() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap())
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or(t["function"]["name"].as_str())
+                    .unwrap()
+            })
             .collect();
         assert_eq!(
             names,

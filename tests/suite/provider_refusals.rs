@@ -337,7 +337,11 @@ async fn chat_models_refusing_an_effort_level_run_with_the_nearest() {
         }
         let warnings = ran.warnings("chatty");
         assert_eq!(warnings.len(), 1, "{server:?}: {}", ran.stderr);
-        assert!(warnings[0].contains("use high from now on"), "{}", warnings[0]);
+        assert!(
+            warnings[0].contains("use high from now on"),
+            "{}",
+            warnings[0]
+        );
     }
 }
 
@@ -391,4 +395,46 @@ async fn chat_provider_extras_are_sent_back_where_the_provider_requires_them() {
             }
         }
     }
+}
+
+/// A Chat Completions server that predates `max_completion_tokens` (vLLM before 0.6.4,
+/// Azure before 2024-08-01, proxies) refuses it as unknown; through the binary the run goes
+/// on with the limit as `max_tokens`, and one warning says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_server_without_max_completion_tokens_gets_max_tokens_with_a_warning() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.refuse(ModelRefuses::CompletionTokens);
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("Done."),
+    ]);
+    let ran = run(
+        "older",
+        &agent(
+            &mock,
+            "older",
+            "mock-model",
+            "chat-completions",
+            "max_output_tokens: 4000",
+        ),
+    )
+    .await;
+    assert!(ran.success, "{}", ran.stderr);
+    let requests = mock.requests();
+    assert_eq!(
+        refused(&requests[0]),
+        Some("Unrecognized request argument supplied: max_completion_tokens")
+    );
+    assert_eq!(requests.len(), 3);
+    for r in &requests[1..] {
+        assert_eq!(r.body["max_tokens"], 4000);
+    }
+    let warnings = ran.warnings("older");
+    assert_eq!(warnings.len(), 1, "{}", ran.stderr);
+    assert!(
+        warnings[0].contains("refused max_completion_tokens for mock-model")
+            && warnings[0].contains("send max_tokens instead from now on"),
+        "{}",
+        warnings[0]
+    );
 }

@@ -481,10 +481,20 @@ async fn chat_streams_are_read_as_servers_send_them() {
         chunk("{}", "\"stop\"", usage),
         "data: [DONE]\n\n".to_owned(),
     ];
-    let outcome = play(Chat, vec![raw_stream(&frames.iter().map(String::as_str).collect::<Vec<_>>())]).await;
+    let outcome = play(
+        Chat,
+        vec![raw_stream(
+            &frames.iter().map(String::as_str).collect::<Vec<_>>(),
+        )],
+    )
+    .await;
     let reply = outcome.reply();
     assert_eq!(reply.text, "Hello");
-    assert_eq!(reply.stop, StopReason::ToolUse, "a Gemini call ends with stop");
+    assert_eq!(
+        reply.stop,
+        StopReason::ToolUse,
+        "a Gemini call ends with stop"
+    );
     assert_eq!(reply.tool_calls[0].call_id, "function-call-7");
     assert_eq!(reply.usage.input_tokens, 9);
 
@@ -492,7 +502,11 @@ async fn chat_streams_are_read_as_servers_send_them() {
         "error: {\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\",\"type\":\"exceed_context_size_error\"}\n\n",
         "data: [DONE]\n\n",
     ]);
-    let outcome = play(Chat, vec![old_llama.clone(), old_llama, Step::text("never")]).await;
+    let outcome = play(
+        Chat,
+        vec![old_llama.clone(), old_llama, Step::text("never")],
+    )
+    .await;
     assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
     assert_eq!(outcome.requests, 2, "a broken reply is sent again once");
     assert!(

@@ -346,7 +346,9 @@ fn the_oracle_refuses_what_the_apis_refuse() {
         ),
         (
             "an unknown top-level key on Chat Completions",
-            chat(with(good_chat(), |b| b["thinking"] = json!({"type": "enabled"}))),
+            chat(with(good_chat(), |b| {
+                b["thinking"] = json!({"type": "enabled"})
+            })),
             "thinking: Extra inputs are not permitted",
         ),
         (
@@ -408,17 +410,18 @@ fn the_oracle_refuses_what_the_apis_refuse() {
         (
             "an assistant message with nothing",
             chat(with(good_chat(), |b| {
-                b["messages"]
-                    .as_array_mut()
-                    .unwrap()
-                    .extend([json!({"role": "assistant", "content": null}),
-                             json!({"role": "user", "content": "x"})])
+                b["messages"].as_array_mut().unwrap().extend([
+                    json!({"role": "assistant", "content": null}),
+                    json!({"role": "user", "content": "x"}),
+                ])
             })),
             "neither content nor tool_calls",
         ),
         (
             "an effort the Chat SDK does not have",
-            chat(with(good_chat(), |b| b["reasoning_effort"] = json!("ultra"))),
+            chat(with(good_chat(), |b| {
+                b["reasoning_effort"] = json!("ultra")
+            })),
             "reasoning_effort: Input should be",
         ),
         (

@@ -51,7 +51,16 @@ async fn one_agent_with(
     child_args: &[&str],
     server_env: &[(&str, &str)],
 ) -> (tempfile::TempDir, PathBuf, Connection) {
-    one_agent_full("responses", mock, name, marker, extra, child_args, server_env).await
+    one_agent_full(
+        "responses",
+        mock,
+        name,
+        marker,
+        extra,
+        child_args,
+        server_env,
+    )
+    .await
 }
 
 async fn one_agent_full(
@@ -188,8 +197,14 @@ async fn max_run_tokens_stops_the_run_after_the_reply_that_passes_it() {
 
 async fn max_run_tokens_on(wire: &str) {
     let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, log, c) =
-        one_agent_on(wire, &mock, "frugal", &marker("tokens"), "max_run_tokens: 250").await;
+    let (_ws, log, c) = one_agent_on(
+        wire,
+        &mock,
+        "frugal",
+        &marker("tokens"),
+        "max_run_tokens: 250",
+    )
+    .await;
     // 120 tokens per reply: 120, 240, then 360 passes 250.
     mock.push(vec![
         Step::tool_call("fx__echo", json!({"text": "x"}))

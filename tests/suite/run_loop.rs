@@ -238,10 +238,7 @@ async fn queued_input_goes_out_after_the_pending_tool_results() {
                     .map(|m| m["role"].as_str().unwrap())
                     .collect();
                 assert_eq!(tail, ["tool", "user"]);
-                assert_eq!(
-                    messages.last().unwrap()["content"],
-                    "Also check the tests."
-                );
+                assert_eq!(messages.last().unwrap()["content"], "Also check the tests.");
             }
             Messages => {
                 let content =

@@ -56,7 +56,10 @@ fn user_texts(body: &Value) -> Vec<String> {
 /// message.
 fn system(body: &Value) -> String {
     if body["messages"][0]["role"] == "system" {
-        return body["messages"][0]["content"].as_str().unwrap_or("").to_owned();
+        return body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
     }
     match body.get("instructions").or_else(|| body.get("system")) {
         Some(Value::String(text)) => text.clone(),

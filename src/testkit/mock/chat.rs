@@ -170,11 +170,7 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
     refused_parameter(st, body)?;
     validate_tools(st, body)?;
     let Some(messages) = body["messages"].as_array().filter(|m| !m.is_empty()) else {
-        return Err(bad(
-            st,
-            Some("messages"),
-            "[] is too short - 'messages'",
-        ));
+        return Err(bad(st, Some("messages"), "[] is too short - 'messages'"));
     };
     validate_messages(st, messages)?;
     if let Some(limit) = st.context_limit {
@@ -295,7 +291,11 @@ fn validate_tools(st: &MockState, body: &Value) -> Result<(), Refusal> {
         return Ok(());
     };
     let Some(tools) = tools.as_array() else {
-        return Err(bad(st, Some("tools"), "Invalid type for 'tools': expected an array."));
+        return Err(bad(
+            st,
+            Some("tools"),
+            "Invalid type for 'tools': expected an array.",
+        ));
     };
     if tools.len() > 128 {
         return Err(bad(
@@ -393,9 +393,10 @@ fn validate_messages(st: &MockState, messages: &[Value]) -> Result<(), Refusal> 
                     ));
                 }
                 pending.retain(|p| *p != id);
-                if message["content"].as_array().is_some_and(|parts| {
-                    parts.iter().any(|p| p["type"] == "image_url")
-                }) {
+                if message["content"]
+                    .as_array()
+                    .is_some_and(|parts| parts.iter().any(|p| p["type"] == "image_url"))
+                {
                     return Err(bad(
                         st,
                         Some(&format!("messages.[{n}].content")),
@@ -440,7 +441,9 @@ fn validate_content(st: &MockState, n: usize, role: &str, content: &Value) -> Re
             return Err(bad(
                 st,
                 Some(&format!("messages[{n}].content")),
-                &format!("Invalid type for 'messages[{n}].content': expected one of a string or array of objects, but got {content} instead."),
+                &format!(
+                    "Invalid type for 'messages[{n}].content': expected one of a string or array of objects, but got {content} instead."
+                ),
             ));
         }
     };
@@ -457,7 +460,9 @@ fn validate_content(st: &MockState, n: usize, role: &str, content: &Value) -> Re
             return Err(bad(
                 st,
                 Some(&format!("messages[{n}].content[{j}]")),
-                &format!("Invalid value for 'messages[{n}].content[{j}]': expected a text or image_url part."),
+                &format!(
+                    "Invalid value for 'messages[{n}].content[{j}]': expected a text or image_url part."
+                ),
             ));
         }
     }
@@ -468,19 +473,27 @@ fn validate_content(st: &MockState, n: usize, role: &str, content: &Value) -> Re
 /// added sent back exactly as it issued them (and required where it requires them).
 fn validate_assistant(st: &MockState, n: usize, message: &Value) -> Result<(), Refusal> {
     let calls = message["tool_calls"].as_array();
-    if message["content"].is_null() && calls.is_none_or(Vec::is_empty) && message["refusal"].is_null()
+    if message["content"].is_null()
+        && calls.is_none_or(Vec::is_empty)
+        && message["refusal"].is_null()
     {
         return Err(bad(
             st,
             Some(&format!("messages.[{n}].content")),
-            &format!("Invalid value for 'content': expected a string, got null. - 'messages.[{n}]'"),
+            &format!(
+                "Invalid value for 'content': expected a string, got null. - 'messages.[{n}]'"
+            ),
         ));
     }
     for (key, value) in message.as_object().into_iter().flatten() {
         if ASSISTANT_FIELDS.contains(&key.as_str()) {
             continue;
         }
-        if !st.issued.chat_extras.contains(&(key.clone(), value.to_string())) {
+        if !st
+            .issued
+            .chat_extras
+            .contains(&(key.clone(), value.to_string()))
+        {
             return Err(unknown_field(st, key, Some(&format!("messages.{n}"))));
         }
     }
@@ -498,14 +511,26 @@ fn validate_assistant(st: &MockState, n: usize, message: &Value) -> Result<(), R
             ));
         };
         if call["type"] != "function" {
-            return Err(bad(st, Some(&at), &format!("Invalid value for '{at}.type'.")));
+            return Err(bad(
+                st,
+                Some(&at),
+                &format!("Invalid value for '{at}.type'."),
+            ));
         }
         for (key, value) in call.as_object().into_iter().flatten() {
             if matches!(key.as_str(), "id" | "type" | "function") {
                 continue;
             }
-            if !st.issued.chat_extras.contains(&(key.clone(), value.to_string())) {
-                return Err(unknown_field(st, key, Some(&format!("messages.{n}.tool_calls.{k}"))));
+            if !st
+                .issued
+                .chat_extras
+                .contains(&(key.clone(), value.to_string()))
+            {
+                return Err(unknown_field(
+                    st,
+                    key,
+                    Some(&format!("messages.{n}.tool_calls.{k}")),
+                ));
             }
         }
         if let Some(signature) = st.issued.thought_signatures.get(id)
@@ -549,15 +574,11 @@ struct Parts {
 }
 
 /// The parts of `reply`, recording what a later request must send back.
-fn parts(
-    st: &mut MockState,
-    reply: &ScriptedReply,
-    cached: Option<CachedUsage>,
-) -> Parts {
+fn parts(st: &mut MockState, reply: &ScriptedReply, cached: Option<CachedUsage>) -> Parts {
     let n = st.next_id();
     let server = st.chat_server;
-    let reasoning = (reply.reasoning && server == ChatServer::DeepSeek)
-        .then(|| format!("Thinking {n}."));
+    let reasoning =
+        (reply.reasoning && server == ChatServer::DeepSeek).then(|| format!("Thinking {n}."));
     let content = [reply.commentary.as_deref(), reply.text.as_deref()]
         .into_iter()
         .flatten()

@@ -364,7 +364,13 @@ fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) 
                 MockWire::Chat if streamed => chat::events(st, request, &reply, cached),
                 MockWire::Chat => {
                     let body = chat::render(st, request, &reply, cached);
-                    return Rendered::Now(json_response(wire, st.counter, 200, &[], body.to_string()));
+                    return Rendered::Now(json_response(
+                        wire,
+                        st.counter,
+                        200,
+                        &[],
+                        body.to_string(),
+                    ));
                 }
                 MockWire::Responses | MockWire::Messages => {
                     let body = match wire {
