@@ -91,11 +91,8 @@ fn whole_runs(c: &mut Criterion) {
     let tools = echo_tools();
     let mut group = c.benchmark_group("loop_100_turns");
     group.sample_size(10);
-    for wire in [WireApi::Responses, WireApi::AnthropicMessages] {
-        let base = match wire {
-            WireApi::Responses => mock.responses_base_url(),
-            WireApi::AnthropicMessages => mock.messages_base_url(),
-        };
+    for wire in WireApi::ALL {
+        let base = mock.base_url(wire);
         let provider = ProviderClient::new(
             &mcp_agents::testkit::mock_definition(wire, url::Url::parse(&base).unwrap()),
             ApiKey::for_tests(KEY),
@@ -163,6 +160,14 @@ fn reply(wire: WireApi, i: usize) -> mcp_agents::providers::Reply {
                 {"type": "tool_use", "id": format!("toolu_{i}"), "name": "t__echo", "input": {"text": "x"}}],
             "stop_reason": "tool_use", "usage": {"input_tokens": 1000, "output_tokens": 50}
         }),
+        WireApi::ChatCompletions => json!({
+            "id": "chatcmpl", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null, "reasoning_content": "hmm ".repeat(40),
+                "tool_calls": [{"id": format!("call_{i}"), "type": "function",
+                    "function": {"name": "t__echo", "arguments": "{\"text\": \"x\"}"}}]}}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}
+        }),
     };
     format(wire)
         .parse("bench", &mcp_agents::redact::Secrets::default(), body)
@@ -178,13 +183,14 @@ fn client_side(c: &mut Criterion) {
         })
         .collect();
     let mut group = c.benchmark_group("client_side_turn");
-    for wire in [WireApi::Responses, WireApi::AnthropicMessages] {
+    for wire in WireApi::ALL {
         let conversation = history(wire);
         let settings = mcp_agents::providers::ModelSettings {
             model: "m".into(),
             temperature: None,
             reasoning_effort: None,
             strict_output_schema: None,
+            output_limit_as_max_tokens: false,
         };
         let raw_reply = match wire {
             WireApi::Responses => json!({"id": "r", "object": "response", "status": "completed",
@@ -193,6 +199,11 @@ fn client_side(c: &mut Criterion) {
             WireApi::AnthropicMessages => json!({"id": "m", "type": "message", "role": "assistant",
                 "content": [{"type": "tool_use", "id": "toolu_z", "name": "t__echo", "input": {}}],
                 "stop_reason": "tool_use", "usage": {}}),
+            WireApi::ChatCompletions => json!({"id": "c", "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null, "tool_calls": [{"id": "call_z",
+                    "type": "function", "function": {"name": "t__echo", "arguments": "{}"}}]}}],
+                "usage": {}}),
         };
         let raw_bytes = serde_json::to_vec(&raw_reply).unwrap();
         // Encoded once, as a run does.

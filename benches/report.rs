@@ -282,6 +282,7 @@ fn loop_overhead() -> Stats {
         temperature: None,
         reasoning_effort: None,
         strict_output_schema: None,
+        output_limit_as_max_tokens: false,
     };
     let tools = format(WireApi::Responses).encode_tools(&tools).unwrap();
     let learned = Default::default();

@@ -1,10 +1,11 @@
 //! How the loop's own cost per turn grows with the history, and how fast it reacts to a
 //! streamed reply (SPEC §6.1 "Cost per turn"; docs/performance.md).
 //!
-//! - Per-turn CPU at 10, 100 and 500 turns of history, on both wire APIs: encode the request
+//! - Per-turn CPU at 10, 100 and 500 turns of history, on every wire API: encode the request
 //!   body from the stored history (10 tools), read a streamed reply (a reasoning or thinking
-//!   item and a tool call, as server-sent events through the wire's reader), and append the
-//!   reply and the tool result to the history. Thread CPU time, median of 300 turns per
+//!   item, or on Chat Completions DeepSeek's `reasoning_content`, and a tool call, as
+//!   server-sent events through the wire's reader), and append the reply and the tool result
+//!   to the history. Thread CPU time, median of 300 turns per
 //!   size; the ratio 500 ÷ 100 is what SPEC §6.1 bounds (≤ 6; linear would be ~5).
 //! - A streamed reply's first event to the loop's reaction (the tool call it asks for
 //!   starts): the real loop against the loopback mock, 5 runs of 100 turns per wire.
@@ -91,6 +92,45 @@ fn reply_events(wire: WireApi, i: usize) -> Vec<(String, String)> {
                 ev(json!({"type": "response.completed", "response": response})),
             ]
         }
+        WireApi::ChatCompletions => {
+            let chunk = |delta: Value, finish: Value| {
+                (
+                    "message".to_owned(),
+                    json!({"id": format!("chatcmpl-{i}"), "object": "chat.completion.chunk",
+                        "created": 1, "model": "m", "choices": [{"index": 0, "delta": delta,
+                        "logprobs": null, "finish_reason": finish}], "usage": null})
+                    .to_string(),
+                )
+            };
+            vec![
+                chunk(
+                    json!({"role": "assistant", "content": null, "reasoning_content": "hmm ".repeat(40)}),
+                    Value::Null,
+                ),
+                chunk(
+                    json!({"tool_calls": [{"index": 0, "id": format!("call_{i}"), "type": "function",
+                        "function": {"name": "t__echo", "arguments": ""}}]}),
+                    Value::Null,
+                ),
+                chunk(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"text\": "}}]}),
+                    Value::Null,
+                ),
+                chunk(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"x\"}"}}]}),
+                    Value::Null,
+                ),
+                chunk(json!({}), json!("tool_calls")),
+                (
+                    "message".to_owned(),
+                    json!({"id": format!("chatcmpl-{i}"), "object": "chat.completion.chunk",
+                        "created": 1, "model": "m", "choices": [],
+                        "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}})
+                    .to_string(),
+                ),
+                ("message".to_owned(), "[DONE]".to_owned()),
+            ]
+        }
         WireApi::AnthropicMessages => vec![
             ev(
                 json!({"type": "message_start", "message": {"id": format!("msg_{i}"), "type": "message",
@@ -134,6 +174,7 @@ fn turn(
         temperature: None,
         reasoning_effort: None,
         strict_output_schema: None,
+        output_limit_as_max_tokens: false,
     };
     let body = format
         .encode(&Request {
@@ -253,10 +294,7 @@ impl Inbox for Once {
 
 /// From the first event of each streamed reply to the start of the tool call it asks for.
 fn reaction(rt: &tokio::runtime::Runtime, mock: &MockProvider, wire: WireApi) -> Vec<Duration> {
-    let base = match wire {
-        WireApi::Responses => mock.responses_base_url(),
-        WireApi::AnthropicMessages => mock.messages_base_url(),
-    };
+    let base = mock.base_url(wire);
     let provider = ProviderClient::new(
         &mcp_agents::testkit::mock_definition(wire, url::Url::parse(&base).unwrap()),
         ApiKey::for_tests(KEY),
@@ -310,7 +348,7 @@ fn main() {
     println!("| wire | turns of history | request body | CPU per turn (median) |");
     println!("| --- | --- | --- | --- |");
     let mut ratios = Vec::new();
-    for wire in [WireApi::Responses, WireApi::AnthropicMessages] {
+    for wire in WireApi::ALL {
         let rows = growth(wire);
         for (turns, cpu, body) in &rows {
             println!(
@@ -339,7 +377,7 @@ fn main() {
     println!();
     println!("| wire | first event of a streamed reply to the tool call starting (500 turns) |");
     println!("| --- | --- |");
-    for wire in [WireApi::Responses, WireApi::AnthropicMessages] {
+    for wire in WireApi::ALL {
         let samples = reaction(&rt, &mock, wire);
         println!(
             "| {} | p50 {}, p99 {} |",

@@ -19,9 +19,10 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
         let _ = parse_response(value.clone(), &secrets);
         let _ = parse_message(value.clone(), &secrets);
+        let _ = format(WireApi::ChatCompletions).parse("p", &secrets, value.clone());
         let _ = classify_error_event("p", &secrets, &value);
     }
-    for api in [WireApi::Responses, WireApi::AnthropicMessages] {
+    for api in WireApi::ALL {
         let mut stream = format(api).stream("p", &secrets);
         for line in text.lines() {
             let (event, data) = line.split_once(' ').unwrap_or(("message", line));

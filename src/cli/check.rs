@@ -40,8 +40,9 @@ pub(super) fn model_label(definition: &AgentDefinition) -> String {
     }
 }
 
-/// The provider column: the kind, and the endpoint when it is not the built-in one (with the
-/// variable it came from when that was the environment).
+/// The provider column: the kind, the endpoint when it is not the built-in one (with the
+/// variable it came from when that was the environment), and the wire API when it is not the
+/// provider's own (`openai (chat-completions)`; a custom provider always shows it).
 fn provider_label(definition: &AgentDefinition) -> String {
     let provider = &definition.provider;
     // The host and port only: the rest of a URL is not for display (crate::redact).
@@ -50,11 +51,19 @@ fn provider_label(definition: &AgentDefinition) -> String {
         (host, None) => host.unwrap_or("?").to_owned(),
         (None, Some(_)) => "?".to_owned(),
     };
+    let own_wire = provider.kind.defaults().map(|(_, _, wire)| wire);
+    let wire = (own_wire != Some(provider.wire_api)).then_some(provider.wire_api.as_str());
+    let and_wire = wire.map_or(String::new(), |w| format!(", {w}"));
     match (provider.kind, &provider.base_url_source) {
         (ProviderKind::Custom, _) => format!("custom ({host}, {})", provider.wire_api.as_str()),
-        (kind, EndpointSource::BuiltIn) => kind.as_str().to_owned(),
-        (kind, EndpointSource::Definition) => format!("{kind} ({host})"),
-        (kind, EndpointSource::Environment(var)) => format!("{kind} ({host} via {var})"),
+        (kind, EndpointSource::BuiltIn) => match wire {
+            Some(wire) => format!("{kind} ({wire})"),
+            None => kind.as_str().to_owned(),
+        },
+        (kind, EndpointSource::Definition) => format!("{kind} ({host}{and_wire})"),
+        (kind, EndpointSource::Environment(var)) => {
+            format!("{kind} ({host} via {var}{and_wire})")
+        }
     }
 }
 

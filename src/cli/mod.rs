@@ -84,8 +84,8 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct CommonOptions {
     /// Model for definitions that use their parent's model (Claude `model: inherit` or no
-    /// model, Codex and OpenCode files without a model); PROVIDER is openai or anthropic,
-    /// and a Claude alias (sonnet, opus, haiku, fable) stands for anthropic/ALIAS
+    /// model, Codex and OpenCode files without a model); PROVIDER is openai, anthropic or
+    /// gemini, and a Claude alias (sonnet, opus, haiku, fable) stands for anthropic/ALIAS
     #[arg(
         long,
         global = true,

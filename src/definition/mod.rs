@@ -41,8 +41,8 @@ pub use json_schema::{
 pub use name::check_name;
 pub use near_miss::closest;
 pub use provider::{
-    ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, KeyChoice, ProviderConfig, ProviderKind,
-    WireApi,
+    ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, GEMINI_BASE_URL, KeyChoice, ProviderConfig,
+    ProviderKind, WireApi,
 };
 pub use skill::{Skill, SkillRegistry};
 pub use template::{Segment, Template, is_env_var_name, is_showable_var_name};

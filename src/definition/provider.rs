@@ -6,11 +6,13 @@ use std::fmt;
 
 use url::Url;
 
-/// The three provider kinds of SPEC §3.2.
+/// The provider kinds of SPEC §3.2, and `gemini`: Google's OpenAI-compatible endpoint, built
+/// in so that a definition (and the Gemini CLI format) can name it without its three fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProviderKind {
     OpenAi,
     Anthropic,
+    Gemini,
     Custom,
 }
 
@@ -19,6 +21,7 @@ impl ProviderKind {
         match s {
             "openai" => Some(ProviderKind::OpenAi),
             "anthropic" => Some(ProviderKind::Anthropic),
+            "gemini" => Some(ProviderKind::Gemini),
             "custom" => Some(ProviderKind::Custom),
             _ => None,
         }
@@ -28,6 +31,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
             ProviderKind::Custom => "custom",
         }
     }
@@ -45,9 +49,21 @@ impl ProviderKind {
                 "ANTHROPIC_API_KEY",
                 WireApi::AnthropicMessages,
             )),
+            // Gemini's OpenAI-compatible endpoint (ai.google.dev/gemini-api/docs/openai): Chat
+            // Completions only (its `/responses` answers 404), the key as a bearer token.
+            ProviderKind::Gemini => {
+                Some((GEMINI_BASE_URL, "GEMINI_API_KEY", WireApi::ChatCompletions))
+            }
             ProviderKind::Custom => None,
         }
     }
+
+    /// The built-in providers, for messages that list them.
+    pub const BUILT_IN: [ProviderKind; 3] = [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Gemini,
+    ];
 
     /// The server's variable that replaces the built-in endpoint of a definition without a
     /// `base_url` (SPEC §3.2), as in Claude Code and the official SDKs.
@@ -55,7 +71,8 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => Some("OPENAI_BASE_URL"),
             ProviderKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
-            ProviderKind::Custom => None,
+            // Google's SDKs and Gemini CLI have no variable for this endpoint.
+            ProviderKind::Gemini | ProviderKind::Custom => None,
         }
     }
 }
@@ -66,18 +83,33 @@ impl fmt::Display for ProviderKind {
     }
 }
 
+/// Gemini's OpenAI-compatible endpoint.
+pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta/openai";
+
 /// The wire protocols this runtime speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WireApi {
     Responses,
     AnthropicMessages,
+    /// OpenAI Chat Completions (SPEC §6.2).
+    ChatCompletions,
 }
 
 impl WireApi {
+    /// Every wire, in the order messages list them.
+    pub const ALL: [WireApi; 3] = [
+        WireApi::Responses,
+        WireApi::AnthropicMessages,
+        WireApi::ChatCompletions,
+    ];
+
+    /// A `wire_api` value: the three names, and `chat`, Codex's old name for Chat
+    /// Completions.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "responses" => Some(WireApi::Responses),
             "anthropic-messages" => Some(WireApi::AnthropicMessages),
+            "chat-completions" | "chat" => Some(WireApi::ChatCompletions),
             _ => None,
         }
     }
@@ -86,6 +118,7 @@ impl WireApi {
         match self {
             WireApi::Responses => "responses",
             WireApi::AnthropicMessages => "anthropic-messages",
+            WireApi::ChatCompletions => "chat-completions",
         }
     }
 }
@@ -95,8 +128,8 @@ impl WireApi {
 pub enum AuthHeader {
     /// `x-api-key: KEY`, the Messages API's own header.
     XApiKey,
-    /// `Authorization: Bearer KEY`, the Responses API's, and what gateways and local engines
-    /// often want on Messages too.
+    /// `Authorization: Bearer KEY`, the Responses and Chat Completions APIs', and what
+    /// gateways and local engines often want on Messages too.
     Bearer,
 }
 
@@ -119,7 +152,7 @@ impl AuthHeader {
     /// The header a wire API's own endpoints take.
     pub fn default_for(wire: WireApi) -> Self {
         match wire {
-            WireApi::Responses => AuthHeader::Bearer,
+            WireApi::Responses | WireApi::ChatCompletions => AuthHeader::Bearer,
             WireApi::AnthropicMessages => AuthHeader::XApiKey,
         }
     }

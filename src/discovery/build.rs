@@ -569,7 +569,7 @@ fn model_and_provider(draft: &Draft, ctx: &Ctx<'_>) -> Result<(Model, ProviderKi
         .map(|p| {
             ProviderKind::parse(p).ok_or_else(|| {
                 format!(
-                    "`model_provider` is {p:?}; use openai, anthropic, or custom with \
+                    "`model_provider` is {p:?}; use openai, anthropic, gemini, or custom with \
                      base_url, env_key and wire_api"
                 )
             })
@@ -579,7 +579,7 @@ fn model_and_provider(draft: &Draft, ctx: &Ctx<'_>) -> Result<(Model, ProviderKi
         ModelChoice::Missing => Err("`model` is required".to_owned()),
         ModelChoice::Named(model) => {
             let kind = explicit_kind.or(draft.default_provider).ok_or(
-                "`model_provider` is required (openai, anthropic, or custom with base_url, \
+                "`model_provider` is required (openai, anthropic, gemini, or custom with base_url, \
                  env_key and wire_api)",
             )?;
             Ok((model.clone(), kind))
@@ -612,7 +612,7 @@ fn check_sampling(
 ) -> Result<(), String> {
     if let Some(t) = temperature {
         let max = match wire {
-            WireApi::Responses => 2.0,
+            WireApi::Responses | WireApi::ChatCompletions => 2.0,
             WireApi::AnthropicMessages => 1.0,
         };
         if !(0.0..=max).contains(&t) {
@@ -625,10 +625,11 @@ fn check_sampling(
     let Some(effort) = effort else {
         return Ok(());
     };
-    // What the SDKs' types allow: `openai` `Reasoning.effort`, `anthropic`
-    // `OutputConfigParam.effort` (SPEC §6.1).
+    // What the SDKs' types allow: `openai` `Reasoning.effort` and Chat Completions'
+    // `reasoning_effort` (both `ReasoningEffort`), `anthropic` `OutputConfigParam.effort`
+    // (SPEC §6.1).
     let accepted: &[ReasoningEffort] = match wire {
-        WireApi::Responses => &[
+        WireApi::Responses | WireApi::ChatCompletions => &[
             ReasoningEffort::None,
             ReasoningEffort::Minimal,
             ReasoningEffort::Low,
@@ -754,13 +755,11 @@ fn provider_config(
     }
     let wire_api = match wire_api.as_deref() {
         None => default_wire.unwrap_or(WireApi::Responses),
-        Some(w) => WireApi::parse(w).ok_or_else(|| match w {
-            "chat" => "`wire_api: chat` (Chat Completions) is not implemented; use `responses` \
-                       or `anthropic-messages`"
-                .to_owned(),
-            other => {
-                format!("`wire_api` is {other:?}; use `responses` or `anthropic-messages`")
-            }
+        Some(w) => WireApi::parse(w).ok_or_else(|| {
+            format!(
+                "`wire_api` is {w:?}; use `responses`, `anthropic-messages` or \
+                 `chat-completions` (alias `chat`)"
+            )
         })?,
     };
     let auth = auth

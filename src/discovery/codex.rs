@@ -167,7 +167,7 @@ fn resolve_provider(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
         }
         None => {
             return Err(format!(
-                "`model_provider` is {id:?}, which is not built in (openai, anthropic) and \
+                "`model_provider` is {id:?}, which is not built in (openai, anthropic, gemini) and \
                  not defined here: add [model_providers.{id}] with base_url, env_key and \
                  wire_api"
             ));

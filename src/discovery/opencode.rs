@@ -143,11 +143,18 @@ pub(super) fn name_from_path(rel_in_root: &Path) -> String {
         .join("-")
 }
 
-/// `provider/model-id`, split at the first `/`. A provider other than openai or anthropic
-/// needs the canonical endpoint fields in the same file. An explicit `model_provider` must
-/// agree with the prefix: `openai` / `anthropic` with the same prefix, `custom` with a prefix
-/// that is not a built-in one (the name of the custom provider, as in OpenCode). With
-/// `model_provider` a bare id needs no prefix.
+/// OpenCode's provider id for Gemini (models.dev `google`), and the variable its key is read
+/// from there (`@ai-sdk/google`'s).
+const OPENCODE_GOOGLE: &str = "google";
+const OPENCODE_GOOGLE_KEY: &str = "GOOGLE_GENERATIVE_AI_API_KEY";
+
+/// `provider/model-id`, split at the first `/`. A provider other than openai, anthropic or
+/// gemini needs the canonical endpoint fields in the same file; OpenCode's `google` is the
+/// built-in `gemini` (Gemini's OpenAI-compatible endpoint) with the key OpenCode's Google
+/// provider reads, `GOOGLE_GENERATIVE_AI_API_KEY`, unless the file names another. An explicit
+/// `model_provider` must agree with the prefix: a built-in one with the same prefix, `custom`
+/// with a prefix that is not a built-in one (the name of the custom provider, as in
+/// OpenCode). With `model_provider` a bare id needs no prefix.
 fn model_choice(doc: Doc<'_>, draft: &mut Draft) -> Result<ModelChoice, String> {
     let Some((field, model)) = doc.str(fields::MODEL)? else {
         return Ok(ModelChoice::Parent);
@@ -167,12 +174,14 @@ fn model_choice(doc: Doc<'_>, draft: &mut Draft) -> Result<ModelChoice, String> 
     let split = model
         .split_once('/')
         .filter(|(p, id)| !p.is_empty() && !id.is_empty());
-    let built_in = |p: &str| {
-        matches!(
-            ProviderKind::parse(p),
-            Some(ProviderKind::OpenAi | ProviderKind::Anthropic)
-        )
-    };
+    let google = split.is_some_and(|(p, _)| p == OPENCODE_GOOGLE);
+    let split = split.map(|(p, id)| (if google { "gemini" } else { p }, id));
+    if google {
+        draft
+            .env_key
+            .get_or_insert_with(|| OPENCODE_GOOGLE_KEY.to_owned());
+    }
+    let built_in = |p: &str| ProviderKind::parse(p).is_some_and(|k| k != ProviderKind::Custom);
     let Some((prefix, id)) = split else {
         if draft.provider.is_some() {
             // `model_provider` says where to send it; there is nothing to split.
@@ -184,7 +193,9 @@ fn model_choice(doc: Doc<'_>, draft: &mut Draft) -> Result<ModelChoice, String> 
     };
     if let Some(explicit) = draft.provider.as_deref() {
         match ProviderKind::parse(explicit) {
-            Some(ProviderKind::OpenAi | ProviderKind::Anthropic) if prefix != explicit => {
+            Some(ProviderKind::OpenAi | ProviderKind::Anthropic | ProviderKind::Gemini)
+                if prefix != explicit =>
+            {
                 return Err(format!(
                     "`{field}` names the provider `{prefix}` but `model_provider` is \
                      `{explicit}`; in OpenCode files the part before the first `/` is the \
@@ -212,7 +223,7 @@ fn model_choice(doc: Doc<'_>, draft: &mut Draft) -> Result<ModelChoice, String> 
     } else {
         return Err(format!(
             "`{field}` uses the provider `{prefix}`, which is not built in (openai, \
-             anthropic); add base_url, env_key and wire_api to this file to use it"
+             anthropic, google); add base_url, env_key and wire_api to this file to use it"
         ));
     }
     Ok(named(id))

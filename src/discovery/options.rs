@@ -52,14 +52,14 @@ impl std::str::FromStr for DefaultModel {
                 model: (*alias).to_owned(),
             });
         }
-        let usage = "expected PROVIDER/MODEL with PROVIDER openai or anthropic (for example \
-                     anthropic/claude-sonnet-5-5), or one of sonnet, opus, haiku, fable";
+        let usage = "expected PROVIDER/MODEL with PROVIDER openai, anthropic or gemini (for \
+                     example anthropic/claude-sonnet-5-5), or one of sonnet, opus, haiku, fable";
         let (provider, model) = s
             .split_once('/')
             .filter(|(_, m)| !m.trim().is_empty())
             .ok_or_else(|| format!("{s:?}: {usage}"))?;
         match ProviderKind::parse(provider) {
-            Some(kind @ (ProviderKind::OpenAi | ProviderKind::Anthropic)) => Ok(DefaultModel {
+            Some(kind) if kind != ProviderKind::Custom => Ok(DefaultModel {
                 provider: kind,
                 model: model.trim().to_owned(),
             }),

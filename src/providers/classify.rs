@@ -106,8 +106,11 @@ fn is_request_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
 }
 
-/// The parts of an error body both APIs share: `{"error": {"message", "type", "code"}}`, or
-/// the flat `{"type": "error", "code", "message"}` of a Responses stream `error` event.
+/// The parts of an error body the APIs share: `{"error": {"message", "type", "code"}}`, or
+/// the flat `{"type": "error", "code", "message"}` of a Responses stream `error` event, or
+/// the flat `{"object": "error", "message", "type", "code"}` of older vLLM; Gemini's
+/// endpoint wraps the first in a one-element array (`[{"error": {"code": 400, "message",
+/// "status": "INVALID_ARGUMENT"}}]`), whose `status` stands for the type.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct ErrorDetails {
     pub message: Option<String>,
@@ -125,6 +128,11 @@ pub fn error_details(body: &str) -> ErrorDetails {
 }
 
 fn details_of(value: &Value) -> ErrorDetails {
+    if let Value::Array(items) = value
+        && let [only] = items.as_slice()
+    {
+        return details_of(only);
+    }
     let error = &value["error"];
     let text = |v: &Value| v.as_str().map(str::to_owned);
     // Identifiers, shown in labels and retry notices: kept whole for matching, and cut
@@ -137,13 +145,20 @@ fn details_of(value: &Value) -> ErrorDetails {
     match error {
         Value::Object(_) => ErrorDetails {
             message: text(&error["message"]),
-            kind: label(&error["type"]),
+            kind: label(&error["type"]).or_else(|| label(&error["status"])),
             code: label(&error["code"]),
             param: label(&error["param"]),
         },
         Value::String(message) => ErrorDetails {
             message: Some(message.clone()),
             ..ErrorDetails::default()
+        },
+        // vLLM before 0.10.1: the error's fields at the top.
+        _ if value["object"] == "error" => ErrorDetails {
+            message: text(&value["message"]),
+            kind: label(&value["type"]),
+            code: label(&value["code"]),
+            param: label(&value["param"]),
         },
         // The flat event: its `type` is "error" itself, so only `code` says what it is.
         _ if value["type"] == "error" => ErrorDetails {
@@ -153,6 +168,18 @@ fn details_of(value: &Value) -> ErrorDetails {
             param: label(&value["param"]),
         },
         _ => ErrorDetails::default(),
+    }
+}
+
+/// Whether an event's data carries an `error` as openai-python reads it: present and not
+/// empty, null or false.
+pub(super) fn carries_error(value: &Value) -> bool {
+    match value.get("error") {
+        None | Some(Value::Null | Value::Bool(false)) => false,
+        Some(Value::Object(fields)) => !fields.is_empty(),
+        Some(Value::String(text)) => !text.is_empty(),
+        Some(Value::Array(items)) => !items.is_empty(),
+        Some(_) => true,
     }
 }
 
@@ -198,6 +225,9 @@ const OVERFLOW_PHRASES: &[&str] = &[
     "context length of only",
     "when context the overflows",
     "context size has been exceeded",
+    // Gemini: "The input token count (1196265) exceeds the maximum number of tokens allowed
+    // (1048575)."
+    "exceeds the maximum number of tokens allowed",
 ];
 
 /// Whether an error's labels (its code, its type) or its message say the input does not
@@ -243,9 +273,11 @@ pub fn classify_status(
 pub fn classify_error_event(provider: &str, secrets: &Secrets, event: &Value) -> AttemptError {
     let details = details_of(event);
     let kind = details.code.as_deref().or(details.kind.as_deref());
-    // A gateway's code may be the HTTP status itself (LiteLLM: `"code": "500"`).
+    // A gateway's code may be the HTTP status itself (LiteLLM: `"code": "500"`; vLLM and
+    // llama.cpp send it as a number, `"code": 400`).
     let numeric = kind
         .and_then(|k| k.parse::<u16>().ok())
+        .or_else(|| status_number(event))
         .filter(|s| (400..600).contains(s));
     let shown = kind.and_then(|kind| secrets.quote(kind, PROVIDER_ERROR_LABEL_CHARS));
     let status = match kind.unwrap_or("") {
@@ -285,6 +317,12 @@ pub fn classify_error_event(provider: &str, secrets: &Secrets, event: &Value) ->
 struct Who<'a> {
     provider: &'a str,
     secrets: &'a Secrets,
+}
+
+/// The HTTP status an error event carries as a number (`{"error": {"code": 400}}`).
+fn status_number(event: &Value) -> Option<u16> {
+    let code = &event["error"]["code"];
+    code.as_u64().and_then(|c| u16::try_from(c).ok())
 }
 
 /// `label` says what was received ("answered HTTP 429 rate_limit_exceeded"), `reason` is
@@ -482,11 +520,17 @@ pub(super) fn innermost_cause(e: &dyn std::error::Error) -> String {
 /// The output limit a provider's refusal names as the model's maximum, when the refusal is
 /// about the output limit: Messages "max_tokens: 200000 > 128000, which is the maximum
 /// allowed number of output tokens for …", Responses "Invalid 'max_output_tokens': integer
-/// above maximum value. Expected a value <= 128000, …", and the Chat Completions wording
-/// compatible servers use, "This model supports at most 16384 completion tokens".
+/// above maximum value. Expected a value <= 128000, …", the Chat Completions wording
+/// compatible servers use, "This model supports at most 16384 completion tokens" (of
+/// `max_tokens` or `max_completion_tokens`), Volcengine's "The parameter
+/// `max_completion_tokens` … expected a value <= 12288", and DeepSeek's "Invalid max_tokens
+/// value, the valid range of max_tokens is [1, 8192]".
 pub(super) fn named_output_maximum(message: &str) -> Option<u32> {
     let lower = message.to_lowercase();
-    if !(lower.contains("max_tokens") || lower.contains("max_output_tokens")) {
+    if !["max_tokens", "max_output_tokens", "max_completion_tokens"]
+        .iter()
+        .any(|name| lower.contains(name))
+    {
         return None;
     }
     let number_after = |marker: &str| -> Option<u32> {
@@ -514,6 +558,7 @@ pub(super) fn named_output_maximum(message: &str) -> Option<u32> {
     number_after("expected a value <=")
         .or_else(|| number_after("supports at most"))
         .or_else(|| number_after("maximum value is"))
+        .or_else(|| number_after("valid range of max_tokens is [1,"))
         .filter(|n| *n > 0)
 }
 
@@ -616,6 +661,11 @@ mod tests {
             &[Some("invalid_request_error")],
             "Invalid 'max_output_tokens': integer above maximum value."
         ));
+        assert!(is_context_overflow(
+            &[None],
+            "The input token count (1196265) exceeds the maximum number of tokens allowed \
+             (1048575)."
+        ));
     }
 
     /// The wordings other engines document (their sources are at [`OVERFLOW_PHRASES`]),
@@ -676,6 +726,34 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_error_bodies_of_chat_completions_servers_are_read() {
+        let gemini = r#"[{"error": {"code": 400, "message": "Invalid reasoning_effort: minimal. Valid values are: high, low, medium, none", "status": "INVALID_ARGUMENT"}}]"#;
+        let details = error_details(gemini);
+        assert_eq!(
+            details.message.as_deref(),
+            Some("Invalid reasoning_effort: minimal. Valid values are: high, low, medium, none")
+        );
+        assert_eq!(details.kind.as_deref(), Some("INVALID_ARGUMENT"));
+        assert_eq!(details.code, None, "a number is not a label");
+        let flat = r#"{"object": "error", "message": "[{'type': 'extra_forbidden'}]", "type": "BadRequestError", "param": null, "code": 400}"#;
+        assert_eq!(
+            error_details(flat).message.as_deref(),
+            Some("[{'type': 'extra_forbidden'}]")
+        );
+        // A mid-stream error whose code is the status as a number.
+        let event = json!({"error": {"message": "busy", "type": "BadRequestError", "code": 503}});
+        assert!(matches!(
+            classify_error_event("vllm", &Secrets::default(), &event),
+            AttemptError::Retryable { .. }
+        ));
+        let event = json!({"error": {"message": "bad", "type": "BadRequestError", "code": 400}});
+        assert!(matches!(
+            classify_error_event("vllm", &Secrets::default(), &event),
+            AttemptError::Fatal(_)
+        ));
     }
 
     #[test]
@@ -791,6 +869,26 @@ mod tests {
                  tokens, whereas you provided 32000."
             ),
             Some(16_384)
+        );
+        assert_eq!(
+            named_output_maximum(
+                "max_completion_tokens is too large: 999999. This model supports at most \
+                 262144 completion tokens."
+            ),
+            Some(262_144)
+        );
+        assert_eq!(
+            named_output_maximum(
+                "The parameter `max_completion_tokens` specified in the request are not valid: \
+                 integer above maximum value, expected a value <= 12288, but got 32000 instead."
+            ),
+            Some(12_288)
+        );
+        assert_eq!(
+            named_output_maximum(
+                "Invalid max_tokens value, the valid range of max_tokens is [1, 8192]"
+            ),
+            Some(8_192)
         );
         assert_eq!(named_output_maximum("Invalid value for 'model'."), None);
         assert_eq!(

@@ -48,9 +48,13 @@ pub struct ProviderClient {
     /// The key, and whatever else the run must never show (its children's credentials):
     /// hidden from every message, before any cut.
     secrets: Secrets,
-    /// Responses `prompt_cache_key`: the same for every request of this definition in
-    /// this workspace, so they reach the cache that holds their prefix.
+    /// `prompt_cache_key`: the same for every request of this definition in this
+    /// workspace, so they reach the cache that holds their prefix.
     prompt_cache_key: String,
+    /// Whether requests carry it: always on Responses; on Chat Completions only to OpenAI's
+    /// own endpoint, since other servers of that API may refuse a field they do not know
+    /// (Gemini's does).
+    sends_cache_key: bool,
 }
 
 impl std::fmt::Debug for ProviderClient {
@@ -101,6 +105,8 @@ impl ProviderClient {
                     .map(|s| s.json())
                     .filter(|s| fits_strict_subset(s))
                     .map(|s| Arc::new(s.clone())),
+                output_limit_as_max_tokens: provider.wire_api == WireApi::ChatCompletions
+                    && ignores_completion_tokens(&provider.base_url),
             },
             retry: RetryPolicy::default(),
             max_output_tokens: Arc::new(AtomicU32::new(limit)),
@@ -108,6 +114,11 @@ impl ProviderClient {
             source: definition.source.path.display().to_string(),
             secrets,
             prompt_cache_key: prompt_cache_key(None, definition),
+            sends_cache_key: match provider.wire_api {
+                WireApi::Responses => true,
+                WireApi::AnthropicMessages => false,
+                WireApi::ChatCompletions => is_openai(&provider.base_url),
+            },
         }
     }
 
@@ -338,6 +349,10 @@ impl ProviderClient {
                 "this agent's requests ask for {} instead from now on",
                 other.request_field()
             ),
+            _ if param.replacement().is_some() => format!(
+                "this agent's requests send {} instead from now on",
+                param.replacement().unwrap_or_default()
+            ),
             (_, Some(field)) => format!(
                 "the definition's `{field}` cannot be honoured with this model, so this \
                  agent's requests leave {} out from now on",
@@ -415,7 +430,9 @@ impl ProviderClient {
             tools,
             max_output_tokens,
             learned: conversation.learned(),
-            prompt_cache_key: Some(&self.prompt_cache_key),
+            prompt_cache_key: self
+                .sends_cache_key
+                .then_some(self.prompt_cache_key.as_str()),
         };
         let body = self
             .wire
@@ -449,6 +466,19 @@ fn wrote_nothing(reply: &Reply) -> bool {
         && reply.items.is_empty()
         && reply.tool_calls.is_empty()
         && reply.text.trim().is_empty()
+}
+
+/// Whether `base_url` is OpenAI's own API.
+fn is_openai(base_url: &Url) -> bool {
+    base_url.host_str() == Some("api.openai.com")
+}
+
+/// Whether a Chat Completions endpoint is known to ignore `max_completion_tokens` without an
+/// error, so that only `max_tokens` limits a reply there: DeepSeek's API ("max_completion_tokens:
+/// 5 → 76 output tokens, finish stop; max_tokens: 5 → 5 tokens, finish length",
+/// earendil-works/pi#8018).
+fn ignores_completion_tokens(base_url: &Url) -> bool {
+    base_url.host_str() == Some("api.deepseek.com")
 }
 
 /// `mcp-agents-` and 16 hex digits of a stable hash of the workspace, the definition's file
@@ -507,7 +537,7 @@ pub fn default_max_output_tokens(model: &str) -> u32 {
         .map_or(DEFAULT_MAX_OUTPUT_TOKENS, |(_, max)| *max)
 }
 
-/// `{base_url}/responses` or `{base_url}/v1/messages`.
+/// `{base_url}/responses`, `{base_url}/v1/messages` or `{base_url}/chat/completions`.
 pub fn endpoint(base_url: &Url, wire: WireApi) -> Url {
     let mut url = base_url.clone();
     let path = url.path().trim_end_matches('/').to_owned();
@@ -538,6 +568,26 @@ mod tests {
             endpoint(&u("http://127.0.0.1:9/gw"), WireApi::AnthropicMessages).as_str(),
             "http://127.0.0.1:9/gw/v1/messages"
         );
+        assert_eq!(
+            endpoint(
+                &u("https://generativelanguage.googleapis.com/v1beta/openai/"),
+                WireApi::ChatCompletions
+            )
+            .as_str(),
+            "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions"
+        );
+    }
+
+    #[test]
+    fn chat_requests_carry_what_their_endpoint_takes() {
+        let u = |s: &str| Url::parse(s).unwrap();
+        assert!(is_openai(&u("https://api.openai.com/v1")));
+        assert!(!is_openai(&u(
+            "https://generativelanguage.googleapis.com/v1beta/openai"
+        )));
+        assert!(ignores_completion_tokens(&u("https://api.deepseek.com")));
+        assert!(ignores_completion_tokens(&u("https://api.deepseek.com/v1")));
+        assert!(!ignores_completion_tokens(&u("https://api.openai.com/v1")));
     }
 
     #[test]

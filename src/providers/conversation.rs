@@ -58,7 +58,8 @@ impl Conversation {
         self.api
     }
 
-    /// The stored items (Responses `input` items or Messages content blocks), as received.
+    /// The stored items (Responses `input` items, Messages content blocks, Chat Completions
+    /// messages), as received.
     pub fn history(&self) -> &History {
         &self.history
     }
@@ -107,10 +108,11 @@ impl Conversation {
         }
     }
 
-    /// Adds one result per call, in the order given.
+    /// Adds one result per call, in the order given (and, on Chat Completions, a user
+    /// message with the images they returned after them).
     pub fn push_tool_outputs(&mut self, outputs: &[ToolOutput]) {
-        for output in outputs {
-            self.history.push(Role::User, self.wire.tool_output(output));
+        for item in self.wire.tool_outputs(outputs) {
+            self.history.push(Role::User, item);
         }
     }
 }

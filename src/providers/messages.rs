@@ -136,7 +136,13 @@ impl WireFormat for Messages {
     }
 
     fn may_send(&self, param: OptionalParam) -> bool {
-        param != OptionalParam::EncryptedReasoning
+        matches!(
+            param,
+            OptionalParam::Temperature
+                | OptionalParam::Effort
+                | OptionalParam::AdaptiveThinking
+                | OptionalParam::BudgetThinking
+        )
     }
 
     fn stream(&self, provider: &str, secrets: &Secrets) -> Box<dyn ReplyStream> {

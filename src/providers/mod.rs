@@ -1,4 +1,4 @@
-//! Providers: the two wire APIs a subagent's model loop talks to.
+//! Providers: the three wire APIs a subagent's model loop talks to.
 //!
 //! | file | job |
 //! | --- | --- |
@@ -9,6 +9,8 @@
 //! | `formats` | the wire format a definition names |
 //! | `responses` | OpenAI Responses: `POST {base_url}/responses` |
 //! | `messages` | Anthropic Messages: `POST {base_url}/v1/messages` |
+//! | `chat` | OpenAI Chat Completions: `POST {base_url}/chat/completions` (SPEC §6.2) |
+//! | `chat_reply` | a Chat Completions reply, streamed or whole, as the message the history keeps |
 //! | `reply` | settings, replies, tool calls and outputs in typed form |
 //! | `retry` | one attempt and the retry loop around it |
 //! | `strict` | whether an output schema fits the Responses API's strict structured outputs |
@@ -29,6 +31,8 @@
 //! cloning values. Only what the loop needs is read into typed values ([`Reply`]).
 //! This layer knows nothing about MCP.
 
+mod chat;
+mod chat_reply;
 mod classify;
 mod client;
 mod conversation;

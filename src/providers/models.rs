@@ -10,9 +10,9 @@
 //! Opus 4.7 and later and the Claude 5 family take adaptive only), Anthropic's effort page
 //! (which models take `output_config.effort` and which levels: Opus 4.5 is "the only
 //! extended-thinking-only model that supports effort", low to high; Sonnet and Haiku 4.5
-//! answer "This model does not support the effort parameter."), and the levels OpenAI's own
+//! answer "This model does not support the effort parameter."), the levels OpenAI's own
 //! 400s list for each model ("Supported values are: …", openai/openai-agents-python#2089 and
-//! recorded probes). A model not in the table is sent what its definition says, and a
+//! recorded probes), and those Gemini's OpenAI-compatible endpoint takes. A model not in the table is sent what its definition says, and a
 //! refusal teaches the session the rest (`unsupported`).
 
 use crate::definition::ReasoningEffort;
@@ -244,6 +244,15 @@ pub(crate) const MODEL_TRAITS: &[(&str, ModelTraits)] = &[
         "gpt-5.5-pro",
         openai(EffortLevels::of(&[Medium, High, XHigh])),
     ),
+    // Gemini 3 on its OpenAI-compatible endpoint, by what its refusals and forum reports say:
+    // Flash "Valid values are: high, low, medium, none" (`minimal` refused despite the docs,
+    // discuss.ai.google.dev/t/117875); Pro "Thinking level MEDIUM is not supported for this
+    // model" and no way to turn thinking off (/t/112648).
+    ("gemini-3-flash-preview", openai(NONE_TO_HIGH)),
+    (
+        "gemini-3-pro-preview",
+        openai(EffortLevels::of(&[Low, High])),
+    ),
 ];
 
 /// The Claude 5 family, whose ids the table cannot list ahead: adaptive thinking, every
@@ -362,6 +371,10 @@ mod tests {
             Some(EffortSupport::Refused)
         );
         assert!(traits("gpt-5.4-2026-03-05").is_some(), "a dated OpenAI id");
+        assert_eq!(
+            traits("gemini-3-pro-preview").map(|t| t.effort),
+            Some(EffortSupport::Levels(EffortLevels::of(&[Low, High])))
+        );
         assert_eq!(
             traits("openai/gpt-5").map(|t| t.effort),
             Some(EffortSupport::Levels(EffortLevels::of(&[

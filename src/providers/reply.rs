@@ -135,4 +135,7 @@ pub struct ModelSettings {
     /// The agent's `output_schema`, when it fits the Responses API's strict structured
     /// outputs: sent there as `text.format` (SPEC §6 step 4). Other wires ignore it.
     pub strict_output_schema: Option<Arc<Value>>,
+    /// Chat Completions: the output limit goes as `max_tokens` from the first request, for
+    /// an endpoint known to ignore `max_completion_tokens` without a word (DeepSeek's).
+    pub output_limit_as_max_tokens: bool,
 }

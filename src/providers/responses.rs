@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::classify::{
-    AttemptError, classify_error_event, is_context_overflow, quoted, requested_delay,
+    AttemptError, carries_error, classify_error_event, is_context_overflow, quoted, requested_delay,
 };
 use super::credentials::{ApiKey, insert_auth_header};
 use super::error::{ProviderError, ProviderFailure};
@@ -109,9 +109,9 @@ impl WireFormat for Responses {
     }
 
     fn may_send(&self, param: OptionalParam) -> bool {
-        !matches!(
+        matches!(
             param,
-            OptionalParam::AdaptiveThinking | OptionalParam::BudgetThinking
+            OptionalParam::Temperature | OptionalParam::EncryptedReasoning | OptionalParam::Effort
         )
     }
 
@@ -306,18 +306,6 @@ impl ReplyStream for ResponsesStream {
 
     fn terminal_event(&self) -> &'static str {
         "response.completed"
-    }
-}
-
-/// Whether an event's data carries an `error` as openai-python reads it: present and not
-/// empty, null or false.
-fn carries_error(value: &Value) -> bool {
-    match value.get("error") {
-        None | Some(Value::Null | Value::Bool(false)) => false,
-        Some(Value::Object(fields)) => !fields.is_empty(),
-        Some(Value::String(text)) => !text.is_empty(),
-        Some(Value::Array(items)) => !items.is_empty(),
-        Some(_) => true,
     }
 }
 
@@ -665,6 +653,7 @@ mod tests {
             temperature: None,
             reasoning_effort: None,
             strict_output_schema: strict.map(std::sync::Arc::new),
+            output_limit_as_max_tokens: false,
         };
         use super::super::unsupported::Learned;
         let body = |settings: &ModelSettings| -> Value {

@@ -1,9 +1,9 @@
 //! Child tool schemas in the form each wire API accepts (SPEC §6.1 "Tool schemas").
 //!
-//! Both APIs want a JSON Schema object of `type: "object"` at the top and refuse the whole
+//! Every API wants a JSON Schema object of `type: "object"` at the top and refuses the whole
 //! request otherwise: Messages refuses a top-level `oneOf`, `anyOf` or `allOf` ("input_schema
-//! does not support oneOf, allOf, or anyOf at the top level"), Responses those and `enum` and
-//! `not` as well (`invalid_function_parameters`). Many published MCP servers have such tools,
+//! does not support oneOf, allOf, or anyOf at the top level"), Responses and Chat Completions
+//! those and `enum` and `not` as well (`invalid_function_parameters`). Many published MCP servers have such tools,
 //! and one of them would fail every request of its agent. So, at the top level only:
 //!
 //! - `allOf` is merged: the members' properties and `required` lists are united (a property
@@ -13,7 +13,8 @@
 //!   (one named by several alternatives in different ways becomes their `anyOf`), only what
 //!   every alternative requires stays required, and the tool's description gains a line
 //!   naming the alternatives, so the model still knows which combinations are meant;
-//! - `enum` and `not` (Responses) are dropped, with a line saying what they demanded;
+//! - `enum` and `not` (Responses, Chat Completions) are dropped, with a line saying what they
+//!   demanded;
 //! - a schema that is not an object schema at all describes no arguments.
 //!
 //! Everything below the top level is sent as it is. The child's own schema stays what the
@@ -43,7 +44,10 @@ pub(super) struct Shaped<'a> {
 fn forbidden(api: WireApi) -> &'static [&'static str] {
     match api {
         WireApi::AnthropicMessages => &["allOf", "oneOf", "anyOf"],
-        WireApi::Responses => &["allOf", "oneOf", "anyOf", "enum", "not"],
+        // Chat Completions validates function parameters as Responses does (one backend).
+        WireApi::Responses | WireApi::ChatCompletions => {
+            &["allOf", "oneOf", "anyOf", "enum", "not"]
+        }
     }
 }
 
@@ -109,7 +113,7 @@ fn top_level(
         return empty_object();
     }
     let mut shaped = flatten(schema, notes);
-    if api == WireApi::Responses {
+    if matches!(api, WireApi::Responses | WireApi::ChatCompletions) {
         for keyword in ["enum", "not"] {
             if let Some(value) = shaped.remove(keyword) {
                 let what = if keyword == "enum" {

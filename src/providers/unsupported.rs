@@ -19,6 +19,16 @@
 //! | effort level | Anthropic | "This model does not support effort level 'xhigh'. Supported levels: high, low, max, medium." |
 //! | adaptive thinking | Anthropic, Claude 4.5 and earlier | "adaptive thinking is not supported on this model" |
 //! | budget thinking | Anthropic, Opus 4.7 and later | "\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior." |
+//! | effort | OpenAI Chat Completions, non-reasoning models | `param: "reasoning_effort"`, "Unsupported parameter: 'reasoning_effort' is not supported with this model." |
+//! | effort level | OpenAI Chat Completions | `param: "reasoning_effort"`, "Unsupported value: 'reasoning_effort' does not support 'none' with this model. Supported values are: 'minimal', 'low', 'medium', and 'high'." (Kilo-Org/cloud#3807) |
+//! | effort level | Gemini's OpenAI-compatible endpoint | "Invalid reasoning_effort: minimal. Valid values are: high, low, medium, none" (discuss.ai.google.dev/t/117875); "Thinking level MEDIUM is not supported for this model. Please retry with other thinking level" (/t/112648, lists none) |
+//! | `max_completion_tokens` | Azure before 2024-08-01, proxies, xAI | "Unrecognized request argument supplied: max_completion_tokens"; vLLM before 0.6.4 "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted', …}]" (vllm-project/vllm#10078) |
+//! | `stream_options` | the same servers, Fireworks, Databricks | "Unrecognized request argument supplied: stream_options", "Extra inputs are not permitted, field: 'stream_options'" (FlowiseAI/Flowise#2866), "Argument not supported on this model: stream_options" |
+//!
+//! A Chat Completions request whose `max_completion_tokens` is refused is sent again with the
+//! same limit as `max_tokens`, its older name; one whose `stream_options` is refused, without
+//! it (the reply then may carry no usage). Gemini's endpoint refuses unknown fields as
+//! `Invalid JSON payload received. Unknown name "X": Cannot find field.`, also recognised.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -38,15 +48,21 @@ pub enum OptionalParam {
     AdaptiveThinking,
     /// Messages `thinking: {type: "enabled", budget_tokens}`.
     BudgetThinking,
+    /// Chat Completions `max_completion_tokens`: refused, the limit goes as `max_tokens`.
+    CompletionTokens,
+    /// Chat Completions `stream_options: {include_usage: true}`.
+    StreamUsage,
 }
 
 impl OptionalParam {
-    pub const ALL: [OptionalParam; 5] = [
+    pub const ALL: [OptionalParam; 7] = [
         OptionalParam::Temperature,
         OptionalParam::EncryptedReasoning,
         OptionalParam::Effort,
         OptionalParam::AdaptiveThinking,
         OptionalParam::BudgetThinking,
+        OptionalParam::CompletionTokens,
+        OptionalParam::StreamUsage,
     ];
 
     fn bit(self) -> u8 {
@@ -56,6 +72,8 @@ impl OptionalParam {
             OptionalParam::Effort => 4,
             OptionalParam::AdaptiveThinking => 8,
             OptionalParam::BudgetThinking => 16,
+            OptionalParam::CompletionTokens => 32,
+            OptionalParam::StreamUsage => 64,
         }
     }
 
@@ -67,16 +85,29 @@ impl OptionalParam {
             OptionalParam::Effort => "reasoning effort",
             OptionalParam::AdaptiveThinking => "thinking: {type: \"adaptive\"}",
             OptionalParam::BudgetThinking => "thinking: {type: \"enabled\", budget_tokens}",
+            OptionalParam::CompletionTokens => "max_completion_tokens",
+            OptionalParam::StreamUsage => "stream_options: {include_usage: true}",
+        }
+    }
+
+    /// What a request sends in its place once the model refused it, if anything.
+    pub fn replacement(self) -> Option<&'static str> {
+        match self {
+            OptionalParam::CompletionTokens => Some("max_tokens"),
+            _ => None,
         }
     }
 
     /// The definition field whose value can no longer be honoured without it; none for the
-    /// encrypted reasoning every Responses request asks for (a model that refuses it has no
-    /// reasoning items to carry).
+    /// parameters every request of a wire carries (a model that refuses encrypted reasoning
+    /// has no reasoning items to carry; the output limit still goes as `max_tokens`; without
+    /// `stream_options` only the usage figures may be missing).
     pub fn definition_field(self) -> Option<&'static str> {
         match self {
             OptionalParam::Temperature => Some("temperature"),
-            OptionalParam::EncryptedReasoning => None,
+            OptionalParam::EncryptedReasoning
+            | OptionalParam::CompletionTokens
+            | OptionalParam::StreamUsage => None,
             OptionalParam::Effort
             | OptionalParam::AdaptiveThinking
             | OptionalParam::BudgetThinking => Some("reasoning_effort"),
@@ -143,25 +174,49 @@ pub(super) enum Refused {
     EffortLevel(EffortLevels),
 }
 
-/// Words providers use to say a parameter cannot be used with this model.
+/// Words providers use to say a parameter cannot be used with this model, or that they do
+/// not know it (OpenAI and Azure "Unrecognized request argument supplied", pydantic servers
+/// "Extra inputs are not permitted", Gemini "Unknown name").
 const REFUSAL_WORDS: &[&str] = &[
     "not supported",
     "unsupported",
     "does not support",
     "deprecated",
     "not available for this model",
+    "unrecognized request argument",
+    "extra inputs are not permitted",
+    "extra_forbidden",
+    "unknown name",
+    "unknown parameter",
 ];
+
+/// The Chat Completions parameters a server may not know, by the name a refusal uses.
+const CHAT_PARAMS: [(&str, OptionalParam); 2] = [
+    ("max_completion_tokens", OptionalParam::CompletionTokens),
+    ("stream_options", OptionalParam::StreamUsage),
+];
+
+/// Whether a lower-cased refusal names `name` as what it refuses, not as the parameter to
+/// use instead (OpenAI: "Unsupported parameter: 'max_tokens' is not supported with this
+/// model. Use 'max_completion_tokens' instead.").
+fn refuses_name(lower: &str, name: &str) -> bool {
+    lower.contains(name)
+        && !["use '", "use `", "use \"", "use "]
+            .iter()
+            .any(|before| lower.contains(&format!("{before}{name}")))
+}
 
 /// What a 400's error refuses, if it is an optional parameter: by the `param` field OpenAI
 /// sets, else by the message's words (Anthropic's errors name no param).
 pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<Refused> {
     let lower = message.to_lowercase();
+    let refusing = REFUSAL_WORDS.iter().any(|w| lower.contains(w));
     match param.map(str::trim) {
         Some("temperature") => return Some(Refused::Param(OptionalParam::Temperature)),
         Some("include" | "include[0]") => {
             return Some(Refused::Param(OptionalParam::EncryptedReasoning));
         }
-        Some(p) if p == "reasoning" || p.starts_with("reasoning.") => {
+        Some(p) if p == "reasoning" || p.starts_with("reasoning.") || p == "reasoning_effort" => {
             // "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model.
             // Supported values are: …" refuses a level; "Unsupported parameter" the whole.
             return Some(if lower.starts_with("unsupported value") {
@@ -170,13 +225,36 @@ pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<Refused> {
                 Refused::Param(OptionalParam::Effort)
             });
         }
-        _ => {}
+        // The limit itself, refused for its value ("max_tokens is too large: …") or its
+        // name: not a parameter the request can go without.
+        Some("max_tokens") => return None,
+        Some(p) => {
+            // "max_completion_tokens is too large" names the parameter but refuses its
+            // value: only the words of a refusal make it the parameter's.
+            if let Some((_, param)) = CHAT_PARAMS.iter().find(|(name, _)| *name == p) {
+                return refusing.then_some(Refused::Param(*param));
+            }
+        }
+        None => {}
     }
     if lower.contains("encrypted content is not supported") {
         return Some(Refused::Param(OptionalParam::EncryptedReasoning));
     }
-    if !REFUSAL_WORDS.iter().any(|w| lower.contains(w)) {
+    if lower.contains("invalid reasoning_effort") {
+        // Gemini: "Invalid reasoning_effort: minimal. Valid values are: high, low, …".
+        return Some(Refused::EffortLevel(listed_levels(
+            &lower,
+            "valid values are:",
+        )));
+    }
+    if !refusing {
         return None;
+    }
+    if let Some((_, param)) = CHAT_PARAMS
+        .iter()
+        .find(|(name, _)| refuses_name(&lower, name))
+    {
+        return Some(Refused::Param(*param));
     }
     let param = if lower.contains("temperature") {
         OptionalParam::Temperature
@@ -185,6 +263,12 @@ pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<Refused> {
             &lower,
             "supported levels:",
         )));
+    } else if lower.contains("thinking level") {
+        // Gemini: "Thinking level MEDIUM is not supported for this model. Please retry with
+        // other thinking level" (the level the effort was sent as; it lists none).
+        return Some(Refused::EffortLevel(EffortLevels::NONE));
+    } else if lower.contains("reasoning_effort") {
+        OptionalParam::Effort
     } else if lower.contains("thinking.type.enabled\" is not supported") {
         OptionalParam::BudgetThinking
     } else if lower.contains("adaptive thinking")
@@ -290,6 +374,102 @@ mod tests {
         for (param, message, expected) in cases {
             assert_eq!(named_in(param, message), expected, "{message}");
         }
+    }
+
+    #[test]
+    fn chat_completions_refusals_are_read() {
+        use OptionalParam::*;
+        let named_in = |param, message| match named_in(param, message) {
+            Some(Refused::Param(p)) => Some(p),
+            _ => None,
+        };
+        let cases = [
+            (
+                None,
+                "Unrecognized request argument supplied: max_completion_tokens",
+                Some(CompletionTokens),
+            ),
+            (
+                None,
+                "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted', 'input': 64}]",
+                Some(CompletionTokens),
+            ),
+            (
+                None,
+                "Unrecognized request argument supplied: stream_options",
+                Some(StreamUsage),
+            ),
+            (
+                None,
+                "Invalid JSON payload received. Unknown name \"stream_options\": Cannot find field.",
+                Some(StreamUsage),
+            ),
+            (
+                None,
+                "Argument not supported on this model: stream_options",
+                Some(StreamUsage),
+            ),
+            (
+                Some("reasoning_effort"),
+                "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+                Some(Effort),
+            ),
+            (
+                None,
+                "Unrecognized request argument supplied: reasoning_effort",
+                Some(Effort),
+            ),
+            // The limit's value, or our fallback name, refused: not a parameter to drop.
+            (
+                Some("max_completion_tokens"),
+                "max_completion_tokens is too large: 100000. This model supports at most 16384 completion tokens.",
+                None,
+            ),
+            (
+                Some("max_tokens"),
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                None,
+            ),
+            (
+                None,
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                None,
+            ),
+        ];
+        for (param, message, expected) in cases {
+            assert_eq!(named_in(param, message), expected, "{message}");
+        }
+        let levels = |param, message| match super::named_in(param, message) {
+            Some(Refused::EffortLevel(levels)) => Some(levels),
+            _ => None,
+        };
+        use ReasoningEffort::{High, Low, Medium, Minimal};
+        assert_eq!(
+            levels(
+                Some("reasoning_effort"),
+                "Unsupported value: 'reasoning_effort' does not support 'none' with this model. Supported values are: 'minimal', 'low', 'medium', and 'high'."
+            ),
+            Some(EffortLevels::of(&[Minimal, Low, Medium, High]))
+        );
+        assert_eq!(
+            levels(
+                None,
+                "Invalid reasoning_effort: minimal. Valid values are: high, low, medium, none"
+            ),
+            Some(EffortLevels::of(&[
+                ReasoningEffort::None,
+                Low,
+                Medium,
+                High
+            ]))
+        );
+        assert_eq!(
+            levels(
+                None,
+                "Thinking level MEDIUM is not supported for this model. Please retry with other thinking level"
+            ),
+            Some(EffortLevels::NONE)
+        );
     }
 
     #[test]

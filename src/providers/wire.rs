@@ -1,5 +1,5 @@
 //! What a wire API is to the rest of this layer: one type per format (`responses`,
-//! `messages`) behind [`WireFormat`], which the client and the conversation call once per
+//! `messages`, `chat`) behind [`WireFormat`], which the client and the conversation call once per
 //! step: encode a request from the history, read a streamed (or, from a server that ignores
 //! `stream`, a whole) reply into a [`Reply`], and turn user text and tool outputs into
 //! history items. A run's tools are encoded once ([`ToolList`]), in the form the API accepts
@@ -29,7 +29,8 @@ pub struct Request<'a> {
     /// What the model refused before: the request leaves those parameters out, and sends
     /// the effort level and the kind of thinking it takes instead.
     pub learned: &'a Learned,
-    /// Responses `prompt_cache_key`: stable per definition and workspace.
+    /// `prompt_cache_key`: stable per definition and workspace (Responses; Chat Completions
+    /// to OpenAI's own endpoint only).
     pub prompt_cache_key: Option<&'a str>,
 }
 
@@ -64,7 +65,8 @@ pub(super) fn carries(settings: &ModelSettings, learned: &Learned, param: Option
             OptionalParam::BudgetThinking => {
                 thinking(settings, learned) == Some(ThinkingKind::Budget)
             }
-            OptionalParam::EncryptedReasoning => true,
+            OptionalParam::EncryptedReasoning | OptionalParam::StreamUsage => true,
+            OptionalParam::CompletionTokens => !settings.output_limit_as_max_tokens,
         }
 }
 
@@ -134,7 +136,7 @@ impl ToolList {
 
 /// One wire API.
 pub trait WireFormat: Send + Sync {
-    /// Appended to the base URL: `/responses`, `/v1/messages`.
+    /// Appended to the base URL: `/responses`, `/v1/messages`, `/chat/completions`.
     fn path(&self) -> &'static str;
 
     /// Content type, API version, and the key in the header `auth` names.
@@ -160,6 +162,13 @@ pub trait WireFormat: Send + Sync {
 
     /// A tool's result as a history item.
     fn tool_output(&self, output: &ToolOutput) -> Box<RawValue>;
+
+    /// The results of one round of calls, in order, as history items: one per result, unless
+    /// the API needs more (Chat Completions puts the images the tools returned in a user
+    /// message after the results, since its tool messages take text only).
+    fn tool_outputs(&self, outputs: &[ToolOutput]) -> Vec<Box<RawValue>> {
+        outputs.iter().map(|o| self.tool_output(o)).collect()
+    }
 }
 
 /// The events of one streamed reply, fed in order.

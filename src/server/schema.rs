@@ -28,7 +28,7 @@ pub const WAIT_AGENT: &str = "wait_agent";
 /// What `model` means in a result.
 const MODEL_FIELD: &str = "the model id the agent's requests really send";
 /// What `provider` means in a result.
-const PROVIDER_FIELD: &str = "the agent's provider: openai, anthropic or custom";
+const PROVIDER_FIELD: &str = "the agent's provider: openai, anthropic, gemini or custom";
 
 /// What the server tells the parent model about the workflow.
 pub(super) const INSTRUCTIONS: &str = "This server runs subagents defined in this workspace, each \

@@ -13,7 +13,8 @@ pub use fixture_server::{
     FixtureOptions, ONE_PIXEL_PNG, lookup_schema, odd_tool_name, run as run_fixture_server,
 };
 pub use mock::{
-    MockAuth, MockEngine, MockProvider, MockWire, ModelRefuses, Recorded, RecordedOutcome,
+    ChatServer, MockAuth, MockEngine, MockProvider, MockWire, ModelRefuses, Recorded,
+    RecordedOutcome,
     ScriptedReply, Step, StreamFault, StreamShape,
 };
 #[cfg(any(test, feature = "testkit"))]

@@ -1,5 +1,6 @@
 """The request oracle: checks provider requests against the official SDKs' own request types
-(PyPI `openai` and `anthropic`, pinned in scripts/install-interop), strictly, and Responses
+(PyPI `openai` and `anthropic`, pinned in scripts/install-interop; Responses, Chat Completions
+and Messages), strictly, and Responses
 bodies also against OpenAI's own OpenAPI schema for them (`CreateResponse`, extracted into
 tests/oracle/openai-create-response.schema.json with its source and version, validated with
 the pinned `jsonschema`), plus the rules the providers document that neither can express.
@@ -26,10 +27,17 @@ Two documented exceptions are applied, counted and reported (never silently):
 - `messages-temperature`: Messages `temperature` (a number from 0 to 1) is still accepted by
   the models before Claude Opus 4.7, though `anthropic` 2.14 dropped it from its types; the
   oracle checks it as a number in range and validates the rest of the body without it.
+- `chat-echoed-reasoning`, `chat-echoed-extra-content`: on Chat Completions, an assistant
+  message goes back with the fields its provider added to it and requires back (DeepSeek's
+  `reasoning_content`, which its thinking mode refuses a tool-call turn without; vLLM's and
+  OpenRouter's `reasoning`, `reasoning_details`; Gemini 3's thought signature in
+  `extra_content`, on the message or a call, which its API requires back on the calls). The
+  SDK types have none of them. Each is allowed only with the exact value the mock sent before
+  the request (the request's `extras_sent`), then validated away; any other is a violation.
 
 Usage:
   check_requests.py --serve     read one JSON line per batch on stdin:
-                                {"requests": [{"wire", "headers", "body"}, ...]}
+                                {"requests": [{"wire", "headers", "body", "extras_sent"}, ...]}
                                 and answer each with one line:
                                 {"violations": [...], "allowances": {...}, "checked": N}
   check_requests.py FILE...     check JSON-lines files of {"wire", "headers", "body"};
@@ -121,11 +129,14 @@ forbid_extras(openai.types)
 forbid_extras(anthropic.types)
 
 from anthropic.types import message_create_params  # noqa: E402
+from openai.types.chat import completion_create_params  # noqa: E402
 from openai.types.responses import response_create_params  # noqa: E402
 
 ADAPTERS = {
     ("responses", True): TypeAdapter(response_create_params.ResponseCreateParamsStreaming),
     ("responses", False): TypeAdapter(response_create_params.ResponseCreateParamsNonStreaming),
+    ("chat", True): TypeAdapter(completion_create_params.CompletionCreateParamsStreaming),
+    ("chat", False): TypeAdapter(completion_create_params.CompletionCreateParamsNonStreaming),
     ("messages", True): TypeAdapter(message_create_params.MessageCreateParamsStreaming),
     ("messages", False): TypeAdapter(message_create_params.MessageCreateParamsNonStreaming),
 }
@@ -237,6 +248,19 @@ RESPONSES_OUTPUT_CHARS = 10_485_760
 PROMPT_CACHE_KEY_CHARS = 64
 # Anthropic: "A maximum of 4 blocks with cache_control may be provided. Found 5."
 CACHE_BREAKPOINTS = 4
+# OpenAI Chat Completions: "Invalid 'messages[0].content': string too long. Expected a string
+# with maximum length 10485760" (the figure of current reports; older ones say 1048576).
+CHAT_CONTENT_CHARS = 10_485_760
+# OpenAI: "Invalid 'tools': array too long. Expected an array with maximum length 128".
+CHAT_TOOLS = 128
+# The fields a Chat Completions provider adds to an assistant message (or a call) and needs
+# back, by the allowance that lets them through (see the module's doc).
+CHAT_EXTRAS = {
+    "reasoning_content": "chat-echoed-reasoning",
+    "reasoning": "chat-echoed-reasoning",
+    "reasoning_details": "chat-echoed-reasoning",
+    "extra_content": "chat-echoed-extra-content",
+}
 IMAGE_MAGIC = {
     "image/png": [b"\x89PNG\r\n\x1a\n"],
     "image/jpeg": [b"\xff\xd8\xff"],
@@ -453,6 +477,131 @@ def responses_allowances(check, body):
     return dict(body, input=items)
 
 
+# ----- Chat Completions -----
+
+
+def chat_rules(check, headers, body):
+    auth = header(headers, "authorization") or ""
+    bearer = auth.startswith("Bearer ") and auth[len("Bearer "):].strip()
+    if not (bearer or header(headers, "x-api-key")):
+        check.fail("no `Authorization: Bearer <key>` header (nor the `x-api-key` a definition's `auth` may choose)")
+    if not (header(headers, "content-type") or "").startswith("application/json"):
+        check.fail("the content type is not application/json")
+    tools = body.get("tools") or []
+    if isinstance(tools, list) and len(tools) > CHAT_TOOLS:
+        check.fail(f"\"Invalid 'tools': array too long. Expected an array with maximum length {CHAT_TOOLS}\"")
+    functions = [t.get("function") for t in tools if isinstance(t, dict) and t.get("type") == "function"]
+    check_tool_names(check, [f.get("name") for f in functions if isinstance(f, dict)])
+    for i, function in enumerate(functions):
+        if isinstance(function, dict):
+            check_schema_top_level(check, f"tools.{i} ({function.get('name')})", function.get("parameters"),
+                                   ["oneOf", "anyOf", "allOf", "enum", "not"])
+    for field in ("max_completion_tokens", "max_tokens"):
+        value = body.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            check.fail(f"{field} is below the minimum of 1")
+    if "max_completion_tokens" in body and "max_tokens" in body:
+        check.fail("both max_completion_tokens and max_tokens (one output limit, in one of its names)")
+    if "stream_options" in body and body.get("stream") is not True:
+        check.fail("\"The 'stream_options' parameter is only allowed when 'stream' is enabled.\"")
+    key = body.get("prompt_cache_key")
+    if isinstance(key, str) and len(key) > PROMPT_CACHE_KEY_CHARS:
+        check.fail(f"prompt_cache_key is {len(key)} characters, more than {PROMPT_CACHE_KEY_CHARS}")
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return
+    if not messages:
+        check.fail("\"[] is too short - 'messages'\"")
+    pending, answering = [], False
+    for n, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role != "tool" and pending:
+            check.fail(f"messages.{n}: \"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(map(str, pending))}\"")
+            pending = []
+        content = message.get("content")
+        if isinstance(content, str) and len(content) > CHAT_CONTENT_CHARS:
+            check.fail(f"messages.{n}.content is longer than {CHAT_CONTENT_CHARS} characters")
+        if isinstance(content, list):
+            for j, part in enumerate(content):
+                if isinstance(part, dict) and part.get("type") == "image_url":
+                    url = (part.get("image_url") or {}).get("url") or ""
+                    match = re.match(r"^data:([^;,]+);base64,(.*)$", url, re.S)
+                    if not match:
+                        check.fail(f"messages.{n}.content.{j}: the image is not a base64 data URL")
+                    else:
+                        check_image(check, f"messages.{n}.content.{j}", match.group(1), match.group(2))
+                if isinstance(part, dict) and part.get("type") == "text" and not part.get("text"):
+                    check.fail(f"messages.{n}.content.{j}: an empty text part")
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            if message.get("content") is None and not calls and message.get("refusal") is None:
+                # OpenAI: "Invalid value for 'content': expected a string, got null."; llama.cpp:
+                # "Assistant message must contain either 'content' or 'tool_calls'!"
+                check.fail(f"messages.{n}: an assistant message with neither content nor tool_calls")
+            for k, call in enumerate(calls):
+                arguments = ((call or {}).get("function") or {}).get("arguments")
+                try:
+                    parsed = json.loads(arguments) if isinstance(arguments, str) else None
+                except ValueError:
+                    parsed = None
+                if not isinstance(parsed, dict):
+                    # llama.cpp renders the history through the model's template, which parses
+                    # them ("Failed to parse tool call arguments as JSON").
+                    check.fail(f"messages.{n}.tool_calls.{k}: the arguments are not a JSON object")
+            pending = [c.get("id") for c in calls if isinstance(c, dict)]
+            answering = bool(pending)
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            if not answering or call_id not in pending:
+                check.fail(f"messages.{n}: \"Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.\"")
+            pending = [p for p in pending if p != call_id]
+        else:
+            answering = False
+    if pending:
+        check.fail(f"messages: \"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(map(str, pending))}\"")
+
+
+def chat_allowances(check, body, extras_sent):
+    """The provider extras echoed back (see the module's doc): each allowed only with a value
+    the mock sent, then left out for validation."""
+    sent = []
+    for e in extras_sent or []:
+        try:
+            sent.append((e["name"], json.loads(e["value"])))
+        except (KeyError, TypeError, ValueError):
+            check.fail(f"the mock's record of what it sent is unreadable: {e!r}")
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return body
+
+    def strip(where, fields):
+        kept = {}
+        for key, value in fields.items():
+            allowance = CHAT_EXTRAS.get(key)
+            if allowance is None:
+                kept[key] = value
+                continue
+            if any(name == key and v == value for name, v in sent):
+                check.allow(allowance)
+            else:
+                check.fail(f"{where}: `{key}` that the provider did not send (only fields a provider added may go back)")
+        return kept
+
+    out = []
+    for n, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            message = strip(f"messages.{n}", message)
+            calls = message.get("tool_calls")
+            if isinstance(calls, list):
+                message = dict(message, tool_calls=[
+                    strip(f"messages.{n}.tool_calls.{k}", c) if isinstance(c, dict) else c
+                    for k, c in enumerate(calls)])
+        out.append(message)
+    return dict(body, messages=out)
+
+
 # ----- Messages -----
 
 
@@ -587,7 +736,7 @@ def check_one(index, request):
     body = request.get("body")
     headers = request.get("headers") or {}
     check = Check(index, wire)
-    if wire not in ("responses", "messages"):
+    if wire not in ("responses", "messages", "chat"):
         check.fail(f"unknown wire {wire!r}")
         return check
     if not isinstance(body, dict):
@@ -598,6 +747,9 @@ def check_one(index, request):
         responses_rules(check, headers, body)
         typed = responses_allowances(check, body)
         check_openapi(check, typed)
+    elif wire == "chat":
+        chat_rules(check, headers, body)
+        typed = chat_allowances(check, body, request.get("extras_sent"))
     else:
         messages_rules(check, headers, body, raw_size)
         typed = messages_allowances(check, body)

@@ -265,11 +265,12 @@ async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
 /// child as it was written; the request oracle checks every request when the mock goes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() {
-    for wire in ["responses", "anthropic-messages"] {
+    for wire in ["responses", "anthropic-messages", "chat-completions"] {
         let mock = MockProvider::start(KEY).await.unwrap();
         let m = tagged_marker("m");
         let base = match wire {
             "responses" => mock.responses_base_url(),
+            "chat-completions" => mock.chat_base_url(),
             _ => mock.messages_base_url(),
         };
         let text = agent(&mock, "looker", &stdio_child("fx", &[], &m, ""), "")
@@ -288,9 +289,19 @@ async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() 
             assert_eq!(r.outcome, RecordedOutcome::Scripted, "{wire}: {:#}", r.body);
         }
         let tools = requests[0].body["tools"].as_array().unwrap().clone();
-        let lookup = tools.iter().find(|t| t["name"] == "fx__lookup").unwrap();
+        let lookup = tools
+            .iter()
+            .map(|t| {
+                if wire == "chat-completions" {
+                    &t["function"]
+                } else {
+                    t
+                }
+            })
+            .find(|t| t["name"] == "fx__lookup")
+            .unwrap();
         let schema = match wire {
-            "responses" => &lookup["parameters"],
+            "responses" | "chat-completions" => &lookup["parameters"],
             _ => &lookup["input_schema"],
         };
         assert_eq!(schema["type"], "object", "{wire}: {schema}");
@@ -315,6 +326,13 @@ async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() 
                 .iter()
                 .find(|i| i["type"] == "function_call_output")
                 .unwrap()["output"]
+                .clone(),
+            "chat-completions" => requests[1].body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["role"] == "tool")
+                .unwrap()["content"]
                 .clone(),
             _ => requests[1].body["messages"][2]["content"][0]["content"].clone(),
         };

@@ -594,3 +594,100 @@ fn check_shows_the_effective_budgets_from_flags_and_environment() {
         text(&out.stderr)
     );
 }
+
+/// `check` shows each agent's wire API: a custom provider's always, a built-in provider's
+/// when the definition chose another than its own; `--json` has `wire_api` for every agent;
+/// `--default-model gemini/…` gives the parent's model on Gemini's endpoint.
+#[test]
+fn check_shows_the_wire_each_agent_speaks() {
+    let ws = tempfile::tempdir().unwrap();
+    let write = |name: &str, fields: &str| {
+        let path = ws.path().join(format!(".agents/agents/{name}.md"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            path,
+            format!("---\nname: {name}\ndescription: d\n{fields}\n---\nDo.\n"),
+        )
+        .unwrap();
+    };
+    write(
+        "local",
+        "model: qwen3\nmodel_provider: custom\nbase_url: http://127.0.0.1:8080/v1\n\
+         env_key: LLAMA_KEY\nwire_api: chat-completions",
+    );
+    write(
+        "openai-chat",
+        "model: gpt-4.1\nmodel_provider: openai\nwire_api: chat",
+    );
+    write(
+        "gemini",
+        "model: gemini-3-flash-preview\nmodel_provider: gemini",
+    );
+    write("plain", "model: gpt-5.4\nmodel_provider: openai");
+    std::fs::create_dir_all(ws.path().join(".claude/agents")).unwrap();
+    std::fs::write(
+        ws.path().join(".claude/agents/parent.md"),
+        "---\nname: parent\ndescription: d\nmodel: inherit\n---\nDo.\n",
+    )
+    .unwrap();
+    let dir = ws.path().display().to_string();
+    let args = [
+        "check",
+        &dir,
+        "--default-model",
+        "gemini/gemini-3-pro-preview",
+    ];
+    let out = mcp_agents(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} in {table}"))
+            .to_owned()
+    };
+    assert!(
+        row("local").contains("custom (127.0.0.1:8080, chat-completions)"),
+        "{}",
+        row("local")
+    );
+    assert!(
+        row("openai-chat").contains("openai (chat-completions)"),
+        "{}",
+        row("openai-chat")
+    );
+    assert!(
+        row("gemini").contains(" gemini ") && row("gemini").contains("GEMINI_API_KEY (bearer)"),
+        "{}",
+        row("gemini")
+    );
+    assert!(!row("plain").contains("responses"), "{}", row("plain"));
+    assert!(
+        row("parent").contains("gemini-3-pro-preview (server default)"),
+        "{}",
+        row("parent")
+    );
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let report: serde_json::Value = serde_json::from_slice(&mcp_agents(&json_args).stdout).unwrap();
+    for (name, wire, provider) in [
+        ("local", "chat-completions", "custom"),
+        ("openai-chat", "chat-completions", "openai"),
+        ("gemini", "chat-completions", "gemini"),
+        ("plain", "responses", "openai"),
+        ("parent", "chat-completions", "gemini"),
+    ] {
+        let agent = support::agent_named(&report, name);
+        assert_eq!(
+            (agent["wire_api"].as_str(), agent["provider"].as_str()),
+            (Some(wire), Some(provider)),
+            "{name}"
+        );
+    }
+    let gemini = support::agent_named(&report, "gemini");
+    assert_eq!(
+        gemini["base_url"],
+        "https://generativelanguage.googleapis.com/v1beta/openai"
+    );
+}

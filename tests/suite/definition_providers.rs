@@ -1,6 +1,7 @@
 //! Providers and models (SPEC §3.1–3.2, FORMATS.md): defaults per format, the custom
 //! provider's three fields, literal secrets, Claude aliases, Codex provider tables and
-//! OpenCode's `provider/model` ids.
+//! OpenCode's `provider/model` ids, the Chat Completions wire (`chat-completions`, Codex's
+//! `chat`) and the built-in `gemini` provider in every format.
 
 use crate::support;
 
@@ -93,6 +94,70 @@ fn custom_providers_come_from_the_file() {
     assert_eq!(provider("openrouter-split").0, ProviderKind::Custom);
     assert_eq!(provider("anthropic-split").0, ProviderKind::Anthropic);
     assert_eq!(provider("anthropic-split").4, "claude-haiku-5-5");
+}
+
+#[test]
+fn the_chat_completions_wire_and_the_gemini_provider_load_in_every_format() {
+    let chat = |url: &str, key: &str, model: &str| {
+        (
+            ProviderKind::Custom,
+            url.to_owned(),
+            key.to_owned(),
+            WireApi::ChatCompletions,
+            model.to_owned(),
+        )
+    };
+    assert_eq!(
+        provider("chat-wire"),
+        chat("https://llm.example.com/v1", "KEY", "m"),
+        "`chat`, Codex's old name"
+    );
+    assert_eq!(
+        provider("chat-completions-wire"),
+        chat(
+            "https://api.deepseek.com/",
+            "DEEPSEEK_API_KEY",
+            "deepseek-v4-flash"
+        )
+    );
+    assert_eq!(
+        provider("codex-chat"),
+        chat("https://llm.example.com/v1", "LEGACY_KEY", "m"),
+        "a Codex [model_providers] table with wire_api = \"chat\""
+    );
+    let gemini = |key: &str, model: &str| {
+        (
+            ProviderKind::Gemini,
+            "https://generativelanguage.googleapis.com/v1beta/openai".to_owned(),
+            key.to_owned(),
+            WireApi::ChatCompletions,
+            model.to_owned(),
+        )
+    };
+    assert_eq!(
+        provider("gemini-built-in"),
+        gemini("GEMINI_API_KEY", "gemini-3-flash-preview")
+    );
+    assert_eq!(
+        provider("codex-gemini"),
+        gemini("GEMINI_API_KEY", "gemini-3-pro-preview")
+    );
+    assert_eq!(
+        provider("gemini-claude"),
+        gemini("GEMINI_API_KEY", "gemini-3-flash-preview")
+    );
+    assert_eq!(
+        provider("google-split"),
+        gemini("GOOGLE_GENERATIVE_AI_API_KEY", "gemini-3-flash-preview"),
+        "OpenCode's google, with the key OpenCode reads for it"
+    );
+    let catalog = support::load_fixture("providers");
+    let key = catalog
+        .get("gemini-built-in")
+        .unwrap()
+        .provider
+        .key_choice(|_| true);
+    assert_eq!(key.auth, mcp_agents::definition::AuthHeader::Bearer);
 }
 
 #[test]

@@ -120,18 +120,36 @@ fn documented_commands_exist() {
     }
 }
 
-/// The definitions of docs/agents.md's "Local models and gateways" section.
-fn gateway_examples() -> Vec<String> {
+/// The definitions (Markdown blocks) of the docs/agents.md section headed `heading`.
+fn section_examples(heading: &str) -> Vec<String> {
     let agents = doc("agents.md");
-    let start = agents
-        .find("## Local models and gateways")
-        .expect("the section exists");
+    let start = agents.find(heading).expect("the section exists");
     let rest = &agents[start..];
     let section = &rest[..rest[3..].find("\n## ").map_or(rest.len(), |end| end + 3)];
     blocks(section, "markdown")
         .into_iter()
         .map(str::to_owned)
         .collect()
+}
+
+/// The definitions of docs/agents.md's "Local models and gateways" section.
+fn gateway_examples() -> Vec<String> {
+    section_examples("## Local models and gateways")
+}
+
+/// The definitions of docs/agents.md's "Chat Completions endpoints" section.
+fn chat_examples() -> Vec<String> {
+    section_examples("## Chat Completions endpoints")
+}
+
+/// The value of the frontmatter line `key: value` of a definition.
+fn field(example: &str, key: &str) -> String {
+    example
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("{key} in {example}"))
+        .trim()
+        .to_owned()
 }
 
 #[test]
@@ -184,14 +202,7 @@ async fn the_gateway_examples_complete_against_a_bearer_only_endpoint() {
     let mut names = Vec::new();
     let mut vars = Vec::new();
     for (i, example) in gateway_examples().iter().enumerate() {
-        let field = |key: &str| {
-            example
-                .lines()
-                .find_map(|l| l.strip_prefix(key))
-                .unwrap()
-                .trim()
-                .to_owned()
-        };
+        let field = |key: &str| field(example, key);
         let base = if field("wire_api:") == "responses" {
             mock.responses_base_url()
         } else {
@@ -267,4 +278,103 @@ async fn the_llama_cpp_example_completes_against_a_mock_of_llama_cpp() {
     assert_eq!(requests[0].body["max_output_tokens"], 1024);
     assert_eq!(requests[0].body["temperature"], 0.0);
     assert_eq!(requests[0].body["model"], "smollm2");
+}
+
+/// The Chat Completions examples load as written, on that wire with a bearer key; the Gemini
+/// one is the built-in `gemini` provider spelt out.
+#[test]
+fn the_chat_completions_examples_load_as_written() {
+    use mcp_agents::definition::{AuthHeader, ProviderKind, WireApi};
+    let examples = chat_examples();
+    assert_eq!(examples.len(), 4, "Gemini, DeepSeek, vLLM, llama.cpp");
+    let ws = crate::support::TempWorkspace::new();
+    for (i, example) in examples.iter().enumerate() {
+        ws.write(&format!(".agents/agents/example-{i}.md"), example);
+    }
+    ws.write(
+        ".agents/agents/built-in.md",
+        "---\nname: built-in\ndescription: d\nmodel: gemini-3-flash-preview\n\
+         model_provider: gemini\n---\nDo.\n",
+    );
+    let catalog = ws.load(&mcp_agents::discovery::LoadOptions::default());
+    assert!(catalog.warnings().is_empty(), "{:?}", catalog.warnings());
+    let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "built-in",
+            "gemini-researcher",
+            "deepseek-coder",
+            "vllm-coder",
+            "llama-local"
+        ]
+    );
+    for agent in catalog.agents() {
+        assert_eq!(
+            agent.provider.wire_api,
+            WireApi::ChatCompletions,
+            "{}",
+            agent.name
+        );
+        assert_eq!(agent.provider.key_choice(|_| true).auth, AuthHeader::Bearer);
+    }
+    let built_in = &catalog.get("built-in").unwrap().provider;
+    let spelt_out = &catalog.get("gemini-researcher").unwrap().provider;
+    assert_eq!(built_in.kind, ProviderKind::Gemini);
+    assert_eq!(
+        (&built_in.base_url, &built_in.env_key),
+        (&spelt_out.base_url, &spelt_out.env_key)
+    );
+    assert_eq!(
+        built_in.base_url.as_str(),
+        "https://generativelanguage.googleapis.com/v1beta/openai"
+    );
+}
+
+/// Each Chat Completions example, its `base_url` pointed at a loopback endpoint that speaks
+/// that provider's Chat Completions (Gemini's, DeepSeek's, OpenAI's for the engines) and a
+/// fixture child added, runs through the binary: a tool round whose reply carries what the
+/// provider adds (and refuses a history without), then an answer; then a resume.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_completions_examples_complete_against_their_servers() {
+    use crate::support::binary::{self, Generation};
+    use crate::support::children::stdio_child;
+    use crate::support::run_kit::KEY;
+    use mcp_agents::testkit::{ChatServer, MockProvider, Step};
+    use serde_json::json;
+
+    for example in chat_examples() {
+        let name = field(&example, "name:");
+        let server = match name.as_str() {
+            "gemini-researcher" => ChatServer::Gemini,
+            "deepseek-coder" => ChatServer::DeepSeek,
+            _ => ChatServer::OpenAi,
+        };
+        let mock = MockProvider::start(KEY).await.unwrap();
+        mock.set_chat_server(server);
+        let child = stdio_child("fx", &[], &format!("docs-{name}"), "");
+        let rewritten = example
+            .replace(&field(&example, "base_url:"), &mock.chat_base_url())
+            .replacen("\n---\n", &format!("\nmcp_servers:\n{child}---\n"), 1);
+        let ws = crate::support::TempWorkspace::new();
+        ws.write(".agents/agents/example.md", rewritten);
+        let var = field(&example, "env_key:");
+        let conn = binary::stdio(ws.path(), Generation::Modern, &[(var.as_str(), KEY)]).await;
+        mock.push([
+            Step::tool_call("fx__echo", json!({"text": "x"})).with_reasoning(),
+            Step::text("Done.").with_reasoning(),
+            Step::text("Again.").with_reasoning(),
+        ]);
+        let id = conn.spawn(&name, "Go.").await;
+        let record = conn.wait(&[&id], 20_000).await["agents"][0].clone();
+        assert_eq!(record["status"], "completed", "{name}: {record}");
+        assert_eq!(record["result"], "Done.", "{name}");
+        conn.ok("send_input", json!({"target": id, "message": "Once more."}))
+            .await;
+        let record = conn.wait(&[&id], 20_000).await["agents"][0].clone();
+        assert_eq!(record["result"], "Again.", "{name}: {record}");
+        assert_eq!(mock.refusals(), 0, "{name}");
+        assert_eq!(mock.requests().len(), 3, "{name}");
+        conn.close().await;
+    }
 }

@@ -41,12 +41,13 @@ fn auth_headers(request: &mcp_agents::testkit::Recorded) -> (Option<String>, Opt
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bearer_only_endpoint_takes_auth_bearer_on_both_apis_and_refuses_x_api_key() {
+async fn a_bearer_only_endpoint_takes_auth_bearer_on_every_api_and_refuses_x_api_key() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.set_auth(MockAuth::BearerOnly);
     let ws = TempWorkspace::new();
     let messages = mock.messages_base_url();
     let responses = mock.responses_base_url();
+    let chat = mock.chat_base_url();
     for (name, base, wire, auth) in [
         (
             "messages-bearer",
@@ -62,6 +63,8 @@ async fn a_bearer_only_endpoint_takes_auth_bearer_on_both_apis_and_refuses_x_api
             "responses",
             "auth: x-api-key",
         ),
+        ("chat-default", &chat, "chat-completions", ""),
+        ("chat-x-api-key", &chat, "chat-completions", "auth: x-api-key"),
     ] {
         ws.write(
             &format!(".agents/agents/{name}.md"),
@@ -70,7 +73,7 @@ async fn a_bearer_only_endpoint_takes_auth_bearer_on_both_apis_and_refuses_x_api
     }
     let conn = binary::stdio(ws.path(), Generation::Modern, &[]).await;
 
-    for name in ["messages-bearer", "responses-default"] {
+    for name in ["messages-bearer", "responses-default", "chat-default"] {
         mock.push([Step::text("Hi.")]);
         let record = conn.run_to_end(name, "Say hi.").await;
         assert_eq!(record["status"], "completed", "{name}: {record}");
@@ -82,7 +85,7 @@ async fn a_bearer_only_endpoint_takes_auth_bearer_on_both_apis_and_refuses_x_api
             "{name} sends the key as a bearer token only"
         );
     }
-    for name in ["messages-default", "responses-x-api-key"] {
+    for name in ["messages-default", "responses-x-api-key", "chat-x-api-key"] {
         let record = conn.run_to_end(name, "Say hi.").await;
         assert_eq!(record["status"], "failed", "{name}: {record}");
         assert_eq!(record["error"]["code"], "provider_error");
@@ -99,7 +102,7 @@ async fn a_bearer_only_endpoint_takes_auth_bearer_on_both_apis_and_refuses_x_api
             "{name} sent x-api-key alone"
         );
     }
-    assert_eq!(mock.requests().len(), 4, "a 401 is not retried");
+    assert_eq!(mock.requests().len(), 6, "a 401 is not retried");
     conn.close().await;
 }
 

@@ -1,5 +1,6 @@
 //! The provider mocks' event streams are the real thing: the official Python SDKs'
-//! streaming clients (PyPI `openai` `responses.stream`, `anthropic` `messages.stream`,
+//! streaming clients (PyPI `openai` `responses.stream` and `chat.completions.stream`,
+//! `anthropic` `messages.stream`,
 //! installed by `scripts/install-interop`) read them and assemble the reply the mock would
 //! have sent whole: reasoning and thinking with their signatures, text, tool calls with
 //! their arguments, usage and stop reason; a reply cut off by the output limit; a trickled
@@ -19,6 +20,7 @@ use support::run_kit::KEY;
 enum Wire {
     Responses,
     Messages,
+    Chat,
 }
 
 /// What the SDK read from a mock playing `step`.
@@ -28,6 +30,7 @@ async fn sdk_reads(wire: Wire, step: Step) -> Value {
     let (name, base) = match wire {
         Wire::Responses => ("responses", mock.responses_base_url()),
         Wire::Messages => ("messages", mock.messages_base_url()),
+        Wire::Chat => ("chat", mock.chat_base_url()),
     };
     let output = tokio::time::timeout(
         Duration::from_secs(120),
@@ -69,6 +72,11 @@ async fn whole(wire: Wire, step: Step) -> Value {
             .header("x-api-key", KEY)
             .header("anthropic-version", "2023-06-01")
             .json(&json!({"model": "mock-model", "max_tokens": 1000,
+                "messages": [{"role": "user", "content": "Hello."}]})),
+        Wire::Chat => client
+            .post(format!("{}/chat/completions", mock.chat_base_url()))
+            .bearer_auth(KEY)
+            .json(&json!({"model": "mock-model",
                 "messages": [{"role": "user", "content": "Hello."}]})),
     };
     without_nulls(request.send().await.unwrap().json().await.unwrap())
@@ -184,11 +192,12 @@ async fn both_sdks_read_a_cut_off_and_a_trickled_reply() {
     );
 
     let text = "A reply that arrives a few characters at a time, as a slow model writes.";
-    for wire in [Wire::Responses, Wire::Messages] {
+    for wire in [Wire::Responses, Wire::Messages, Wire::Chat] {
         let read = sdk_reads(wire, Step::text(text).trickled(Duration::from_millis(20))).await;
         let got = match wire {
             Wire::Responses => &read["final"]["output"][0]["content"][0]["text"],
             Wire::Messages => &read["final"]["content"][0]["text"],
+            Wire::Chat => &read["final"]["choices"][0]["message"]["content"],
         };
         assert_eq!(got, text, "{wire:?}");
         if wire == Wire::Messages {
@@ -227,5 +236,54 @@ async fn both_sdks_read_a_refusal() {
         read["final"]["stop_details"]["explanation"], "I can't help with that.",
         "{}",
         read["final"]
+    );
+}
+
+/// `openai`'s `chat.completions.stream` reads the mock's Chat Completions stream (the data
+/// lines, the indexed call fragments, the usage chunk, `[DONE]`) into the completion the mock
+/// sends whole; a cut-off and a refused reply too.
+#[tokio::test]
+async fn the_openai_sdk_reads_a_chat_completions_stream() {
+    let read = sdk_reads(Wire::Chat, rich_reply()).await;
+    let whole = whole(Wire::Chat, rich_reply()).await;
+    let (got, expected) = (&read["final"]["choices"][0], &whole["choices"][0]);
+    assert_eq!(got["finish_reason"], "tool_calls");
+    assert_eq!(got["message"]["content"], expected["message"]["content"]);
+    let calls = |message: &Value| -> Vec<(Value, Value, Value)> {
+        message["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["id"].clone(),
+                    c["function"]["name"].clone(),
+                    c["function"]["arguments"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(calls(&got["message"]), calls(&expected["message"]));
+    assert_eq!(calls(&got["message"]).len(), 2);
+    assert_eq!(read["final"]["usage"], whole["usage"], "the usage chunk");
+    let events = read["events"].as_array().unwrap();
+    for kind in [
+        "chunk",
+        "content.delta",
+        "tool_calls.function.arguments.delta",
+    ] {
+        assert!(events.iter().any(|e| e == kind), "no {kind}: {events:?}");
+    }
+
+    let read = sdk_reads(Wire::Chat, Step::text("The answer begins").cut_off()).await;
+    assert_eq!(read["final"]["choices"][0]["finish_reason"], "length");
+    assert_eq!(
+        read["final"]["choices"][0]["message"]["content"],
+        "The answer begins"
+    );
+    let read = sdk_reads(Wire::Chat, Step::refusal("I can't help with that.")).await;
+    assert_eq!(
+        read["final"]["choices"][0]["message"]["refusal"],
+        "I can't help with that."
     );
 }

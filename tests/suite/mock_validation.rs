@@ -457,3 +457,145 @@ async fn the_mocks_refuse_what_issue_24_found_the_apis_refuse() {
         )
     );
 }
+
+/// A Chat Completions request's body at the mock: `messages`, and `extra` fields merged in.
+async fn chat(mock: &MockProvider, messages: Value, extra: Value) -> (u16, Value) {
+    let mut body = json!({"model": "m", "stream": true, "messages": messages});
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        body[k] = v.clone();
+    }
+    post(
+        format!("{}/chat/completions", mock.chat_base_url()),
+        &[("authorization", &format!("Bearer {KEY}"))],
+        body,
+    )
+    .await
+}
+
+/// The message of an error body, OpenAI's or Gemini's (a one-element list).
+fn chat_error(body: &Value) -> String {
+    let error = if body.is_array() {
+        &body[0]["error"]
+    } else {
+        &body["error"]
+    };
+    error["message"].as_str().unwrap_or("").to_owned()
+}
+
+#[tokio::test]
+async fn chat_mock_refuses_what_the_api_refuses() {
+    let mock = MockProvider::start_unchecked(KEY).await.unwrap();
+    let user = json!({"role": "user", "content": "hi"});
+    let assistant = json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]});
+    let tool = json!({"role": "tool", "tool_call_id": "call_1", "content": "ok"});
+    let cases: Vec<(Value, Value, &str)> = vec![
+        (json!([]), json!({}), "[] is too short - 'messages'"),
+        (
+            json!([user, assistant, user]),
+            json!({}),
+            "The following tool_call_ids did not have response messages: call_1",
+        ),
+        (
+            json!([user, tool]),
+            json!({}),
+            "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'",
+        ),
+        (
+            json!([user, {"role": "assistant", "content": null}]),
+            json!({}),
+            "Invalid value for 'content': expected a string, got null.",
+        ),
+        (
+            json!([user]),
+            json!({"thinking": {"type": "enabled"}}),
+            "Unrecognized request argument supplied: thinking",
+        ),
+        (
+            json!([user, {"role": "assistant", "content": "x", "reasoning_content": "made up"}, user]),
+            json!({}),
+            "Additional properties are not allowed ('reasoning_content' was unexpected)",
+        ),
+        (
+            json!([user, assistant, {"role": "tool", "tool_call_id": "call_1", "content": [
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]),
+            json!({}),
+            "Image URLs are only allowed for messages with role 'user'",
+        ),
+        (
+            json!([user]),
+            json!({"stream": false, "stream_options": {"include_usage": true}}),
+            "only allowed when 'stream' is enabled",
+        ),
+        (
+            json!([user]),
+            json!({"max_completion_tokens": 0}),
+            "Invalid 'max_completion_tokens': integer below minimum value",
+        ),
+        (
+            json!([user]),
+            json!({"tools": [{"type": "function", "function": {"name": "t",
+                "parameters": {"type": "object", "anyOf": []}}}]}),
+            "must not have 'anyOf' at the top level",
+        ),
+    ];
+    for (messages, extra, expected) in cases {
+        let (status, body) = chat(&mock, messages.clone(), extra).await;
+        assert_eq!(status, 400, "{messages}: {body}");
+        assert!(chat_error(&body).contains(expected), "{expected}: {body}");
+    }
+    let (status, body) = post(
+        format!("{}/chat/completions", mock.chat_base_url()),
+        &[("authorization", "Bearer wrong")],
+        json!({"model": "m", "messages": [user]}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (401, Some("invalid_api_key"))
+    );
+    assert_eq!(mock.requests().len(), 11);
+    assert!(
+        mock.requests()
+            .iter()
+            .all(|r| matches!(r.outcome, RecordedOutcome::Refused(..)))
+    );
+}
+
+/// DeepSeek refuses a tool-call turn without the `reasoning_content` it sent; Gemini a call
+/// without its thought signature, and any field it does not know, in a list-wrapped error.
+#[tokio::test]
+async fn chat_servers_refuse_a_history_without_what_they_added() {
+    use mcp_agents::testkit::ChatServer;
+    for server in [ChatServer::DeepSeek, ChatServer::Gemini] {
+        let mock = MockProvider::start_unchecked(KEY).await.unwrap();
+        mock.set_chat_server(server);
+        mock.push([Step::tool_call("t", json!({})).with_reasoning()]);
+        let user = json!({"role": "user", "content": "hi"});
+        let (status, _) = chat(&mock, json!([user]), json!({"stream": false})).await;
+        assert_eq!(status, 200);
+        // The call the mock issued, sent back without what it added.
+        let id = match server {
+            ChatServer::Gemini => "function-call-1-0",
+            _ => "call_1_0",
+        };
+        let bare = json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "t", "arguments": "{}"}}]});
+        let tool = json!({"role": "tool", "tool_call_id": id, "content": "ok"});
+        let (status, body) = chat(&mock, json!([user, bare, tool]), json!({})).await;
+        assert_eq!(status, 400, "{server:?}: {body}");
+        let expected = match server {
+            ChatServer::Gemini => "Function call is missing a thought_signature",
+            _ => "The reasoning_content in the thinking mode must be passed back to the API.",
+        };
+        assert!(chat_error(&body).contains(expected), "{server:?}: {body}");
+        if server == ChatServer::Gemini {
+            assert!(body.is_array(), "Gemini's errors are a list: {body}");
+            let (_, body) = chat(&mock, json!([user]), json!({"store": true, "foo": 1})).await;
+            assert!(
+                chat_error(&body).contains("Invalid JSON payload received. Unknown name \"foo\""),
+                "{body}"
+            );
+        }
+    }
+}

@@ -15,15 +15,12 @@ use serde_json::{Value, json};
 use support::run_kit::{KEY, Queue, Recorder, TestTools, definition};
 use tokio_util::sync::CancellationToken;
 
-use WireApi::{AnthropicMessages as Messages, Responses};
+use WireApi::{AnthropicMessages as Messages, ChatCompletions as Chat, Responses};
 
-const WIRES: [WireApi; 2] = [Responses, Messages];
+const WIRES: [WireApi; 3] = [Responses, Messages, Chat];
 
 fn base(wire: WireApi, mock: &MockProvider) -> String {
-    match wire {
-        Responses => mock.responses_base_url(),
-        Messages => mock.messages_base_url(),
-    }
+    mock.base_url(wire)
 }
 
 /// A client for a definition of `model` (and `limit`, if set) at the mock.
@@ -43,6 +40,7 @@ fn limit_field(wire: WireApi) -> &'static str {
     match wire {
         Responses => "max_output_tokens",
         Messages => "max_tokens",
+        Chat => "max_completion_tokens",
     }
 }
 
@@ -92,6 +90,11 @@ fn last_user_text(wire: WireApi, body: &Value) -> String {
             .as_str()
             .unwrap_or("")
             .to_owned(),
+        Chat => {
+            let last = body["messages"].as_array().unwrap().last().unwrap();
+            assert_eq!(last["role"], "user", "a user turn, never prefill");
+            last["content"].as_str().unwrap_or("").to_owned()
+        }
         Messages => {
             let last = body["messages"].as_array().unwrap().last().unwrap();
             assert_eq!(
@@ -143,6 +146,14 @@ async fn a_refusal_that_names_the_models_maximum_is_retried_once_with_it() {
                 "invalid_request_error",
                 Some("integer_above_max_value"),
                 "Invalid 'max_output_tokens': integer above maximum value. Expected a value <= 8192, but got 64000 instead.",
+            ),
+        ),
+        (
+            Chat,
+            Step::json(
+                400,
+                json!({"error": {"message": "max_completion_tokens is too large: 64000. This model supports at most 8192 completion tokens, whereas you provided 64000.",
+                    "type": "invalid_request_error", "param": "max_completion_tokens", "code": null}}),
             ),
         ),
     ];
@@ -206,14 +217,15 @@ async fn a_reply_cut_off_by_the_limit_continues_with_a_user_turn_never_prefill()
                 && asked.contains("Continue exactly where it stopped"),
             "{wire:?}: {asked}"
         );
-        if wire == Messages {
+        if wire != Responses {
             let roles: Vec<&str> = requests[1].body["messages"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .map(|m| m["role"].as_str().unwrap())
+                .filter(|role| *role != "system")
                 .collect();
-            assert_eq!(roles, ["user", "assistant", "user"]);
+            assert_eq!(roles, ["user", "assistant", "user"], "{wire:?}");
         }
     }
 }
@@ -285,6 +297,7 @@ async fn a_tool_call_cut_off_by_the_limit_is_never_run() {
                     .then(|| i["output"].as_str().unwrap().to_owned()),
                 Messages => (i["type"] == "tool_result")
                     .then(|| format!("{} {}", i["is_error"], i["content"].as_str().unwrap())),
+                Chat => (i["role"] == "tool").then(|| i["content"].as_str().unwrap().to_owned()),
             })
             .collect();
         assert_eq!(results.len(), 2, "{wire:?}: both calls are answered");
@@ -299,5 +312,32 @@ async fn a_tool_call_cut_off_by_the_limit_is_never_run() {
         } else {
             assert!(results[1].starts_with("Error: "), "an error result");
         }
+    }
+}
+
+/// A Chat Completions server that does not know `max_completion_tokens` (vLLM before 0.6.4,
+/// Azure before 2024-08-01, proxies) gets the same limit as `max_tokens`, from then on.
+#[tokio::test]
+async fn a_chat_server_that_refuses_max_completion_tokens_gets_max_tokens() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.refuse(mcp_agents::testkit::ModelRefuses::CompletionTokens);
+    mock.push([
+        Step::tool_call("test__echo", json!({"text": "x"})),
+        Step::text("done"),
+    ]);
+    let provider = client_for(Chat, &mock, "m", Some(2_000));
+    let (outcome, _) = run(Chat, &mock, &provider, &TestTools::new()).await;
+    assert_eq!(outcome, RunOutcome::Completed("done".into()));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "one refusal, then two requests");
+    assert!(matches!(
+        requests[0].outcome,
+        RecordedOutcome::Refused(400, _)
+    ));
+    assert_eq!(requests[0].body["max_completion_tokens"], 2_000);
+    for r in &requests[1..] {
+        assert_eq!(r.outcome, RecordedOutcome::Scripted);
+        assert_eq!(r.body["max_tokens"], 2_000, "{:#}", r.body);
+        assert!(r.body.get("max_completion_tokens").is_none());
     }
 }

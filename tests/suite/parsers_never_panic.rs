@@ -379,6 +379,16 @@ fn odd_json() -> impl Strategy<Value = serde_json::Value> {
                     "status",
                     "stop_reason",
                     "error",
+                    "choices",
+                    "tool_calls",
+                    "function",
+                    "arguments",
+                    "name",
+                    "id",
+                    "finish_reason",
+                    "reasoning_content",
+                    "extra_content",
+                    "refusal",
                 ]),
                 inner,
                 0..4,
@@ -419,7 +429,7 @@ proptest! {
         ),
     ) {
         use mcp_agents::definition::WireApi;
-        for api in [WireApi::Responses, WireApi::AnthropicMessages] {
+        for api in WireApi::ALL {
             let mut stream = mcp_agents::providers::format(api).stream("p", &mcp_agents::redact::Secrets::default());
             for (event, data, typed) in &events {
                 let mut data = data.clone();
@@ -431,6 +441,41 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// Odd Chat Completions chunks: choices, deltas and call fragments holding anything where an
+/// object, a string or an index is expected, then `[DONE]`; and odd whole completions. A reply
+/// or an error, never a panic.
+fn odd_chunk() -> impl Strategy<Value = serde_json::Value> {
+    (odd_json(), odd_json(), odd_json(), odd_json(), odd_json()).prop_map(
+        |(index, id, arguments, finish, usage)| {
+            serde_json::json!({"choices": [{"index": 0, "delta": {"content": "x",
+                "tool_calls": [{"index": index, "id": id, "function": {"name": "t",
+                "arguments": arguments}}]}, "finish_reason": finish}], "usage": usage})
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn odd_chat_chunks_never_panic(
+        chunks in prop::collection::vec(prop_oneof![odd_chunk(), odd_json()], 0..8),
+        whole in odd_json(),
+    ) {
+        use mcp_agents::definition::WireApi;
+        let format = mcp_agents::providers::format(WireApi::ChatCompletions);
+        let mut stream = format.stream("p");
+        for chunk in &chunks {
+            if stream.event("message", &chunk.to_string()).is_err() {
+                break;
+            }
+        }
+        let _ = stream.event("message", "[DONE]");
+        let _ = format.parse("p", whole);
+        let _ = format.parse("p", serde_json::json!({"choices": chunks}));
     }
 }
 

@@ -1,12 +1,13 @@
 //! Prompt caching that pays (SPEC §6.1 "Prompt caching"), against mocks that emulate the
 //! providers' caching (`testkit/mock/cache.rs`: Messages caches what its breakpoints mark,
-//! Responses the longest prefix seen before): requests keep their prefix byte-identical from
-//! turn to turn and between spawns of one definition, Messages marks at most 4 breakpoints,
-//! Responses sends a `prompt_cache_key` stable per definition, `usage` reports the reads and
-//! writes, and a scripted 20-turn tool loop bills at most a quarter of its uncached input.
+//! Responses and Chat Completions the longest prefix seen before): requests keep their prefix
+//! byte-identical from turn to turn and between spawns of one definition, Messages marks at
+//! most 4 breakpoints, Responses sends a `prompt_cache_key` stable per definition (Chat
+//! Completions only to OpenAI's own endpoint), `usage` reports the reads and writes, and a
+//! scripted 20-turn tool loop bills at most a quarter of its uncached input.
 //!
 //! The report: `cargo test --test all suite::prompt_caching -- --nocapture` prints the
-//! billed-equivalent input tokens of the 20-turn loop with and without caching on both APIs
+//! billed-equivalent input tokens of the 20-turn loop with and without caching on every API
 //! (docs/performance.md).
 
 use crate::support;
@@ -20,7 +21,9 @@ use serde_json::{Value, json};
 use support::binary::{self, Generation};
 use support::run_kit::{KEY, Loop, ScriptedTools};
 
-use WireApi::{AnthropicMessages as Messages, Responses};
+use WireApi::{AnthropicMessages as Messages, ChatCompletions as Chat, Responses};
+
+const WIRES: [WireApi; 3] = [Responses, Messages, Chat];
 
 /// About 3,000 tokens of system context and tools (the mock counts 4 bytes a token): a
 /// system prompt of 8,000 bytes and four tools of about 1,000 bytes each.
@@ -90,18 +93,19 @@ fn twenty_turns() -> Vec<Step> {
 }
 
 /// What a loop's input costs in tokens at the input price: Anthropic bills cache writes at
-/// 1.25× and reads at 0.1×; OpenAI (the gpt-5 family) reads at 0.1× with no write premium.
+/// 1.25× and reads at 0.1×; OpenAI (the gpt-5 family, on either of its APIs) reads at 0.1×
+/// with no write premium.
 fn billed(wire: WireApi, input: u64, read: u64, write: u64) -> f64 {
     let uncached = (input - read - write) as f64;
     match wire {
         Messages => uncached + 1.25 * write as f64 + 0.1 * read as f64,
-        Responses => uncached + write as f64 + 0.1 * read as f64,
+        Responses | Chat => uncached + write as f64 + 0.1 * read as f64,
     }
 }
 
 #[tokio::test]
 async fn a_20_turn_tool_loop_bills_at_most_a_quarter_of_its_uncached_input() {
-    for wire in [Responses, Messages] {
+    for wire in WIRES {
         let mut talk = Loop::new(wire, |_| {}).await;
         talk.mock.emulate_prompt_caching();
         talk.mock.push(twenty_turns());
@@ -143,8 +147,9 @@ async fn a_20_turn_tool_loop_bills_at_most_a_quarter_of_its_uncached_input() {
     }
 }
 
-/// A request's items, breakpoints taken out (they are markers, not part of the prompt), and
-/// Messages content flattened into one list of role-tagged blocks.
+/// A request's items, breakpoints taken out (they are markers, not part of the prompt),
+/// Messages content flattened into one list of role-tagged blocks, Chat Completions messages
+/// after the system text.
 fn items(wire: WireApi, body: &Value) -> Vec<Value> {
     let strip = |v: &Value| {
         let mut v = v.clone();
@@ -160,6 +165,7 @@ fn items(wire: WireApi, body: &Value) -> Vec<Value> {
             .iter()
             .map(strip)
             .collect(),
+        Chat => body["messages"].as_array().unwrap()[1..].to_vec(),
         Messages => body["messages"]
             .as_array()
             .unwrap()
@@ -179,7 +185,7 @@ fn items(wire: WireApi, body: &Value) -> Vec<Value> {
 
 #[tokio::test]
 async fn prefixes_are_byte_stable_from_turn_to_turn_and_between_spawns() {
-    for wire in [Responses, Messages] {
+    for wire in WIRES {
         let mut talk = Loop::new(wire, |_| {}).await;
         talk.mock.emulate_prompt_caching();
         let mut steps = twenty_turns();
@@ -191,6 +197,7 @@ async fn prefixes_are_byte_stable_from_turn_to_turn_and_between_spawns() {
         let system_of = |b: &Value| match wire {
             Responses => b["instructions"].clone(),
             Messages => b["system"].clone(),
+            Chat => b["messages"][0].clone(),
         };
         for pair in bodies.windows(2) {
             assert_eq!(
@@ -209,7 +216,12 @@ async fn prefixes_are_byte_stable_from_turn_to_turn_and_between_spawns() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|t| t["name"].as_str().unwrap())
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or(t["function"]["name"].as_str())
+                    .unwrap()
+            })
             .collect();
         assert_eq!(
             names,
@@ -253,6 +265,13 @@ async fn prefixes_are_byte_stable_from_turn_to_turn_and_between_spawns() {
                 assert!(key.starts_with("mcp-agents-") && key.len() <= 64, "{key}");
                 assert!(bodies.iter().all(|b| b["prompt_cache_key"] == key.as_str()));
             }
+            Chat => {
+                assert_eq!(bodies[0]["messages"][0]["role"], "system");
+                assert!(
+                    bodies.iter().all(|b| b.get("prompt_cache_key").is_none()),
+                    "only OpenAI's own endpoint gets the key"
+                );
+            }
         }
 
         // Another spawn of the same definition: its first request reads the cached
@@ -288,6 +307,7 @@ async fn wait_records_show_cache_reads_and_writes() {
     for (name, wire, base) in [
         ("resp", "responses", mock.responses_base_url()),
         ("claude", "anthropic-messages", mock.messages_base_url()),
+        ("chat", "chat-completions", mock.chat_base_url()),
     ] {
         let path = ws.path().join(format!(".agents/agents/{name}.md"));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -303,7 +323,7 @@ async fn wait_records_show_cache_reads_and_writes() {
         .unwrap();
     }
     let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    for name in ["resp", "claude"] {
+    for name in ["resp", "claude", "chat"] {
         mock.push([Step::text("first"), Step::text("second")]);
         let id = c.spawn(name, "Hello.").await;
         let done = c.wait(&[&id], 30_000).await;

@@ -10,12 +10,12 @@ use std::time::Duration;
 use mcp_agents::definition::WireApi;
 use mcp_agents::error::{AgentError, ErrorCode};
 use mcp_agents::providers::{Conversation, ProviderError, Reply, RetryNotice};
-use mcp_agents::testkit::{MockProvider, MockWire, Step};
+use mcp_agents::testkit::{ChatServer, MockProvider, MockWire, Step};
 use serde_json::json;
 use support::run_kit::{KEY, client};
 use tokio::time::Instant;
 
-use WireApi::{AnthropicMessages as Messages, Responses};
+use WireApi::{AnthropicMessages as Messages, ChatCompletions as Chat, Responses};
 use mcp_agents::limits::PROVIDER_REPLY_BYTES;
 
 struct Outcome {
@@ -156,6 +156,47 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
                 json!({"error": "Trying to keep the first 111490 tokens when context the overflows. However, the model is loaded with context length of only 32768 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input."}),
             ),
         ),
+        (
+            Chat,
+            Step::openai_error(
+                400,
+                "invalid_request_error",
+                Some("context_length_exceeded"),
+                "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.",
+            ),
+        ),
+        // DeepSeek: the code says nothing, the words do (evalstate/fast-agent#621).
+        (
+            Chat,
+            Step::openai_error(
+                400,
+                "invalid_request_error",
+                Some("invalid_request_error"),
+                "This model's maximum context length is 131072 tokens. However, you requested 131134 tokens (122942 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
+            ),
+        ),
+        // Gemini: a list, a numeric code.
+        (
+            Chat,
+            Step::json(
+                400,
+                json!([{"error": {"code": 400, "status": "INVALID_ARGUMENT",
+                    "message": "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575)."}}]),
+            ),
+        ),
+        // Mid-stream, as vLLM and OpenAI send it.
+        (
+            Chat,
+            Step::Raw {
+                status: 200,
+                headers: vec![("content-type".into(), "text/event-stream".into())],
+                body: format!(
+                    "data: {}\n\ndata: [DONE]\n\n",
+                    json!({"error": {"message": "This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.",
+                        "type": "BadRequestError", "param": null, "code": 400}})
+                ),
+            },
+        ),
     ];
     for (wire, step) in cases {
         let outcome = play(wire, vec![step.clone(), Step::text("never reached")]).await;
@@ -176,8 +217,14 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
 
 #[tokio::test(start_paused = true)]
 async fn the_mocks_own_context_window_is_classified_too() {
-    for wire in [Responses, Messages] {
+    for (wire, server) in [
+        (Responses, ChatServer::OpenAi),
+        (Messages, ChatServer::OpenAi),
+        (Chat, ChatServer::OpenAi),
+        (Chat, ChatServer::Gemini),
+    ] {
         let mock = MockProvider::start(KEY).await.unwrap();
+        mock.set_chat_server(server);
         mock.set_context_limit(200);
         let provider = client(wire, &mock);
         let mut conversation = Conversation::new(wire);
@@ -496,4 +543,59 @@ async fn a_key_the_provider_quotes_back_is_redacted() {
     assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
     outcome.assert_says("auth=Bearer [redacted]");
     // `play` also checks that the key is nowhere in the message.
+}
+
+/// Chat Completions errors are retried, or not, as on the other wires: OpenAI's 429 with its
+/// `retry-after`, Gemini's quota 429 as a list, 5xx with backoff; a bad key, a refused
+/// request and a body that is no reply at all are reported in the provider's words.
+#[tokio::test(start_paused = true)]
+async fn chat_completions_errors_are_classified_as_on_the_other_wires() {
+    let outcome = play(
+        Chat,
+        vec![Step::rate_limited(MockWire::Chat, "3"), Step::text("ok")],
+    )
+    .await;
+    assert_eq!(outcome.result.unwrap().text, "ok");
+    assert_eq!(outcome.retries[0].delay, Duration::from_secs(3));
+    assert!(outcome.retries[0].rate_limited());
+
+    let gemini_quota = Step::json(
+        429,
+        json!([{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+            "message": "Resource has been exhausted (e.g. check quota)."}}]),
+    );
+    let outcome = play(Chat, vec![gemini_quota, Step::text("ok")]).await;
+    assert_eq!(outcome.result.unwrap().text, "ok");
+    assert_eq!(outcome.retries[0].reason, "HTTP 429");
+
+    let server = Step::openai_error(503, "server_error", None, "unavailable");
+    let outcome = play(Chat, vec![server; 10]).await;
+    assert_eq!(outcome.requests, 4, "1 attempt and 3 retries");
+    outcome.assert_says("after 4 attempts");
+
+    let key = Step::openai_error(
+        401,
+        "invalid_request_error",
+        Some("invalid_api_key"),
+        "Incorrect API key provided.",
+    );
+    let outcome = play(Chat, vec![key, Step::text("no")]).await;
+    assert_eq!(
+        (outcome.code(), outcome.requests),
+        (Some(ErrorCode::ProviderError), 1)
+    );
+    outcome.assert_says("HTTP 401 invalid_api_key: Incorrect API key provided.");
+
+    let gemini_refusal = Step::json(
+        400,
+        json!([{"error": {"code": 400, "status": "INVALID_ARGUMENT",
+            "message": "Request contains an invalid argument."}}]),
+    );
+    let outcome = play(Chat, vec![gemini_refusal]).await;
+    assert_eq!(outcome.requests, 1);
+    outcome.assert_says("HTTP 400 INVALID_ARGUMENT: Request contains an invalid argument.");
+
+    let wrong_shape = Step::json(200, json!({"hello": "world"}));
+    let outcome = play(Chat, vec![wrong_shape; 4]).await;
+    outcome.assert_says("not a Chat Completions reply");
 }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use support::binary::{self, BIN};
 use support::run_kit::{KEY, Loop, ScriptedTools};
 
-use WireApi::{AnthropicMessages as Messages, Responses};
+use WireApi::{AnthropicMessages as Messages, ChatCompletions as Chat, Responses};
 
 fn echo_tools() -> ScriptedTools {
     ScriptedTools::new(vec![(
@@ -44,10 +44,14 @@ fn carries(body: &Value, param: OptionalParam) -> bool {
         OptionalParam::Temperature => !body["temperature"].is_null(),
         OptionalParam::EncryptedReasoning => !body["include"].is_null(),
         OptionalParam::Effort => {
-            !body["reasoning"]["effort"].is_null() || !body["output_config"]["effort"].is_null()
+            !body["reasoning"]["effort"].is_null()
+                || !body["output_config"]["effort"].is_null()
+                || !body["reasoning_effort"].is_null()
         }
         OptionalParam::AdaptiveThinking => body["thinking"]["type"] == "adaptive",
         OptionalParam::BudgetThinking => body["thinking"]["type"] == "enabled",
+        OptionalParam::CompletionTokens => body.get("max_completion_tokens").is_some(),
+        OptionalParam::StreamUsage => body.get("stream_options").is_some(),
     }
 }
 
@@ -94,6 +98,34 @@ async fn each_refused_parameter_is_retried_once_without_it_and_left_out_after() 
             ModelRefuses::AdaptiveThinking,
             OptionalParam::AdaptiveThinking,
             Some(ReasoningEffort::Low),
+            None,
+        ),
+        (
+            Chat,
+            ModelRefuses::Temperature,
+            OptionalParam::Temperature,
+            None,
+            Some(0.5),
+        ),
+        (
+            Chat,
+            ModelRefuses::Effort,
+            OptionalParam::Effort,
+            Some(ReasoningEffort::High),
+            None,
+        ),
+        (
+            Chat,
+            ModelRefuses::StreamOptions,
+            OptionalParam::StreamUsage,
+            None,
+            None,
+        ),
+        (
+            Chat,
+            ModelRefuses::CompletionTokens,
+            OptionalParam::CompletionTokens,
+            None,
             None,
         ),
     ];
@@ -143,6 +175,12 @@ async fn each_refused_parameter_is_retried_once_without_it_and_left_out_after() 
         }
         if wire == Messages && param == OptionalParam::Effort {
             assert_eq!(requests[1].body["thinking"], json!({"type": "adaptive"}));
+        }
+        if param == OptionalParam::CompletionTokens {
+            assert_eq!(
+                requests[1].body["max_tokens"], requests[0].body["max_completion_tokens"],
+                "the same limit, in its older name"
+            );
         }
         assert_eq!(talk.mock.refusals(), 1, "{what}");
     }
@@ -225,7 +263,7 @@ async fn a_refused_parameter_is_reported_on_stderr_naming_the_definition_field()
 }
 
 #[tokio::test]
-async fn images_from_tools_reach_the_model_as_images_on_both_apis() {
+async fn images_from_tools_reach_the_model_as_images_on_every_api() {
     let picture = ToolResult {
         content: "The chart:".into(),
         images: vec![ToolImage {
@@ -234,7 +272,7 @@ async fn images_from_tools_reach_the_model_as_images_on_both_apis() {
         }],
         is_error: false,
     };
-    for wire in [Responses, Messages] {
+    for wire in [Responses, Messages, Chat] {
         let mut talk = Loop::new(wire, |_| {}).await;
         talk.mock.push([
             Step::tool_call("t__chart", json!({})),
@@ -278,6 +316,24 @@ async fn images_from_tools_reach_the_model_as_images_on_both_apis() {
                                                         "data": ONE_PIXEL_PNG}}])
                 );
             }
+            // Tool messages take text only: the image follows them in a user message.
+            Chat => {
+                let messages = body["messages"].as_array().unwrap();
+                let roles: Vec<&str> = messages
+                    .iter()
+                    .map(|m| m["role"].as_str().unwrap())
+                    .collect();
+                assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
+                assert!(
+                    messages[3]["content"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("The chart:\n\n[1 image from this call"),
+                    "{}",
+                    messages[3]
+                );
+                assert_eq!(messages[4]["content"][1]["image_url"]["url"], data_url);
+            }
         }
     }
 }
@@ -316,11 +372,19 @@ async fn the_final_text_is_the_final_answer_and_parts_are_set_apart() {
         .await
         .unwrap();
     assert_eq!(blocks.text, "Part one, part two.");
+    // Chat Completions has one content: the text as streamed.
+    let chat = one_reply(
+        Chat,
+        Step::text_after("Let me look at that.", "The answer is 42."),
+    )
+    .await
+    .unwrap();
+    assert_eq!(chat.text, "Let me look at that.\n\nThe answer is 42.");
 }
 
 #[tokio::test]
-async fn refusals_are_detected_on_both_apis_and_never_empty() {
-    for wire in [Responses, Messages] {
+async fn refusals_are_detected_on_every_api_and_never_empty() {
+    for wire in [Responses, Messages, Chat] {
         let reply = one_reply(wire, Step::refusal("I can't help with that request."))
             .await
             .unwrap();
@@ -379,7 +443,11 @@ async fn a_413_is_a_provider_error_unless_it_says_the_context_is_too_long() {
 
 #[tokio::test]
 async fn request_ids_are_quoted_from_either_header_or_the_body() {
-    for (wire, header) in [(Responses, "x-request-id"), (Messages, "request-id")] {
+    for (wire, header) in [
+        (Responses, "x-request-id"),
+        (Messages, "request-id"),
+        (Chat, "x-request-id"),
+    ] {
         let step = Step::openai_error(400, "invalid_request_error", None, "Bad thing.")
             .with_header(header, "req_011CVQe1dLrGNMJyE1ghG1av");
         let error = one_reply(wire, step).await.unwrap_err();
@@ -468,6 +536,29 @@ async fn every_provider_message_is_quoted_in_at_most_1000_characters() {
         (Responses, Step::openai_error(400, &huge, None, "short")),
         (Messages, Step::anthropic_error(400, &huge, "short")),
         (
+            Chat,
+            Step::openai_error(400, "invalid_request_error", None, &huge),
+        ),
+        // Gemini's error list.
+        (
+            Chat,
+            Step::json(
+                400,
+                json!([{"error": {"code": 400, "message": huge, "status": "INVALID_ARGUMENT"}}]),
+            ),
+        ),
+        (
+            Chat,
+            Step::Raw {
+                status: 200,
+                headers: vec![("content-type".into(), "text/event-stream".into())],
+                body: format!(
+                    "data: {}\n\ndata: [DONE]\n\n",
+                    json!({"error": {"message": huge, "type": "invalid_request_error", "code": 400}})
+                ),
+            },
+        ),
+        (
             Responses,
             Step::json(
                 200,
@@ -514,7 +605,7 @@ async fn arguments_are_checked_against_the_childs_schema_not_the_folded_one() {
     let one_of = json!({"type": "object", "oneOf": [
         {"properties": {"id": {"type": "integer"}}, "required": ["id"]},
         {"properties": {"url": {"type": "string"}}, "required": ["url"]}]});
-    for wire in [Responses, Messages] {
+    for wire in [Responses, Messages, Chat] {
         let mut talk = Loop::new(wire, |_| {}).await;
         talk.mock.push([
             Step::tool_call("t__lookup", json!({"id": 7, "url": "https://x.example"})),
@@ -534,7 +625,11 @@ async fn arguments_are_checked_against_the_childs_schema_not_the_folded_one() {
         );
         let sent = &talk.bodies()[0];
         let tool = sent["tools"][0].clone();
-        let schema = tool.get("parameters").or(tool.get("input_schema")).unwrap();
+        let schema = tool
+            .get("parameters")
+            .or(tool.get("input_schema"))
+            .or(tool["function"].get("parameters"))
+            .unwrap();
         assert!(
             schema.get("oneOf").is_none(),
             "{wire:?}: folded for the API: {schema}"

@@ -1,13 +1,17 @@
 //! Requests the real APIs refuse, through the real binary (SPEC §6.1, issue 24), against
 //! mocks that refuse them in the APIs' words: thinking in the kind each Claude model takes
 //! (a budget on Claude 4.5, never lost to a refused adaptive mode), an effort level a model
-//! refuses lowered to the nearest one it takes, blank text blocks the API returned never
-//! sent back, and a failed tool's empty result never sent empty.
+//! refuses lowered to the nearest one it takes (on Chat Completions too, in OpenAI's and
+//! Gemini's words), blank text blocks the API returned never sent back, a failed tool's
+//! empty result never sent empty, and what DeepSeek and Gemini add to a Chat Completions
+//! reply sent back where they require it.
 
 use crate::support;
 
 use mcp_agents::providers::SILENT_FAILURE_TEXT;
-use mcp_agents::testkit::{MockProvider, ModelRefuses, Recorded, RecordedOutcome, Step};
+use mcp_agents::testkit::{
+    ChatServer, MockProvider, ModelRefuses, Recorded, RecordedOutcome, Step,
+};
 use serde_json::{Value, json};
 use support::binary::{BIN, KEY_VAR};
 use support::children::stdio_child;
@@ -18,6 +22,7 @@ use support::run_kit::KEY;
 fn agent(mock: &MockProvider, name: &str, model: &str, wire: &str, extra: &str) -> String {
     let base = match wire {
         "responses" => mock.responses_base_url(),
+        "chat-completions" => mock.chat_base_url(),
         _ => mock.messages_base_url(),
     };
     format!(
@@ -252,7 +257,7 @@ async fn blank_text_blocks_from_the_api_are_not_sent_back() {
 /// result (which Messages refuses).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_tool_with_no_content_still_tells_the_model_it_failed() {
-    for wire in ["anthropic-messages", "responses"] {
+    for wire in ["anthropic-messages", "responses", "chat-completions"] {
         let mock = MockProvider::start(KEY).await.unwrap();
         mock.push([
             Step::tool_call("fx__fail_silently", json!({})),
@@ -269,6 +274,13 @@ async fn a_failed_tool_with_no_content_still_tells_the_model_it_failed() {
                 .find(|i| i["type"] == "function_call_output")
                 .unwrap()["output"]
                 .clone(),
+            "chat-completions" => body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["role"] == "tool")
+                .unwrap()["content"]
+                .clone(),
             _ => {
                 let block = &body["messages"][2]["content"][0];
                 assert_eq!(block["is_error"], true, "{block}");
@@ -278,4 +290,151 @@ async fn a_failed_tool_with_no_content_still_tells_the_model_it_failed() {
         let text = result.as_str().unwrap();
         assert!(text.ends_with(SILENT_FAILURE_TEXT), "{wire}: {text:?}");
     }
+}
+
+/// On Chat Completions too a refused effort level is lowered to the nearest one the refusal
+/// lists: OpenAI's wording ("Unsupported value: 'reasoning_effort' does not support …") and
+/// Gemini's ("Invalid reasoning_effort: … Valid values are: …").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_models_refusing_an_effort_level_run_with_the_nearest() {
+    for (server, model, refusal) in [
+        (
+            ChatServer::OpenAi,
+            "gpt-5",
+            "Unsupported value: 'reasoning_effort' does not support 'xhigh' with this model. Supported values are: 'minimal', 'low', 'medium', and 'high'.",
+        ),
+        (
+            ChatServer::Gemini,
+            "gemini-3-flash-preview",
+            "Invalid reasoning_effort: xhigh. Valid values are: high, low, medium, minimal",
+        ),
+    ] {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        mock.set_chat_server(server);
+        mock.take_efforts(&["minimal", "low", "medium", "high"]);
+        mock.push([
+            Step::tool_call("fx__echo", json!({"text": "x"})),
+            Step::text("Done."),
+        ]);
+        let ran = run(
+            "chatty",
+            &agent(
+                &mock,
+                "chatty",
+                model,
+                "chat-completions",
+                "reasoning_effort: xhigh",
+            ),
+        )
+        .await;
+        assert!(ran.success, "{server:?}: {}", ran.stderr);
+        assert_eq!(ran.stdout, "Done.\n");
+        let requests = mock.requests();
+        assert_eq!(refused(&requests[0]), Some(refusal), "{server:?}");
+        assert_eq!(requests.len(), 3, "{server:?}");
+        for r in &requests[1..] {
+            assert_eq!(r.body["reasoning_effort"], "high", "{server:?}");
+        }
+        let warnings = ran.warnings("chatty");
+        assert_eq!(warnings.len(), 1, "{server:?}: {}", ran.stderr);
+        assert!(
+            warnings[0].contains("use high from now on"),
+            "{}",
+            warnings[0]
+        );
+    }
+}
+
+/// What a Chat Completions provider adds to a reply and requires back goes back, through the
+/// real binary: DeepSeek's `reasoning_content` on a tool-call turn, Gemini 3's thought
+/// signature on its call. Each mock refuses a history without it, in the provider's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_provider_extras_are_sent_back_where_the_provider_requires_them() {
+    for (server, model) in [
+        (ChatServer::DeepSeek, "deepseek-v4-flash"),
+        (ChatServer::Gemini, "gemini-3-flash-preview"),
+    ] {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        mock.set_chat_server(server);
+        mock.push([
+            Step::tool_call("fx__echo", json!({"text": "x"})).with_reasoning(),
+            Step::tool_call("fx__echo", json!({"text": "y"})).with_reasoning(),
+            Step::text("Done.").with_reasoning(),
+        ]);
+        let ran = run(
+            "extra",
+            &agent(&mock, "extra", model, "chat-completions", ""),
+        )
+        .await;
+        assert!(ran.success, "{server:?}: {}", ran.stderr);
+        assert_eq!(ran.stdout, "Done.\n");
+        let requests = mock.requests();
+        assert_eq!(requests.len(), 3, "{server:?}: nothing refused");
+        assert_eq!(mock.refusals(), 0);
+        let turn = requests[2].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .cloned()
+            .collect::<Vec<Value>>();
+        assert_eq!(turn.len(), 2, "{server:?}");
+        for message in &turn {
+            match server {
+                ChatServer::DeepSeek => assert!(
+                    message["reasoning_content"]
+                        .as_str()
+                        .is_some_and(|r| r.starts_with("Thinking ")),
+                    "{message}"
+                ),
+                _ => assert!(
+                    message["tool_calls"][0]["extra_content"]["google"]["thought_signature"]
+                        .is_string(),
+                    "{message}"
+                ),
+            }
+        }
+    }
+}
+
+/// A Chat Completions server that predates `max_completion_tokens` (vLLM before 0.6.4,
+/// Azure before 2024-08-01, proxies) refuses it as unknown; through the binary the run goes
+/// on with the limit as `max_tokens`, and one warning says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_server_without_max_completion_tokens_gets_max_tokens_with_a_warning() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.refuse(ModelRefuses::CompletionTokens);
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("Done."),
+    ]);
+    let ran = run(
+        "older",
+        &agent(
+            &mock,
+            "older",
+            "mock-model",
+            "chat-completions",
+            "max_output_tokens: 4000",
+        ),
+    )
+    .await;
+    assert!(ran.success, "{}", ran.stderr);
+    let requests = mock.requests();
+    assert_eq!(
+        refused(&requests[0]),
+        Some("Unrecognized request argument supplied: max_completion_tokens")
+    );
+    assert_eq!(requests.len(), 3);
+    for r in &requests[1..] {
+        assert_eq!(r.body["max_tokens"], 4000);
+    }
+    let warnings = ran.warnings("older");
+    assert_eq!(warnings.len(), 1, "{}", ran.stderr);
+    assert!(
+        warnings[0].contains("refused max_completion_tokens for mock-model")
+            && warnings[0].contains("send max_tokens instead from now on"),
+        "{}",
+        warnings[0]
+    );
 }

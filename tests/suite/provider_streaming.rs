@@ -1,4 +1,4 @@
-//! Streamed replies on both wire APIs (SPEC §6.1 "Streaming", "What the 120 s request
+//! Streamed replies on every wire API (SPEC §6.1 "Streaming", §6.2, "What the 120 s request
 //! timeout bounds"): a reply that keeps arriving longer than 120 s completes, a stall after
 //! the reply began is retried once and then is `provider_timeout`, a stream that ends
 //! without its last event is an error, an `error` event mid-stream is retried like the
@@ -16,14 +16,14 @@ use mcp_agents::providers::format;
 use mcp_agents::providers::{
     Conversation, ProviderError, Reply, RequestEvents, RetryNotice, StopReason,
 };
-use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{ChatServer, MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
 use support::run_kit::{KEY, client};
 use tokio::time::Instant;
 
-use WireApi::{AnthropicMessages as Messages, Responses};
+use WireApi::{AnthropicMessages as Messages, ChatCompletions as Chat, Responses};
 
-const WIRES: [WireApi; 2] = [Responses, Messages];
+const WIRES: [WireApi; 3] = [Responses, Messages, Chat];
 
 /// What a request told its caller.
 #[derive(Default)]
@@ -79,7 +79,13 @@ impl Outcome {
 }
 
 async fn play(wire: WireApi, steps: Vec<Step>) -> Outcome {
+    play_as(wire, ChatServer::OpenAi, steps).await
+}
+
+/// [`play`], the mock's Chat Completions being `server`'s.
+async fn play_as(wire: WireApi, server: ChatServer, steps: Vec<Step>) -> Outcome {
     let mock = MockProvider::start(KEY).await.unwrap();
+    mock.set_chat_server(server);
     mock.push(steps);
     let provider = client(wire, &mock);
     let mut conversation = Conversation::new(wire);
@@ -213,6 +219,7 @@ async fn a_stream_that_ends_without_its_last_event_is_an_error_never_a_partial_r
         let terminal = match wire {
             Responses => "response.completed",
             Messages => "message_stop",
+            Chat => "data: [DONE]",
         };
         assert!(
             outcome.message().contains(&format!(
@@ -250,6 +257,7 @@ async fn an_overloaded_error_event_mid_stream_is_retried_like_a_529() {
         let expected = match wire {
             Responses => "server_is_overloaded",
             Messages => "overloaded_error",
+            Chat => "server_error",
         };
         assert_eq!(reason, expected);
     }
@@ -353,12 +361,21 @@ async fn a_flat_error_event_and_a_failed_response_are_classified() {
 }
 
 /// The same scripted reply, streamed to the client and as one body to a second mock whose
-/// counters are in the same state.
-async fn streamed_and_whole(wire: WireApi, step: Step) -> (Vec<Value>, Vec<Value>) {
-    let streamed = play(wire, vec![step.clone()]).await;
+/// counters are in the same state (its Chat Completions `server`'s).
+async fn streamed_and_whole(
+    wire: WireApi,
+    server: ChatServer,
+    step: Step,
+) -> (Vec<Value>, Vec<Value>) {
+    let streamed = play_as(wire, server, vec![step.clone()]).await;
     let twin = MockProvider::start(KEY).await.unwrap();
+    twin.set_chat_server(server);
     twin.push([step]);
     let (url, headers): (String, Vec<(&str, &str)>) = match wire {
+        Chat => (
+            format!("{}/chat/completions", twin.chat_base_url()),
+            vec![("authorization", "Bearer sk-test-SECRET-0123456789")],
+        ),
         Responses => (
             format!("{}/responses", twin.responses_base_url()),
             vec![("authorization", "Bearer sk-test-SECRET-0123456789")],
@@ -374,6 +391,8 @@ async fn streamed_and_whole(wire: WireApi, step: Step) -> (Vec<Value>, Vec<Value
             "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hello."}]}]}),
         Messages => json!({"model": "mock-model", "max_tokens": 100, "stream": false,
             "messages": [{"role": "user", "content": [{"type": "text", "text": "Hello."}]}]}),
+        Chat => json!({"model": "mock-model", "max_completion_tokens": 100, "stream": false,
+            "messages": [{"role": "user", "content": "Hello."}]}),
     };
     let mut request = mcp_agents::net::loopback_client().post(url).json(&body);
     for (k, v) in headers {
@@ -406,15 +425,109 @@ async fn the_history_holds_exactly_what_a_whole_reply_holds() {
             }
             other => other,
         };
-        let (streamed, whole) = streamed_and_whole(wire, step).await;
-        assert_eq!(streamed, whole, "{wire:?}");
-        assert!(streamed.len() >= 4, "{wire:?}: {streamed:?}");
+        let servers: &[ChatServer] = match wire {
+            Chat => &[ChatServer::OpenAi, ChatServer::DeepSeek, ChatServer::Gemini],
+            _ => &[ChatServer::OpenAi],
+        };
+        for server in servers {
+            let (streamed, whole) = streamed_and_whole(wire, *server, step.clone()).await;
+            assert_eq!(streamed, whole, "{wire:?} {server:?}");
+            if wire == Chat {
+                // One assistant message: its text, both calls, and what the server added.
+                assert_eq!(streamed.len(), 1, "{server:?}: {streamed:?}");
+                let message = &streamed[0];
+                assert_eq!(message["content"], "Let me look that up for you.");
+                assert_eq!(message["tool_calls"].as_array().unwrap().len(), 2);
+                match server {
+                    ChatServer::DeepSeek => assert!(message["reasoning_content"].is_string()),
+                    ChatServer::Gemini => {
+                        assert!(message["tool_calls"][0]["extra_content"].is_object())
+                    }
+                    ChatServer::OpenAi => {
+                        assert_eq!(message.as_object().unwrap().len(), 3, "{message}")
+                    }
+                }
+            } else {
+                assert!(streamed.len() >= 4, "{wire:?}: {streamed:?}");
+            }
+        }
     }
 }
 
+/// Chat Completions streams as servers really send them: keep-alive comments, Azure's
+/// filter-results chunk with no choices, a line that is not JSON, usage on every chunk,
+/// calls without `index`; an old llama.cpp's error as an SSE field the parser drops (the
+/// stream then ends with `[DONE]` and no `finish_reason`, a reply that broke off); vLLM's
+/// error line with its numeric code, classified by its words.
+#[tokio::test(start_paused = true)]
+async fn chat_streams_are_read_as_servers_send_them() {
+    let chunk = |delta: &str, finish: &str, usage: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}],\"usage\":{usage}}}\n\n"
+        )
+    };
+    let usage = "{\"prompt_tokens\":9,\"completion_tokens\":2,\"total_tokens\":11}";
+    let frames = [
+        ": OPENROUTER PROCESSING\n\n".to_owned(),
+        "data: {\"choices\":[],\"prompt_filter_results\":[{\"prompt_index\":0}]}\n\n".to_owned(),
+        chunk("{\"role\":\"assistant\",\"content\":\"He\"}", "null", usage),
+        "data: not json at all\n\n".to_owned(),
+        chunk("{\"content\":\"llo\"}", "null", "null"),
+        chunk(
+            "{\"tool_calls\":[{\"id\":\"function-call-7\",\"type\":\"function\",\"function\":{\"name\":\"t\",\"arguments\":\"{}\"}}]}",
+            "null",
+            usage,
+        ),
+        chunk("{}", "\"stop\"", usage),
+        "data: [DONE]\n\n".to_owned(),
+    ];
+    let outcome = play(
+        Chat,
+        vec![raw_stream(
+            &frames.iter().map(String::as_str).collect::<Vec<_>>(),
+        )],
+    )
+    .await;
+    let reply = outcome.reply();
+    assert_eq!(reply.text, "Hello");
+    assert_eq!(
+        reply.stop,
+        StopReason::ToolUse,
+        "a Gemini call ends with stop"
+    );
+    assert_eq!(reply.tool_calls[0].call_id, "function-call-7");
+    assert_eq!(reply.usage.input_tokens, 9);
+
+    let old_llama = raw_stream(&[
+        "error: {\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\",\"type\":\"exceed_context_size_error\"}\n\n",
+        "data: [DONE]\n\n",
+    ]);
+    let outcome = play(
+        Chat,
+        vec![old_llama.clone(), old_llama, Step::text("never")],
+    )
+    .await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ProviderError));
+    assert_eq!(outcome.requests, 2, "a broken reply is sent again once");
+    assert!(
+        outcome.message().contains("no `finish_reason`"),
+        "{}",
+        outcome.message()
+    );
+
+    let vllm = raw_stream(&[
+        &chunk("{\"role\":\"assistant\",\"content\":\"\"}", "null", "null"),
+        "data: {\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}}\n\n",
+        "data: [DONE]\n\n",
+    ]);
+    let outcome = play(Chat, vec![vllm, Step::text("never")]).await;
+    assert_eq!(outcome.code(), Some(ErrorCode::ContextLimit));
+    assert_eq!(outcome.requests, 1);
+}
+
 /// The user's view, in real time (SPEC §6.1): `mcp-agents run` against a loopback provider
-/// that delivers a 6 KB answer over about 150 s, 8 characters every 200 ms, on both wire
-/// APIs at once. It used to be cut at 120 s and sent five times; now it arrives once, whole.
+/// that delivers a 6 KB answer over about 150 s, 8 characters every 200 ms, on every wire
+/// API at once. It used to be cut at 120 s and sent five times; now it arrives once, whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "real time, about 150 s: run by .ci/run"]
 async fn a_long_answer_trickling_for_150_s_arrives_whole_in_real_time() {
@@ -425,7 +538,7 @@ async fn a_long_answer_trickling_for_150_s_arrives_whole_in_real_time() {
     assert_eq!(answer.len(), 6_000);
     mock.push(vec![
         Step::text(&answer).trickled(Duration::from_millis(200));
-        2
+        3
     ]);
     let ws = binary::workspace(&mock);
     let run = |agent: &'static str| {
@@ -445,8 +558,8 @@ async fn a_long_answer_trickling_for_150_s_arrives_whole_in_real_time() {
             (agent, out, started.elapsed())
         }
     };
-    let (a, b) = tokio::join!(run("worker"), run("claude-worker"));
-    for (agent, out, elapsed) in [a, b] {
+    let (a, b, c) = tokio::join!(run("worker"), run("claude-worker"), run("chat-worker"));
+    for (agent, out, elapsed) in [a, b, c] {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{agent}: {stderr}");
         assert_eq!(
@@ -460,5 +573,5 @@ async fn a_long_answer_trickling_for_150_s_arrives_whole_in_real_time() {
             "{agent}: {stderr}"
         );
     }
-    assert_eq!(mock.requests().len(), 2, "each answer was asked for once");
+    assert_eq!(mock.requests().len(), 3, "each answer was asked for once");
 }

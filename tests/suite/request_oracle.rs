@@ -2,9 +2,10 @@
 //! strictly, and the providers' documented rules, applied to every request a mock receives
 //! (a mock checks its requests when it is dropped). Here: that it refuses what the APIs
 //! refuse, in each rule, so a passing suite means something; and that every shape of
-//! request this client makes passes it: tools whose schemas have top-level
+//! request this client makes passes it, on every wire: tools whose schemas have top-level
 //! `oneOf`/`anyOf`/`allOf`/`enum`/`not`, images in tool results, reasoning and thinking sent
-//! back, every effort value the SDKs allow, temperature, refusals, cache breakpoints.
+//! back (and on Chat Completions, DeepSeek's `reasoning_content` and Gemini's thought
+//! signatures), every effort value the SDKs allow, temperature, refusals, cache breakpoints.
 
 use crate::support;
 
@@ -12,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use mcp_agents::definition::{ReasoningEffort, WireApi};
 use mcp_agents::run::{Answer, RunOutcome};
 use mcp_agents::testkit::ONE_PIXEL_PNG;
-use mcp_agents::testkit::{MockWire, Recorded, RecordedOutcome, Step};
+use mcp_agents::testkit::{ChatServer, MockWire, Recorded, RecordedOutcome, Step};
 use mcp_agents::testkit::{Verdict, check_with_oracle};
 use mcp_agents::toolbox::{ToolImage, ToolResult};
 use serde_json::{Value, json};
@@ -36,6 +37,7 @@ fn responses(body: Value) -> Recorded {
         ]),
         body,
         outcome: RecordedOutcome::Scripted,
+        extras_sent: Vec::new(),
     }
 }
 
@@ -50,7 +52,35 @@ fn messages(body: Value) -> Recorded {
         ]),
         body,
         outcome: RecordedOutcome::Scripted,
+        extras_sent: Vec::new(),
     }
+}
+
+fn chat(body: Value) -> Recorded {
+    Recorded {
+        received: std::time::Instant::now(),
+        wire: MockWire::Chat,
+        headers: headers(&[
+            ("authorization", &format!("Bearer {KEY}")),
+            ("content-type", "application/json"),
+        ]),
+        body,
+        outcome: RecordedOutcome::Scripted,
+        extras_sent: Vec::new(),
+    }
+}
+
+fn good_chat() -> Value {
+    json!({"model": "gemini-3-flash-preview", "stream": true,
+           "stream_options": {"include_usage": true}, "max_completion_tokens": 1000,
+           "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]})
+}
+
+/// A Chat Completions history with one call `c1` answered.
+fn chat_round(call: Value) -> Value {
+    json!([{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"},
+           {"role": "assistant", "content": null, "tool_calls": [call]},
+           {"role": "tool", "tool_call_id": "c1", "content": "ok"}])
 }
 
 fn user_item(text: &str) -> Value {
@@ -314,6 +344,110 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             },
             "anthropic-version is None",
         ),
+        (
+            "an unknown top-level key on Chat Completions",
+            chat(with(good_chat(), |b| {
+                b["thinking"] = json!({"type": "enabled"})
+            })),
+            "thinking: Extra inputs are not permitted",
+        ),
+        (
+            "a Chat call left unanswered",
+            chat(with(good_chat(), |b| {
+                let mut messages = chat_round(json!({"id": "c1", "type": "function",
+                    "function": {"name": "t", "arguments": "{}"}}));
+                messages.as_array_mut().unwrap().pop();
+                messages
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"role": "user", "content": "and?"}));
+                b["messages"] = messages;
+            })),
+            "The following tool_call_ids did not have response messages: c1",
+        ),
+        (
+            "a tool message answering nothing",
+            chat(with(good_chat(), |b| {
+                b["messages"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"role": "tool", "tool_call_id": "c9", "content": "ok"}))
+            })),
+            "must be a response to a preceeding message with 'tool_calls'",
+        ),
+        (
+            "reasoning_content the provider never sent",
+            chat(with(good_chat(), |b| {
+                let mut messages = chat_round(json!({"id": "c1", "type": "function",
+                    "function": {"name": "t", "arguments": "{}"}}));
+                messages[2]["reasoning_content"] = json!("made up");
+                b["messages"] = messages;
+            })),
+            "`reasoning_content` that the provider did not send",
+        ),
+        (
+            "a thought signature the provider never sent",
+            chat(with(good_chat(), |b| {
+                b["messages"] = chat_round(json!({"id": "c1", "type": "function",
+                    "function": {"name": "t", "arguments": "{}"},
+                    "extra_content": {"google": {"thought_signature": "forged"}}}));
+            })),
+            "`extra_content` that the provider did not send",
+        ),
+        (
+            "both names of the output limit",
+            chat(with(good_chat(), |b| b["max_tokens"] = json!(1000))),
+            "both max_completion_tokens and max_tokens",
+        ),
+        (
+            "call arguments that are not JSON",
+            chat(with(good_chat(), |b| {
+                b["messages"] = chat_round(json!({"id": "c1", "type": "function",
+                    "function": {"name": "t", "arguments": "{\"path\": \"src/ma"}}));
+            })),
+            "the arguments are not a JSON object",
+        ),
+        (
+            "an assistant message with nothing",
+            chat(with(good_chat(), |b| {
+                b["messages"].as_array_mut().unwrap().extend([
+                    json!({"role": "assistant", "content": null}),
+                    json!({"role": "user", "content": "x"}),
+                ])
+            })),
+            "neither content nor tool_calls",
+        ),
+        (
+            "an effort the Chat SDK does not have",
+            chat(with(good_chat(), |b| {
+                b["reasoning_effort"] = json!("ultra")
+            })),
+            "reasoning_effort: Input should be",
+        ),
+        (
+            "an image in a tool message",
+            chat(with(good_chat(), |b| {
+                let mut messages = chat_round(json!({"id": "c1", "type": "function",
+                    "function": {"name": "t", "arguments": "{}"}}));
+                messages[3]["content"] = json!([{"type": "image_url",
+                    "image_url": {"url": format!("data:image/png;base64,{ONE_PIXEL_PNG}")}}]);
+                b["messages"] = messages;
+            })),
+            "messages.3",
+        ),
+        (
+            "a Chat tool with a top-level not",
+            chat(with(good_chat(), |b| {
+                b["tools"] = json!([{"type": "function", "function": {"name": "t",
+                    "parameters": {"type": "object", "not": {}}}}])
+            })),
+            "top-level `not`",
+        ),
+        (
+            "stream_options without a stream",
+            chat(with(good_chat(), |b| b["stream"] = json!(false))),
+            "only allowed when 'stream' is enabled",
+        ),
     ];
     let requests: Vec<Recorded> = cases.iter().map(|(_, r, _)| r.clone()).collect();
     let found = verdict(&requests);
@@ -359,6 +493,27 @@ fn valid_requests_pass_and_the_documented_exceptions_are_counted() {
             ]),
             ..messages(good_messages())
         },
+        chat(good_chat()),
+        // What DeepSeek and Gemini added, sent back as they sent it.
+        Recorded {
+            extras_sent: vec![
+                ("reasoning_content".into(), json!("Thinking.").to_string()),
+                (
+                    "extra_content".into(),
+                    json!({"google": {"thought_signature": "sig"}}).to_string(),
+                ),
+            ],
+            ..chat(with(good_chat(), |b| {
+                let mut messages = chat_round(json!({"id": "c1", "type": "function",
+                    "function": {"name": "t", "arguments": "{}"},
+                    "extra_content": {"google": {"thought_signature": "sig"}}}));
+                messages[2]["reasoning_content"] = json!("Thinking.");
+                b["messages"] = messages;
+                b["tools"] = json!([{"type": "function", "function": {"name": "t",
+                    "description": "", "parameters": {"type": "object", "properties": {}}}}]);
+                b["reasoning_effort"] = json!("max");
+            }))
+        },
     ];
     let found = verdict(&requests);
     assert_eq!(found.violations, Vec::<String>::new());
@@ -375,6 +530,8 @@ fn valid_requests_pass_and_the_documented_exceptions_are_counted() {
         "a reasoning item and a message"
     );
     assert_eq!(allowance("messages-temperature"), 1);
+    assert_eq!(allowance("chat-echoed-reasoning"), 1);
+    assert_eq!(allowance("chat-echoed-extra-content"), 1);
 }
 
 /// Tools whose schemas the APIs refuse as they are, an image tool, and a plain one.
@@ -440,9 +597,11 @@ fn every_tool_then_text() -> Vec<Step> {
 
 #[tokio::test]
 async fn every_shape_of_request_the_client_makes_passes_the_oracle() {
-    for wire in [WireApi::Responses, WireApi::AnthropicMessages] {
+    for wire in WireApi::ALL {
         let efforts: Vec<ReasoningEffort> = match wire {
-            WireApi::Responses => ReasoningEffort::ALL.iter().map(|(_, e)| *e).collect(),
+            WireApi::Responses | WireApi::ChatCompletions => {
+                ReasoningEffort::ALL.iter().map(|(_, e)| *e).collect()
+            }
             WireApi::AnthropicMessages => vec![
                 ReasoningEffort::Low,
                 ReasoningEffort::Medium,
@@ -503,6 +662,13 @@ async fn every_shape_of_request_the_client_makes_passes_the_oracle() {
                     );
                     assert_eq!(last["temperature"].as_f64(), temperature);
                 }
+                WireApi::ChatCompletions => {
+                    assert_eq!(
+                        last["reasoning_effort"].as_str(),
+                        effort.map(|e| e.as_str())
+                    );
+                    assert_eq!(last["temperature"].as_f64(), temperature);
+                }
                 WireApi::AnthropicMessages => {
                     assert_eq!(
                         last["output_config"]["effort"].as_str(),
@@ -521,5 +687,42 @@ async fn every_shape_of_request_the_client_makes_passes_the_oracle() {
                 }
             }
         }
+    }
+}
+
+/// DeepSeek's and Gemini's Chat Completions: what they add to a reply goes back exactly, the
+/// mocks (which refuse a history without it, in the providers' words) take every request, and
+/// the oracle counts each echo as its documented exception.
+#[tokio::test]
+async fn chat_provider_extras_go_back_as_sent_and_are_counted() {
+    // The second request echoes what the first reply added; the third, both replies'
+    // (Gemini signs calls only, and the second reply has none).
+    for (server, allowance, echoes) in [
+        (ChatServer::DeepSeek, "chat-echoed-reasoning", 3),
+        (ChatServer::Gemini, "chat-echoed-extra-content", 2),
+    ] {
+        let mut talk = Loop::new(WireApi::ChatCompletions, |d| {
+            d.reasoning_effort = Some(ReasoningEffort::High);
+        })
+        .await;
+        talk.mock.set_chat_server(server);
+        talk.mock.push(every_tool_then_text());
+        talk.mock.push([Step::text("Again.").with_reasoning()]);
+        let tools = awkward_tools();
+        let first = talk
+            .run("You test things.", "Use every tool.", &tools)
+            .await;
+        assert_eq!(first, RunOutcome::Completed("Done.".into()), "{server:?}");
+        let second = talk.run("You test things.", "And this?", &tools).await;
+        assert_eq!(second, RunOutcome::Completed("Again.".into()), "{server:?}");
+        assert_eq!(talk.mock.refusals(), 0, "{server:?}");
+        let found = talk.mock.oracle_verdict().expect("the oracle runs");
+        assert_eq!(found.violations, Vec::<String>::new(), "{server:?}");
+        let counted = found
+            .allowances
+            .iter()
+            .find(|(n, _)| n == allowance)
+            .map_or(0, |(_, n)| *n);
+        assert_eq!(counted, echoes, "{server:?}: {:?}", found.allowances);
     }
 }

@@ -3,7 +3,8 @@
 //! are never overshot by more than one provider reply (the child's own log counts its
 //! calls, the mock counts its requests); the deadline cancels what is in flight and the
 //! child's processes are gone; the calls of one reply run concurrently, their results in
-//! call order, and an interrupt cancels them all.
+//! call order, and an interrupt cancels them all. The tool rounds and the call and token
+//! budgets run on Responses and on Chat Completions.
 
 use crate::support;
 
@@ -13,8 +14,11 @@ use std::time::{Duration, Instant};
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
-use support::children::{self, agent, calls_logged, processes_with, stdio_child};
+use support::children::{self, agent_on, calls_logged, processes_with, stdio_child};
 use support::run_kit::{KEY, function_outputs};
+
+/// The wires the tool rounds and budgets are tested on (`wire_api` values).
+const WIRES: [&str; 2] = ["responses", "chat-completions"];
 
 /// A server whose one agent, `name`, has a fixture child `fx` that logs its calls, and
 /// `extra` frontmatter lines. Returns the log's path too.
@@ -27,8 +31,40 @@ async fn one_agent(
     one_agent_with(mock, name, marker, extra, &[], &[]).await
 }
 
+/// [`one_agent`] on `wire`.
+async fn one_agent_on(
+    wire: &str,
+    mock: &MockProvider,
+    name: &str,
+    marker: &str,
+    extra: &str,
+) -> (tempfile::TempDir, PathBuf, Connection) {
+    one_agent_full(wire, mock, name, marker, extra, &[], &[]).await
+}
+
 /// [`one_agent`], with more arguments for the child and variables for the server.
 async fn one_agent_with(
+    mock: &MockProvider,
+    name: &str,
+    marker: &str,
+    extra: &str,
+    child_args: &[&str],
+    server_env: &[(&str, &str)],
+) -> (tempfile::TempDir, PathBuf, Connection) {
+    one_agent_full(
+        "responses",
+        mock,
+        name,
+        marker,
+        extra,
+        child_args,
+        server_env,
+    )
+    .await
+}
+
+async fn one_agent_full(
+    wire: &str,
     mock: &MockProvider,
     name: &str,
     marker: &str,
@@ -45,7 +81,7 @@ async fn one_agent_with(
     children::write(
         ws.path(),
         &format!(".agents/agents/{name}.md"),
-        &agent(mock, name, &servers, extra),
+        &agent_on(wire, mock, name, &servers, extra),
     );
     let c = binary::stdio(ws.path(), Generation::Modern, server_env).await;
     (ws, log, c)
@@ -55,7 +91,7 @@ fn marker(tag: &str) -> String {
     format!("budget-{tag}-{}", std::process::id())
 }
 
-/// The `function_call_output` texts of request `n`.
+/// The tool results of request `n`.
 fn outputs(mock: &MockProvider, n: usize) -> Vec<String> {
     function_outputs(&mock.requests()[n].body)
 }
@@ -72,8 +108,15 @@ fn count(log: &Path) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_call_that_would_pass_max_tool_calls_is_not_made() {
+    for wire in WIRES {
+        max_tool_calls_on(wire).await;
+    }
+}
+
+async fn max_tool_calls_on(wire: &str) {
     let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, log, c) = one_agent(&mock, "capped", &marker("calls"), "max_tool_calls: 3").await;
+    let (_ws, log, c) =
+        one_agent_on(wire, &mock, "capped", &marker("calls"), "max_tool_calls: 3").await;
     mock.push([
         Step::tool_calls(vec![
             ("fx__echo", json!({"text": "1"})),
@@ -147,8 +190,21 @@ async fn the_servers_default_budget_applies_to_a_definition_that_sets_none() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_run_tokens_stops_the_run_after_the_reply_that_passes_it() {
+    for wire in WIRES {
+        max_run_tokens_on(wire).await;
+    }
+}
+
+async fn max_run_tokens_on(wire: &str) {
     let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, log, c) = one_agent(&mock, "frugal", &marker("tokens"), "max_run_tokens: 250").await;
+    let (_ws, log, c) = one_agent_on(
+        wire,
+        &mock,
+        "frugal",
+        &marker("tokens"),
+        "max_run_tokens: 250",
+    )
+    .await;
     // 120 tokens per reply: 120, 240, then 360 passes 250.
     mock.push(vec![
         Step::tool_call("fx__echo", json!({"text": "x"}))
@@ -270,8 +326,14 @@ async fn max_run_seconds_does_not_wait_for_a_child_slow_to_exit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_calls_of_one_reply_run_concurrently_with_results_in_call_order() {
+    for wire in WIRES {
+        concurrent_calls_on(wire).await;
+    }
+}
+
+async fn concurrent_calls_on(wire: &str) {
     let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, _log, c) = one_agent(&mock, "parallel", &marker("parallel"), "").await;
+    let (_ws, _log, c) = one_agent_on(wire, &mock, "parallel", &marker("parallel"), "").await;
     mock.push([
         Step::tool_calls(vec![
             ("fx__sleep", json!({"ms": 1000})),
@@ -303,8 +365,14 @@ async fn the_calls_of_one_reply_run_concurrently_with_results_in_call_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_cancels_every_call_of_the_round() {
+    for wire in WIRES {
+        interrupted_round_on(wire).await;
+    }
+}
+
+async fn interrupted_round_on(wire: &str) {
     let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, log, c) = one_agent(&mock, "steered", &marker("interrupt"), "").await;
+    let (_ws, log, c) = one_agent_on(wire, &mock, "steered", &marker("interrupt"), "").await;
     mock.push([
         Step::tool_calls(vec![
             ("fx__sleep", json!({"ms": 30_000})),

@@ -21,7 +21,9 @@ use support::run_kit::{KEY, Queue, Recorder, TestTools, client, definition};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use WireApi::{AnthropicMessages as Messages, Responses};
+use WireApi::{AnthropicMessages as Messages, ChatCompletions as Chat, Responses};
+
+const WIRES: [WireApi; 3] = [Responses, Messages, Chat];
 
 /// One run with handles to steer it from outside.
 struct Harness {
@@ -198,7 +200,7 @@ async fn requests_made_before_count_against_the_limit() {
 
 #[tokio::test(start_paused = true)]
 async fn queued_input_goes_out_after_the_pending_tool_results() {
-    for wire in [Responses, Messages] {
+    for wire in WIRES {
         let h = Harness::new(
             wire,
             vec![Step::tool_call("test__slow", json!({})), Step::text("done")],
@@ -228,6 +230,15 @@ async fn queued_input_goes_out_after_the_pending_tool_results() {
                     input.last().unwrap()["content"][0]["text"],
                     "Also check the tests."
                 );
+            }
+            Chat => {
+                let messages = last["messages"].as_array().unwrap();
+                let tail: Vec<&str> = messages[messages.len() - 2..]
+                    .iter()
+                    .map(|m| m["role"].as_str().unwrap())
+                    .collect();
+                assert_eq!(tail, ["tool", "user"]);
+                assert_eq!(messages.last().unwrap()["content"], "Also check the tests.");
             }
             Messages => {
                 let content =
@@ -274,7 +285,7 @@ async fn input_queued_during_the_last_request_continues_the_run() {
 
 #[tokio::test(start_paused = true)]
 async fn an_interrupt_abandons_the_request_in_flight() {
-    for wire in [Responses, Messages] {
+    for wire in WIRES {
         let h = Harness::new(wire, vec![Step::Hang, Step::text("redirected")]).await;
         let mut conversation = Conversation::new(wire);
         let outcome = h
@@ -307,7 +318,7 @@ async fn an_interrupt_abandons_the_request_in_flight() {
 
 #[tokio::test(start_paused = true)]
 async fn an_interrupt_during_tool_calls_answers_every_unanswered_call() {
-    for wire in [Responses, Messages] {
+    for wire in WIRES {
         let h = Harness::new(
             wire,
             vec![
@@ -351,54 +362,78 @@ async fn an_interrupt_during_tool_calls_answers_every_unanswered_call() {
 
 #[tokio::test(start_paused = true)]
 async fn cancellation_leaves_a_conversation_that_can_be_resumed() {
-    let h = Harness::new(
-        Messages,
-        vec![
-            Step::tool_call("test__sleep_forever", json!({})),
-            Step::text("resumed fine"),
-        ],
-    )
-    .await;
-    let mut conversation = Conversation::new(Messages);
-    let outcome = h
-        .run_and_after(&mut conversation, Duration::from_secs(1), |h| {
-            h.cancel.cancel()
-        })
+    for wire in WIRES {
+        let h = Harness::new(
+            wire,
+            vec![
+                Step::tool_call("test__sleep_forever", json!({})),
+                Step::text("resumed fine"),
+            ],
+        )
         .await;
-    assert_eq!(
-        outcome,
-        RunOutcome::Cancelled {
-            partial_result: None
-        }
-    );
+        let mut conversation = Conversation::new(wire);
+        let outcome = h
+            .run_and_after(&mut conversation, Duration::from_secs(1), |h| {
+                h.cancel.cancel()
+            })
+            .await;
+        assert_eq!(
+            outcome,
+            RunOutcome::Cancelled {
+                partial_result: None
+            },
+            "{wire:?}"
+        );
 
-    // A later run (a resume) on the same conversation is accepted by the mock.
-    let resumed = Harness {
-        cancel: CancellationToken::new(),
-        inbox: Arc::new(Queue::with(&["Carry on."])),
-        ..h
-    };
-    assert_eq!(
-        resumed.run(&mut conversation, 32).await,
-        RunOutcome::Completed("resumed fine".into())
-    );
-    resumed.assert_every_request_valid();
+        // A later run (a resume) on the same conversation is accepted by the mock.
+        let resumed = Harness {
+            cancel: CancellationToken::new(),
+            inbox: Arc::new(Queue::with(&["Carry on."])),
+            ..h
+        };
+        assert_eq!(
+            resumed.run(&mut conversation, 32).await,
+            RunOutcome::Completed("resumed fine".into()),
+            "{wire:?}"
+        );
+        resumed.assert_every_request_valid();
+    }
 }
 
 #[tokio::test(start_paused = true)]
 async fn tool_failures_reach_the_model_and_the_run_goes_on() {
-    let bad_arguments = Step::json(
-        200,
-        json!({"id": "resp_x", "object": "response", "status": "completed",
-        "output": [{"type": "function_call", "id": "fc_x", "call_id": "call_bad", "name": "test__echo",
-                    "arguments": "{\"text\": unquoted}", "status": "completed"}],
-        "usage": {"input_tokens": 1, "output_tokens": 1}}),
-    );
+    for wire in [Responses, Chat] {
+        tool_failures_on(wire).await;
+    }
+}
+
+/// A model's arguments that are not JSON, as one whole reply of `wire`.
+fn bad_arguments(wire: WireApi) -> Step {
+    match wire {
+        Chat => Step::json(
+            200,
+            json!({"id": "chatcmpl-x", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+                "content": null, "tool_calls": [{"id": "call_bad", "type": "function",
+                "function": {"name": "test__echo", "arguments": "{\"text\": unquoted}"}}]}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}),
+        ),
+        _ => Step::json(
+            200,
+            json!({"id": "resp_x", "object": "response", "status": "completed",
+            "output": [{"type": "function_call", "id": "fc_x", "call_id": "call_bad", "name": "test__echo",
+                        "arguments": "{\"text\": unquoted}", "status": "completed"}],
+            "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        ),
+    }
+}
+
+async fn tool_failures_on(wire: WireApi) {
     let h = Harness::new(
-        Responses,
+        wire,
         vec![
             Step::tool_call("no_such_tool", json!({})),
-            bad_arguments,
+            bad_arguments(wire),
             Step::tool_call("test__slow", json!({})),
             Step::text("coped"),
         ],
@@ -410,17 +445,26 @@ async fn tool_failures_reach_the_model_and_the_run_goes_on() {
         tools: Arc::new(tools),
         ..h
     };
-    let mut conversation = Conversation::new(Responses);
+    let mut conversation = Conversation::new(wire);
     assert_eq!(
         h.run(&mut conversation, 32).await,
-        RunOutcome::Completed("coped".into())
+        RunOutcome::Completed("coped".into()),
+        "{wire:?}"
     );
     h.assert_every_request_valid();
     let outputs: Vec<String> = conversation
         .items()
         .iter()
-        .filter(|i| i["type"] == "function_call_output")
-        .map(|i| i["output"].as_str().unwrap().to_owned())
+        .filter_map(|i| {
+            if i["type"] == "function_call_output" {
+                i["output"].as_str()
+            } else if i["role"] == "tool" {
+                i["content"].as_str()
+            } else {
+                None
+            }
+        })
+        .map(str::to_owned)
         .collect();
     assert!(outputs[0].starts_with("Error: there is no tool named `no_such_tool`; the tools you have are: test__echo, test__fail"), "{}", outputs[0]);
     assert!(
@@ -508,10 +552,10 @@ fn the_key_is_read_for_each_run_and_never_shown() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_run_deadline_cancels_every_call_in_flight_on_both_wires() {
+async fn the_run_deadline_cancels_every_call_in_flight_on_every_wire() {
     use mcp_agents::definition::RunBudget;
     use mcp_agents::run::ToolUse;
-    for wire in [Responses, Messages] {
+    for wire in WIRES {
         let h = Harness::new(
             wire,
             vec![Step::tool_calls(vec![

@@ -13,8 +13,8 @@ use support::binary::{self, Connection, Generation};
 use support::children::{self, agent, calls_logged, stdio_child};
 use support::run_kit::KEY;
 
-/// A server over a workspace with the standard mock agents (`worker`, `claude-worker`) plus
-/// `files`.
+/// A server over a workspace with the standard mock agents (`worker`, `claude-worker`,
+/// `chat-worker`) plus `files`.
 async fn start(mock: &MockProvider, files: &[(&str, String)]) -> (tempfile::TempDir, Connection) {
     let ws = binary::workspace(mock);
     for (rel, text) in files {
@@ -28,7 +28,11 @@ async fn start(mock: &MockProvider, files: &[(&str, String)]) -> (tempfile::Temp
 async fn spawn_results_and_records_name_the_model_and_provider_sent() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let (_ws, c) = start(&mock, &[]).await;
-    for (name, text) in [("worker", "one"), ("claude-worker", "two")] {
+    for (name, text) in [
+        ("worker", "one"),
+        ("claude-worker", "two"),
+        ("chat-worker", "three"),
+    ] {
         mock.push([Step::text(text)]);
         let spawned = c
             .ok("spawn_agent", json!({"name": name, "task": "Go."}))
@@ -187,10 +191,10 @@ async fn a_run_carried_on_by_input_that_then_fails_keeps_the_answer_before_it() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refusal_completes_with_the_refusal_as_result_on_both_wires() {
+async fn a_refusal_completes_with_the_refusal_as_result_on_every_wire() {
     let mock = MockProvider::start(KEY).await.unwrap();
     let (_ws, c) = start(&mock, &[]).await;
-    for name in ["worker", "claude-worker"] {
+    for name in ["worker", "claude-worker", "chat-worker"] {
         mock.push([Step::refusal("I can't help with that request.")]);
         let id = c.spawn(name, "Do something it refuses.").await;
         let record = c.wait(&[&id], 30_000).await["agents"][0].clone();

@@ -1,14 +1,15 @@
 //! JSON Schema in a run, through the real binary (SPEC §6 steps 3–4): the final answer
 //! against the agent's `output_schema` (one repair turn, then `invalid_output`), the schema
-//! given to the model (instructions, and Responses `text.format` when it fits strict mode),
-//! and tool arguments checked against the child's own `inputSchema` before the call.
+//! given to the model (instructions, and Responses `text.format` when it fits strict mode;
+//! on Messages and Chat Completions, the instructions only), and tool arguments checked
+//! against the child's own `inputSchema` before the call.
 
 use crate::support;
 
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
-use support::children::{self, agent, calls_logged, messages_agent, stdio_child};
+use support::children::{self, agent, calls_logged, chat_agent, messages_agent, stdio_child};
 use support::run_kit::{KEY, function_outputs};
 
 /// Strict-mode shape: every property required, nothing else allowed.
@@ -25,7 +26,7 @@ async fn start(files: &[(&str, String)]) -> (tempfile::TempDir, Connection) {
     (ws, c)
 }
 
-/// The text of the user turns of a request body, either wire.
+/// The text of the user turns of a request body, any wire.
 fn user_texts(body: &Value) -> Vec<String> {
     let items = body
         .get("input")
@@ -38,6 +39,9 @@ fn user_texts(body: &Value) -> Vec<String> {
         if item["role"] != "user" {
             continue;
         }
+        if let Some(text) = item["content"].as_str() {
+            texts.push(text.to_owned());
+        }
         for part in item["content"].as_array().into_iter().flatten() {
             if let Some(t) = part["text"].as_str() {
                 texts.push(t.to_owned());
@@ -48,8 +52,15 @@ fn user_texts(body: &Value) -> Vec<String> {
 }
 
 /// The system context of a request: Responses `instructions`, Messages `system` (a string,
-/// or text blocks, as a request with a cache breakpoint sends it).
+/// or text blocks, as a request with a cache breakpoint sends it), Chat Completions' first
+/// message.
 fn system(body: &Value) -> String {
+    if body["messages"][0]["role"] == "system" {
+        return body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+    }
     match body.get("instructions").or_else(|| body.get("system")) {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Array(blocks)) => blocks
@@ -70,9 +81,13 @@ async fn an_invalid_answer_then_a_valid_one_completes_with_structured_result() {
             ".agents/agents/claude-judge.md",
             messages_agent(&mock, "claude-judge", "", STRICT),
         ),
+        (
+            ".agents/agents/chat-judge.md",
+            chat_agent(&mock, "chat-judge", "", STRICT),
+        ),
     ];
     let (_ws, c) = start(&files).await;
-    for name in ["judge", "claude-judge"] {
+    for name in ["judge", "claude-judge", "chat-judge"] {
         let first = mock.requests().len();
         mock.push([
             Step::text("It looks fine to me."),
@@ -95,7 +110,7 @@ async fn an_invalid_answer_then_a_valid_one_completes_with_structured_result() {
                 && asked.contains("not valid JSON"),
             "{name}: {asked}"
         );
-        // The schema is in the instructions, on both wires.
+        // The schema is in the instructions, on every wire.
         let instructions = system(&requests[first].body);
         assert!(
             instructions.contains("## Final answer format") && instructions.contains("\"verdict\""),
@@ -147,9 +162,13 @@ async fn responses_get_the_schema_as_text_format_only_when_it_fits_strict_mode()
             ".agents/agents/claude-strict.md",
             messages_agent(&mock, "claude-strict", "", STRICT),
         ),
+        (
+            ".agents/agents/chat-strict.md",
+            chat_agent(&mock, "chat-strict", "", STRICT),
+        ),
     ];
     let (_ws, c) = start(&files).await;
-    for name in ["strict", "loose", "claude-strict"] {
+    for name in ["strict", "loose", "claude-strict", "chat-strict"] {
         mock.push([Step::text(r#"{"verdict": "bad"}"#)]);
         let record = c.run_to_end(name, "Judge it.").await;
         assert_eq!(
@@ -173,6 +192,10 @@ async fn responses_get_the_schema_as_text_format_only_when_it_fits_strict_mode()
         requests[2].body.get("text").is_none(),
         "Messages has no text.format"
     );
+    // Chat Completions gets no `response_format`: servers of that API take it in ways of
+    // their own, and the answer is checked against the schema either way.
+    assert!(requests[3].body.get("response_format").is_none());
+    assert!(system(&requests[3].body).contains("## Final answer format"));
     c.close().await;
 }
 

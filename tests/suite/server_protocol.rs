@@ -23,7 +23,7 @@ async fn round_trip(connection: &binary::Connection, mock: &MockProvider, label:
     let spawn = &tools[0];
     assert_eq!(
         spawn.input_schema["properties"]["name"]["enum"],
-        json!(["claude-worker", "skilled", "worker"]),
+        json!(["chat-worker", "claude-worker", "skilled", "worker"]),
         "{label}"
     );
     let description = spawn.description.as_deref().unwrap();

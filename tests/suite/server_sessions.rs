@@ -123,7 +123,7 @@ async fn an_interrupt_redirects_a_running_agent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_completed_agent_resumes_on_the_same_conversation() {
-    for agent in ["worker", "claude-worker"] {
+    for agent in ["worker", "claude-worker", "chat-worker"] {
         let (mock, _ws, c) = setup().await;
         mock.push([Step::text("One."), Step::text("Two.")]);
         let id = c.spawn(agent, "First task.").await;

@@ -434,8 +434,9 @@ pub fn split_wait_text(text: &str) -> (Vec<&str>, &str) {
     }
 }
 
-/// A workspace with one Responses agent (`worker`) and one Messages agent (`claude-worker`)
-/// pointing at `mock`, and a `skilled` agent that preloads a skill.
+/// A workspace with one Responses agent (`worker`), one Messages agent (`claude-worker`) and
+/// one Chat Completions agent (`chat-worker`) pointing at `mock`, and a `skilled` agent that
+/// preloads a skill.
 pub fn workspace(mock: &MockProvider) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let write = |rel: &str, text: String| {
@@ -450,6 +451,7 @@ pub fn workspace(mock: &MockProvider) -> tempfile::TempDir {
             "anthropic-messages",
             mock.messages_base_url(),
         ),
+        ("chat-worker", "chat-completions", mock.chat_base_url()),
     ] {
         write(
             &format!(".agents/agents/{name}.md"),

@@ -37,6 +37,22 @@ pub fn child_servers(env: EnvLookup) -> ChildServers {
     ChildServers::new(env).with_self_command(SelfCommand::new(BIN, &[]))
 }
 
+/// [`agent`] on the mock's Chat Completions endpoint.
+pub fn chat_agent(mock: &MockProvider, name: &str, servers: &str, extra: &str) -> String {
+    agent_on("chat-completions", mock, name, servers, extra)
+}
+
+/// [`agent`] on the mock's endpoint for `wire` (a `wire_api` value).
+pub fn agent_on(wire: &str, mock: &MockProvider, name: &str, servers: &str, extra: &str) -> String {
+    match wire {
+        "responses" => agent(mock, name, servers, extra),
+        "anthropic-messages" => messages_agent(mock, name, servers, extra),
+        _ => agent(mock, name, servers, extra)
+            .replace(&mock.responses_base_url(), &mock.chat_base_url())
+            .replace("wire_api: responses", &format!("wire_api: {wire}")),
+    }
+}
+
 /// The tool names a fixture started with `--call-log PATH` received, one per call.
 pub fn calls_logged(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
@@ -205,13 +221,8 @@ pub fn offered_tools(mock: &MockProvider, n: usize) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The `function_call_output` texts of the last request.
+/// The tool results of the last request (Responses `function_call_output` texts, Chat
+/// Completions `tool` messages).
 pub fn call_outputs(mock: &MockProvider) -> Vec<String> {
-    mock.requests().last().unwrap().body["input"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["type"] == "function_call_output")
-        .map(|i| i["output"].as_str().unwrap().to_owned())
-        .collect()
+    super::run_kit::function_outputs(&mock.requests().last().unwrap().body)
 }

@@ -21,10 +21,7 @@ pub fn definition(wire: WireApi, base_url: &str) -> AgentDefinition {
 
 /// A client for `wire` at the mock, with quick retries.
 pub fn client(wire: WireApi, mock: &mcp_agents::testkit::MockProvider) -> ProviderClient {
-    let base = match wire {
-        WireApi::Responses => mock.responses_base_url(),
-        WireApi::AnthropicMessages => mock.messages_base_url(),
-    };
+    let base = mock.base_url(wire);
     ProviderClient::new(&definition(wire, &base), ApiKey::for_tests(KEY)).with_retry_policy(
         RetryPolicy {
             max_retries: 3,
@@ -187,15 +184,22 @@ impl ToolBox for TestTools {
     }
 }
 
-/// The `function_call_output` texts of a Responses request body, in order.
+/// The tool results of a request body, in order: Responses `function_call_output` texts,
+/// Chat Completions `tool` messages.
 pub fn function_outputs(body: &Value) -> Vec<String> {
-    body["input"]
+    let responses = body["input"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|i| i["type"] == "function_call_output")
-        .map(|i| i["output"].as_str().unwrap_or_default().to_owned())
-        .collect()
+        .map(|i| i["output"].as_str().unwrap_or_default().to_owned());
+    let chat = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned());
+    responses.chain(chat).collect()
 }
 
 /// In-process tools with the schemas and answers a test gives: each tool answers every call
@@ -257,10 +261,7 @@ impl Loop {
     /// A fresh mock and a definition pointing at it, changed by `adjust`.
     pub async fn new(wire: WireApi, adjust: impl FnOnce(&mut AgentDefinition)) -> Loop {
         let mock = mcp_agents::testkit::MockProvider::start(KEY).await.unwrap();
-        let base = match wire {
-            WireApi::Responses => mock.responses_base_url(),
-            WireApi::AnthropicMessages => mock.messages_base_url(),
-        };
+        let base = mock.base_url(wire);
         let mut definition = definition(wire, &base);
         adjust(&mut definition);
         Loop {

@@ -23,14 +23,14 @@ pub(super) fn check(st: &MockState, wire: MockWire, headers: &HeaderMap) -> Resu
             message: "unauthorized".to_owned(),
             body: json!({"error": "unauthorized"}),
         }),
-        (MockAuth::Native, MockWire::Responses)
+        (MockAuth::Native, MockWire::Responses | MockWire::Chat)
             if header("authorization") == Some(bearer.as_str()) =>
         {
             Ok(())
         }
-        (MockAuth::Native, MockWire::Responses) => {
+        (MockAuth::Native, MockWire::Responses | MockWire::Chat) => {
             let mut r = refusal(
-                MockWire::Responses,
+                wire,
                 401,
                 "invalid_request_error",
                 None,

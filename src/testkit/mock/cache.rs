@@ -10,10 +10,11 @@
 //!   already written that ends at it or at one of the 20 blocks before it. Usage says what
 //!   was read (`cache_read_input_tokens`), written (`cache_creation_input_tokens`), and the
 //!   rest (`input_tokens`).
-//! - Responses (OpenAI's): automatic. A prompt of at least 1,024 tokens reads the longest
-//!   prefix seen before, for the same model and `prompt_cache_key`, in steps of 128 tokens
-//!   past the first 1,024; usage reports all input tokens and, of them,
-//!   `input_tokens_details.cached_tokens`.
+//! - Responses and Chat Completions (OpenAI's): automatic. A prompt of at least 1,024 tokens
+//!   reads the longest prefix seen before, for the same model and `prompt_cache_key`, in
+//!   steps of 128 tokens past the first 1,024; usage reports all input tokens and, of them,
+//!   the cached ones (`input_tokens_details.cached_tokens`,
+//!   `prompt_tokens_details.cached_tokens`).
 //!
 //! Entries live 5 minutes from their last use.
 
@@ -192,6 +193,24 @@ impl PromptCache {
             _ => {}
         }
         let scope = format!("responses {} {}", body["model"], body["prompt_cache_key"]);
+        self.automatic(scope, parts)
+    }
+
+    /// A Chat Completions request: tools, then every message (the system text first).
+    pub(super) fn chat(&mut self, body: &Value) -> CachedUsage {
+        let mut parts: Vec<(String, bool)> = Vec::new();
+        for tool in body["tools"].as_array().into_iter().flatten() {
+            parts.push((tool.to_string(), false));
+        }
+        for message in body["messages"].as_array().into_iter().flatten() {
+            parts.push((message.to_string(), false));
+        }
+        let scope = format!("chat {} {}", body["model"], body["prompt_cache_key"]);
+        self.automatic(scope, parts)
+    }
+
+    /// OpenAI's automatic caching of `parts`, within `scope`.
+    fn automatic(&mut self, scope: String, parts: Vec<(String, bool)>) -> CachedUsage {
         let pieces = pieces(parts);
         let total: u64 = pieces.iter().map(|p| p.tokens).sum();
         let now = Instant::now();

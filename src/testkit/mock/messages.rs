@@ -461,7 +461,7 @@ pub(super) fn render(
         content.push(json!({"type": "tool_use", "id": format!("toolu_{n}_{k}"), "name": name, "input": input}));
     }
     let stop = reply.stop_reason.clone().unwrap_or_else(|| {
-        if reply.refusal.is_some() {
+        if reply.refusal.is_some() || reply.filtered {
             "refusal"
         } else if reply.cut_off {
             "max_tokens"

@@ -1,6 +1,7 @@
 //! Loopback model endpoints for tests and the offline demo: one HTTP server that speaks
-//! the OpenAI Responses (`POST …/responses`) and Anthropic Messages (`POST /v1/messages`)
-//! wire formats, checks every request the way the real APIs do, and answers from a script.
+//! the OpenAI Responses (`POST …/responses`), Anthropic Messages (`POST /v1/messages`) and
+//! OpenAI Chat Completions (`POST …/chat/completions`) wire formats, checks every request the
+//! way the real APIs do, and answers from a script.
 //!
 //! A [`MockProvider`] holds a queue of [`Step`]s. A valid request takes the next step: a
 //! scripted reply rendered in the request's wire format (as server-sent events when the
@@ -10,16 +11,17 @@
 //! answered with the error the real API gives, in its shape, and takes no step. Every request
 //! is recorded for assertions.
 //!
-//! What is checked (see `auth.rs`, `responses.rs` and `messages.rs`): the key header (each
-//! API's own, or as a gateway checks it, [`MockAuth`]), required fields,
-//! `store: false` and no server item ids (Responses), tool call / result pairing in both
-//! directions, reasoning and thinking items echoed exactly as issued, tool definitions, no
+//! What is checked (see `auth.rs`, `responses.rs`, `messages.rs` and `chat.rs`): the key
+//! header (each API's own, or as a gateway checks it, [`MockAuth`]), required fields,
+//! `store: false` and no server item ids (Responses), no unknown fields (Chat Completions),
+//! tool call / result pairing in both directions, reasoning and thinking items echoed exactly as issued, tool definitions, no
 //! Messages conversation ending with an assistant turn (prefill) other than after
 //! `pause_turn`, at most 4 cache breakpoints, no empty or blank text, no failed tool result
 //! without content, thinking budgets below `max_tokens`, a thinking turn that starts with
 //! its thinking, and an optional context-window size. A mock can also play a model that
 //! refuses optional parameters ([`MockProvider::refuse`]) or effort levels
-//! ([`MockProvider::take_efforts`]), a gateway that fails mid-stream ([`StreamFault`]),
+//! ([`MockProvider::take_efforts`]), a gateway that fails mid-stream ([`StreamFault`]), the
+//! Chat Completions of DeepSeek or Gemini instead of OpenAI's ([`ChatServer`]), and
 //! emulate the providers' prompt caching ([`MockProvider::emulate_prompt_caching`], see
 //! `cache.rs`), and play a local engine instead of the official APIs
 //! ([`MockProvider::play`]: llama.cpp's server, see `llama_cpp.rs`). Every answer carries a
@@ -30,6 +32,7 @@
 
 mod auth;
 mod cache;
+mod chat;
 mod llama_cpp;
 mod messages;
 #[cfg(any(test, feature = "testkit"))]
@@ -42,7 +45,8 @@ mod state;
 #[cfg(any(test, feature = "testkit"))]
 pub use oracle::{Verdict, check as check_with_oracle};
 pub use script::{
-    MockAuth, MockEngine, MockWire, ModelRefuses, Recorded, RecordedOutcome, ScriptedReply, Step,
+    ChatServer, MockAuth, MockEngine, MockWire, ModelRefuses, Recorded, RecordedOutcome,
+    ScriptedReply, Step,
     StreamFault, StreamShape,
 };
 use state::{MockState, lock, refusal};
@@ -89,6 +93,8 @@ impl MockProvider {
             .route("/v1/responses", post(responses_route))
             .route("/responses", post(responses_route))
             .route("/v1/messages", post(messages_route))
+            .route("/v1/chat/completions", post(chat_route))
+            .route("/chat/completions", post(chat_route))
             // Long histories make large requests; the real APIs take far more than axum's
             // 2 MiB default.
             .layer(axum::extract::DefaultBodyLimit::max(
@@ -116,6 +122,25 @@ impl MockProvider {
     /// The `base_url` for a Messages definition.
     pub fn messages_base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The `base_url` for a Chat Completions definition (`…/v1`).
+    pub fn chat_base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The `base_url` for a definition of `wire`.
+    pub fn base_url(&self, wire: crate::definition::WireApi) -> String {
+        match wire {
+            crate::definition::WireApi::Responses => self.responses_base_url(),
+            crate::definition::WireApi::AnthropicMessages => self.messages_base_url(),
+            crate::definition::WireApi::ChatCompletions => self.chat_base_url(),
+        }
+    }
+
+    /// From now on, the mock's Chat Completions is `server`'s (OpenAI's by default).
+    pub fn set_chat_server(&self, server: ChatServer) {
+        self.lock().chat_server = server;
     }
 
     /// Appends steps to the script.
@@ -222,6 +247,10 @@ async fn messages_route(State(state): State<Shared>, headers: HeaderMap, body: B
     handle(state, MockWire::Messages, headers, body).await
 }
 
+async fn chat_route(State(state): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+    handle(state, MockWire::Chat, headers, body).await
+}
+
 async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) -> Response {
     let received = std::time::Instant::now();
     let step = {
@@ -232,6 +261,7 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                 let checked = match wire {
                     MockWire::Responses => responses::validate(st, &headers, &value),
                     MockWire::Messages => messages::validate(st, &headers, &value),
+                    MockWire::Chat => chat::validate(st, &headers, &value),
                 };
                 (value, checked)
             }
@@ -253,6 +283,7 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                     headers: vec![],
                     body: r#"{"error": {"message": "mock: script exhausted", "type": "server_error", "param": null, "code": null}}"#.to_owned(),
                 });
+                let extras_sent = st.issued.chat_extras.iter().cloned().collect();
                 let rendered = render_step(st, wire, &body, next);
                 if !st.not_recording {
                     st.requests.push(Recorded {
@@ -261,6 +292,7 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
                         headers,
                         body,
                         outcome: RecordedOutcome::Scripted,
+                        extras_sent,
                     });
                 }
                 rendered
@@ -268,12 +300,14 @@ async fn handle(state: Shared, wire: MockWire, headers: HeaderMap, body: Bytes) 
             Err(refusal) => {
                 st.refused += 1;
                 if !st.not_recording {
+                    let extras_sent = st.issued.chat_extras.iter().cloned().collect();
                     st.requests.push(Recorded {
                         received,
                         wire,
                         headers,
                         body,
                         outcome: RecordedOutcome::Refused(refusal.status, refusal.message),
+                        extras_sent,
                     });
                 }
                 let id = st.next_id();
@@ -338,27 +372,40 @@ fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) 
             let cached = st.prompt_cache.as_mut().map(|cache| match wire {
                 MockWire::Responses => cache.responses(request),
                 MockWire::Messages => cache.messages(request),
+                MockWire::Chat => cache.chat(request),
             });
-            let mut body = match wire {
-                MockWire::Responses => responses::render(st, request, &reply, cached),
-                MockWire::Messages => messages::render(st, request, &reply, cached),
-            };
+            let streamed = request["stream"] == true;
             let llama = st.engine == MockEngine::LlamaCpp;
-            if llama && wire == MockWire::Responses {
-                llama_cpp::responses_reply(&mut body);
-            }
             let id = (!llama).then_some(st.counter);
-            if request["stream"] != true {
-                return Rendered::Now(json_response(wire, id, 200, &[], body.to_string()));
-            }
             let events = match wire {
-                MockWire::Responses => responses::events(&body, reply.stream.delta_chars),
-                MockWire::Messages => messages::events(&body, &reply, reply.stream.delta_chars),
-            };
-            let events = match wire {
-                MockWire::Responses if llama => llama_cpp::responses_events(events),
-                MockWire::Messages if llama => llama_cpp::messages_events(events),
-                _ => events,
+                MockWire::Chat if streamed => chat::events(st, request, &reply, cached),
+                MockWire::Chat => {
+                    let body = chat::render(st, request, &reply, cached);
+                    return Rendered::Now(json_response(wire, id, 200, &[], body.to_string()));
+                }
+                MockWire::Responses | MockWire::Messages => {
+                    let mut body = match wire {
+                        MockWire::Messages => messages::render(st, request, &reply, cached),
+                        _ => responses::render(st, request, &reply, cached),
+                    };
+                    if llama && wire == MockWire::Responses {
+                        llama_cpp::responses_reply(&mut body);
+                    }
+                    if !streamed {
+                        return Rendered::Now(json_response(wire, id, 200, &[], body.to_string()));
+                    }
+                    let events = match wire {
+                        MockWire::Messages => {
+                            messages::events(&body, &reply, reply.stream.delta_chars)
+                        }
+                        _ => responses::events(&body, reply.stream.delta_chars),
+                    };
+                    match wire {
+                        MockWire::Responses if llama => llama_cpp::responses_events(events),
+                        MockWire::Messages if llama => llama_cpp::messages_events(events),
+                        _ => events,
+                    }
+                }
             };
             let mut response = sse::response(wire, events, &reply.stream);
             insert_request_id(&mut response, wire, id);
@@ -382,14 +429,15 @@ fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) 
 }
 
 /// The request id header each API sends with every answer: Messages `request-id`,
-/// Responses `x-request-id` (none from a mock playing an engine that sends none).
+/// Responses and Chat Completions `x-request-id` (none from a mock playing an engine that
+/// sends none).
 fn insert_request_id(response: &mut Response, wire: MockWire, id: Option<u64>) {
     let Some(id) = id else {
         return;
     };
     let (name, value) = match wire {
         MockWire::Messages => ("request-id", format!("req_mock{id:08}")),
-        MockWire::Responses => ("x-request-id", format!("req_mock{id:08}")),
+        MockWire::Responses | MockWire::Chat => ("x-request-id", format!("req_mock{id:08}")),
     };
     if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
         response.headers_mut().insert(name, value);

@@ -92,7 +92,8 @@ fn read_line(checker: &mut Checker) -> Result<Value, String> {
     }
 }
 
-/// A recorded request as the oracle reads it: the wire, every header, the body.
+/// A recorded request as the oracle reads it: the wire, every header, the body, and the
+/// provider extras the mock had sent before it (Chat Completions).
 fn request_json(request: &Recorded) -> Value {
     let headers: Map<String, Value> = request
         .headers
@@ -108,9 +109,15 @@ fn request_json(request: &Recorded) -> Value {
         "wire": match request.wire {
             MockWire::Responses => "responses",
             MockWire::Messages => "messages",
+            MockWire::Chat => "chat",
         },
         "headers": headers,
         "body": request.body,
+        "extras_sent": request
+            .extras_sent
+            .iter()
+            .map(|(name, value)| json!({"name": name, "value": value}))
+            .collect::<Vec<_>>(),
     })
 }
 

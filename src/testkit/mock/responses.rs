@@ -442,7 +442,9 @@ pub(super) fn render(
     }
     let (scripted_input, output_tokens) = reply.usage;
     let (input_tokens, cached_tokens) = cached.map_or((scripted_input, 0), |c| (c.input, c.read));
-    let (status, incomplete) = if reply.cut_off {
+    let (status, incomplete) = if reply.filtered {
+        ("incomplete", json!({"reason": "content_filter"}))
+    } else if reply.cut_off {
         ("incomplete", json!({"reason": "max_output_tokens"}))
     } else {
         ("completed", Value::Null)

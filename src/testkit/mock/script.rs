@@ -11,6 +11,24 @@ use serde_json::Value;
 pub enum MockWire {
     Responses,
     Messages,
+    /// Chat Completions (`POST …/chat/completions`).
+    Chat,
+}
+
+/// Whose Chat Completions the mock plays ([`MockProvider::set_chat_server`](super::MockProvider::set_chat_server)):
+/// the same API, streamed and refused in each server's own way (see `chat.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ChatServer {
+    /// OpenAI's own: indexed call fragments, the usage in a last chunk of its own, unknown
+    /// fields refused.
+    #[default]
+    OpenAi,
+    /// DeepSeek's: thinking in `reasoning_content`, required back on tool-call turns.
+    DeepSeek,
+    /// Gemini's OpenAI-compatible endpoint: calls whole and without `index`, a thought
+    /// signature required back on them, `finish_reason` `stop` for calls, usage on every
+    /// chunk, errors as a JSON list.
+    Gemini,
 }
 
 /// One scripted answer.
@@ -92,6 +110,11 @@ pub enum ModelRefuses {
     /// Messages `thinking: {type: "enabled", budget_tokens}`: Claude Opus 4.7 and later
     /// ("\"thinking.type.enabled\" is not supported for this model. …").
     BudgetThinking,
+    /// Chat Completions `max_completion_tokens`, as a server that predates it answers
+    /// ("Unrecognized request argument supplied: max_completion_tokens").
+    CompletionTokens,
+    /// Chat Completions `stream_options`, likewise.
+    StreamOptions,
 }
 
 /// A reply's content; ids, signatures and encrypted reasoning are made up by the mock.
@@ -116,8 +139,13 @@ pub struct ScriptedReply {
     /// `max_tokens`, `model_context_window_exceeded`, `refusal`).
     pub stop_reason: Option<String>,
     /// The reply stops at the output limit: Messages `max_tokens`, Responses `incomplete`
-    /// with `max_output_tokens`; a tool call it ends with has only half its arguments.
+    /// with `max_output_tokens`, Chat Completions `finish_reason: "length"`; a tool call it
+    /// ends with has only half its arguments.
     pub cut_off: bool,
+    /// The provider's content filter withheld the reply: Chat Completions `finish_reason:
+    /// "content_filter"`, Messages stop reason `refusal`, Responses `incomplete` with
+    /// `content_filter`.
+    pub filtered: bool,
     /// Responses: the response the terminal event carries has no `status` (the spec does
     /// not require one; some compatible servers leave it out).
     pub without_status: bool,
@@ -205,9 +233,14 @@ impl Step {
         }
     }
 
-    /// Cuts the reply off at the output limit (both wires).
+    /// Cuts the reply off at the output limit (every wire).
     pub fn cut_off(self) -> Step {
         self.map_reply(|r| r.cut_off = true)
+    }
+
+    /// The provider's content filter withholds the reply (every wire).
+    pub fn filtered(self) -> Step {
+        self.map_reply(|r| r.filtered = true)
     }
 
     /// Streams the reply slowly: `delay` before each event, and at most 8 characters of text
@@ -311,7 +344,7 @@ impl Step {
     /// Anthropic's `rate_limit_error` (anthropics/claude-code#24391).
     pub fn rate_limited(wire: MockWire, retry_after: &str) -> Step {
         match wire {
-            MockWire::Responses => Step::openai_error(
+            MockWire::Responses | MockWire::Chat => Step::openai_error(
                 429,
                 "requests",
                 Some("rate_limit_exceeded"),
@@ -380,6 +413,10 @@ pub struct Recorded {
     pub body: Value,
     /// The status the mock answered with (after validation; before the script's delay).
     pub outcome: RecordedOutcome,
+    /// Chat Completions: the fields the mock's replies added for the client to send back
+    /// (`reasoning_content`, `extra_content`), `(name, value as JSON)`, issued before this
+    /// request. The oracle allows exactly these beyond the SDK's types.
+    pub extras_sent: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -407,8 +444,9 @@ pub enum MockEngine {
 /// Which credential headers the mock accepts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum MockAuth {
-    /// Each wire's own header: `Authorization: Bearer KEY` for Responses, `x-api-key: KEY`
-    /// (or the bearer token) for Messages, each answered with that API's 401 when wrong.
+    /// Each wire's own header: `Authorization: Bearer KEY` for Responses and Chat
+    /// Completions, `x-api-key: KEY` (or the bearer token) for Messages, each answered with
+    /// that API's 401 when wrong.
     #[default]
     Native,
     /// Only `Authorization: Bearer KEY`, on both wires, as Ollama's hosted Messages endpoint

@@ -1,6 +1,7 @@
 //! Server-sent events as the real APIs send them: `event: <type>` and one `data:` line per
-//! event, each followed by a blank line, delivered as a [`StreamShape`] says (pacing,
-//! keep-alive comments and faults).
+//! event (Chat Completions: the `data:` line alone, and `data: [DONE]` last), each followed
+//! by a blank line, delivered as a [`StreamShape`] says (pacing, keep-alive comments and
+//! faults).
 
 use std::time::Duration;
 
@@ -16,6 +17,9 @@ const PIECE_DELAY: Duration = Duration::from_millis(1);
 /// One event: its type and its data.
 pub(super) type Event = (String, Value);
 
+/// The name of the event that is Chat Completions' `data: [DONE]` line (its data unused).
+pub(super) const DONE_EVENT: &str = "[DONE]";
+
 /// `text` in pieces of at most `max` characters (0: one piece); no piece for an empty text.
 pub(super) fn pieces(text: &str, max: usize) -> Vec<String> {
     if text.is_empty() {
@@ -29,14 +33,21 @@ pub(super) fn pieces(text: &str, max: usize) -> Vec<String> {
 }
 
 /// One event as sent: an optional comment line before it, its two lines (a `data:` line
-/// alone for an event without a name), and the blank line that closes it unless `closed`
-/// is false.
+/// alone for an event without a name, `data: [DONE]` for the Chat Completions end), and the
+/// blank line that closes it unless `closed` is false.
 fn frame(comment: Option<&[u8]>, event: &str, data: &Value, closed: bool) -> Bytes {
     let mut bytes = Vec::new();
     if let Some(comment) = comment {
         bytes.extend_from_slice(b": ");
         bytes.extend_from_slice(comment);
         bytes.extend_from_slice(b"\n\n");
+    }
+    if event == DONE_EVENT {
+        bytes.extend_from_slice(b"data: [DONE]\n");
+        if closed {
+            bytes.push(b'\n');
+        }
+        return Bytes::from(bytes);
     }
     if !event.is_empty() {
         bytes.extend_from_slice(format!("event: {event}\n").as_bytes());
@@ -89,6 +100,13 @@ fn overloaded(wire: MockWire, sequence: usize) -> Event {
             serde_json::json!({"type": "error", "sequence_number": sequence,
                 "code": "server_is_overloaded", "message": "Our servers are currently overloaded. Please try again later.",
                 "param": null}),
+        ),
+        // What OpenAI's Chat Completions stream carries when the model fails mid-reply: a
+        // data line with an `error` (block/goose#8031), no event name.
+        MockWire::Chat => (
+            String::new(),
+            serde_json::json!({"error": {"message": "The server had an error while processing your request. Sorry about that!",
+                "type": "server_error", "param": null, "code": null}}),
         ),
     }
 }

@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde_json::Value;
 
 use super::cache::PromptCache;
-use super::script::{MockAuth, MockEngine, MockWire, ModelRefuses, Recorded, Step};
+use super::script::{ChatServer, MockAuth, MockEngine, MockWire, ModelRefuses, Recorded, Step};
 
 /// What the mock issued and expects to see again, exactly.
 #[derive(Debug, Default)]
@@ -21,6 +21,13 @@ pub(super) struct Issued {
     /// The last block of each Messages reply that stopped with `pause_turn`, as the client
     /// sends it back to go on (the one assistant turn allowed to end a conversation).
     pub(super) paused: std::collections::HashSet<String>,
+    /// Chat Completions: every field a reply added for the client to send back, as
+    /// `(name, value as JSON)`.
+    pub(super) chat_extras: std::collections::BTreeSet<(String, String)>,
+    /// Gemini's thought signature (the call's `extra_content`), by call id.
+    pub(super) thought_signatures: HashMap<String, Value>,
+    /// DeepSeek's `reasoning_content` of the reply each call came in, by call id.
+    pub(super) call_reasoning_content: HashMap<String, String>,
 }
 
 #[derive(Debug, Default)]
@@ -46,6 +53,8 @@ pub(super) struct MockState {
     pub(super) efforts: Option<Vec<String>>,
     /// The server the mock plays.
     pub(super) engine: MockEngine,
+    /// Whose Chat Completions the mock plays.
+    pub(super) chat_server: ChatServer,
 }
 
 impl MockState {
@@ -89,7 +98,7 @@ pub(super) fn refusal(
     message: &str,
 ) -> Refusal {
     let body = match wire {
-        MockWire::Responses => serde_json::json!({
+        MockWire::Responses | MockWire::Chat => serde_json::json!({
             "error": {"message": message, "type": kind, "param": param, "code": null}
         }),
         MockWire::Messages => serde_json::json!({
