@@ -5,18 +5,12 @@
 //! only through the rows of [`CLAUDE_MODELS`] and the OpenAI and Gemini spelling rules below,
 //! never by guessing an id, and a name none of them covers is refused naming the field.
 //!
-//! Gemini models go to Google's OpenAI-compatible Chat Completions endpoint, which this
-//! runtime does not speak yet: [`GEMINI_PROVIDER`] is the one place that changes when it does.
+//! Gemini models go to the built-in `gemini` provider: Google's OpenAI-compatible Chat
+//! Completions endpoint (SPEC §6.2).
 
 use super::aliases::resolve_alias;
 use super::build::{Ctx, Draft, ModelChoice};
 use crate::definition::{Model, ModelOrigin, ProviderKind};
-
-/// The built-in provider for Gemini models: `None` until the Chat Completions wire exists
-/// (SPEC §6.2). Then it is the built-in `gemini` provider (base URL
-/// `https://generativelanguage.googleapis.com/v1beta/openai`, key `GEMINI_API_KEY`, wire
-/// `chat-completions`), and Gemini ids load on it instead of being refused.
-const GEMINI_PROVIDER: Option<ProviderKind> = None;
 
 /// One row of the Claude table: a (tier, version) as the other tools write it, Anthropic's
 /// id for it, and the day Anthropic retired that model, when it has.
@@ -172,14 +166,6 @@ pub(super) enum Translation {
 
 /// Translates `written`, the value of `field`. The error is the whole refusal message.
 pub(super) fn translate(field: &str, written: &str) -> Result<Translation, String> {
-    translate_with(field, written, GEMINI_PROVIDER)
-}
-
-fn translate_with(
-    field: &str,
-    written: &str,
-    gemini: Option<ProviderKind>,
-) -> Result<Translation, String> {
     let trimmed = written.trim();
     let lower = trimmed.to_ascii_lowercase();
     if lower.is_empty() || lower == "inherit" {
@@ -197,7 +183,7 @@ fn translate_with(
     let unserved = |why: &str| {
         format!(
             "`{field}: {trimmed}` names a model that no provider here serves ({why}); name a \
-             Claude or OpenAI model, or serve it through a gateway: model_provider: custom \
+             Claude, OpenAI or Gemini model, or serve it through a gateway: model_provider: custom \
              with base_url, env_key and wire_api"
         )
     };
@@ -247,13 +233,7 @@ fn translate_with(
         return Err(unserved(why));
     }
     if let Some(id) = gemini_id(&name) {
-        return match gemini {
-            Some(provider) => Ok(model(provider, id, None)),
-            None => Err(unserved(
-                "a Gemini model, served by Google's OpenAI-compatible Chat Completions \
-                 endpoint, which this runtime does not speak yet",
-            )),
-        };
+        return Ok(model(ProviderKind::Gemini, id, None));
     }
     if let Some((_, why)) = ELSEWHERE_ONLY.iter().find(|(p, _)| name.starts_with(p)) {
         return Err(unserved(why));
@@ -606,9 +586,7 @@ mod tests {
     }
 
     #[test]
-    fn gemini_models_go_to_the_gemini_provider_once_it_exists() {
-        // The switch is `GEMINI_PROVIDER`; any provider stands in for it here.
-        let stand_in = Some(ProviderKind::OpenAi);
+    fn gemini_models_go_to_the_gemini_provider() {
         for (written, id) in [
             ("gemini-2.5-flash", "gemini-2.5-flash"),
             ("gemini-3.1-pro-preview", "gemini-3.1-pro-preview"),
@@ -616,13 +594,13 @@ mod tests {
             ("Gemini 3.1 Pro (copilot)", "gemini-3.1-pro-preview"),
             ("Gemini 3 Flash", "gemini-3-flash-preview"),
         ] {
-            match translate_with("model", written, stand_in) {
+            match translate("model", written) {
                 Ok(Translation::Model {
                     provider, id: got, ..
                 }) => {
                     assert_eq!(
                         (provider, got.as_str()),
-                        (ProviderKind::OpenAi, id),
+                        (ProviderKind::Gemini, id),
                         "{written}"
                     );
                 }
@@ -631,7 +609,7 @@ mod tests {
         }
         for written in ["gemini-pro", "flash-lite", "gemini-3-pro"] {
             assert!(
-                translate_with("model", written, stand_in).is_err(),
+                translate("model", written).is_err(),
                 "{written}"
             );
         }
