@@ -51,21 +51,18 @@ const READ_TASK: &str = "Reply with exactly this and nothing else:\n<tool_call>\
 enum Wire {
     Responses,
     Messages,
-    // Chat Completions (issue 26) slots in here: `Chat`, with `wire_api: chat-completions`,
-    // the `/v1` base URL and the path `/v1/chat/completions`; then `WIRES` gains it, and
-    // each `match` below gets its arm (`finish_reason` for the stop, `tool_calls` deltas for
-    // the call, `tool` messages for the result). Every test that loops over `WIRES` covers
-    // it from then on.
+    Chat,
 }
 
 /// Every wire the tests run on.
-const WIRES: [Wire; 2] = [Wire::Responses, Wire::Messages];
+const WIRES: [Wire; 3] = [Wire::Responses, Wire::Messages, Wire::Chat];
 
 impl Wire {
     fn name(self) -> &'static str {
         match self {
             Wire::Responses => "responses",
             Wire::Messages => "messages",
+            Wire::Chat => "chat",
         }
     }
 
@@ -73,13 +70,14 @@ impl Wire {
         match self {
             Wire::Responses => "responses",
             Wire::Messages => "anthropic-messages",
+            Wire::Chat => "chat-completions",
         }
     }
 
     /// The `base_url` for an endpoint at `origin`.
     fn base_url(self, origin: &str) -> String {
         match self {
-            Wire::Responses => format!("{origin}/v1"),
+            Wire::Responses | Wire::Chat => format!("{origin}/v1"),
             Wire::Messages => origin.to_owned(),
         }
     }
@@ -89,12 +87,14 @@ impl Wire {
         match self {
             Wire::Responses => "/v1/responses",
             Wire::Messages => "/v1/messages",
+            Wire::Chat => "/v1/chat/completions",
         }
     }
 
     /// Why a streamed reply ended: Responses, the status of the response its last event
     /// carries (llama.cpp says `completed` even for a reply its limit cut off); Messages,
-    /// `message_delta`'s `stop_reason`.
+    /// `message_delta`'s `stop_reason`; Chat Completions, the `finish_reason` of the chunk
+    /// that carries one.
     fn stop(self, exchange: &Exchange) -> Option<String> {
         let events = exchange.events();
         let found = match self {
@@ -111,6 +111,9 @@ impl Wire {
                 .iter()
                 .find(|e| e["type"] == "message_delta")
                 .and_then(|e| e["delta"]["stop_reason"].as_str()),
+            Wire::Chat => events
+                .iter()
+                .find_map(|e| e["choices"][0]["finish_reason"].as_str()),
         };
         found.map(str::to_owned)
     }
@@ -150,6 +153,35 @@ impl Wire {
                     {
                         call.2
                             .push_str(e["delta"]["partial_json"].as_str().unwrap_or(""));
+                    }
+                }
+                calls.into_iter().map(|(_, call)| call).collect()
+            }
+            Wire::Chat => {
+                // Fragments of one call share its `index`; the first carries its id and name.
+                let mut calls: Vec<(u64, (String, String, String))> = Vec::new();
+                let fragments = events
+                    .iter()
+                    .flat_map(|e| {
+                        e["choices"][0]["delta"]["tool_calls"]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default()
+                    })
+                    .collect::<Vec<_>>();
+                for fragment in &fragments {
+                    let index = fragment["index"].as_u64().unwrap_or(0);
+                    let function = &fragment["function"];
+                    match calls.iter_mut().find(|(i, _)| *i == index) {
+                        Some((_, call)) => call.2.push_str(&text(&function["arguments"])),
+                        None => calls.push((
+                            index,
+                            (
+                                text(&fragment["id"]),
+                                text(&function["name"]),
+                                text(&function["arguments"]),
+                            ),
+                        )),
                     }
                 }
                 calls.into_iter().map(|(_, call)| call).collect()
@@ -199,12 +231,37 @@ impl Wire {
                     })
                     .collect()
             }
+            Wire::Chat => {
+                let messages = request["messages"].as_array().cloned().unwrap_or_default();
+                messages
+                    .iter()
+                    .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+                    .map(|call| {
+                        let id = text(&call["id"]);
+                        let content = messages
+                            .iter()
+                            .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+                            .map(|m| chat_text(&m["content"]))
+                            .unwrap_or_default();
+                        let error = content.starts_with("Error: ");
+                        (id, call["function"]["arguments"].clone(), content, error)
+                    })
+                    .collect()
+            }
         }
     }
 }
 
 fn text(value: &Value) -> String {
     value.as_str().unwrap_or_default().to_owned()
+}
+
+/// A Chat Completions message's content: a string, or the text of its parts.
+fn chat_text(content: &Value) -> String {
+    match content.as_array() {
+        Some(parts) => parts.iter().map(|p| text(&p["text"])).collect(),
+        None => text(content),
+    }
 }
 
 /// An agent definition at the proxy: `.agents/agents` (canonical) or `.claude/agents`
@@ -332,6 +389,7 @@ async fn a_text_agent_completes_on_every_wire() {
         let ended = match wire {
             Wire::Responses => stop.as_deref() == Some("completed"),
             Wire::Messages => stop.as_deref() == Some("end_turn"),
+            Wire::Chat => stop.as_deref() == Some("stop"),
         };
         assert!(ended, "{wire:?} stopped with {stop:?}: {why}");
     }
@@ -390,6 +448,7 @@ async fn a_claude_code_reader_reads_a_file_through_the_workspace_tools_on_every_
         let stopped_for_the_call = match wire {
             Wire::Responses => stop.as_deref() == Some("completed"),
             Wire::Messages => stop.as_deref() == Some("tool_use"),
+            Wire::Chat => stop.as_deref() == Some("tool_calls"),
         };
         assert!(
             stopped_for_the_call,
@@ -399,7 +458,7 @@ async fn a_claude_code_reader_reads_a_file_through_the_workspace_tools_on_every_
         let (answered_id, sent, result, error) = &answered[0];
         assert_eq!(answered_id, id, "{why}");
         let as_received = match wire {
-            Wire::Responses => json!(arguments),
+            Wire::Responses | Wire::Chat => json!(arguments),
             Wire::Messages => json!({"path": "notes.txt"}),
         };
         assert_eq!(sent, &as_received, "the call goes back as it came: {why}");
@@ -407,16 +466,17 @@ async fn a_claude_code_reader_reads_a_file_through_the_workspace_tools_on_every_
     }
 }
 
-/// Three agents at once, on both wires and both ways of sending the key (Messages takes a
+/// Four agents at once, on every wire and both ways of sending the key (Messages takes a
 /// bearer token too): all complete, each in one 200 exchange.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs llama.cpp's server: scripts/install-engine"]
-async fn three_agents_run_at_once() {
+async fn four_agents_run_at_once() {
     let setup = Setup::new().await;
     let origin = setup.origin();
     let agents = [
         text_agent("text-responses", Wire::Responses, &origin, ""),
         text_agent("text-messages", Wire::Messages, &origin, ""),
+        text_agent("text-chat", Wire::Chat, &origin, ""),
         text_agent(
             "text-messages-bearer",
             Wire::Messages,
@@ -438,7 +498,7 @@ async fn three_agents_run_at_once() {
         assert_eq!(ran.record["name"], agent.name.as_str());
     }
     let exchanges = setup.exchanges();
-    assert_eq!(exchanges.len(), 3, "one request each");
+    assert_eq!(exchanges.len(), 4, "one request each");
     assert!(exchanges.iter().all(|e| e.status == 200));
     let mut keys: Vec<(&str, bool, bool)> = exchanges
         .iter()
@@ -452,6 +512,7 @@ async fn three_agents_run_at_once() {
     assert_eq!(
         keys,
         [
+            ("/v1/chat/completions", true, false),
             ("/v1/messages", false, true),
             ("/v1/messages", true, false),
             ("/v1/responses", true, false)

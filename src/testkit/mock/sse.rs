@@ -118,9 +118,9 @@ pub(super) fn response(wire: MockWire, events: Vec<Event>, shape: &StreamShape) 
     if let Some((after, fault)) = shape.fault {
         events.truncate(after);
         if fault == StreamFault::Overloaded {
-            events.push(overloaded(wire, after + 1));
+            events.push(overloaded(wire, after.saturating_add(1)));
         }
-        events.extend(gateway_error(fault, after + 1));
+        events.extend(gateway_error(fault, after.saturating_add(1)));
         end = Some(fault);
     }
     let last = events.len().saturating_sub(1);
