@@ -608,10 +608,7 @@ mod tests {
             }
         }
         for written in ["gemini-pro", "flash-lite", "gemini-3-pro"] {
-            assert!(
-                translate("model", written).is_err(),
-                "{written}"
-            );
+            assert!(translate("model", written).is_err(), "{written}");
         }
     }
 }

@@ -39,6 +39,7 @@ use super::tool_schema;
 use super::unsupported::OptionalParam;
 use super::wire::{ReplyStream, Request, ToolList, WireFormat, raw_item};
 use crate::definition::{AuthHeader, WireApi};
+use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
 
 /// The Chat Completions wire format.
@@ -122,12 +123,12 @@ impl WireFormat for Chat {
         )
     }
 
-    fn stream(&self, provider: &str) -> Box<dyn ReplyStream> {
-        Box::new(ChatStream::new(provider))
+    fn stream(&self, provider: &str, secrets: &Secrets) -> Box<dyn ReplyStream> {
+        Box::new(ChatStream::new(provider, secrets))
     }
 
-    fn parse(&self, provider: &str, body: Value) -> Result<Reply, AttemptError> {
-        parse_completion(provider, body)
+    fn parse(&self, provider: &str, secrets: &Secrets, body: Value) -> Result<Reply, AttemptError> {
+        parse_completion(provider, secrets, body)
     }
 
     fn user_text(&self, text: &str) -> Box<RawValue> {

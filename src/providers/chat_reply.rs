@@ -35,9 +35,10 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::classify::{AttemptError, carries_error, classify_error_event, quoted};
+use super::classify::{AttemptError, carries_error, classify_error_event};
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, Usage};
 use super::wire::{ReplyStream, raw_item};
+use crate::redact::Secrets;
 
 /// Message fields a provider adds that go back with the message.
 const MESSAGE_EXTRAS: [&str; 4] = [
@@ -56,13 +57,16 @@ const DONE: &str = "[DONE]";
 /// One streamed reply being read.
 pub(super) struct ChatStream {
     provider: String,
+    /// What a quote of the provider's words must hide.
+    secrets: Secrets,
     message: Assembly,
 }
 
 impl ChatStream {
-    pub(super) fn new(provider: &str) -> ChatStream {
+    pub(super) fn new(provider: &str, secrets: &Secrets) -> ChatStream {
         ChatStream {
             provider: provider.to_owned(),
+            secrets: secrets.clone(),
             message: Assembly::default(),
         }
     }
@@ -94,7 +98,7 @@ impl ReplyStream for ChatStream {
             return Ok(None);
         };
         if event == "error" || carries_error(&value) {
-            return Err(classify_error_event(&self.provider, &value));
+            return Err(classify_error_event(&self.provider, &self.secrets, &value));
         }
         self.message.add_chunk(&value);
         Ok(None)
@@ -106,9 +110,14 @@ impl ReplyStream for ChatStream {
 }
 
 /// Reads a whole `chat.completion` (a server that answered `stream: true` with one body).
-pub(super) fn parse_completion(provider: &str, body: Value) -> Result<Reply, AttemptError> {
+/// What is quoted of the provider hides `secrets`.
+pub(super) fn parse_completion(
+    provider: &str,
+    secrets: &Secrets,
+    body: Value,
+) -> Result<Reply, AttemptError> {
     if carries_error(&body) {
-        return Err(classify_error_event(provider, &body));
+        return Err(classify_error_event(provider, secrets, &body));
     }
     let Some(choice) = body["choices"].as_array().and_then(|c| c.first()) else {
         return Err(malformed("it has no `choices`"));
@@ -469,10 +478,7 @@ fn usage(usage: Option<&Value>) -> Usage {
 fn malformed(what: &str) -> AttemptError {
     AttemptError::retryable(
         "malformed reply",
-        format!(
-            "the provider's reply is not a Chat Completions reply: {}",
-            quoted(what)
-        ),
+        format!("the provider's reply is not a Chat Completions reply: {what}"),
     )
 }
 
@@ -496,7 +502,7 @@ mod tests {
 
     /// Feeds the chunks, then `[DONE]`.
     fn read(chunks: &[Value]) -> Result<Reply, AttemptError> {
-        let mut stream = ChatStream::new("p");
+        let mut stream = ChatStream::new("p", &Secrets::default());
         for c in chunks {
             if let Some(reply) = stream.event("message", &c.to_string())? {
                 return Ok(reply);
@@ -690,7 +696,7 @@ mod tests {
 
     #[test]
     fn a_stream_without_a_finish_reason_or_with_an_error_broke_off() {
-        let mut stream = ChatStream::new("p");
+        let mut stream = ChatStream::new("p", &Secrets::default());
         stream
             .event(
                 "message",
@@ -701,7 +707,7 @@ mod tests {
             stream.event("message", "[DONE]"),
             Err(AttemptError::BrokeOff { .. })
         ));
-        let mut stream = ChatStream::new("p");
+        let mut stream = ChatStream::new("p", &Secrets::default());
         let error = json!({"error": {"message": "The server had an error while processing your request.",
                                      "type": "server_error", "param": null, "code": null}});
         assert!(matches!(
@@ -722,7 +728,7 @@ mod tests {
             "function": {"name": "get", "arguments": "{\"q\":1}"}}], "refusal": null},
             "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 7,
             "completion_tokens": 3, "total_tokens": 10, "prompt_cache_hit_tokens": 4}});
-        let reply = parse_completion("p", body).unwrap();
+        let reply = parse_completion("p", &Secrets::default(), body).unwrap();
         assert_eq!(reply.stop, StopReason::ToolUse);
         assert_eq!(reply.usage.cache_read_tokens, 4, "DeepSeek's spelling");
         assert_eq!(
@@ -730,7 +736,11 @@ mod tests {
             CallArguments::Object(json!({"q": 1}))
         );
         assert!(matches!(
-            parse_completion("p", json!({"object": "chat.completion"})),
+            parse_completion(
+                "p",
+                &Secrets::default(),
+                json!({"object": "chat.completion"})
+            ),
             Err(AttemptError::Retryable { .. })
         ));
     }

@@ -712,6 +712,7 @@ mod tests {
         let body = r#"{"error":{"code":400,"message":"request (20034 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":20034,"n_ctx":8192}}"#;
         match classify_status(
             "127.0.0.1",
+            &Secrets::default(),
             StatusCode::BAD_REQUEST,
             &HeaderMap::new(),
             body,

@@ -705,7 +705,11 @@ mod tests {
             if !arguments.is_null() {
                 item["arguments"] = arguments;
             }
-            let reply = parse_response(json!({"status": "completed", "output": [item]})).unwrap();
+            let reply = parse_response(
+                json!({"status": "completed", "output": [item]}),
+                &Secrets::default(),
+            )
+            .unwrap();
             (
                 reply.tool_calls[0].arguments.clone(),
                 reply.item_values()[0]["arguments"].clone(),

@@ -14,8 +14,7 @@ pub use fixture_server::{
 };
 pub use mock::{
     ChatServer, MockAuth, MockEngine, MockProvider, MockWire, ModelRefuses, Recorded,
-    RecordedOutcome,
-    ScriptedReply, Step, StreamFault, StreamShape,
+    RecordedOutcome, ScriptedReply, Step, StreamFault, StreamShape,
 };
 #[cfg(any(test, feature = "testkit"))]
 pub use mock::{Verdict, check_with_oracle, mock_definition};

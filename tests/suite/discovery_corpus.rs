@@ -13,7 +13,7 @@ use mcp_agents::discovery::LoadOptions;
 #[test]
 fn the_corpus_loads_as_a_careful_user_would_expect() {
     let catalog = support::check_fixture("corpus");
-    assert_eq!(catalog.agents().len(), 43);
+    assert_eq!(catalog.agents().len(), 44);
     assert_eq!(catalog.skills().len(), 5);
 
     // Published agents expect to read the code (SPEC §8.6): every one but the agents whose

@@ -64,7 +64,12 @@ async fn a_bearer_only_endpoint_takes_auth_bearer_on_every_api_and_refuses_x_api
             "auth: x-api-key",
         ),
         ("chat-default", &chat, "chat-completions", ""),
-        ("chat-x-api-key", &chat, "chat-completions", "auth: x-api-key"),
+        (
+            "chat-x-api-key",
+            &chat,
+            "chat-completions",
+            "auth: x-api-key",
+        ),
     ] {
         ws.write(
             &format!(".agents/agents/{name}.md"),

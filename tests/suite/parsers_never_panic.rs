@@ -467,15 +467,16 @@ proptest! {
     ) {
         use mcp_agents::definition::WireApi;
         let format = mcp_agents::providers::format(WireApi::ChatCompletions);
-        let mut stream = format.stream("p");
+        let secrets = mcp_agents::redact::Secrets::default();
+        let mut stream = format.stream("p", &secrets);
         for chunk in &chunks {
             if stream.event("message", &chunk.to_string()).is_err() {
                 break;
             }
         }
         let _ = stream.event("message", "[DONE]");
-        let _ = format.parse("p", whole);
-        let _ = format.parse("p", serde_json::json!({"choices": chunks}));
+        let _ = format.parse("p", &secrets, whole);
+        let _ = format.parse("p", &secrets, serde_json::json!({"choices": chunks}));
     }
 }
 

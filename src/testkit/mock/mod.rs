@@ -46,8 +46,7 @@ mod state;
 pub use oracle::{Verdict, check as check_with_oracle};
 pub use script::{
     ChatServer, MockAuth, MockEngine, MockWire, ModelRefuses, Recorded, RecordedOutcome,
-    ScriptedReply, Step,
-    StreamFault, StreamShape,
+    ScriptedReply, Step, StreamFault, StreamShape,
 };
 use state::{MockState, lock, refusal};
 
