@@ -553,8 +553,6 @@ mod tests {
             ("Raptor mini", "GitHub Copilot"),
             ("gemini-pro", "not a Gemini model id"),
             ("flash", "Gemini CLI alias"),
-            ("gemini-2.5-flash", "a Gemini model"),
-            ("Gemini 2.5 Pro (copilot)", "a Gemini model"),
             ("llama-3", "not a Claude, OpenAI or Gemini model"),
             (
                 "GPT-4.1 | 'gpt-5' | 'Claude Sonnet 4.5'",

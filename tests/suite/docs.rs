@@ -142,6 +142,15 @@ fn chat_examples() -> Vec<String> {
     section_examples("## Chat Completions endpoints")
 }
 
+/// docs/agents.md's llama.cpp example on the Chat Completions wire (also run on the real
+/// server by `suite::real_engine`).
+pub(super) fn llama_cpp_chat_example() -> String {
+    chat_examples()
+        .into_iter()
+        .find(|e| e.contains("\nname: llama-local\n"))
+        .expect("docs/agents.md has the llama.cpp Chat Completions example")
+}
+
 /// The value of the frontmatter line `key: value` of a definition.
 fn field(example: &str, key: &str) -> String {
     example

@@ -580,36 +580,43 @@ async fn a_wrong_key_is_the_engines_401_on_every_wire() {
     }
 }
 
-/// docs/agents.md's llama.cpp example, as written but for its port, runs on the engine.
+/// docs/agents.md's two llama.cpp examples (Responses, and Chat Completions from issue 26),
+/// as written but for their port, run on the engine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs llama.cpp's server: scripts/install-engine"]
-async fn the_documented_llama_cpp_example_runs_on_the_engine() {
-    let setup = Setup::new().await;
-    let example = super::docs::llama_cpp_example();
-    let base = example
-        .lines()
-        .find_map(|l| l.strip_prefix("base_url:"))
-        .unwrap()
-        .trim()
-        .to_owned();
-    let origin = base.trim_end_matches("/v1");
-    setup.ws.write(
-        ".agents/agents/example.md",
-        example.replace(origin, &setup.origin()),
-    );
-    let name = example
-        .lines()
-        .find_map(|l| l.strip_prefix("name:"))
-        .unwrap()
-        .trim()
-        .to_owned();
-    let ran = setup.run(&name, "Say hello in five words.").await;
-    let why = setup.explain(&ran);
-    assert!(ran.success, "{why}");
-    assert_eq!(ran.record["status"], "completed", "{why}");
-    let exchanges = setup.exchanges();
-    assert_eq!(exchanges.len(), 1, "{why}");
-    assert_eq!(exchanges[0].status, 200, "{why}");
+async fn the_documented_llama_cpp_examples_run_on_the_engine() {
+    for (example, path) in [
+        (super::docs::llama_cpp_example(), "/v1/responses"),
+        (
+            super::docs::llama_cpp_chat_example(),
+            "/v1/chat/completions",
+        ),
+    ] {
+        let setup = Setup::new().await;
+        let field = |key: &str| {
+            example
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap()
+                .trim()
+                .to_owned()
+        };
+        let base = field("base_url:");
+        let origin = base.trim_end_matches("/v1");
+        setup.ws.write(
+            ".agents/agents/example.md",
+            example.replace(origin, &setup.origin()),
+        );
+        let name = field("name:");
+        let ran = setup.run(&name, "Say hello in five words.").await;
+        let why = setup.explain(&ran);
+        assert!(ran.success, "{name}: {why}");
+        assert_eq!(ran.record["status"], "completed", "{why}");
+        let exchanges = setup.exchanges();
+        assert_eq!(exchanges.len(), 1, "{why}");
+        assert_eq!(exchanges[0].path, path, "{why}");
+        assert_eq!(exchanges[0].status, 200, "{why}");
+    }
 }
 
 /// Issue 25's second defect, on the engine: a Responses reply cut off at 20 tokens holds a
