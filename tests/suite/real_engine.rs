@@ -428,7 +428,15 @@ async fn a_claude_code_reader_reads_a_file_through_the_workspace_tools_on_every_
             .as_array()
             .into_iter()
             .flatten()
-            .map(|t| text(&t["name"]))
+            // Chat Completions nests a tool's name in its `function`.
+            .map(|t| {
+                text(
+                    t.get("function")
+                        .unwrap_or(t)
+                        .get("name")
+                        .unwrap_or(&Value::Null),
+                )
+            })
             .collect();
         assert_eq!(
             tools,
