@@ -233,6 +233,7 @@ async fn images_from_tools_reach_the_model_as_images_on_both_apis() {
             data: ONE_PIXEL_PNG.into(),
         }],
         is_error: false,
+        changed: None,
     };
     for wire in [Responses, Messages] {
         let mut talk = Loop::new(wire, |_| {}).await;
