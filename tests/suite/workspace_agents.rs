@@ -174,6 +174,14 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
     let ws = tempfile::tempdir().unwrap();
     let p = provider(&mock);
     let all = [
+        "workspace__edit",
+        "workspace__glob",
+        "workspace__grep",
+        "workspace__list",
+        "workspace__read",
+        "workspace__write",
+    ];
+    let reads = [
         "workspace__glob",
         "workspace__grep",
         "workspace__list",
@@ -196,7 +204,7 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
                  developer_instructions = \"Work.\"\n",
                 mock.responses_base_url()
             ),
-            all.to_vec(),
+            reads.to_vec(),
         ),
         (
             "opencode-all",
@@ -215,7 +223,13 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
                 "---\ndescription: d\nmodel: mock/m\n{}tools:\n  read: false\n---\nWork.\n",
                 p.replace("model_provider: custom\n", "")
             ),
-            vec!["workspace__glob", "workspace__grep", "workspace__list"],
+            vec![
+                "workspace__edit",
+                "workspace__glob",
+                "workspace__grep",
+                "workspace__list",
+                "workspace__write",
+            ],
         ),
         (
             "canonical-plain",
@@ -229,6 +243,45 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
             format!(
                 "---\nname: canonical-named\ndescription: d\nmodel: m\n{p}\
                  mcp_servers:\n  workspace: {{builtin: workspace}}\n---\nWork.\n"
+            ),
+            reads.to_vec(),
+        ),
+        (
+            "canonical-editor",
+            ".agents/agents/editor.md",
+            format!(
+                "---\nname: canonical-editor\ndescription: d\nmodel: m\n{p}\
+                 mcp_servers:\n  workspace: {{builtin: workspace}}\n\
+                 tools: [workspace__read, workspace__edit]\n---\nWork.\n"
+            ),
+            vec!["workspace__edit", "workspace__read"],
+        ),
+        (
+            "claude-no-edit",
+            ".claude/agents/no-edit.md",
+            format!(
+                "---\nname: claude-no-edit\ndescription: d\nmodel: m\n{p}\
+                 disallowedTools: Edit, Write\n---\nWork.\n"
+            ),
+            reads.to_vec(),
+        ),
+        (
+            "claude-read-only",
+            ".claude/agents/read-only.md",
+            format!(
+                "---\nname: claude-read-only\ndescription: d\nmodel: m\n{p}\
+                 tools: Read, Edit, Write\nsandbox: read-only\n---\nWork.\n"
+            ),
+            vec!["workspace__read"],
+        ),
+        (
+            "codex-writer",
+            ".codex/agents/writer.toml",
+            format!(
+                "name = \"codex-writer\"\ndescription = \"d\"\nmodel = \"m\"\n\
+                 model_provider = \"custom\"\nbase_url = \"{}\"\nenv_key = \"{KEY_VAR}\"\n\
+                 wire_api = \"responses\"\ndeveloper_instructions = \"Work.\"\n",
+                mock.responses_base_url()
             ),
             all.to_vec(),
         ),
