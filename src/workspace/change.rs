@@ -149,26 +149,22 @@ fn target(root: &WorkspaceRoot, given: &str, if_missing: IfMissing) -> Result<Ta
         return new_file(root, given, &below, if_missing);
     }
     let path = root.resolved(given, resolved)?;
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+    let parts = (path != root.path())
+        .then(|| path.parent().zip(path.file_name()))
+        .flatten();
+    let Some((dir, name)) = parts else {
         return Err(format!(
             "`{}` is the workspace directory, not a file",
             quote(given)
         ));
     };
-    if path == root.path() {
-        return Err(format!(
-            "`{}` is the workspace directory, not a file",
-            quote(given)
-        ));
-    }
-    let target = Target {
+    not_in_git(root, &path)?;
+    Ok(Target {
         existing_dir: dir.to_owned(),
         name: name.to_owned(),
         missing_dirs: Vec::new(),
-        path: path.clone(),
-    };
-    not_in_git(root, &target.path)?;
-    Ok(target)
+        path,
+    })
 }
 
 /// A file that does not exist yet: its name below the nearest existing directory on its
