@@ -295,8 +295,8 @@ pub(super) fn spawn_agent_tool(agents: &[(&AgentDefinition, Vec<String>)]) -> To
                        "model": {"type": "string", "description": MODEL_FIELD},
                        "provider": {"type": "string", "description": PROVIDER_FIELD},
                        "note": {"type": "string", "description": "present when the agent \
-                           lacks tools its definition asks for: which, e.g. \"read-only \
-                           here: no Edit, Bash\""}},
+                           lacks tools its definition asks for: which, e.g. \"runs here \
+                           without Bash\""}},
         "required": ["agent_id", "name", "status", "model", "provider"]
     }));
     Tool::new(SPAWN_AGENT, description, Arc::new(input))
