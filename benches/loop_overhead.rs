@@ -43,6 +43,7 @@ impl ToolBox for Echo {
                 content: arguments.to_string(),
                 images: Vec::new(),
                 is_error: false,
+                changed: None,
             }
         })
     }

@@ -263,6 +263,7 @@ impl ToolBox for Echo {
                 content: arguments.to_string(),
                 images: Vec::new(),
                 is_error: false,
+                changed: None,
             }
         })
     }

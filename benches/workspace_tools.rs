@@ -6,6 +6,13 @@
 //! - `read_10k_lines/*`: a generated file of 10,000 lines of 80 characters, every line
 //!   printed with its number: `read` with `limit: 10000`, and `rg -n '' FILE`.
 //!
+//! - `change/*`: what the read-before-edit rule costs and what a change costs, in process
+//!   (`WorkspaceTools::call_now`, the server's own calls): `read` of the first 100 lines of
+//!   a 16 MiB file without the run's memory (`read_file`, which stops after the lines) and
+//!   with it (the server's `read`, which hashes the whole file for a later `edit`); one
+//!   `edit` of a 1 MiB file (read it, check its hash, replace it atomically and synced), and
+//!   one `write` of 1 MiB over it.
+//!
 //! Each group measures the tool in process (the work the child does for one call), the
 //! tool through MCP (a call over stdio to a running `mcp-agents workspace-tools`, as a run
 //! makes it), `rg` as a process (its start included, as a shell would run it), and `rg
@@ -184,5 +191,50 @@ fn read_10k_lines(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, grep_repo, read_10k_lines);
+fn change(c: &mut Criterion) {
+    use mcp_agents::workspace::WorkspaceTools;
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!("{}\n", "lorem ipsum dolor sit amet ".repeat(3).trim_end());
+    let big: String = line.repeat(16 * 1024 * 1024 / line.len());
+    std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+    let mib: String = line.repeat(1024 * 1024 / line.len());
+    std::fs::write(dir.path().join("mib.txt"), format!("FIRST\n{mib}")).unwrap();
+    let root = WorkspaceRoot::open(dir.path()).unwrap();
+    let tools = WorkspaceTools::new(WorkspaceRoot::open(dir.path()).unwrap());
+    let ok = |result: rmcp::model::CallToolResult| {
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+    };
+    let mut group = c.benchmark_group("change");
+    group.sample_size(20);
+    let request = ReadRequest::new("big.txt", Some(1), Some(100));
+    group.bench_function("read_100_lines_of_16mib_without_memory", |b| {
+        b.iter(|| read_file(&root, &request, &CancellationToken::new()).unwrap())
+    });
+    group.bench_function("read_100_lines_of_16mib_remembered", |b| {
+        b.iter(|| ok(tools.call_now("read", json!({"path": "big.txt", "limit": 100}))))
+    });
+    ok(tools.call_now("read", json!({"path": "mib.txt", "limit": 1})));
+    let mut first = true;
+    group.bench_function("edit_1mib", |b| {
+        b.iter(|| {
+            let (old, new) = if first {
+                ("FIRST", "SECOND")
+            } else {
+                ("SECOND", "FIRST")
+            };
+            first = !first;
+            ok(tools.call_now(
+                "edit",
+                json!({"path": "mib.txt", "old_text": old, "new_text": new}),
+            ))
+        })
+    });
+    let content = format!("FIRST\n{mib}");
+    group.bench_function("write_1mib", |b| {
+        b.iter(|| ok(tools.call_now("write", json!({"path": "mib.txt", "content": content}))))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, grep_repo, read_10k_lines, change);
 criterion_main!(benches);

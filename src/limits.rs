@@ -124,6 +124,9 @@ pub const REASONING_ROOM_TOKENS: u32 = 25_000;
 /// Activity transitions a session remembers, so that a waiter that wakes after several quick
 /// ones reports each (SPEC §4.3 progress, §7).
 pub const ACTIVITY_HISTORY: usize = 16;
+/// Files a session record lists in `files_changed` (SPEC §4.3, §8.6); changes to further
+/// files are counted in `unlisted_changes`.
+pub const RECORD_FILES_CHANGED: usize = 1000;
 
 // ----- Child MCP servers (SPEC §8) -----
 
@@ -246,6 +249,23 @@ pub const WORKSPACE_IGNORE_NOTES: usize = 3;
 /// Symbolic links followed while resolving one path inside the workspace before it is
 /// called a loop: Linux's own bound (SPEC §8.6).
 pub const WORKSPACE_LINK_HOPS: usize = 40;
+/// The largest file `edit` and `write` change, before and after the change, in bytes
+/// (SPEC §8.6): the largest message to a child server ([`CHILD_MESSAGE_BYTES`]), so a file
+/// that can be read for an edit is never larger than what one call can carry.
+pub const WORKSPACE_CHANGE_BYTES: u64 = 16 * 1024 * 1024;
+/// Files whose content one run's workspace server remembers as read (a hash each, for the
+/// read-before-edit rule, SPEC §8.6); past it the oldest is forgotten, and editing it asks
+/// for a fresh read.
+pub const WORKSPACE_READ_MEMORY_FILES: usize = 4096;
+/// Lines of context `edit` shows before and after the lines it changed (SPEC §8.6).
+pub const WORKSPACE_EDIT_CONTEXT_LINES: usize = 3;
+/// The most lines one `edit` answer shows of what it changed; a `replace_all` over many
+/// places shows the first ones and counts the rest (SPEC §8.6).
+pub const WORKSPACE_EDIT_SHOWN_LINES: usize = 200;
+/// How long `edit` or `write` waits for another workspace server (another agent) that is
+/// changing a file in the same directory, before it answers "try again" (SPEC §8.6). A
+/// change holds the directory for the time of one write of at most 16 MiB.
+pub const WORKSPACE_CHANGE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 // ----- The MCP surface (SPEC §4, §10) -----
 
@@ -270,6 +290,9 @@ pub const WAIT_LINE_QUOTE_CHARS: usize = 100;
 /// A task `mcp-agents run NAME -` reads from standard input, in bytes (SPEC §2): as much as
 /// an HTTP client could send in one request.
 pub const TERMINAL_TASK_BYTES: usize = HTTP_REQUEST_BODY_BYTES;
+/// Files `mcp-agents run` names one by one after its summary; the rest are counted (`--json`
+/// lists them all) (SPEC §2, §4.3 `files_changed`).
+pub const TERMINAL_FILES_SHOWN: usize = 20;
 /// The longest wait `mcp-agents run` makes at once before waiting again (SPEC §2).
 pub const TERMINAL_WAIT: Duration = Duration::from_millis(MAX_WAIT_MS);
 /// An agent's description shown whole in `spawn_agent`'s description, in characters

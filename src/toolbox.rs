@@ -1,6 +1,7 @@
 //! The vocabulary between the model loop and its tools: what a tool looks like to the
 //! model ([`ToolSpec`]), where it comes from ([`ToolDescriptor`]), what a call answers
-//! ([`ToolResult`], text and images), and the traits that connect the two sides.
+//! ([`ToolResult`], text and images, and the file it changed, [`FileChange`]), and the
+//! traits that connect the two sides.
 //!
 //! | trait | implemented by | used by |
 //! | --- | --- | --- |
@@ -61,6 +62,9 @@ pub struct ToolResult {
     /// Images the model sees as images, after the text, in the order the tool sent them.
     pub images: Vec<ToolImage>,
     pub is_error: bool,
+    /// The file the call changed, when it was a built-in tool that changes files (SPEC
+    /// §8.6, the workspace server's `edit` and `write`) and it succeeded.
+    pub changed: Option<FileChange>,
 }
 
 impl ToolResult {
@@ -70,8 +74,19 @@ impl ToolResult {
             content: content.into(),
             images: Vec::new(),
             is_error,
+            changed: None,
         }
     }
+}
+
+/// A file of the workspace that a tool call created or modified (SPEC §4.3
+/// `files_changed`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Relative to the workspace, with `/` separators, as the tool showed it.
+    pub path: String,
+    /// The file did not exist before the call.
+    pub created: bool,
 }
 
 /// An image in a tool's answer: base64 data of a type both wire APIs take (PNG, JPEG, GIF,

@@ -14,8 +14,8 @@ use mcp_agents::limits::TOOL_OUTPUT_BYTES;
 use mcp_agents::workspace::{WorkspaceRoot, WorkspaceTools};
 use serde_json::{Value, json};
 
-/// The four tools, and a name that is none of them.
-const TOOLS: [&str; 5] = ["read", "list", "glob", "grep", "edit"];
+/// The six tools, and a name that is none of them.
+const TOOLS: [&str; 7] = ["read", "list", "glob", "grep", "edit", "write", "delete"];
 
 fn workspace() -> &'static WorkspaceTools {
     static TOOLS: OnceLock<WorkspaceTools> = OnceLock::new();
@@ -55,10 +55,21 @@ fuzz_target!(|data: &[u8]| {
     let tool = TOOLS[usize::from(pick) % TOOLS.len()];
     let text = String::from_utf8_lossy(rest);
     let arguments = match serde_json::from_str::<Value>(&text) {
-        Ok(value @ Value::Object(_)) => value,
+        Ok(Value::Object(mut map)) => {
+            // What `edit` and `write` put in a file is shown as it is by `read`: keep the
+            // override out of it, so the check below stays about names and quotes.
+            for field in ["content", "new_text"] {
+                if let Some(Value::String(written)) = map.get_mut(field) {
+                    *written = written.replace('\u{202E}', "");
+                }
+            }
+            Value::Object(map)
+        }
         _ => match tool {
             "grep" => json!({"pattern": text, "glob": text}),
             "glob" => json!({"pattern": text}),
+            "edit" => json!({"path": text, "old_text": text, "new_text": "x"}),
+            "write" => json!({"path": text, "content": "x\n"}),
             _ => json!({"path": text}),
         },
     };

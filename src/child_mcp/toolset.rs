@@ -12,7 +12,9 @@ use super::offer::{
 };
 use super::render::{cap_output, render_result};
 use crate::definition::AgentDefinition;
-use crate::toolbox::{BoxFuture, RunTools, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
+use crate::toolbox::{
+    BoxFuture, FileChange, RunTools, ToolBox, ToolDescriptor, ToolResult, ToolSpec,
+};
 
 /// The tools of one run: what the model sees, and which connection serves each.
 #[derive(Default)]
@@ -23,6 +25,9 @@ pub struct ChildToolSet {
     /// For each descriptor: the tool's name as the child listed it, for calls (the
     /// descriptor's `tool` is the sanitized name activity shows).
     child_names: Vec<String>,
+    /// For each descriptor: whether it is a built-in tool that changes files, whose
+    /// successful answers name the file changed.
+    changes_files: Vec<bool>,
     connections: Vec<ChildConnection>,
 }
 
@@ -60,6 +65,13 @@ impl ChildToolSet {
                     timeout,
                 });
                 set.routes.push(index);
+                set.changes_files.push(
+                    definition
+                        .mcp_servers
+                        .get(&connection.server)
+                        .and_then(|config| config.builtin())
+                        .is_some_and(|builtin| builtin.changes_files(&tool.name)),
+                );
                 set.child_names.push(tool.name.to_string());
             }
             set.connections.push(connection);
@@ -91,13 +103,20 @@ impl ToolBox for ChildToolSet {
                     true,
                 );
             };
+            let changes_files = self.changes_files.get(index).copied().unwrap_or(false);
             match connection.call(child_name, arguments).await {
                 Ok(result) => {
                     let rendered = render_result(&result);
+                    let is_error = result.is_error == Some(true);
                     ToolResult {
                         content: rendered.text,
                         images: rendered.images,
-                        is_error: result.is_error == Some(true),
+                        is_error,
+                        changed: if changes_files && !is_error {
+                            file_change(result.structured_content.as_ref())
+                        } else {
+                            None
+                        },
                     }
                 }
                 // The child's own error text can be as long as it likes: the same cap as
@@ -106,6 +125,19 @@ impl ToolBox for ChildToolSet {
             }
         })
     }
+}
+
+/// The file a built-in tool's successful answer says it changed: its structured content's
+/// `path`, and `created` (absent: an existing file was modified).
+fn file_change(structured: Option<&Value>) -> Option<FileChange> {
+    let structured = structured?;
+    Some(FileChange {
+        path: structured.get("path")?.as_str()?.to_owned(),
+        created: structured
+            .get("created")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
 }
 
 impl RunTools for ChildToolSet {

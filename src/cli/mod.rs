@@ -159,8 +159,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Serve the built-in read-only workspace tools (read, list, glob, grep) for DIR over
-    /// MCP stdio: the child server agents get to read the code (docs/agents.md)
+    /// Serve the built-in workspace tools (read, list, glob, grep, edit, write) for DIR
+    /// over MCP stdio: the child server agents get to read and change the code
+    /// (docs/agents.md)
     WorkspaceTools {
         /// The workspace the tools are confined to
         #[arg(value_name = "DIR")]

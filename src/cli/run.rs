@@ -16,12 +16,14 @@ use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
 use super::status_line::StatusLine;
 use crate::definition::{Catalog, Effect};
 use crate::error::{AgentError, ErrorCode};
-use crate::limits::{SERVER_SHUTDOWN_BOUND, TERMINAL_TASK_BYTES, TERMINAL_WAIT};
+use crate::limits::{
+    SERVER_SHUTDOWN_BOUND, TERMINAL_FILES_SHOWN, TERMINAL_TASK_BYTES, TERMINAL_WAIT,
+};
 use crate::providers::{Audience, Credential};
 use crate::sessions::SessionManager;
 use crate::sessions::snapshot_json;
 use crate::sessions::{Progress, ReturnWhen, Step, WaitEvent};
-use crate::sessions::{Snapshot, Status, short_id};
+use crate::sessions::{Snapshot, Status, changed_files, short_id};
 
 /// `TASK`, or with `-` the task read from standard input (SPEC §2).
 pub(super) fn read_task(task: String) -> Result<String, String> {
@@ -215,6 +217,8 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
     if json {
         println!("{:#}", snapshot_json(snapshot));
     }
+    // What it changed, whether it completed or not: the person reviews it either way.
+    let files = files_line(snapshot);
     match &snapshot.status {
         Status::Completed(answer) => {
             if !json {
@@ -224,6 +228,7 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
                 eprintln!("mcp-agents: {} declined the task (refused)", snapshot.name);
             }
             eprintln!("{}", completed_line(snapshot));
+            files.iter().for_each(|line| eprintln!("{line}"));
             ExitCode::SUCCESS
         }
         Status::Failed(failure) => {
@@ -233,6 +238,7 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
                 println!("{partial}");
                 eprintln!("mcp-agents: the text above is the agent's partial result");
             }
+            files.iter().for_each(|line| eprintln!("{line}"));
             eprintln!("error: {}: {}", e.code, e.message);
             ExitCode::from(EXIT_FAILED)
         }
@@ -257,6 +263,36 @@ fn completed_line(snapshot: &Snapshot) -> String {
         t.input_tokens,
         t.output_tokens
     )
+}
+
+/// The files the agent created or modified, on stderr after the summary (SPEC §4.3
+/// `files_changed`): `mcp-agents: fixer changed 2 files: src/a.rs (created), src/b.rs (3
+/// changes)`; the first [`TERMINAL_FILES_SHOWN`] by name, the rest counted.
+fn files_line(snapshot: &Snapshot) -> Option<String> {
+    let changed = changed_files(snapshot)?;
+    let mut named: Vec<String> = snapshot
+        .files_changed
+        .iter()
+        .take(TERMINAL_FILES_SHOWN)
+        .map(|f| match (f.created, f.changes) {
+            (true, 1) => format!("{} (created)", f.path),
+            (true, n) => format!("{} (created, {n} changes)", f.path),
+            (false, 1) => f.path.clone(),
+            (false, n) => format!("{} ({n} changes)", f.path),
+        })
+        .collect();
+    let rest = snapshot
+        .files_changed
+        .len()
+        .saturating_sub(TERMINAL_FILES_SHOWN);
+    if rest > 0 {
+        named.push(format!("and {rest} more (--json lists them all)"));
+    }
+    Some(format!(
+        "mcp-agents: {} {changed}: {}",
+        snapshot.name,
+        named.join(", ")
+    ))
 }
 
 fn count(n: u64, what: &str) -> String {
@@ -347,10 +383,35 @@ mod tests {
             total_elapsed: Duration::from_millis(2_500),
             totals,
             tools_used: Vec::new(),
+            files_changed: Vec::new(),
+            unlisted_changes: 0,
             queued: 0,
             activity: None,
             version: 1,
         }
+    }
+
+    #[test]
+    fn the_files_changed_are_named_after_the_summary() {
+        use crate::sessions::FileChanged;
+        let mut snapshot = completed(Totals::default());
+        assert_eq!(files_line(&snapshot), None);
+        snapshot.files_changed = vec![
+            FileChanged {
+                path: "src/a.rs".into(),
+                created: true,
+                changes: 1,
+            },
+            FileChanged {
+                path: "src/b.rs".into(),
+                created: false,
+                changes: 3,
+            },
+        ];
+        assert_eq!(
+            files_line(&snapshot).unwrap(),
+            "mcp-agents: review changed 2 files: src/a.rs (created), src/b.rs (3 changes)"
+        );
     }
 
     #[test]

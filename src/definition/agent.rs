@@ -49,20 +49,20 @@ pub struct AgentDefinition {
 
 impl AgentDefinition {
     /// What the parent should know before it picks this agent, when its file asks for tools
-    /// it does not get here: `read-only here: no Edit, Bash` when all it is offered is the
-    /// read-only workspace tools, else `runs here without Edit, Bash`.
+    /// it does not get here: `read-only here: no Bash` when all it is offered is the
+    /// workspace tools that read, else `runs here without Bash`.
     pub fn offer_note(&self) -> Option<String> {
         if self.unavailable_tools.is_empty() {
             return None;
         }
         let missing = self.unavailable_tools.join(", ");
+        let workspace = BuiltinServer::Workspace;
         let read_only = self.sandbox == Sandbox::ReadOnly
             || self.own_servers().next().is_none()
                 && self
-                    .mcp_servers
-                    .values()
-                    .filter_map(ChildServerConfig::builtin)
-                    .all(|server| server.hints().read_only == Some(true));
+                    .workspace_tools()
+                    .iter()
+                    .all(|tool| workspace.tool_hints(tool).read_only == Some(true));
         Some(if read_only {
             format!("read-only here: no {missing}")
         } else {
@@ -113,7 +113,7 @@ impl AgentDefinition {
             .tools()
             .iter()
             .copied()
-            .filter(|tool| self.offers_tool(workspace.name(), tool, workspace.hints()))
+            .filter(|tool| self.offers_tool(workspace.name(), tool, workspace.tool_hints(tool)))
             .collect()
     }
 

@@ -125,15 +125,23 @@ pub enum ChildTransport {
 /// The first-party child servers (SPEC §8.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BuiltinServer {
-    /// Read-only tools over the workspace: `mcp-agents workspace-tools <workspace>`.
+    /// Tools over the workspace, four that read and two that change files:
+    /// `mcp-agents workspace-tools <workspace>`.
     Workspace,
 }
 
 impl BuiltinServer {
-    /// The read-only hints every workspace tool carries.
-    pub const WORKSPACE_HINTS: ToolHints = ToolHints {
+    /// The hints of the workspace tools that read.
+    pub const READ_HINTS: ToolHints = ToolHints {
         read_only: Some(true),
         destructive: Some(false),
+    };
+
+    /// The hints of the workspace tools that change files (`edit`, `write`): read-only
+    /// agents are never offered them.
+    pub const CHANGE_HINTS: ToolHints = ToolHints {
+        read_only: Some(false),
+        destructive: Some(true),
     };
 
     /// The server's name in a definition and in tool names (`workspace__read`); a
@@ -159,14 +167,26 @@ impl BuiltinServer {
     /// The tools it lists, in the order it lists them.
     pub fn tools(self) -> &'static [&'static str] {
         match self {
-            BuiltinServer::Workspace => &["read", "list", "glob", "grep"],
+            BuiltinServer::Workspace => &["read", "list", "glob", "grep", "edit", "write"],
         }
     }
 
-    /// The annotations its tools carry (for deciding, before it runs, what an agent gets).
-    pub fn hints(self) -> ToolHints {
+    /// Whether `tool` changes files: a successful call's structured content names the file
+    /// (`path`) and whether it is new (`created`), and the run counts it in
+    /// `files_changed` (SPEC §4.3).
+    pub fn changes_files(self, tool: &str) -> bool {
         match self {
-            BuiltinServer::Workspace => Self::WORKSPACE_HINTS,
+            BuiltinServer::Workspace => matches!(tool, "edit" | "write"),
+        }
+    }
+
+    /// The annotations `tool` carries (for deciding, before the server runs, what an agent
+    /// gets; a test compares them with the live listing).
+    pub fn tool_hints(self, tool: &str) -> ToolHints {
+        if self.changes_files(tool) {
+            Self::CHANGE_HINTS
+        } else {
+            Self::READ_HINTS
         }
     }
 

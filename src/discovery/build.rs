@@ -432,27 +432,30 @@ fn unknown_tools_note(draft: &Draft, unique: &[String], format: Format) -> Optio
     let mut note = match format {
         Format::Claude => format!(
             "runs without {listed}: this runtime has no such tools (of Claude Code's tools \
-             only Read, Grep, Glob and LS exist here, as the built-in workspace server's)"
+             only Read, Grep, Glob, LS, Edit, MultiEdit and Write exist here, as the built-in \
+             workspace server's)"
         ),
         Format::OpenCode => format!(
             "runs without {listed}: this runtime has no such tools (of OpenCode's tools only \
-             read, grep, glob and list exist here, as the built-in workspace server's)"
+             read, grep, glob, list, edit and write exist here, as the built-in workspace \
+             server's)"
         ),
         Format::Copilot => format!(
             "runs without {listed}: this runtime has no such tools (of Copilot's tools only \
-             read and search exist here, as the built-in workspace server's read, list, glob \
-             and grep; MCP tools exist only for the servers this file defines)"
+             read, search and edit exist here, as the built-in workspace server's read, list, \
+             glob, grep, edit and write; MCP tools exist only for the servers this file \
+             defines)"
         ),
         Format::Cursor => format!(
             "runs without {listed}: this runtime has no such tools (of the Claude Code tool \
-             names a Cursor file can list only Read, Grep, Glob and LS exist here, as the \
-             built-in workspace server's)"
+             names a Cursor file can list only Read, Grep, Glob, LS, Edit, MultiEdit and Write \
+             exist here, as the built-in workspace server's)"
         ),
         Format::Gemini => format!(
             "runs without {listed}: this runtime has no such tools (of Gemini CLI's tools \
-             only read_file, read_many_files, list_directory, glob and grep_search exist here, \
-             as the built-in workspace server's; MCP tools exist only for the servers this \
-             file defines)"
+             only read_file, read_many_files, list_directory, glob, grep_search, replace and \
+             write_file exist here, as the built-in workspace server's; MCP tools exist only \
+             for the servers this file defines)"
         ),
         Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex => {
             let mut note =
@@ -465,7 +468,8 @@ fn unknown_tools_note(draft: &Draft, unique: &[String], format: Format) -> Optio
                 note.push_str(
                     " (the built-in workspace tools are `workspace__read`, `workspace__list`, \
                      `workspace__glob` and `workspace__grep`, given by `mcp_servers: \
-                     {workspace: {builtin: workspace}}`)",
+                     {workspace: {builtin: workspace}}`, and `workspace__edit` and \
+                     `workspace__write` when `tools` names them too)",
                 );
             }
             note
@@ -536,6 +540,14 @@ pub(super) fn finalize(
         && definition.workspace_tools().is_empty()
     {
         definition.mcp_servers.remove(workspace);
+    }
+    let tools = definition.workspace_tools();
+    if !tools.contains(&"read") && tools.iter().any(|t| matches!(*t, "edit" | "write")) {
+        ctx.caveats.push(
+            "can change files but not read them: a file is changed only after this run has \
+             read it, so without the read tool the agent can only create new files"
+                .to_owned(),
+        );
     }
     ctx.caveats.extend(unknown_tools);
     Ok(Parsed::Agent(Box::new(definition)))

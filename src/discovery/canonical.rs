@@ -9,7 +9,9 @@ use super::build::{
 use super::field_names as fields;
 use super::fields::Doc;
 use super::source::{parse_frontmatter, parse_toml, split_frontmatter};
-use crate::definition::{Format, Model, ModelOrigin, ProviderKind, SourceFile};
+use crate::definition::{
+    BuiltinServer, Format, Model, ModelOrigin, ProviderKind, SourceFile, ToolNaming, ToolPattern,
+};
 
 const ALLOW: &[&str] = fields::TOOLS;
 const DENY: &[&str] = fields::DISALLOWED_TOOLS;
@@ -69,6 +71,19 @@ fn read_shared(
     };
     read_common(doc, draft, &CANONICAL_SPELLINGS, format, ctx)?;
     // A canonical agent gets the built-in workspace server only by naming it in
-    // `mcp_servers` (SPEC §8.6).
-    read_qualified_tool_lists(doc, draft, ALLOW, DENY, format == Format::CanonicalMarkdown)
+    // `mcp_servers` (SPEC §8.6), and of its tools that change files only those its `tools`
+    // list names one by one: a definition written for the read tools never gains writing.
+    read_qualified_tool_lists(doc, draft, ALLOW, DENY, format == Format::CanonicalMarkdown)?;
+    let workspace = BuiltinServer::Workspace;
+    for tool in workspace.tools() {
+        let name = format!("{}__{tool}", workspace.name());
+        let named = draft.tools.allow.iter().flatten().any(|p| p.glob() == name);
+        if workspace.changes_files(tool) && !named {
+            draft
+                .tools
+                .deny
+                .push(ToolPattern::new(name, ToolNaming::Qualified));
+        }
+    }
+    Ok(())
 }

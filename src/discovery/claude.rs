@@ -95,12 +95,16 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
 }
 
 /// Claude Code's file tools that the built-in workspace server provides (SPEC §8.6): the
-/// Claude name and the workspace tool's.
-pub(super) const WORKSPACE_TOOLS: [(&str, &str); 4] = [
+/// Claude name and the workspace tool's. `MultiEdit` (several replacements in one call) is
+/// `edit` called once per replacement.
+pub(super) const WORKSPACE_TOOLS: [(&str, &str); 7] = [
     ("Read", "read"),
     ("Grep", "grep"),
     ("Glob", "glob"),
     ("LS", "list"),
+    ("Edit", "edit"),
+    ("MultiEdit", "edit"),
+    ("Write", "write"),
 ];
 
 /// What one `tools` or `disallowedTools` entry names.
@@ -152,7 +156,8 @@ pub(super) fn workspace_pattern(tool: &str) -> ToolPattern {
 }
 
 /// `tools` / `disallowedTools`: a comma string, a list, or (seen in the wild) a
-/// `{Name: true|false}` map. Read, Grep, Glob and LS are the workspace server's tools: the
+/// `{Name: true|false}` map. Read, Grep, Glob, LS, Edit, MultiEdit and Write are the
+/// workspace server's tools: the
 /// agent gets the server when `tools` is absent (all tools, in Claude Code), is a map that
 /// only switches tools off, or names one of them. Other Claude Code tools do not exist here:
 /// asked for, they are listed in one warning; denied, they are honoured by their absence.

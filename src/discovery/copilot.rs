@@ -256,11 +256,12 @@ fn names(listed: &[ListedModel<'_>]) -> String {
 /// without case).
 enum Entry {
     /// Workspace tools: `read`; `search` (and its aliases `Grep`, `Glob`): `grep`, `glob`
-    /// and `list`; VS Code's single search tools.
+    /// and `list`; `edit` (and `Edit`, `MultiEdit`, `Write`): `edit` and `write`; VS Code's
+    /// single search and edit tools.
     Workspace(&'static [&'static str]),
     /// A tool of a server this file defines: `server/tool`, `server/*`.
     Child(ToolPattern),
-    /// Anything else: a tool that does not exist here (`edit`, `execute`, `web`, `todo`,
+    /// Anything else: a tool that does not exist here (`execute`, `web`, `todo`,
     /// `agent`, VS Code's `codebase`, the cloud agent's `github/*`).
     Missing,
 }
@@ -273,6 +274,9 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
         "search/textsearch" | "textsearch" => &["grep"],
         "search/filesearch" | "filesearch" => &["glob"],
         "search/listdirectory" | "listdirectory" => &["list"],
+        // Copilot's `edit` alias covers Edit, MultiEdit and Write; VS Code's edit tools.
+        "edit" | "multiedit" | "write" | "edit/editfiles" | "editfiles" => &["edit", "write"],
+        "edit/createfile" | "createfile" => &["write"],
         _ => {
             return match text.trim().split_once('/') {
                 Some((server, tool)) if own_servers.iter().any(|s| s == server) => Entry::Child(
@@ -286,7 +290,7 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
 }
 
 /// `tools`: a list or a comma string. Absent, or with `*` anywhere, the agent gets every
-/// tool (the four workspace tools and its servers'); otherwise only what the list names.
+/// tool (the six workspace tools and its servers'); otherwise only what the list names.
 /// `disallowed_tools` (the canonical extension) takes the same names.
 fn read_tools(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
     let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
@@ -366,8 +370,17 @@ mod tests {
             matches!(entry("docs/search", &own), Entry::Child(p) if p.glob() == "docs__search")
         );
         assert!(matches!(entry("docs/*", &own), Entry::Child(p) if p.glob() == "docs__*"));
+        for (text, tools) in [
+            ("edit", &["edit", "write"][..]),
+            ("Write", &["edit", "write"]),
+            ("edit/createFile", &["write"]),
+        ] {
+            match entry(text, &own) {
+                Entry::Workspace(got) => assert_eq!(got, tools, "{text}"),
+                _ => panic!("{text}"),
+            }
+        }
         for missing in [
-            "edit",
             "execute",
             "runTerminalCommand",
             "github/*",

@@ -58,7 +58,7 @@ pub(super) fn parse(
         draft.sandbox = wanted;
     }
     // Cursor documents no `tools` (a subagent inherits the parent's); a Claude-style list
-    // can only narrow the four workspace tools and the file's own servers.
+    // can only narrow the six workspace tools and the file's own servers.
     read_tools(doc, &mut draft, ctx)?;
     finalize(draft, source, ctx)
 }

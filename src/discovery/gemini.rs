@@ -114,6 +114,8 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
         "list_directory" => &["list"],
         "glob" => &["glob"],
         "grep_search" | "search_file_content" => &["grep"],
+        "replace" => &["edit"],
+        "write_file" => &["write"],
         "mcp_*" if !own_servers.is_empty() => {
             return Entry::Child(
                 own_servers
@@ -142,7 +144,7 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
     Entry::Workspace(tools.to_vec())
 }
 
-/// `tools`: Gemini's allow list. Absent, or with `*`, the agent gets every tool (the four
+/// `tools`: Gemini's allow list. Absent, or with `*`, the agent gets every tool (the six
 /// workspace tools and its servers'); otherwise only what the list names.
 fn read_tools(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
     let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
@@ -202,10 +204,11 @@ mod tests {
         assert_eq!(workspace("grep_search"), ["grep"]);
         assert_eq!(workspace("search_file_content"), ["grep"]);
         assert_eq!(workspace("LS"), ["list"]);
+        assert_eq!(workspace("replace"), ["edit"]);
+        assert_eq!(workspace("write_file"), ["write"]);
+        assert_eq!(workspace("Edit"), ["edit"]);
         for missing in [
             "run_shell_command",
-            "write_file",
-            "replace",
             "web_fetch",
             "Bash(git diff)",
             "Read(./x)",

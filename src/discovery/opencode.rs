@@ -23,7 +23,7 @@ const SPELLINGS: Spellings = Spellings {
 
 /// OpenCode's file tools that the built-in workspace server provides (SPEC §8.6), under
 /// the same names.
-const WORKSPACE_TOOLS: [&str; 4] = ["read", "grep", "glob", "list"];
+const WORKSPACE_TOOLS: [&str; 6] = ["read", "grep", "glob", "list", "edit", "write"];
 
 /// OpenCode's own tool and permission keys. Besides [`WORKSPACE_TOOLS`] they govern
 /// OpenCode built-ins that do not exist here.
@@ -238,17 +238,28 @@ struct Rule {
 
 /// What an OpenCode tool or permission key names.
 enum Key<'a> {
-    /// One of the workspace server's tools: the pattern that names it (`workspace_read`).
-    Workspace(String),
+    /// Workspace server tools: the patterns that name them (`workspace_read`).
+    Workspace(Vec<String>),
     /// An OpenCode built-in that does not exist here.
     Missing,
     /// A pattern over child tools (`github_*`, `*`).
     Child(&'a str),
 }
 
-fn key(text: &str) -> Key<'_> {
-    if WORKSPACE_TOOLS.contains(&text) {
-        Key::Workspace(format!("{}_{text}", BuiltinServer::Workspace.name()))
+/// Whether a key is read from `tools` (one tool each) or from `permission`, where OpenCode's
+/// `edit` governs every change to a file: `edit` and `write` here.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Tools,
+    Permission,
+}
+
+fn key(text: &str, place: Place) -> Key<'_> {
+    let pattern = |tool: &str| format!("{}_{tool}", BuiltinServer::Workspace.name());
+    if place == Place::Permission && text == "edit" {
+        Key::Workspace(vec![pattern("edit"), pattern("write")])
+    } else if WORKSPACE_TOOLS.contains(&text) {
+        Key::Workspace(vec![pattern(text)])
     } else if BUILTIN_PERMISSIONS.contains(&text) {
         Key::Missing
     } else {
@@ -268,20 +279,20 @@ fn tool_rules(
         let Value::Bool(allow) = flag else {
             return Err(format!("`{field}.{name}` must be true or false"));
         };
-        let pattern = match key(name) {
-            Key::Workspace(pattern) => pattern,
+        let patterns = match key(name, Place::Tools) {
+            Key::Workspace(patterns) => patterns,
             Key::Missing => {
                 if *allow {
                     missing.push(name.clone());
                 }
                 continue;
             }
-            Key::Child(pattern) => pattern.to_owned(),
+            Key::Child(pattern) => vec![pattern.to_owned()],
         };
-        rules.push(Rule {
+        rules.extend(patterns.into_iter().map(|pattern| Rule {
             pattern,
             allow: *allow,
-        });
+        }));
     }
     Ok(rules)
 }
@@ -313,7 +324,7 @@ fn permission_rules(
     };
     let mut rules = Vec::new();
     for (name, action) in map {
-        let named = key(name);
+        let named = key(name, Place::Permission);
         let action = match action {
             Value::String(a) => a.as_str(),
             Value::Object(per_argument) => {
@@ -326,7 +337,7 @@ fn permission_rules(
                     Key::Missing => {}
                     // Only `allow` everywhere can be honoured as written; anything less is
                     // honoured by withholding the tool, never by giving more.
-                    Key::Workspace(pattern) => {
+                    Key::Workspace(patterns) => {
                         let allow = !actions.is_empty()
                             && actions.len() == per_argument.len()
                             && actions.iter().all(|a| *a == "allow");
@@ -336,7 +347,7 @@ fn permission_rules(
                                  cannot apply; `{name}` is withheld"
                             ));
                         }
-                        rules.push(Rule { pattern, allow });
+                        rules.extend(patterns.into_iter().map(|pattern| Rule { pattern, allow }));
                     }
                     Key::Child(_) => ctx.caveats.push(format!(
                         "`{field}.{name}` has per-argument rules, which this runtime cannot \
@@ -376,17 +387,17 @@ fn permission_rules(
                 ));
             }
         };
-        let pattern = match named {
-            Key::Workspace(pattern) => pattern,
+        let patterns = match named {
+            Key::Workspace(patterns) => patterns,
             Key::Missing => {
                 if action != "deny" {
                     missing.push(name.clone());
                 }
                 continue;
             }
-            Key::Child(pattern) => pattern.to_owned(),
+            Key::Child(pattern) => vec![pattern.to_owned()],
         };
-        rules.push(Rule { pattern, allow });
+        rules.extend(patterns.into_iter().map(|pattern| Rule { pattern, allow }));
     }
     Ok(rules)
 }

@@ -185,8 +185,8 @@ fn check_builtin_name(
         Some(_) => Ok(()),
         None if name == workspace.name() => Err(format!(
             "`{field}` defines a server named `{name}`, a name reserved for the built-in \
-             workspace server (read-only read, list, glob and grep over the workspace, SPEC \
-             §8.6); rename this server, or write `{name}: {{builtin: {name}}}` to use the \
+             workspace server (read, list, glob, grep, edit and write over the workspace, \
+             SPEC §8.6); rename this server, or write `{name}: {{builtin: {name}}}` to use the \
              built-in one"
         )),
         None => Ok(()),

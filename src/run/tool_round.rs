@@ -21,7 +21,7 @@ use super::observer::{RunObserver, ToolUse};
 use crate::definition::CompiledSchema;
 use crate::definition::describe_violations;
 use crate::providers::{CallArguments, ToolCall, ToolOutput};
-use crate::toolbox::{ToolBox, ToolDescriptor};
+use crate::toolbox::{ToolBox, ToolDescriptor, ToolResult};
 
 /// What a tool call that never finished tells the model.
 pub const INTERRUPTED_RESULT: &str =
@@ -231,6 +231,9 @@ async fn run_planned(
             next = in_flight.next() => {
                 let Some((slot, descriptor, result)) = next else { return RoundEnd::Finished };
                 let call = &calls[slot];
+                if let Ok(ToolResult { changed: Some(change), .. }) = &result {
+                    round.observer.file_changed(change);
+                }
                 let output = match result {
                     Ok(result) => ToolOutput {
                         call_id: call.call_id.clone(),

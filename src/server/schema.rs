@@ -295,8 +295,8 @@ pub(super) fn spawn_agent_tool(agents: &[(&AgentDefinition, Vec<String>)]) -> To
                        "model": {"type": "string", "description": MODEL_FIELD},
                        "provider": {"type": "string", "description": PROVIDER_FIELD},
                        "note": {"type": "string", "description": "present when the agent \
-                           lacks tools its definition asks for: which, e.g. \"read-only \
-                           here: no Edit, Bash\""}},
+                           lacks tools its definition asks for: which, e.g. \"runs here \
+                           without Bash\""}},
         "required": ["agent_id", "name", "status", "model", "provider"]
     }));
     Tool::new(SPAWN_AGENT, description, Arc::new(input))
@@ -350,7 +350,8 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
         "Wait until every listed agent has finished (with return_when: \"any\", until the \
         first one has), or until timeout_ms passes, and return each agent's status: its \
         result or error, the model it used, turns, token usage, the tools it really called \
-        (tools_used) and elapsed time, and for a running agent its current activity (phase, \
+        (tools_used), the files it changed (files_changed) and elapsed time, and for a \
+        running agent its current activity (phase, \
         what it is doing, for how long). The text answer opens with one line per agent. It is \
         an event wait: it returns as soon as the agents finish, so a long timeout_ms costs \
         nothing when the work is quick; timeout_ms 0 returns a snapshot. A timeout only \
@@ -402,11 +403,27 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
                     "required": ["tool", "calls", "errors"]
                 }
             },
+            "files_changed": {
+                "type": "array",
+                "description": "every file of the workspace the agent created or modified \
+                    over its life (with its edit and write tools), relative to the workspace, \
+                    with how many changes; review these before trusting the work",
+                "items": {
+                    "type": "object",
+                    "properties": {"path": {"type": "string"},
+                                   "created": {"type": "boolean"},
+                                   "changes": {"type": "integer", "minimum": 1}},
+                    "required": ["path", "created", "changes"]
+                }
+            },
+            "unlisted_changes": {"type": "integer", "minimum": 1, "description": "present \
+                when the agent changed more files than files_changed lists: the changes to \
+                the files not listed"},
             "queued": {"type": "integer"},
             "activity": {"type": "object"}
         },
         "required": ["agent_id", "name", "status", "model", "provider", "total_elapsed_ms",
-                     "turns", "usage", "tools_used"]
+                     "turns", "usage", "tools_used", "files_changed"]
     });
     let output = result_schema(json!({
         "type": "object",

@@ -19,6 +19,6 @@ mod session;
 mod wait;
 
 pub use manager::{Accepted, ManagerConfig, SessionManager, require_text};
-pub use record::{error_json, snapshot_json, summary_line};
-pub use session::{Snapshot, Status, Totals, short_id};
+pub use record::{changed_files, error_json, snapshot_json, summary_line};
+pub use session::{FileChanged, Snapshot, Status, Totals, short_id};
 pub use wait::{Progress, ReturnWhen, Step, WaitEvent};

@@ -17,6 +17,9 @@ use crate::limits::WAIT_LINE_QUOTE_CHARS;
 pub fn summary_line(s: &Snapshot) -> String {
     let who = format!("{} {}", s.name, short_id(&s.agent_id));
     let secs = s.total_elapsed.as_secs_f64();
+    let changed = changed_files(s)
+        .map(|c| format!(", {c}"))
+        .unwrap_or_default();
     match &s.status {
         Status::Running => {
             let calls = match s.totals.tool_calls {
@@ -30,15 +33,15 @@ pub fn summary_line(s: &Snapshot) -> String {
                 .map(|(activity, _)| format!(", {}", activity.summary))
                 .unwrap_or_default();
             format!(
-                "{who}: running {} s{doing} ({calls})",
+                "{who}: running {} s{doing} ({calls}{changed})",
                 s.total_elapsed.as_secs()
             )
         }
         Status::Completed(answer) => {
             let how = if answer.refused { ", refused" } else { "" };
             match quote(&answer.text) {
-                Some(text) => format!("{who}: completed in {secs:.1} s{how}: {text}"),
-                None => format!("{who}: completed in {secs:.1} s{how}, with no text"),
+                Some(text) => format!("{who}: completed in {secs:.1} s{how}{changed}: {text}"),
+                None => format!("{who}: completed in {secs:.1} s{how}{changed}, with no text"),
             }
         }
         Status::Failed(failure) => {
@@ -49,8 +52,23 @@ pub fn summary_line(s: &Snapshot) -> String {
             } else {
                 ""
             };
-            format!("{who}: failed in {secs:.1} s, {}: {why}{kept}", error.code)
+            format!(
+                "{who}: failed in {secs:.1} s{changed}, {}: {why}{kept}",
+                error.code
+            )
         }
+    }
+}
+
+/// `changed 3 files` (the files created or modified, over the session's life), or `None`
+/// when it changed none.
+pub fn changed_files(s: &Snapshot) -> Option<String> {
+    let listed = s.files_changed.len() as u64;
+    match (listed, s.unlisted_changes) {
+        (0, 0) => None,
+        (1, 0) => Some("changed 1 file".to_owned()),
+        (n, 0) => Some(format!("changed {n} files")),
+        (n, _) => Some(format!("changed more than {n} files")),
     }
 }
 
@@ -123,6 +141,14 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
         .iter()
         .map(|u| json!({"tool": u.tool, "calls": u.calls, "errors": u.errors}))
         .collect();
+    value["files_changed"] = s
+        .files_changed
+        .iter()
+        .map(|f| json!({"path": f.path, "created": f.created, "changes": f.changes}))
+        .collect();
+    if s.unlisted_changes > 0 {
+        value["unlisted_changes"] = json!(s.unlisted_changes);
+    }
     if s.queued > 0 {
         value["queued"] = json!(s.queued);
     }
@@ -166,6 +192,8 @@ mod tests {
                 ..Totals::default()
             },
             tools_used: Vec::new(),
+            files_changed: Vec::new(),
+            unlisted_changes: 0,
             queued: 0,
             activity: None,
             version: 1,
@@ -222,6 +250,43 @@ mod tests {
             summary_line(&snapshot(Status::Completed(" \n".into()), 1_000, 0)),
             "reviewer f79152ba: completed in 1.0 s, with no text"
         );
+    }
+
+    #[test]
+    fn the_line_counts_the_files_changed() {
+        use super::super::session::FileChanged;
+        let file = |path: &str| FileChanged {
+            path: path.into(),
+            created: false,
+            changes: 2,
+        };
+        let mut done = snapshot(Status::Completed("Fixed.".into()), 2_000, 4);
+        done.files_changed = vec![file("src/a.rs"), file("src/b.rs"), file("tests/c.rs")];
+        assert_eq!(
+            summary_line(&done),
+            "reviewer f79152ba: completed in 2.0 s, changed 3 files: Fixed."
+        );
+        done.files_changed.truncate(1);
+        let mut failed = done.clone();
+        failed.status = Status::Failed(AgentError::new(ErrorCode::TurnLimit, "needed more").into());
+        assert_eq!(
+            summary_line(&failed),
+            "reviewer f79152ba: failed in 2.0 s, changed 1 file, turn_limit: needed more"
+        );
+        let mut running = done.clone();
+        running.status = Status::Running;
+        running.files_changed = vec![file("a"), file("b")];
+        running.unlisted_changes = 5;
+        assert_eq!(
+            summary_line(&running),
+            "reviewer f79152ba: running 2 s (4 tool calls so far, changed more than 2 files)"
+        );
+        let record = snapshot_json(&done);
+        assert_eq!(
+            record["files_changed"],
+            json!([{"path": "src/a.rs", "created": false, "changes": 2}])
+        );
+        assert!(record.get("unlisted_changes").is_none());
     }
 
     #[test]

@@ -12,9 +12,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::definition::AgentDefinition;
-use crate::limits::ACTIVITY_HISTORY;
+use crate::limits::{ACTIVITY_HISTORY, RECORD_FILES_CHANGED};
 use crate::providers::Conversation;
 use crate::run::{Activity, Answer, Failure, Inbox, RunObserver, ToolUse, UsageDelta};
+use crate::toolbox::FileChange;
 
 /// Where a session stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +60,18 @@ pub struct ToolUsage {
     pub errors: u64,
 }
 
+/// One file of the workspace the session's runs created or modified, over its life (SPEC
+/// §4.3 `files_changed`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChanged {
+    /// Relative to the workspace, as the tool showed it.
+    pub path: String,
+    /// The first change created it.
+    pub created: bool,
+    /// Successful `edit` and `write` calls on it.
+    pub changes: u64,
+}
+
 /// The current activity and when it began.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ActivityState {
@@ -89,6 +102,11 @@ pub struct Snapshot {
     pub totals: Totals,
     /// The tools called, in the order they were first called.
     pub tools_used: Vec<ToolUsage>,
+    /// The files changed, in the order they were first changed (at most
+    /// [`RECORD_FILES_CHANGED`]).
+    pub files_changed: Vec<FileChanged>,
+    /// Changes to files beyond the listed ones (each `edit` or `write` counted once).
+    pub unlisted_changes: u64,
     /// Input still queued (a failed session keeps it for the next resume).
     pub queued: usize,
     /// Present while running: the activity and how long it has lasted.
@@ -111,6 +129,8 @@ pub(crate) struct SessionState {
     pub interrupt: watch::Sender<u64>,
     pub totals: Totals,
     pub tools_used: Vec<ToolUsage>,
+    pub files_changed: Vec<FileChanged>,
+    pub unlisted_changes: u64,
     pub activity: Option<ActivityState>,
     /// The latest transitions (at most [`ACTIVITY_HISTORY`]), so a waiter that wakes after
     /// several quick ones still reports each.
@@ -207,6 +227,8 @@ impl Session {
             interrupt: watch::channel(0).0,
             totals: Totals::default(),
             tools_used: Vec::new(),
+            files_changed: Vec::new(),
+            unlisted_changes: 0,
             activity: None,
             transitions: VecDeque::new(),
             ended_at: None,
@@ -276,6 +298,8 @@ impl Session {
             total_elapsed: end.saturating_duration_since(self.spawned_at),
             totals: state.totals,
             tools_used: state.tools_used.clone(),
+            files_changed: state.files_changed.clone(),
+            unlisted_changes: state.unlisted_changes,
             queued: state.queued_inputs(),
             activity: match (&state.status, &state.activity) {
                 (Status::Running, Some(a)) => {
@@ -341,6 +365,27 @@ impl RunObserver for Session {
                 state.tools_used[index].calls += 1;
             }
             ToolUse::Failed => state.tools_used[index].errors += 1,
+        }
+    }
+
+    fn file_changed(&self, change: &FileChange) {
+        let mut state = self.lock();
+        if let Some(file) = state
+            .files_changed
+            .iter_mut()
+            .find(|f| f.path == change.path)
+        {
+            file.changes = file.changes.saturating_add(1);
+        } else if state.files_changed.len() < RECORD_FILES_CHANGED {
+            state.files_changed.push(FileChanged {
+                path: change.path.clone(),
+                created: change.created,
+                changes: 1,
+            });
+        } else {
+            // Past the listed files, changes are only counted: the list is what is kept, so
+            // an unlisted path cannot be told from another.
+            state.unlisted_changes = state.unlisted_changes.saturating_add(1);
         }
     }
 }

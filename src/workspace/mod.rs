@@ -1,7 +1,8 @@
-//! The built-in `workspace` server (SPEC §8.6): read-only tools over one workspace, served
-//! over MCP stdio by `mcp-agents workspace-tools DIR` and started like any other stdio
-//! child of a run, so subagents written for Claude Code, Codex or OpenCode can read the
-//! code they work on.
+//! The built-in `workspace` server (SPEC §8.6): tools over one workspace, served over MCP
+//! stdio by `mcp-agents workspace-tools DIR` and started like any other stdio child of a
+//! run, so subagents written for Claude Code, Codex or OpenCode can read the code they work
+//! on, and change it where their files allow: confined to the workspace, never under
+//! `.git/`, and only files this run has read as they are now.
 //!
 //! | file | job |
 //! | --- | --- |
@@ -14,11 +15,17 @@
 //! | `list` | `list`: a directory's entries with kinds and sizes |
 //! | `glob` | `glob`: files by name, newest first |
 //! | `grep` | `grep`: lines matching a regex (`grep-regex`, `grep-searcher`) |
+//! | `seen` | what this run has read: each file's content hash, for the read-before-edit rule |
+//! | `change` | changing one file: where it goes, the rule checked under a lock, atomic replacement |
+//! | `edit` | `edit`: one exact text replaced (or every occurrence), the changed lines shown |
+//! | `write` | `write`: a file created or replaced whole |
 //! | `output` | the answer within the 1 MiB cap (as JSON), notes, lossy and cut lines, quotes |
 //!
 //! Nothing here knows about agents or definitions: the server serves a directory. Which
 //! agents get it, and under which tool names, is decided where definitions are read.
 
+mod change;
+mod edit;
 mod glob;
 mod grep;
 mod list;
@@ -27,8 +34,10 @@ mod output;
 mod read;
 mod root;
 mod rules;
+mod seen;
 mod server;
 mod walk;
+mod write;
 
 use std::path::Path;
 

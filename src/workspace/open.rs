@@ -84,7 +84,7 @@ pub(super) fn open_regular(anchor: &Anchor, root: &Path, path: &Path) -> Result<
     if let Some(kind) = not_regular(&looked.file_type()) {
         return Err(kind);
     }
-    let file = open_beneath(anchor, relative).unwrap_or_else(|| open_by_path(path));
+    let file = open_beneath(anchor, relative, READ_FLAGS).unwrap_or_else(|| open_by_path(path));
     let file = file.map_err(refusal)?;
     let opened = file.metadata().map_err(refusal)?;
     if let Some(kind) = not_regular(&opened.file_type()) {
@@ -94,7 +94,40 @@ pub(super) fn open_regular(anchor: &Anchor, root: &Path, path: &Path) -> Result<
     Ok(file)
 }
 
-fn refusal(e: io::Error) -> Refusal {
+/// Opens `dir`, a canonical directory inside `root` (the root itself included), to change
+/// files in it: beneath the workspace and through no link where the kernel can check it,
+/// else by its path with `O_NOFOLLOW` on its last component.
+#[cfg(unix)]
+pub(super) fn open_dir(anchor: &Anchor, root: &Path, dir: &Path) -> io::Result<File> {
+    let Ok(relative) = dir.strip_prefix(root) else {
+        return Err(io::Error::other("the directory is outside the workspace"));
+    };
+    let relative = if relative.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        relative
+    };
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    open_beneath(anchor, relative, flags).unwrap_or_else(|| {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        std::os::unix::fs::OpenOptionsExt::custom_flags(
+            &mut options,
+            libc::O_DIRECTORY | libc::O_NOFOLLOW,
+        );
+        options.open(dir)
+    })
+}
+
+/// The flags a file is opened for reading with: non-blocking, so a FIFO put in its place
+/// never waits for a writer.
+#[cfg(unix)]
+const READ_FLAGS: libc::c_int =
+    libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+#[cfg(not(unix))]
+const READ_FLAGS: i32 = 0;
+
+pub(super) fn refusal(e: io::Error) -> Refusal {
     #[cfg(unix)]
     match e.raw_os_error() {
         Some(libc::ELOOP) => return Refusal::Link,
@@ -109,7 +142,7 @@ fn refusal(e: io::Error) -> Refusal {
 }
 
 /// `None` for a regular file; otherwise the refusal that names what it is.
-fn not_regular(kind: &std::fs::FileType) -> Option<Refusal> {
+pub(super) fn not_regular(kind: &std::fs::FileType) -> Option<Refusal> {
     if kind.is_file() {
         return None;
     }
@@ -138,7 +171,7 @@ fn not_regular(kind: &std::fs::FileType) -> Option<Refusal> {
 /// `openat2` below the workspace directory, with no link anywhere on the way; `None` when
 /// the kernel cannot do it (then the path is opened instead).
 #[cfg(target_os = "linux")]
-fn open_beneath(anchor: &Anchor, relative: &Path) -> Option<io::Result<File>> {
+fn open_beneath(anchor: &Anchor, relative: &Path, flags: libc::c_int) -> Option<io::Result<File>> {
     use std::os::fd::{AsRawFd, FromRawFd};
     use std::os::unix::ffi::OsStrExt;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -160,7 +193,7 @@ fn open_beneath(anchor: &Anchor, relative: &Path) -> Option<io::Result<File>> {
     // A canonical path has no NUL (the kernel could not have named it otherwise).
     let name = std::ffi::CString::new(relative.as_os_str().as_bytes()).ok()?;
     let how = OpenHow {
-        flags: (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC) as u64,
+        flags: flags as u64,
         mode: 0,
         resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS,
     };
@@ -188,7 +221,7 @@ fn open_beneath(anchor: &Anchor, relative: &Path) -> Option<io::Result<File>> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open_beneath(_anchor: &Anchor, _relative: &Path) -> Option<io::Result<File>> {
+fn open_beneath(_anchor: &Anchor, _relative: &Path, _flags: i32) -> Option<io::Result<File>> {
     None
 }
 
@@ -205,7 +238,7 @@ fn open_by_path(path: &Path) -> io::Result<File> {
 
 /// Clears `O_NONBLOCK` on an opened regular file: local file systems ignore it, but a network
 /// or FUSE one could answer a read with "try again".
-fn blocking_again(file: &File) {
+pub(super) fn blocking_again(file: &File) {
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;
@@ -271,7 +304,7 @@ mod tests {
         let root = ws.path().canonicalize().unwrap();
         mkfifo(&root.join("fifo"));
         // The open and the check on the opened file, without the look before them.
-        let opened = open_beneath(&Anchor::open(&root), Path::new("fifo"))
+        let opened = open_beneath(&Anchor::open(&root), Path::new("fifo"), READ_FLAGS)
             .unwrap_or_else(|| open_by_path(&root.join("fifo")))
             .unwrap();
         assert!(not_regular(&opened.metadata().unwrap().file_type()).is_some());
@@ -282,7 +315,7 @@ mod tests {
             Some(libc::ELOOP)
         );
         #[cfg(target_os = "linux")]
-        if let Some(result) = open_beneath(&Anchor::open(&root), Path::new("l")) {
+        if let Some(result) = open_beneath(&Anchor::open(&root), Path::new("l"), READ_FLAGS) {
             assert_eq!(result.unwrap_err().raw_os_error(), Some(libc::ELOOP));
         }
     }

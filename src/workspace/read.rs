@@ -7,8 +7,7 @@
 //! counted: the first lines of an 8 GiB file cost what they cost in a small one). Memory
 //! stays bounded whatever the file's size or its longest line.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
@@ -17,8 +16,10 @@ use tokio_util::sync::CancellationToken;
 use super::open::Refusal;
 use super::output::{Answer, LINE_KEEP_BYTES, Page, count, json_len, show_line};
 use super::root::WorkspaceRoot;
+use super::seen::{Hashing, Seen};
 use crate::limits::{
-    TOOL_OUTPUT_BYTES, WORKSPACE_BINARY_SNIFF_BYTES, WORKSPACE_LINE_CHARS, WORKSPACE_READ_LINES,
+    TOOL_OUTPUT_BYTES, WORKSPACE_BINARY_SNIFF_BYTES, WORKSPACE_CHANGE_BYTES, WORKSPACE_LINE_CHARS,
+    WORKSPACE_READ_LINES,
 };
 
 /// What the model asked for.
@@ -66,10 +67,23 @@ impl Scan {
     }
 }
 
+/// Reads as `read` does, remembering nothing (the benches' entry).
 pub fn read(
     root: &WorkspaceRoot,
     request: &ReadRequest,
     cancel: &CancellationToken,
+) -> Result<Answer, String> {
+    read_noting(root, request, cancel, None)
+}
+
+/// `read`; with `seen`, the file's content hash is remembered as read by this run (a file of
+/// at most [`WORKSPACE_CHANGE_BYTES`], which `edit` and `write` may then change), hashed
+/// from the very bytes the lines were read from, in the same pass.
+pub(super) fn read_noting(
+    root: &WorkspaceRoot,
+    request: &ReadRequest,
+    cancel: &CancellationToken,
+    seen: Option<&Seen>,
 ) -> Result<Answer, String> {
     let path = root.resolve(&request.path)?;
     let shown = root.display(&path);
@@ -79,7 +93,20 @@ pub fn read(
         ),
         other => format!("`{shown}` {}", other.reason()),
     })?;
-    let scan = scan(file, &shown, request, cancel)?;
+    let changeable = file
+        .metadata()
+        .is_ok_and(|meta| meta.len() <= WORKSPACE_CHANGE_BYTES);
+    let scan = match seen.filter(|_| changeable) {
+        Some(seen) => {
+            let mut reader = Hashing::new(&file);
+            let scan = scan(&mut reader, &shown, request, cancel)?;
+            if let Ok(Some(hash)) = reader.finish(WORKSPACE_CHANGE_BYTES) {
+                seen.remember(&path, hash);
+            }
+            scan
+        }
+        None => scan(&file, &shown, request, cancel)?,
+    };
     if scan.total == Some(0) {
         return Ok(Answer::new(
             format!("[`{shown}` is empty]\n"),
@@ -180,7 +207,7 @@ fn structured(
 /// follow. Refuses a file with a NUL byte in its first block or in a line that would be
 /// shown.
 fn scan(
-    file: File,
+    file: impl Read,
     shown: &str,
     request: &ReadRequest,
     cancel: &CancellationToken,

@@ -14,7 +14,7 @@ use super::output::{escape_hidden, quote};
 use crate::limits::{WORKSPACE_LINK_HOPS, WORKSPACE_PATH_BYTES};
 
 /// The rule every refusal ends with, so the model knows what it may do instead.
-const RULE: &str = "the workspace tools reach only files inside the workspace; name paths \
+pub(super) const RULE: &str = "the workspace tools reach only files inside the workspace; name paths \
     relative to the workspace root";
 
 /// The canonical workspace directory the tools are confined to.
@@ -67,6 +67,29 @@ impl WorkspaceRoot {
     /// out with `..`, is absolute elsewhere, leads out through a symbolic link, or does not
     /// exist.
     pub fn resolve(&self, given: &str) -> Result<PathBuf, String> {
+        let below = self.below(given)?;
+        self.resolved(given, self.follow(&below))
+    }
+
+    /// What [`follow`](Self::follow) found for `given`, as `resolve` answers it.
+    pub(super) fn resolved(&self, given: &str, resolved: Resolved) -> Result<PathBuf, String> {
+        let shown = quote(given);
+        match resolved {
+            Resolved::Inside(canonical) => Ok(canonical),
+            Resolved::Outside => Err(format!(
+                "`{shown}` leads outside the workspace through a symbolic link: {RULE}"
+            )),
+            Resolved::Missing => Err(format!("`{shown}` does not exist in the workspace")),
+            Resolved::Loop => Err(format!(
+                "`{shown}` cannot be opened: its symbolic links form a loop"
+            )),
+            Resolved::Failed(e) => Err(format!("`{shown}` cannot be opened: {e}")),
+        }
+    }
+
+    /// The text checks of a path, made before the file system is asked anything: `given`
+    /// relative to the root (links and `..` still in it), or the rule it breaks.
+    pub(super) fn below(&self, given: &str) -> Result<PathBuf, String> {
         if given.len() > WORKSPACE_PATH_BYTES {
             return Err(format!(
                 "the path is {} bytes long; a path is at most {WORKSPACE_PATH_BYTES} bytes",
@@ -93,21 +116,11 @@ impl WorkspaceRoot {
                 format!("`{shown}` climbs out of the workspace with `..`: {RULE}")
             });
         }
-        let below = joined
+        Ok(joined
             .strip_prefix(&self.root)
             .or_else(|_| normal.strip_prefix(&self.root))
-            .unwrap_or(Path::new(""));
-        match self.follow(below) {
-            Resolved::Inside(canonical) => Ok(canonical),
-            Resolved::Outside => Err(format!(
-                "`{shown}` leads outside the workspace through a symbolic link: {RULE}"
-            )),
-            Resolved::Missing => Err(format!("`{shown}` does not exist in the workspace")),
-            Resolved::Loop => Err(format!(
-                "`{shown}` cannot be opened: its symbolic links form a loop"
-            )),
-            Resolved::Failed(e) => Err(format!("`{shown}` cannot be opened: {e}")),
-        }
+            .unwrap_or(Path::new(""))
+            .to_owned())
     }
 
     /// Follows `relative` from the root one component at a time, as the kernel would, and
@@ -170,6 +183,11 @@ impl WorkspaceRoot {
             Ok(relative) => self.follow(relative),
             Err(_) => Resolved::Outside,
         }
+    }
+
+    /// The workspace directory, held open, that files are opened beneath.
+    pub(super) fn anchor(&self) -> &Anchor {
+        &self.anchor
     }
 
     /// Opens `path` (canonical, inside the workspace) for reading if it is a regular file,

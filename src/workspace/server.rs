@@ -1,8 +1,10 @@
 //! The MCP face of the workspace tools: an `rmcp` server (2026-07-28 through
 //! `server/discover`, and the older `initialize` for clients that still use it) with the
-//! four tools, their input schemas (generated from the argument structs below), output
-//! schemas (from each tool's output type) and annotations. Every tool is read-only,
-//! idempotent and closed-world.
+//! six tools, their input schemas (generated from the argument structs below), output
+//! schemas (from each tool's output type) and annotations. The four that read are
+//! read-only, idempotent and closed-world; `edit` and `write` are destructive (so read-only
+//! agents and deny lists keep them away), and change a file only when this run has read it
+//! as it is now (`seen`, held here: the server is one process per run).
 //!
 //! The descriptions are written for the model that calls the tools: what the tool returns,
 //! in which format, how to page through long results, what is left out and why. Each call
@@ -21,15 +23,19 @@ use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
+use super::edit::{EditOutput, EditRequest, edit};
 use super::glob::{GlobOutput, glob};
 use super::grep::{GrepOutput, GrepRequest, Mode, grep};
 use super::list::{ListOutput, list};
 use super::output::{Answer, cut_json};
-use super::read::{ReadOutput, ReadRequest, read};
+use super::read::{ReadOutput, ReadRequest, read_noting};
 use super::root::WorkspaceRoot;
+use super::seen::Seen;
+use super::write::{WriteOutput, write};
 use crate::limits::{
-    WORKSPACE_GLOB_RESULTS, WORKSPACE_GREP_CONTEXT_MAX, WORKSPACE_GREP_RESULTS,
-    WORKSPACE_GREP_RESULTS_MAX, WORKSPACE_LINE_CHARS, WORKSPACE_NOTES_BYTES, WORKSPACE_READ_LINES,
+    WORKSPACE_CHANGE_BYTES, WORKSPACE_GLOB_RESULTS, WORKSPACE_GREP_CONTEXT_MAX,
+    WORKSPACE_GREP_RESULTS, WORKSPACE_GREP_RESULTS_MAX, WORKSPACE_LINE_CHARS,
+    WORKSPACE_NOTES_BYTES, WORKSPACE_READ_LINES,
 };
 
 fn read_description() -> String {
@@ -80,9 +86,37 @@ fn grep_description() -> String {
     )
 }
 
-const INSTRUCTIONS: &str = "Read-only access to the files of one workspace: `read` a file's \
-lines, `list` a directory, `glob` for files by name, `grep` their contents. Paths are \
-relative to the workspace root; nothing outside the workspace can be reached.";
+fn edit_description() -> String {
+    format!(
+        "Replace text in a file of the workspace: `old_text` becomes `new_text`. `old_text` \
+         must match the file exactly, indentation and line breaks included (copy it from \
+         `read`'s output without the line number and tab before each line), and occur exactly \
+         once: include enough surrounding lines to make it unique, or set `replace_all` to \
+         replace every occurrence. `read` the file first: a file this run has not read, or \
+         that has changed since it was read (another agent or a person edited it), is not \
+         changed, and the error says to read it again; your own edits count as read. The \
+         answer shows the changed lines with their numbers. The file is replaced in one step \
+         and keeps its permissions. Files of at most {} MiB; nothing under `.git/`.",
+        WORKSPACE_CHANGE_BYTES / (1024 * 1024)
+    )
+}
+
+fn write_description() -> String {
+    format!(
+        "Create a file of the workspace with `content`, or replace all of an existing one's; \
+         missing directories above it are created. To change part of a file prefer `edit`, \
+         which sends only the change. An existing file must have been read (`read`) by this \
+         run and be unchanged since, or it is not replaced; a new file needs no read. The file \
+         is replaced in one step (a reader never sees half of it) and keeps its permissions. \
+         At most {} MiB; nothing under `.git/`.",
+        WORKSPACE_CHANGE_BYTES / (1024 * 1024)
+    )
+}
+
+const INSTRUCTIONS: &str = "The files of one workspace: `read` a file's lines, `list` a \
+directory, `glob` for files by name, `grep` their contents; `edit` and `write` change files \
+this run has read. Paths are relative to the workspace root; nothing outside the workspace \
+can be reached, and nothing under `.git/` is changed.";
 
 fn default_offset() -> u64 {
     1
@@ -180,6 +214,42 @@ pub(super) struct GrepArgs {
     pub limit: u64,
 }
 
+/// `edit`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EditArgs {
+    /// The file, relative to the workspace root (for example `src/main.rs`).
+    pub path: String,
+    /// The exact text to replace, as it is in the file.
+    pub old_text: String,
+    /// The text to put in its place (empty to delete it).
+    pub new_text: String,
+    /// Replace every occurrence of `old_text`, not just one.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+/// `write`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WriteArgs {
+    /// The file, relative to the workspace root (for example `src/main.rs`).
+    pub path: String,
+    /// The file's whole new content.
+    pub content: String,
+}
+
+impl EditArgs {
+    fn request(self) -> EditRequest {
+        EditRequest {
+            path: self.path,
+            old_text: self.old_text,
+            new_text: self.new_text,
+            replace_all: self.replace_all,
+        }
+    }
+}
+
 impl ReadArgs {
     fn request(&self) -> ReadRequest {
         ReadRequest::new(&self.path, Some(self.offset), Some(self.limit))
@@ -209,6 +279,8 @@ impl GrepArgs {
 #[derive(Clone)]
 pub struct WorkspaceTools {
     root: Arc<WorkspaceRoot>,
+    /// What this run has read, for the read-before-edit rule.
+    seen: Arc<Seen>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -217,6 +289,7 @@ impl WorkspaceTools {
     pub fn new(root: WorkspaceRoot) -> Self {
         WorkspaceTools {
             root: Arc::new(root),
+            seen: Arc::new(Seen::default()),
             tool_router: Self::tool_router(),
         }
     }
@@ -238,8 +311,10 @@ impl WorkspaceTools {
         cancel: CancellationToken,
     ) -> CallToolResult {
         let request = args.request();
-        self.blocking(cancel, move |root, cancel| read(root, &request, cancel))
-            .await
+        self.blocking(cancel, move |root, seen, cancel| {
+            read_noting(root, &request, cancel, Some(seen))
+        })
+        .await
     }
 
     #[tool(
@@ -258,8 +333,10 @@ impl WorkspaceTools {
         Parameters(args): Parameters<ListArgs>,
         cancel: CancellationToken,
     ) -> CallToolResult {
-        self.blocking(cancel, move |root, cancel| list(root, &args.path, cancel))
-            .await
+        self.blocking(cancel, move |root, _, cancel| {
+            list(root, &args.path, cancel)
+        })
+        .await
     }
 
     #[tool(
@@ -278,7 +355,7 @@ impl WorkspaceTools {
         Parameters(args): Parameters<GlobArgs>,
         cancel: CancellationToken,
     ) -> CallToolResult {
-        self.blocking(cancel, move |root, cancel| {
+        self.blocking(cancel, move |root, _, cancel| {
             glob(root, &args.pattern, &args.path, cancel)
         })
         .await
@@ -301,8 +378,53 @@ impl WorkspaceTools {
         cancel: CancellationToken,
     ) -> CallToolResult {
         let request = args.request();
-        self.blocking(cancel, move |root, cancel| grep(root, &request, cancel))
+        self.blocking(cancel, move |root, _, cancel| grep(root, &request, cancel))
             .await
+    }
+
+    #[tool(
+        description = edit_description(),
+        annotations(
+            title = "Edit a file",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<EditOutput>()
+    )]
+    async fn edit(
+        &self,
+        Parameters(args): Parameters<EditArgs>,
+        cancel: CancellationToken,
+    ) -> CallToolResult {
+        let request = args.request();
+        self.blocking(cancel, move |root, seen, cancel| {
+            edit(root, seen, &request, cancel)
+        })
+        .await
+    }
+
+    #[tool(
+        description = write_description(),
+        annotations(
+            title = "Write a file",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
+        output_schema = schema_for_output::<WriteOutput>()
+    )]
+    async fn write(
+        &self,
+        Parameters(args): Parameters<WriteArgs>,
+        cancel: CancellationToken,
+    ) -> CallToolResult {
+        self.blocking(cancel, move |root, seen, cancel| {
+            write(root, seen, &args.path, &args.content, cancel)
+        })
+        .await
     }
 }
 
@@ -311,10 +433,13 @@ impl WorkspaceTools {
     /// that reads the client's messages, cancellations included) and shapes its answer.
     async fn blocking<F>(&self, cancel: CancellationToken, work: F) -> CallToolResult
     where
-        F: FnOnce(&WorkspaceRoot, &CancellationToken) -> Result<Answer, String> + Send + 'static,
+        F: FnOnce(&WorkspaceRoot, &Seen, &CancellationToken) -> Result<Answer, String>
+            + Send
+            + 'static,
     {
         let root = self.root.clone();
-        match tokio::task::spawn_blocking(move || work(&root, &cancel)).await {
+        let seen = self.seen.clone();
+        match tokio::task::spawn_blocking(move || work(&root, &seen, &cancel)).await {
             Ok(answer) => shape(answer),
             Err(_) => CallToolResult::error(vec![ContentBlock::text(
                 "internal error: the workspace tool failed unexpectedly (a bug in mcp-agents)",
@@ -330,12 +455,15 @@ impl WorkspaceTools {
         ) -> Result<T, String> {
             serde_json::from_value(arguments).map_err(|e| e.to_string())
         }
-        let root = &self.root;
+        let (root, seen) = (&self.root, &self.seen);
         let cancel = CancellationToken::new();
         shape(match tool {
-            "read" => {
-                parsed::<ReadArgs>(arguments).and_then(|args| read(root, &args.request(), &cancel))
-            }
+            "read" => parsed::<ReadArgs>(arguments)
+                .and_then(|args| read_noting(root, &args.request(), &cancel, Some(seen))),
+            "edit" => parsed::<EditArgs>(arguments)
+                .and_then(|args| edit(root, seen, &args.request(), &cancel)),
+            "write" => parsed::<WriteArgs>(arguments)
+                .and_then(|args| write(root, seen, &args.path, &args.content, &cancel)),
             "list" => {
                 parsed::<ListArgs>(arguments).and_then(|args| list(root, &args.path, &cancel))
             }
@@ -399,19 +527,21 @@ mod tests {
     }
 
     #[test]
-    fn the_four_tools_are_listed_read_only_with_both_schemas() {
+    fn the_six_tools_are_listed_with_their_hints_and_both_schemas() {
         let tools = WorkspaceTools::new(WorkspaceRoot::open(std::path::Path::new(".")).unwrap())
             .tool_router
             .list_all();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        assert_eq!(names.len(), 4);
-        for name in ["read", "list", "glob", "grep"] {
+        assert_eq!(names.len(), 6);
+        for name in ["read", "list", "glob", "grep", "edit", "write"] {
             assert!(names.contains(&name), "{names:?}");
         }
         for tool in &tools {
             let hints = tool.annotations.as_ref().unwrap();
-            assert_eq!(hints.read_only_hint, Some(true), "{}", tool.name);
-            assert_eq!(hints.destructive_hint, Some(false), "{}", tool.name);
+            let writes = matches!(tool.name.as_ref(), "edit" | "write");
+            assert_eq!(hints.read_only_hint, Some(!writes), "{}", tool.name);
+            assert_eq!(hints.destructive_hint, Some(writes), "{}", tool.name);
+
             assert!(tool.output_schema.is_some(), "{}", tool.name);
             assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
         }

@@ -6,6 +6,9 @@ Two callers share it, told apart by the model they ask for:
   the model `helper-model` answers "Hello, parent: the subagent ran." at once, and
   `slow-model` answers "Hello after 100 s: the slow subagent ran." after 100 s, within the
   120 s mcp-agents waits for a reply to begin.
+- `fixer-model`: a fixer subagent with the workspace tools, scripted to `workspace__read`
+  calc.py, then `workspace__edit` it (`a - b` becomes `a + b`), then answer "Fixed add in
+  calc.py: " and the first line of the edit's answer.
 - Claude Code, the parent (any other model): scripted to call mcp-agents' `spawn_agent` for
   the agent its prompt names (`AGENT=<name>`, default `helper`), then `wait_agent` on the id
   it returned with the `timeout_ms` the `wait_agent` description advises (waiting again
@@ -58,6 +61,19 @@ def requested_agent(body):
     return found.group(1) if found else "helper"
 
 
+def fixer_blocks(body):
+    results = tool_results(body)
+    log({"fixer": "step", "results": len(results)})
+    if not results:
+        return [{"type": "tool_use", "id": "toolu_read", "name": "workspace__read",
+                 "input": {"path": "calc.py"}}]
+    if len(results) == 1:
+        return [{"type": "tool_use", "id": "toolu_edit", "name": "workspace__edit",
+                 "input": {"path": "calc.py", "old_text": "return a - b",
+                           "new_text": "return a + b"}}]
+    return [{"type": "text", "text": "Fixed add in calc.py: " + results[-1].splitlines()[0]}]
+
+
 def parent_blocks(body):
     tools = body.get("tools", [])
     if "mcp__agents__spawn_agent" not in [t.get("name") for t in tools]:
@@ -66,8 +82,9 @@ def parent_blocks(body):
     if not results:
         agent = requested_agent(body)
         log({"parent": "spawn", "agent": agent})
+        task = "Make test_calc.py pass." if agent == "fixer" else "Say hello."
         return [{"type": "tool_use", "id": "toolu_spawn", "name": "mcp__agents__spawn_agent",
-                 "input": {"name": agent, "task": "Say hello."}}]
+                 "input": {"name": agent, "task": task}}]
     waits = len(results) - 1
     timeout = advised_timeout(tools)
     if waits == 0 or ('"timed_out":true' in results[-1] and waits < 5):
@@ -95,7 +112,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(404)
             self.end_headers()
             return
-        if model in SUBAGENTS:
+        if model == "fixer-model":
+            blocks = fixer_blocks(body)
+        elif model in SUBAGENTS:
             delay, text = SUBAGENTS[model]
             time.sleep(delay)
             blocks = [{"type": "text", "text": text}]

@@ -121,7 +121,7 @@ fn the_example_workspace_has_six_agents_and_no_warnings() {
             "docs-writer",
             ".codex/agents/docs-writer.toml",
             "codex",
-            "read, list, glob, grep",
+            "read, list, glob, grep, edit, write",
         ),
         ("triager", ".opencode/agents/triager.md", "opencode", "-"),
     ]) {

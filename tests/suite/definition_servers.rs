@@ -58,7 +58,7 @@ fn claude_names_are_looked_up_in_mcp_json() {
     );
     assert_eq!(
         agent.workspace_tools(),
-        ["read", "list", "glob", "grep"],
+        ["read", "list", "glob", "grep", "edit", "write"],
         "no `tools`: all of them"
     );
     let servers = &agent.mcp_servers;

@@ -35,13 +35,15 @@ fn every_format_gets_the_workspace_tools_its_file_asks_for() {
 fn claude_names_map_onto_the_workspace_tools() {
     let catalog = support::load_fixture("workspace");
     let agent = catalog.get("claude-read-grep-glob").unwrap();
-    let hints = BuiltinServer::Workspace.hints();
     for (tool, offered) in [
         ("read", true),
         ("grep", true),
         ("glob", true),
         ("list", false),
+        ("edit", false),
+        ("write", false),
     ] {
+        let hints = BuiltinServer::Workspace.tool_hints(tool);
         assert_eq!(
             agent.offers_tool("workspace", tool, hints),
             offered,
@@ -79,7 +81,7 @@ fn check_shows_each_agents_workspace_tools_and_one_warning_for_what_is_missing()
     let tools = |name: &str| agent(name)["workspace_tools"].clone();
     assert_eq!(
         tools("claude-no-tools"),
-        serde_json::json!(["read", "list", "glob", "grep"])
+        serde_json::json!(["read", "list", "glob", "grep", "edit", "write"])
     );
     assert_eq!(
         tools("claude-read-grep-glob"),
@@ -87,15 +89,19 @@ fn check_shows_each_agents_workspace_tools_and_one_warning_for_what_is_missing()
     );
     assert_eq!(
         tools("codex"),
+        serde_json::json!(["read", "list", "glob", "grep", "edit", "write"])
+    );
+    assert_eq!(
+        tools("codex-read-only"),
         serde_json::json!(["read", "list", "glob", "grep"])
     );
     assert_eq!(
         tools("opencode-default"),
-        serde_json::json!(["read", "list", "glob", "grep"])
+        serde_json::json!(["read", "list", "glob", "grep", "edit", "write"])
     );
     assert_eq!(
         tools("opencode-read-off"),
-        serde_json::json!(["list", "glob", "grep"])
+        serde_json::json!(["list", "glob", "grep", "edit"])
     );
     assert_eq!(tools("canonical-plain"), serde_json::json!([]));
     assert_eq!(
@@ -123,14 +129,27 @@ fn check_shows_each_agents_workspace_tools_and_one_warning_for_what_is_missing()
     assert_eq!(
         warnings_for(".claude/agents/claude-missing.md"),
         [
-            "runs without Edit, Write, Bash, WebFetch: this runtime has no such tools (of Claude \
-          Code's tools only Read, Grep, Glob and LS exist here, as the built-in workspace \
-          server's)"
+            "runs without Bash, WebFetch: this runtime has no such tools (of Claude Code's tools \
+          only Read, Grep, Glob, LS, Edit, MultiEdit and Write exist here, as the built-in \
+          workspace server's)"
         ]
     );
     // Denying a tool that does not exist here is honoured by its absence: no warning.
-    assert!(warnings_for(".claude/agents/claude-denied.md").is_empty());
-    assert!(warnings_for(".opencode/agents/opencode-read-off.md").is_empty());
+    // (Its one warning is about `Read` denied and `Edit` kept.)
+    assert_eq!(
+        warnings_for(".claude/agents/claude-denied.md"),
+        [
+            "can change files but not read them: a file is changed only after this run has read \
+          it, so without the read tool the agent can only create new files"
+        ]
+    );
+    assert_eq!(
+        warnings_for(".opencode/agents/opencode-read-off.md"),
+        [
+            "can change files but not read them: a file is changed only after this run has read \
+          it, so without the read tool the agent can only create new files"
+        ]
+    );
 
     let table = Command::new(env!("CARGO_BIN_EXE_mcp-agents"))
         .arg("check")
@@ -148,8 +167,8 @@ fn check_shows_each_agents_workspace_tools_and_one_warning_for_what_is_missing()
             .unwrap();
         line[column..].split("  ").next().unwrap().trim().to_owned()
     };
-    assert_eq!(row("claude-missing"), "read");
+    assert_eq!(row("claude-missing"), "read, edit, write");
     assert_eq!(row("opencode-only-grep"), "grep");
     assert_eq!(row("canonical-plain"), "-");
-    assert_eq!(row("codex-deny"), "read, list, glob");
+    assert_eq!(row("codex-deny"), "read, list, glob, edit, write");
 }

@@ -32,21 +32,23 @@ struct Alone {
 }
 
 const DEFAULT: &str = "anthropic/claude-sonnet-5-5 (server-default)";
-const ALL: &[&str] = &["read", "list", "glob", "grep"];
+const ALL: &[&str] = &["read", "list", "glob", "grep", "edit", "write"];
+/// What a read-only agent gets: the tools that read.
+const READS: &[&str] = &["read", "list", "glob", "grep"];
 
 const FILES: &[Alone] = &[
     Alone {
         file: ".github/agents/reviewer.agent.md",
         agent: Some("reviewer"),
         model: "anthropic/claude-sonnet-4-5 (translated)",
-        workspace: ALL,
+        workspace: READS,
         warnings: &[
             "`model: Claude Sonnet 4.5` is claude-sonnet-4-5, which Anthropic retired on \
              2026-11-30; runs fail unless the endpoint still serves it",
             "`model` lists 2 models; this runtime runs `Claude Sonnet 4.5` (anthropic \
              claude-sonnet-4-5) and never falls back to the others (GPT-4o)",
             "runs without usages: this runtime has no such tools (of Copilot's tools only \
-             read and search exist here",
+             read, search and edit exist here",
         ],
         fields: &[("model_written", "\"Claude Sonnet 4.5\"")],
     },
@@ -55,7 +57,7 @@ const FILES: &[Alone] = &[
         agent: Some("build-release"),
         model: DEFAULT,
         workspace: ALL,
-        warnings: &["runs without edit, execute: this runtime has no such tools"],
+        warnings: &["runs without execute: this runtime has no such tools"],
         fields: &[],
     },
     Alone {
@@ -63,7 +65,7 @@ const FILES: &[Alone] = &[
         agent: Some("test-specialist"),
         model: DEFAULT,
         workspace: ALL,
-        warnings: &["runs without edit, runTerminalCommand: this runtime has no such tools"],
+        warnings: &["runs without runTerminalCommand: this runtime has no such tools"],
         fields: &[],
     },
     Alone {
@@ -132,7 +134,7 @@ const FILES: &[Alone] = &[
         file: ".cursor/agents/castr/code-reviewer.md",
         agent: Some("code-reviewer"),
         model: "openai/gpt-5.5 (explicit)",
-        workspace: ALL,
+        workspace: READS,
         warnings: &[
             "runs without Shell, ReadLints, WebFetch, WebSearch: this runtime has no such tools",
         ],
@@ -169,10 +171,10 @@ const FILES: &[Alone] = &[
         file: ".gemini/agents/code-writer.md",
         agent: Some("code-writer"),
         model: DEFAULT,
-        workspace: &["read", "glob", "grep"],
+        workspace: &["read", "glob", "grep", "edit", "write"],
         warnings: &[
-            "runs without write_file, replace, run_shell_command: this runtime has no \
-                     such tools (of Gemini CLI's tools only",
+            "runs without run_shell_command: this runtime has no such tools (of Gemini CLI's \
+             tools only",
         ],
         fields: &[],
     },
@@ -180,11 +182,9 @@ const FILES: &[Alone] = &[
         file: ".gemini/agents/visualizer.md",
         agent: Some("architecture-visualizer"),
         model: DEFAULT,
-        workspace: &["read", "list", "grep"],
-        warnings: &[
-            "runs without run_shell_command, write_file, activate_skill, replace, \
-                     mcp_mermaid-guide_get_mermaid_style_guide: this runtime has no such tools",
-        ],
+        workspace: &["read", "list", "grep", "edit", "write"],
+        warnings: &["runs without run_shell_command, activate_skill, \
+             mcp_mermaid-guide_get_mermaid_style_guide: this runtime has no such tools"],
         fields: &[("max_turns", "30")],
     },
     Alone {

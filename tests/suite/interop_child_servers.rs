@@ -145,15 +145,15 @@ async fn the_legacy_everything_server_is_refused_with_what_it_offers() {
     c.close().await;
 }
 
-/// The definition docs/agents.md shows under "Letting an agent change files": the first
-/// Markdown block of that section.
+/// The definition docs/agents.md shows under "Through a child server that writes files": the
+/// first Markdown block of that section.
 fn documented_fixer() -> String {
     let doc = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/agents.md"),
     )
     .unwrap();
     let section = doc
-        .split("## Letting an agent change files")
+        .split("### Through a child server that writes files")
         .nth(1)
         .expect("docs/agents.md has the section");
     let block = section

@@ -64,5 +64,6 @@ mod skills_registry;
 mod soak;
 mod wait_answers;
 mod workspace_agents;
+mod workspace_changes;
 mod workspace_hostile;
 mod workspace_server;

@@ -271,6 +271,7 @@ async fn images_from_tools_reach_the_model_as_images_on_every_api() {
             data: ONE_PIXEL_PNG.into(),
         }],
         is_error: false,
+        changed: None,
     };
     for wire in [Responses, Messages, Chat] {
         let mut talk = Loop::new(wire, |_| {}).await;

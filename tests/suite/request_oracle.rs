@@ -543,6 +543,7 @@ fn awkward_tools() -> ScriptedTools {
             data: ONE_PIXEL_PNG.into(),
         }],
         is_error: false,
+        changed: None,
     };
     let ok = || ToolResult::text("ok", false);
     ScriptedTools::new(vec![

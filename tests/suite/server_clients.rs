@@ -168,6 +168,11 @@ async fn agents_that_lack_their_tools_or_key_are_marked_and_their_spawn_says_so(
     );
     write(
         ws.path(),
+        ".claude/agents/auditor.md",
+        "---\nname: auditor\ndescription: Audits\ntools: Read, Bash\nmodel: sonnet\n---\nAudit.\n",
+    );
+    write(
+        ws.path(),
         ".claude/agents/reader.md",
         "---\nname: reader\ndescription: Reads code\ntools: Read, Grep\nmodel: sonnet\n---\nRead.\n",
     );
@@ -208,23 +213,22 @@ async fn agents_that_lack_their_tools_or_key_are_marked_and_their_spawn_says_so(
         lines,
         [
             "- gpt: Uses GPT (needs OPENAI_API_KEY)",
+            "- auditor: Audits (read-only here: no Bash)",
             "- deployer: Deploys (runs here without Bash, WebFetch)",
-            "- fixer: Fix a failing test (read-only here: no Edit, Bash)",
+            "- fixer: Fix a failing test (runs here without Bash)",
             "- reader: Reads code",
         ],
         "{spawn}"
     );
 
-    mock.push([Step::text(
-        "Cannot edit here; the fix is in parse.rs line 3.",
-    )]);
+    mock.push([Step::text("Fixed parse.rs line 3; the tests were not run.")]);
     let spawned = c
         .ok(
             "spawn_agent",
             json!({"name": "fixer", "task": "Fix the test."}),
         )
         .await;
-    assert_eq!(spawned["note"], "read-only here: no Edit, Bash");
+    assert_eq!(spawned["note"], "runs here without Bash");
     let id = spawned["agent_id"].as_str().unwrap();
     let done = c.wait(&[id], 30_000).await["agents"][0].clone();
     assert_eq!(done["status"], "completed", "{done}");
@@ -237,7 +241,7 @@ async fn agents_that_lack_their_tools_or_key_are_marked_and_their_spawn_says_so(
         .collect();
     assert_eq!(
         offered,
-        ["workspace__read"],
+        ["workspace__edit", "workspace__read"],
         "what the note says it runs with"
     );
 

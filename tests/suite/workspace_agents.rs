@@ -174,6 +174,14 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
     let ws = tempfile::tempdir().unwrap();
     let p = provider(&mock);
     let all = [
+        "workspace__edit",
+        "workspace__glob",
+        "workspace__grep",
+        "workspace__list",
+        "workspace__read",
+        "workspace__write",
+    ];
+    let reads = [
         "workspace__glob",
         "workspace__grep",
         "workspace__list",
@@ -196,7 +204,7 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
                  developer_instructions = \"Work.\"\n",
                 mock.responses_base_url()
             ),
-            all.to_vec(),
+            reads.to_vec(),
         ),
         (
             "opencode-all",
@@ -215,7 +223,13 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
                 "---\ndescription: d\nmodel: mock/m\n{}tools:\n  read: false\n---\nWork.\n",
                 p.replace("model_provider: custom\n", "")
             ),
-            vec!["workspace__glob", "workspace__grep", "workspace__list"],
+            vec![
+                "workspace__edit",
+                "workspace__glob",
+                "workspace__grep",
+                "workspace__list",
+                "workspace__write",
+            ],
         ),
         (
             "canonical-plain",
@@ -229,6 +243,45 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
             format!(
                 "---\nname: canonical-named\ndescription: d\nmodel: m\n{p}\
                  mcp_servers:\n  workspace: {{builtin: workspace}}\n---\nWork.\n"
+            ),
+            reads.to_vec(),
+        ),
+        (
+            "canonical-editor",
+            ".agents/agents/editor.md",
+            format!(
+                "---\nname: canonical-editor\ndescription: d\nmodel: m\n{p}\
+                 mcp_servers:\n  workspace: {{builtin: workspace}}\n\
+                 tools: [workspace__read, workspace__edit]\n---\nWork.\n"
+            ),
+            vec!["workspace__edit", "workspace__read"],
+        ),
+        (
+            "claude-no-edit",
+            ".claude/agents/no-edit.md",
+            format!(
+                "---\nname: claude-no-edit\ndescription: d\nmodel: m\n{p}\
+                 disallowedTools: Edit, Write\n---\nWork.\n"
+            ),
+            reads.to_vec(),
+        ),
+        (
+            "claude-read-only",
+            ".claude/agents/read-only.md",
+            format!(
+                "---\nname: claude-read-only\ndescription: d\nmodel: m\n{p}\
+                 tools: Read, Edit, Write\nsandbox: read-only\n---\nWork.\n"
+            ),
+            vec!["workspace__read"],
+        ),
+        (
+            "codex-writer",
+            ".codex/agents/writer.toml",
+            format!(
+                "name = \"codex-writer\"\ndescription = \"d\"\nmodel = \"m\"\n\
+                 model_provider = \"custom\"\nbase_url = \"{}\"\nenv_key = \"{KEY_VAR}\"\n\
+                 wire_api = \"responses\"\ndeveloper_instructions = \"Work.\"\n",
+                mock.responses_base_url()
             ),
             all.to_vec(),
         ),
@@ -246,4 +299,156 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
         assert_no_workspace_child(ws.path()).await;
     }
     c.close().await;
+}
+
+/// A small project with a failing test: `add` subtracts.
+fn failing_project(dir: &std::path::Path) {
+    write(
+        dir,
+        "calc.py",
+        "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n",
+    );
+    write(
+        dir,
+        "test_calc.py",
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    );
+}
+
+/// The model's side of a fix: read the test and the code, edit the code, add a test.
+fn fix_steps() -> Vec<Step> {
+    vec![
+        Step::tool_calls(vec![
+            ("workspace__read", json!({"path": "test_calc.py"})),
+            ("workspace__read", json!({"path": "calc.py"})),
+        ]),
+        Step::tool_call(
+            "workspace__edit",
+            json!({"path": "calc.py",
+                   "old_text": "def add(a, b):\n    return a - b",
+                   "new_text": "def add(a, b):\n    return a + b"}),
+        ),
+        Step::tool_call(
+            "workspace__write",
+            json!({"path": "tests/test_add_more.py",
+                   "content": "from calc import add\n\n\ndef test_negative():\n    assert add(-1, 1) == 0\n"}),
+        ),
+        Step::text("Fixed `add` in calc.py (it subtracted) and added a test for negatives."),
+    ]
+}
+
+const FIXED_CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_fixer_changes_the_workspace_and_its_record_says_which_files() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let dir = ws.path();
+    failing_project(dir);
+    write(
+        dir,
+        ".claude/agents/fixer.md",
+        format!(
+            "---\nname: fixer\ndescription: Fixes failing tests.\nmodel: mock-model\n{}\
+             tools: Read, Edit, Write, Bash\n---\nFix the failing test.\n",
+            provider(&mock)
+        ),
+    );
+    mock.push(fix_steps());
+    let c = binary::stdio(dir, Generation::Modern, &[]).await;
+    let id = c.spawn("fixer", "Make test_calc.py pass.").await;
+    let done = c.wait(&[&id], 60_000).await;
+    let record = &done["agents"][0];
+    assert_eq!(record["status"], "completed", "{record}");
+    assert_eq!(
+        offered(&mock, 0),
+        ["workspace__edit", "workspace__read", "workspace__write"],
+        "Bash stays out"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("calc.py")).unwrap(),
+        FIXED_CALC
+    );
+    assert!(dir.join("tests/test_add_more.py").exists());
+    assert_eq!(
+        record["files_changed"],
+        json!([
+            {"path": "calc.py", "created": false, "changes": 1},
+            {"path": "tests/test_add_more.py", "created": true, "changes": 1},
+        ])
+    );
+    // The edit's answer, as the model saw it: the changed lines with their numbers.
+    let edit = &outputs(&mock, 2)[2];
+    assert_eq!(edit.0, "workspace__edit");
+    assert!(
+        edit.2
+            .contains("     1\tdef add(a, b):\n     2\t    return a + b\n"),
+        "{}",
+        edit.2
+    );
+    // The human line that opens the answer says how many files changed.
+    let answer = c
+        .call("wait_agent", json!({"targets": [id], "timeout_ms": 0}))
+        .await;
+    let text = answer.content[0].as_text().unwrap().text.clone();
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains(": completed in ") && first.contains(" s, changed 2 files: Fixed `add`"),
+        "{first}"
+    );
+    assert_no_workspace_child(dir).await;
+    c.close().await;
+}
+
+/// A published fixer from the corpus (noodlefrenzy/vteam-hybrid's `sato`, "Tara writes the
+/// failing tests, and you make them pass"), unedited, fixing a failing test through
+/// `mcp-agents run`: the files it changed are listed after the summary and in `--json`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_published_fixer_makes_a_failing_test_pass_through_mcp_agents_run() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let dir = ws.path();
+    failing_project(dir);
+    let published =
+        std::fs::read_to_string(support::fixture_path("corpus").join(".claude/agents/sato.md"))
+            .unwrap();
+    write(dir, ".claude/agents/sato.md", &published);
+    mock.push(fix_steps());
+    let out = tokio::process::Command::new(binary::BIN)
+        .args(["run", "--json", "sato", "Make test_calc.py pass."])
+        .current_dir(dir)
+        .env("MCP_AGENTS_DEFAULT_MODEL", "anthropic/claude-sonnet-5-5")
+        .env("ANTHROPIC_BASE_URL", mock.messages_base_url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("RUST_LOG")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["status"], "completed", "{record}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("calc.py")).unwrap(),
+        FIXED_CALC
+    );
+    assert_eq!(record["files_changed"][0]["path"], "calc.py");
+    assert_eq!(record["files_changed"][1]["created"], true);
+    assert!(
+        stderr.contains(
+            "mcp-agents: sato changed 2 files: calc.py, tests/test_add_more.py (created)\n"
+        ),
+        "{stderr}"
+    );
+    let requests = mock.requests();
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for tool in ["workspace__read", "workspace__edit", "workspace__write"] {
+        assert!(tools.contains(&tool), "{tools:?}");
+    }
 }

@@ -478,10 +478,11 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
     /// Whatever the arguments, every tool answers (never a panic, never a block), within
-    /// 1 MiB as JSON, and its text shows no right-to-left override unescaped.
+    /// 1 MiB as JSON, and its text shows no right-to-left override unescaped; `edit` and
+    /// `write` included, which never write through the links out (`escape` → /etc).
     #[test]
     fn any_arguments_get_a_bounded_answer(
-        tool in 0..5usize,
+        tool in 0..7usize,
         path in awkward_text(),
         pattern in awkward_text(),
         glob in awkward_text(),
@@ -490,7 +491,7 @@ proptest::proptest! {
         context in 0..30u64,
         mode in 0..3usize,
     ) {
-        let tool = ["read", "list", "glob", "grep", "grep"][tool];
+        let tool = ["read", "list", "glob", "grep", "grep", "edit", "write"][tool];
         let mode = ["content", "files_with_matches", "count"][mode];
         let arguments = json!({
             "read": {"path": path, "offset": offset.max(1), "limit": limit.max(1)},
@@ -501,6 +502,12 @@ proptest::proptest! {
                 "limit": limit.clamp(1, 2000),
                 "output_mode": mode,
             },
+            // Changes land in the hostile workspace's temporary folder, or are refused. The
+            // text written has no override (file contents are shown as they are).
+            "edit": {"path": path, "old_text": pattern,
+                     "new_text": glob.replace('\u{202E}', ""),
+                     "replace_all": mode == "content"},
+            "write": {"path": path, "content": pattern.replace('\u{202E}', "")},
         })[tool]
             .clone();
         let result = hostile_tools().call_now(tool, arguments);

@@ -1,6 +1,7 @@
 //! `mcp-agents workspace-tools DIR` through the real binary, driven with the `rmcp` client
-//! as a run drives it (2026-07-28 through `server/discover`): the four tools, their schemas
-//! and annotations, what each answers (structured content checked against its output
+//! as a run drives it (2026-07-28 through `server/discover`): the six tools, their schemas
+//! and annotations, what each of the four that read answers (`suite::workspace_changes` has
+//! `edit` and `write`) (structured content checked against its output
 //! schema), ignore rules, confinement, and the 1 MiB cap.
 
 use serde_json::json;
@@ -9,12 +10,12 @@ use crate::support::binary::BIN;
 use crate::support::workspace::{project, serve, write};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_read_only_tools_with_both_schemas_over_2026_07_28() {
+async fn six_tools_with_their_hints_and_both_schemas_over_2026_07_28() {
     let (ws, _outside) = project();
     let tools = serve(ws.path()).await;
     let mut names: Vec<&str> = tools.listed.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
-    assert_eq!(names, ["glob", "grep", "list", "read"]);
+    assert_eq!(names, ["edit", "glob", "grep", "list", "read", "write"]);
     assert_eq!(
         names,
         {
@@ -26,8 +27,15 @@ async fn four_read_only_tools_with_both_schemas_over_2026_07_28() {
     );
     for tool in &tools.listed {
         let hints = tool.annotations.as_ref().expect("annotations");
-        assert_eq!(hints.read_only_hint, Some(true), "{}", tool.name);
-        assert_eq!(hints.destructive_hint, Some(false), "{}", tool.name);
+        let changes = matches!(tool.name.as_ref(), "edit" | "write");
+        assert_eq!(hints.read_only_hint, Some(!changes), "{}", tool.name);
+        assert_eq!(hints.destructive_hint, Some(changes), "{}", tool.name);
+        let known = BuiltinServer::Workspace.tool_hints(&tool.name);
+        assert_eq!(
+            (known.read_only, known.destructive),
+            (hints.read_only_hint, hints.destructive_hint),
+            "definitions decide what read-only agents get from the hints the server lists"
+        );
         assert!(tool.output_schema.is_some(), "{}", tool.name);
         assert_eq!(tool.input_schema["type"], "object");
         assert!(
