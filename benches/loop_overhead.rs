@@ -69,6 +69,7 @@ impl RunObserver for Quiet {
     fn activity(&self, _: Activity) {}
     fn usage(&self, _: UsageDelta) {}
     fn tool_used(&self, _: &str, _: ToolUse) {}
+    fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
 }
 
 struct Once(std::sync::Mutex<Option<String>>);

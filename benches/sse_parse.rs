@@ -65,7 +65,10 @@ fn parse(input: &[Bytes]) -> (usize, usize) {
 fn bench(c: &mut Criterion) {
     let line = long_line(32 * MIB);
     // The long line's data, then the closing event's `{"type":"message_stop"}`.
-    assert_eq!(parse(&line), (2, 32 * MIB + r#"{"type":"message_stop"}"#.len()));
+    assert_eq!(
+        parse(&line),
+        (2, 32 * MIB + r#"{"type":"message_stop"}"#.len())
+    );
     let mut group = c.benchmark_group("sse_long_line");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));

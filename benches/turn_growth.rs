@@ -281,6 +281,7 @@ impl RunObserver for Began {
     }
     fn usage(&self, _: UsageDelta) {}
     fn tool_used(&self, _: &str, _: ToolUse) {}
+    fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
 }
 
 struct Once(Mutex<Option<String>>);

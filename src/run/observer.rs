@@ -39,7 +39,7 @@ pub trait RunObserver: Send + Sync {
     fn usage(&self, delta: UsageDelta);
     /// A call to the tool the model knows as `tool` (`github__search_issues`).
     fn tool_used(&self, tool: &str, event: ToolUse);
-    /// A tool call changed a file of the workspace (SPEC §4.3 `files_changed`). Observers
-    /// that keep no record of files (the benches) leave it out.
-    fn file_changed(&self, _change: &FileChange) {}
+    /// A tool call changed a file of the workspace (SPEC §4.3 `files_changed`). No default:
+    /// an observer that wraps another must pass it on.
+    fn file_changed(&self, change: &FileChange);
 }

@@ -6,6 +6,7 @@
 
 use crate::redact::Secrets;
 use crate::run::{Activity, RunObserver, RunOutcome, ToolUse, UsageDelta};
+use crate::toolbox::FileChange;
 
 /// A run's observer that hides `secrets` from what it passes on.
 pub(super) struct Hiding<'a> {
@@ -36,6 +37,11 @@ impl RunObserver for Hiding<'_> {
 
     fn tool_used(&self, tool: &str, event: ToolUse) {
         self.observer.tool_used(&self.secrets.redact(tool), event);
+    }
+
+    /// A path is the workspace's, not a secret's: passed on as it is.
+    fn file_changed(&self, change: &FileChange) {
+        self.observer.file_changed(change);
     }
 }
 

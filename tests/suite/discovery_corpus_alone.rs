@@ -163,8 +163,8 @@ const FILES: &[Alone] = &[
         file: ".gemini/agents/git.md",
         agent: Some("git"),
         model: "gemini/gemini-2.5-flash (explicit)",
-        workspace: &["read", "glob", "grep"],
-        warnings: &["runs without Bash, Edit, TodoWrite: this runtime has no such tools"],
+        workspace: &["read", "glob", "grep", "edit"],
+        warnings: &["runs without Bash, TodoWrite: this runtime has no such tools"],
         fields: &[],
     },
     Alone {

@@ -87,6 +87,9 @@ impl RunObserver for Recorder {
         }
         self.tools.lock().unwrap().push((tool.to_owned(), event));
     }
+
+    // The loop tests' tools change no files.
+    fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
 }
 
 /// A simple queue of user input.
