@@ -191,17 +191,13 @@ impl TermLike for Tty {
 fn terminal_width(file: &File) -> u16 {
     #[cfg(unix)]
     {
-        use std::os::fd::AsRawFd;
-        // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own; the descriptor is
-        // open for as long as `file` lives.
-        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::ioctl(file.as_raw_fd(), libc::TIOCGWINSZ, &mut size) } == 0;
-        if ok && size.ws_col > 0 {
-            return size.ws_col;
+        use std::os::fd::AsFd;
+        if let Some(columns) = super::terminal::columns(file.as_fd()) {
+            return columns;
         }
     }
     let _ = file;
-    80
+    u16::try_from(super::terminal::DEFAULT_COLUMNS).unwrap_or(u16::MAX)
 }
 
 #[cfg(unix)]

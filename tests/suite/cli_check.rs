@@ -195,13 +195,53 @@ fn rejected_definitions_exit_1_with_one_stderr_line_each() {
         .lines()
         .filter(|l| !l.contains("would fail when it runs"));
     assert_eq!(definitions.count(), catalog.warnings().len());
+    // Issue 28: a rejected file's line says so, and the summary counts the rejected files
+    // apart from the warnings.
+    let rejected = catalog
+        .warnings()
+        .iter()
+        .filter(|w| w.effect == mcp_agents::definition::Effect::Rejected)
+        .count();
+    assert!(rejected > 1);
     for line in stderr.lines() {
-        assert!(line.starts_with("warning: ."), "{line}");
+        let word = if line.contains("would fail when it runs")
+            || !catalog.warnings().iter().any(|w| {
+                w.effect == mcp_agents::definition::Effect::Rejected && line.ends_with(&w.reason)
+            }) {
+            "warning: ."
+        } else {
+            "rejected: ."
+        };
+        assert!(line.starts_with(word), "{line}");
     }
-    assert!(
-        stderr.contains("warning: .agents/agents/n65.md: `name`: the name is 65 characters long")
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("rejected: "))
+            .count(),
+        rejected
     );
-    assert!(text(&out.stdout).contains("files rejected"));
+    assert!(
+        stderr.contains("rejected: .agents/agents/n65.md: `name`: the name is 65 characters long")
+    );
+    let stdout = text(&out.stdout);
+    let summary = stdout.lines().find(|l| l.contains(" skill")).unwrap();
+    assert!(
+        summary.contains(&format!(", {rejected} rejected files, ")),
+        "{summary}"
+    );
+    let warnings = catalog.warnings().len() - rejected
+        + stderr
+            .lines()
+            .filter(|l| l.contains("would fail when it runs"))
+            .count();
+    assert!(
+        summary.ends_with(&format!(
+            " {warnings} warning{}",
+            if warnings == 1 { "" } else { "s" }
+        )),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -589,6 +629,38 @@ fn check_shows_the_effective_budgets_from_flags_and_environment() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("--max-run-seconds"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Issue 28, point 2: with stdout not a terminal (or with `--wide`), `check` prints the whole
+/// table whatever its width; `--wide` does not go with `--json`.
+#[test]
+fn check_prints_the_whole_table_to_a_pipe_and_with_wide() {
+    for args in [&["check"][..], &["check", "--wide"]] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-agents"));
+        for var in CHANGES_CHECK.iter().chain(EXAMPLE_VARS) {
+            command.env_remove(var);
+        }
+        let out = command
+            .args(args)
+            .arg(example_workspace())
+            .env("COLUMNS", "40")
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        let header = stdout.lines().next().unwrap();
+        assert!(
+            header.starts_with("NAME ") && header.ends_with("BUDGET"),
+            "{stdout}"
+        );
+        assert!(header.len() > 150, "the whole table: {header}");
+    }
+    let out = mcp_agents(&["check", "--wide", "--json", &example_workspace()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("cannot be used with"),
         "{}",
         text(&out.stderr)
     );

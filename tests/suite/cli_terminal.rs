@@ -1,5 +1,6 @@
 //! The binary on a real terminal (a pseudo-terminal of 80 columns and 24 rows, read through
-//! a terminal emulator): `run`'s live status line, and the bare server's hint.
+//! a terminal emulator): `run`'s live status line, the lines it leaves and Ctrl-C, `check`
+//! at 80 columns, and the bare server's hint.
 
 use crate::support;
 
@@ -27,6 +28,17 @@ struct Terminal {
 
 impl Terminal {
     fn start(args: &[&str], dir: &std::path::Path) -> Terminal {
+        Terminal::start_in(args, dir, ROWS, |_| {})
+    }
+
+    /// [`Terminal::start`] with an emulated screen of `screen_rows` rows (the terminal still
+    /// says 24), so that a long output stays on it, and `setup` applied to the command.
+    fn start_in(
+        args: &[&str],
+        dir: &std::path::Path,
+        screen_rows: u16,
+        setup: impl FnOnce(&mut CommandBuilder),
+    ) -> Terminal {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -41,6 +53,7 @@ impl Terminal {
         command.env(KEY_VAR, KEY);
         command.env_remove("RUST_LOG");
         command.env_remove("MCP_AGENTS_DEFAULT_MODEL");
+        setup(&mut command);
         let child = pair.slave.spawn_command(command).unwrap();
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
@@ -57,7 +70,7 @@ impl Terminal {
             child,
             _master: pair.master,
             chunks,
-            screen: vt100::Parser::new(nonzero(ROWS), nonzero(COLS), 0),
+            screen: vt100::Parser::new(nonzero(screen_rows), nonzero(COLS), 0),
         }
     }
 
@@ -210,6 +223,72 @@ fn the_status_line_stays_one_line_at_80_columns() {
         "{text}"
     );
     drop(mock);
+}
+
+/// Issue 28, point 2: at 80 columns `check` shows one block per agent, and no line of its
+/// report wraps (the table was 215 columns wide).
+#[test]
+fn check_fits_80_columns_with_one_block_per_agent() {
+    let workspace = format!("{}/examples/workspace", env!("CARGO_MANIFEST_DIR"));
+    let mut term = Terminal::start_in(
+        &["check", &workspace],
+        std::path::Path::new("/"),
+        200,
+        |c| {
+            for var in [
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_AUTH_TOKEN",
+                "ANTHROPIC_BASE_URL",
+                "OPENAI_API_KEY",
+                "OPENAI_BASE_URL",
+                "OLLAMA_API_KEY",
+                "GITHUB_TOKEN",
+                "RUST_LOG",
+            ] {
+                c.env_remove(var);
+            }
+        },
+    );
+    let code = term.finish(|_| {});
+    assert_eq!(code, 0, "{}", term.screen.screen().contents());
+    let screen = term.screen.screen();
+    let all: Vec<String> = screen.rows(0, COLS).collect();
+    let first = all
+        .iter()
+        .position(|row| row == "local-explainer")
+        .unwrap_or_else(|| panic!("one block per agent:\n{}", all.join("\n")));
+    let report: Vec<&String> = all[first..].iter().filter(|r| !r.is_empty()).collect();
+    for (i, row) in all.iter().enumerate().skip(first) {
+        let r = u16::try_from(i).unwrap();
+        assert!(
+            !screen.row_wrapped(r),
+            "row {r} wrapped:\n{}",
+            all.join("\n")
+        );
+        assert!(row.chars().count() <= usize::from(COLS));
+    }
+    for name in [
+        "local-explainer",
+        "researcher",
+        "code-reviewer",
+        "reviewer",
+        "docs-writer",
+        "triager",
+    ] {
+        assert!(report.iter().any(|row| *row == name), "{name}");
+    }
+    assert!(
+        report.contains(&&"  source     .claude/agents/reviewer.md (claude)".to_owned()),
+        "{}",
+        all.join("\n")
+    );
+    assert!(report.contains(&&"  workspace  read, glob, grep".to_owned()));
+    assert!(report.contains(&&"  model      claude-sonnet-5-5 (sonnet)".to_owned()));
+    assert!(
+        report.contains(&&"6 agents (6 not ready to run), 1 skill, 6 warnings".to_owned()),
+        "{}",
+        all.join("\n")
+    );
 }
 
 /// SPEC §2: started by hand, the stdio server says it waits for a client and how to try it.
