@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
+use super::readiness::{self, Need};
 use super::status_line::StatusLine;
 use crate::definition::{Catalog, Effect};
 use crate::error::{AgentError, ErrorCode};
@@ -82,7 +83,28 @@ pub(super) fn preflight(
     }
     Credential::resolve(&definition.provider, env)
         .map(drop)
-        .map_err(|missing| missing.to_error(Audience::Terminal))
+        .map_err(|missing| missing.to_error(Audience::Terminal))?;
+    // A child server's `${VAR}` that is not set would fail the run's startup, after the
+    // spawn; said here, worded for this shell.
+    let unset_child_variable = readiness::needs(definition, catalog.workspace(), env)
+        .into_iter()
+        .find_map(|need| match need {
+            Need::Variable { name, used_by, .. } if used_by.starts_with("mcp_servers.") => {
+                Some((name, used_by))
+            }
+            _ => None,
+        });
+    if let Some((var, used_by)) = unset_child_variable {
+        return Err(AgentError::new(
+            ErrorCode::ChildMcpStartupError,
+            format!(
+                "agent `{name}` ({}) needs the environment variable {var} ({used_by}), which \
+                 is not set; set it in this shell (export {var}=…) and run the command again",
+                definition.source.path.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `unknown_agent` for `run`: the file that defines the name when it was rejected, and why;

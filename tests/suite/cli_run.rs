@@ -402,5 +402,32 @@ async fn run_says_what_to_do_in_the_shell() {
     for wording in ["restart", "spawn or resume", "MCP client"] {
         assert!(!stderr.contains(wording), "{wording}: {stderr}");
     }
+
+    // Issue 28, point 6: a child server's unset `${VAR}` is said before the run, for this
+    // shell (the server says it for each client; suite::child_startup).
+    children::write(
+        ws.path(),
+        ".agents/agents/childless.md",
+        &agent(
+            &mock,
+            "childless",
+            "    remote:\n      url: http://127.0.0.1:9/mcp\n      headers:\n        \
+             Authorization: \"Bearer ${MCP_AGENTS_TEST_NEVER_SET}\"\n",
+            "",
+        ),
+    );
+    let out = run(&["run", "childless", "Do it."], ws.path()).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "error: child_mcp_startup_error: agent `childless` (.agents/agents/childless.md) \
+             needs the environment variable MCP_AGENTS_TEST_NEVER_SET (mcp_servers.remote \
+             header Authorization), which is not set; set it in this shell \
+             (export MCP_AGENTS_TEST_NEVER_SET=…) and run the command again"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("MCP client"), "{stderr}");
     assert!(mock.requests().is_empty());
 }
