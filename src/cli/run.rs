@@ -19,6 +19,7 @@ use crate::definition::{Catalog, Effect};
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{SERVER_SHUTDOWN_BOUND, TERMINAL_TASK_BYTES, TERMINAL_WAIT};
 use crate::providers::{Audience, Credential};
+use crate::run::Phase;
 use crate::sessions::SessionManager;
 use crate::sessions::snapshot_json;
 use crate::sessions::{Progress, ReturnWhen, Step, WaitEvent};
@@ -294,8 +295,11 @@ struct Display {
     live: Option<StatusLine>,
     /// The model id, which the live line shortens first when it does not fit.
     model: String,
-    /// The last transition shown as a line.
+    /// The last transition handled.
     shown: u64,
+    /// On the live line: the tool calls running, and when they began, until the next
+    /// transition says how they ended.
+    calling: Option<(Vec<String>, Duration)>,
 }
 
 impl Display {
@@ -304,6 +308,7 @@ impl Display {
             live: if terminal { StatusLine::start() } else { None },
             model,
             shown: 0,
+            calling: None,
         }
     }
 
@@ -318,24 +323,39 @@ impl Display {
         }
     }
 
-    /// A transition: one line when not live (each once); the live line is redrawn by the
-    /// caller.
+    /// A transition, each once: one plain line when not live; on the live line (which the
+    /// caller redraws), the tool calls it ends are kept as lines above it.
     fn transition(&mut self, progress: &Progress) {
         let Step::Activity { seq, activity, at } = &progress.step else {
             return;
         };
-        if self.is_live() || *seq <= self.shown {
+        if *seq <= self.shown {
             return;
         }
         self.shown = *seq;
-        eprintln!(
-            "[{} {} +{:.1}s] {} · {}",
-            progress.name,
-            short_id(&progress.agent_id),
-            at.as_secs_f64(),
-            activity.phase.as_str(),
-            activity.summary
-        );
+        let Some(line) = &self.live else {
+            eprintln!(
+                "[{} {} +{:.1}s] {} · {}",
+                progress.name,
+                short_id(&progress.agent_id),
+                at.as_secs_f64(),
+                activity.phase.as_str(),
+                activity.summary
+            );
+            return;
+        };
+        // The loop asks the model again once every call of a round has its answer; any
+        // other next step (closing the servers) means the round was cut short.
+        if let Some((calls, since)) = self.calling.take()
+            && activity.phase == Phase::ProviderRequest
+        {
+            for text in finished_calls(&calls, at.saturating_sub(since)) {
+                line.println(&text);
+            }
+        }
+        if activity.phase == Phase::ToolCall {
+            self.calling = Some((activity.calls.clone(), *at));
+        }
     }
 
     /// Redraws the live line: the agent and what it is doing, then how long for.
@@ -352,6 +372,19 @@ impl Display {
             line.finish();
         }
     }
+}
+
+/// The lines a finished round of tool calls leaves above the live line: one per call, its
+/// name only (as the activity shows it), and how long the round took.
+fn finished_calls(calls: &[String], took: Duration) -> Vec<String> {
+    let together = match calls.len() {
+        0 | 1 => String::new(),
+        n => format!(", {n} at once"),
+    };
+    calls
+        .iter()
+        .map(|call| format!("  called {call} ({:.1} s{together})", took.as_secs_f64()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -373,6 +406,22 @@ mod tests {
             activity: None,
             version: 1,
         }
+    }
+
+    #[test]
+    fn a_finished_round_leaves_one_line_per_call() {
+        let took = Duration::from_millis(1_240);
+        assert_eq!(
+            finished_calls(&["fx.echo".into()], took),
+            ["  called fx.echo (1.2 s)"]
+        );
+        assert_eq!(
+            finished_calls(&["gh.search".into(), "gh.search".into()], took),
+            [
+                "  called gh.search (1.2 s, 2 at once)",
+                "  called gh.search (1.2 s, 2 at once)"
+            ]
+        );
     }
 
     #[test]

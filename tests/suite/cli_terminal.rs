@@ -22,6 +22,8 @@ struct Terminal {
     child: Box<dyn portable_pty::Child + Send + Sync>,
     /// Kept open for the child's life: closing it hangs the terminal up.
     _master: Box<dyn portable_pty::MasterPty + Send>,
+    /// What is typed at the terminal.
+    keys: Box<dyn std::io::Write + Send>,
     chunks: mpsc::Receiver<Vec<u8>>,
     screen: vt100::Parser,
 }
@@ -57,6 +59,7 @@ impl Terminal {
         let child = pair.slave.spawn_command(command).unwrap();
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
+        let keys = pair.master.take_writer().unwrap();
         let (send, chunks) = mpsc::channel();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
@@ -69,6 +72,7 @@ impl Terminal {
         Terminal {
             child,
             _master: pair.master,
+            keys,
             chunks,
             screen: vt100::Parser::new(nonzero(screen_rows), nonzero(COLS), 0),
         }
@@ -95,6 +99,13 @@ impl Terminal {
                 ),
             }
         }
+    }
+
+    /// Types `bytes` at the terminal (`\x03` is Ctrl-C).
+    fn type_keys(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.keys.write_all(bytes).unwrap();
+        self.keys.flush().unwrap();
     }
 
     /// Feeds everything until the child ends.
@@ -198,7 +209,7 @@ fn the_status_line_stays_one_line_at_80_columns() {
         }
         saw_retry |= all
             .iter()
-            .any(|row| row.contains("long-runner · ") && row.contains("(retry"));
+            .any(|row| row.contains("long-runner · ") && row.contains("after HTTP 503"));
     };
     let code = term.finish(&mut check);
     assert_eq!(code, 0, "{}", term.screen.screen().contents());
@@ -222,6 +233,105 @@ fn the_status_line_stays_one_line_at_80_columns() {
         text.contains("mcp-agents: long-runner completed in"),
         "{text}"
     );
+    drop(mock);
+}
+
+/// Issue 28, point 8: each finished tool call stays on screen as one line above the status
+/// line (its name, as the activity says it), in order, before the result.
+#[test]
+fn finished_tool_calls_stay_on_screen_above_the_status_line() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mock = runtime.block_on(MockProvider::start(KEY)).unwrap();
+    mock.push([
+        Step::tool_call("fx__echo", serde_json::json!({"text": "one"})),
+        Step::tool_calls(vec![
+            ("fx__echo", serde_json::json!({"text": "two"})),
+            ("fx__sleep", serde_json::json!({"ms": 300})),
+        ]),
+        Step::text("All done.").delayed(Duration::from_millis(300)),
+    ]);
+    let ws = tempfile::tempdir().unwrap();
+    let definition = agent(
+        &mock,
+        "caller",
+        &stdio_child("fx", &[], "pty-calls", ""),
+        "",
+    );
+    support::children::write(ws.path(), ".agents/agents/caller.md", &definition);
+    let mut term = Terminal::start(&["run", "caller", "Call them."], ws.path());
+    let code = term.finish(|_| {});
+    let end = rows(term.screen.screen());
+    let text = end.join("\n");
+    assert_eq!(code, 0, "{text}");
+    let called: Vec<&String> = end.iter().filter(|r| r.contains("called ")).collect();
+    assert_eq!(called.len(), 3, "{text}");
+    assert!(called[0].starts_with("  called fx.echo ("), "{text}");
+    assert!(!called[0].contains("at once"), "{text}");
+    assert!(
+        called[1].starts_with("  called fx.echo (") && called[1].ends_with(", 2 at once)"),
+        "{text}"
+    );
+    assert!(
+        called[2].starts_with("  called fx.sleep (") && called[2].ends_with(", 2 at once)"),
+        "{text}"
+    );
+    for row in &called {
+        assert!(
+            !row.contains("one") && !row.contains("two"),
+            "names only: {row}"
+        );
+    }
+    let last_call = end.iter().rposition(|r| r.contains("called ")).unwrap();
+    let result = end.iter().position(|r| r == "All done.").unwrap();
+    assert!(last_call < result, "{text}");
+    assert!(!end.iter().any(|r| r.contains("caller · ")), "{text}");
+    drop(mock);
+}
+
+/// Issue 28, point 8: Ctrl-C on a terminal stops the agent and prints its partial result,
+/// and the status line leaves nothing behind (the terminal's `^C` echo used to wrap past
+/// the line, which then stayed on screen as `…0.9 s^`).
+#[test]
+fn ctrl_c_on_a_terminal_leaves_no_line_behind_and_prints_the_partial_result() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mock = runtime.block_on(MockProvider::start(KEY)).unwrap();
+    mock.push([
+        Step::tool_call("fx__sleep", serde_json::json!({"ms": 60_000}))
+            .with_text("Half way there."),
+    ]);
+    let ws = tempfile::tempdir().unwrap();
+    let definition = agent(
+        &mock,
+        "sleeper",
+        &stdio_child("fx", &[], "pty-ctrl-c", ""),
+        "",
+    );
+    support::children::write(ws.path(), ".agents/agents/s.md", &definition);
+    let mut term = Terminal::start(&["run", "sleeper", "Sleep."], ws.path());
+    term.until(
+        |_| {},
+        |screen| screen.contents().contains("Calling fx.sleep"),
+    );
+    // Let the elapsed time grow on the line, as a user reading it would.
+    std::thread::sleep(Duration::from_millis(400));
+    term.type_keys(b"\x03");
+    let code = term.finish(|_| {});
+    let end = rows(term.screen.screen());
+    let text = end.join("\n");
+    assert_eq!(code, 130, "{text}");
+    assert!(
+        !end.iter()
+            .any(|r| r.contains("sleeper · ") || r.trim_end().ends_with(" s^")),
+        "a piece of the status line was left:\n{text}"
+    );
+    assert!(end.iter().any(|r| r == "Half way there."), "{text}");
+    assert!(
+        text.contains(
+            "error: cancelled: stopped by the parent: interrupted from the terminal (Ctrl-C)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("mcp-agents: interrupted;"), "{text}");
     drop(mock);
 }
 
