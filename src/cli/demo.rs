@@ -29,7 +29,8 @@ Code (Codex and other clients: docs/clients.md; writing agents: docs/agents.md).
 /// Before [`NEXT_STEP`] when `mcp-agents` is not on PATH (the demo ran through `cargo run`):
 /// the clients start it by that name (issue 28).
 pub(super) const INSTALL_STEP: &str = "First, `cargo install --locked --path .` in this clone \
-puts mcp-agents on your PATH, where MCP clients look for it (a release build: a few minutes).";
+puts mcp-agents on your PATH, where MCP clients look for it (a release build: about ten \
+minutes on two cores).";
 
 /// The closing hint: how to install, when `mcp-agents` is not on `PATH`, then what to do.
 fn closing_hint(path: Option<std::ffi::OsString>) -> String {
