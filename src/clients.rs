@@ -190,6 +190,20 @@ pub fn wait_advice(client: Option<&KnownClient>, transport: Transport) -> String
     }
 }
 
+/// What to do when a variable this server needs, `var`, is not in its environment (an
+/// agent's key, a child server's `${VAR}`): how Claude Code and Codex pass a variable to the
+/// servers they start, and the restart it takes. `var` must be showable (a name, never a
+/// value); the sentence ends without a period.
+pub fn pass_variable_advice(var: &str) -> String {
+    format!(
+        "MCP clients pass their servers only the variables they are told to: in Claude Code \
+         set it in the shell that starts `claude`, or in the server's `env` in .mcp.json; in \
+         Codex list it in `env_vars` of [mcp_servers.agents] in config.toml. Then restart the \
+         client (in Claude Code, /mcp reconnects the server) so that mcp-agents starts again \
+         with {var}"
+    )
+}
+
 /// How to give the server `MCP_AGENTS_DEFAULT_MODEL` in `client`'s configuration; for an
 /// unknown client, in Claude Code's and in Codex's.
 pub fn default_model_fix(client: Option<&KnownClient>) -> String {

@@ -14,6 +14,11 @@ use tracing_subscriber::registry::LookupSpan;
 
 use crate::redact::redact_urls;
 
+/// The target of a rejected definition's line, which starts with `rejected:` instead of the
+/// level's word (`tracing::warn!(target: REJECTED, …)`): a file that is not used should not
+/// read like any other warning.
+pub const REJECTED: &str = "mcp_agents::rejected";
+
 /// Installs the stderr logger once; later calls do nothing.
 pub fn init() {
     // rmcp logs its own view of failures this server already reports with a code; set
@@ -51,7 +56,11 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        write!(writer, "{}: ", level_word(*event.metadata().level()))?;
+        let word = match event.metadata().target() {
+            REJECTED => "rejected",
+            _ => level_word(*event.metadata().level()),
+        };
+        write!(writer, "{word}: ")?;
         if !event
             .metadata()
             .target()

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use url::Url;
 
 use crate::definition::{
-    BuiltinServer, ChildServerConfig, ChildTransport, INHERITED_VARS, ValueSource,
+    BuiltinServer, ChildServerConfig, ChildTransport, INHERITED_VARS, TemplateError, ValueSource,
 };
 use crate::redact::{debug_http, debug_stdio};
 
@@ -194,9 +194,16 @@ fn render(
     for (name, source) in values {
         match source {
             ValueSource::Template(template) => {
-                let value = template
-                    .render(|var| lookup(var))
-                    .map_err(|e| format!("the {what} value of {name} {e}"))?;
+                let value = template.render(|var| lookup(var)).map_err(|e| match e {
+                    // Said where to set it, as a missing key is (`missing_credential`): the
+                    // variable has to reach this server through the client's configuration.
+                    TemplateError::Unset(var) => format!(
+                        "needs the environment variable {var} (for its {what} {name}), which \
+                         is not set in this server's environment; {}",
+                        crate::clients::pass_variable_advice(&var)
+                    ),
+                    e => format!("cannot start: its {what} value of {name} {e}"),
+                })?;
                 out.push((name.clone(), value));
             }
             ValueSource::EnvIfSet(var) => {
@@ -292,9 +299,15 @@ mod tests {
             ValueSource::Template(Template::parse("${SECRET}").unwrap()),
         )]);
         let err = resolve(&stdio(env), Path::new("/ws"), &lookup(&[]), &itself()).unwrap_err();
-        assert_eq!(
-            err,
-            "the env value of TOKEN needs the environment variable SECRET, which is not set"
+        assert!(
+            err.starts_with(
+                "needs the environment variable SECRET (for its env TOKEN), which is not set \
+                 in this server's environment; MCP clients pass their servers only the \
+                 variables they are told to: in Claude Code set it in the shell that starts \
+                 `claude`, or in the server's `env` in .mcp.json; in Codex list it in \
+                 `env_vars` of [mcp_servers.agents] in config.toml."
+            ),
+            "{err}"
         );
     }
 

@@ -86,20 +86,30 @@ fn workspace_label(definition: &AgentDefinition) -> String {
     }
 }
 
-/// The agents table and a summary line, for stdout.
-pub(super) fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
-    let header = [
-        "NAME",
-        "SOURCE",
-        "FORMAT",
-        "PROVIDER",
-        "KEY",
-        "MODEL",
-        "SERVERS",
-        "WORKSPACE",
-        "SKILLS",
-        "BUDGET",
-    ];
+/// The columns of the table, and the labels of a block.
+const COLUMNS: [&str; 10] = [
+    "NAME",
+    "SOURCE",
+    "FORMAT",
+    "PROVIDER",
+    "KEY",
+    "MODEL",
+    "SERVERS",
+    "WORKSPACE",
+    "SKILLS",
+    "BUDGET",
+];
+
+/// Spaces between two columns of the table.
+const GAP: usize = 2;
+
+/// Where a block's values begin: after two spaces and the longest label (`workspace`).
+const BLOCK_INDENT: usize = 2 + "workspace".len() + GAP;
+
+/// The agents (a table, or one block per agent when the table is wider than `width`), then
+/// the summary, for stdout. `width` is the terminal's; `None` (`--wide`, or stdout is not a
+/// terminal) always gives the table, whatever its width.
+pub(super) fn render_table(catalog: &Catalog, env: Env<'_>, width: Option<usize>) -> String {
     let rows: Vec<[String; 10]> = catalog
         .agents()
         .iter()
@@ -118,52 +128,149 @@ pub(super) fn render_table(catalog: &Catalog, env: Env<'_>) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(str::len);
+    let mut widths = COLUMNS.map(str::len);
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
+    let table_width = widths.iter().sum::<usize>() + GAP * (widths.len() - 1);
     let mut out = String::new();
-    let mut line = |cells: &[&str]| {
+    if !rows.is_empty() {
+        match width {
+            Some(width) if table_width > width => {
+                out.push_str(&blocks(&rows, width));
+                out.push('\n');
+            }
+            _ => out.push_str(&table(&rows, &widths)),
+        }
+    }
+    let wrap = |text: &str| match width {
+        Some(width) => wrap_words(text, width, 0).join("\n"),
+        None => text.to_owned(),
+    };
+    let not_ready = readiness_warnings(catalog, env);
+    out.push_str(&wrap(&summary(catalog, &not_ready)));
+    out.push('\n');
+    if !not_ready.is_empty() {
+        out.push_str(&wrap(
+            "Agents not ready to run need the variables and commands their warnings name, \
+             in the environment the MCP client starts mcp-agents in (docs/clients.md, \
+             \"Keys, gateways and subscriptions\").",
+        ));
+        out.push('\n');
+    }
+    if rows.is_empty()
+        && let Some((dir, root)) = nearest_parent_with_agents(catalog.workspace())
+    {
+        out.push_str(&wrap(&format!(
+            "{} has {root}: the workspace is the directory given, or the current one; \
+             run `mcp-agents check {}`",
+            dir.display(),
+            dir.display()
+        )));
+        out.push('\n');
+    }
+    out
+}
+
+/// The header and one line per agent, each column as wide as its widest cell.
+fn table(rows: &[[String; 10]], widths: &[usize; 10]) -> String {
+    let mut out = String::new();
+    let mut line = |cells: [&str; 10]| {
         let mut text = String::new();
         for (i, cell) in cells.iter().enumerate() {
             if i + 1 == cells.len() {
                 text.push_str(cell);
             } else {
-                text.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+                text.push_str(&format!("{cell:<w$}{:GAP$}", "", w = widths[i]));
             }
         }
         out.push_str(text.trim_end());
         out.push('\n');
     };
-    if !rows.is_empty() {
-        line(&header);
-        for row in &rows {
-            line(&row.each_ref().map(String::as_str));
-        }
-    }
-    let not_ready = readiness_warnings(catalog, env);
-    out.push_str(&summary(catalog, &not_ready));
-    out.push('\n');
-    if !not_ready.is_empty() {
-        out.push_str(
-            "Agents not ready to run need the variables and commands their warnings name, \
-             in the environment the MCP client starts mcp-agents in (docs/clients.md, \
-             \"Keys, gateways and subscriptions\").\n",
-        );
-    }
-    if rows.is_empty()
-        && let Some((dir, root)) = nearest_parent_with_agents(catalog.workspace())
-    {
-        out.push_str(&format!(
-            "{} has {root}: the workspace is the directory given, or the current one; \
-             run `mcp-agents check {}`\n",
-            dir.display(),
-            dir.display()
-        ));
+    line(COLUMNS);
+    for row in rows {
+        line(row.each_ref().map(String::as_str));
     }
     out
+}
+
+/// One block per agent, for a terminal narrower than the table: the name, then one line per
+/// column (`source` joins the file and its format), each value wrapped under itself within
+/// `width`; a blank line between blocks.
+fn blocks(rows: &[[String; 10]], width: usize) -> String {
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        for line in wrap_words(&row[0], width, 0) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        let source = format!("{} ({})", row[1], row[2]);
+        let fields = std::iter::once(("source", source.as_str())).chain(
+            COLUMNS
+                .iter()
+                .zip(row)
+                .skip(3)
+                .map(|(label, value)| (*label, value.as_str())),
+        );
+        for (label, value) in fields {
+            let label = format!("  {}", label.to_ascii_lowercase());
+            for (n, line) in wrap_words(value, width, BLOCK_INDENT).iter().enumerate() {
+                if n == 0 {
+                    out.push_str(&format!("{label:<BLOCK_INDENT$}"));
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces; every line but the first
+/// starts with `indent` spaces, and the first leaves room for them (its caller writes what
+/// goes there). A word longer than a line is cut.
+fn wrap_words(text: &str, width: usize, indent: usize) -> Vec<String> {
+    let room = width.saturating_sub(indent).max(1);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut len = 0;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let mut word: Vec<char> = word.chars().collect();
+        if len > 0 && len + 1 + word.len() <= room {
+            line.push(' ');
+            line.extend(&word);
+            len += 1 + word.len();
+            continue;
+        }
+        if len > 0 {
+            lines.push(std::mem::take(&mut line));
+        }
+        while word.len() > room {
+            let rest = word.split_off(room);
+            lines.push(word.iter().collect());
+            word = rest;
+        }
+        line = word.iter().collect();
+        len = word.len();
+    }
+    lines.push(line);
+    let pad = " ".repeat(indent);
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, line)| {
+            if i == 0 || indent == 0 {
+                line
+            } else {
+                format!("{pad}{line}")
+            }
+        })
+        .collect()
 }
 
 /// Readiness warnings for every agent of `catalog`.
@@ -175,23 +282,19 @@ fn readiness_warnings(catalog: &Catalog, env: Env<'_>) -> Vec<Warning> {
     )
 }
 
+/// `6 agents (2 not ready to run), 1 rejected file, 0 skills, 3 warnings`: rejected files
+/// are counted apart from the warnings, as their lines on stderr are.
 fn summary(catalog: &Catalog, not_ready: &[Warning]) -> String {
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let agents = catalog.agents().len();
-    let warnings = catalog.warnings().len() + not_ready.len();
-    let skills = catalog.skills().len();
     let rejected = catalog
         .warnings()
         .iter()
         .filter(|w| w.effect == Effect::Rejected)
         .count();
-    let mut text = if agents == 0 {
-        format!(
-            "no agents found in {} (looked in {})",
-            catalog.workspace().display(),
-            Catalog::agent_roots().collect::<Vec<_>>().join(", ")
-        )
-    } else {
-        let mut text = format!("{agents} agent{}", if agents == 1 { "" } else { "s" });
+    let warnings = catalog.warnings().len() - rejected + not_ready.len();
+    let mut text = if agents > 0 {
+        let mut text = plural(agents, "agent");
         if !not_ready.is_empty() {
             text.push_str(&format!(" ({} not ready to run)", not_ready.len()));
         }
@@ -202,18 +305,23 @@ fn summary(catalog: &Catalog, not_ready: &[Warning]) -> String {
             ));
         }
         text
+    } else if rejected > 0 {
+        format!("no usable agents in {}", catalog.workspace().display())
+    } else {
+        format!(
+            "no agents found in {} (looked in {})",
+            catalog.workspace().display(),
+            Catalog::agent_roots().collect::<Vec<_>>().join(", ")
+        )
     };
-    text.push_str(&format!(
-        ", {skills} skill{}, {warnings} warning{}",
-        if skills == 1 { "" } else { "s" },
-        if warnings == 1 { "" } else { "s" }
-    ));
     if rejected > 0 {
-        text.push_str(&format!(
-            " ({rejected} file{} rejected)",
-            if rejected == 1 { "" } else { "s" }
-        ));
+        text.push_str(&format!(", {}", plural(rejected, "rejected file")));
     }
+    text.push_str(&format!(
+        ", {}, {}",
+        plural(catalog.skills().len(), "skill"),
+        plural(warnings, "warning")
+    ));
     text
 }
 
@@ -311,24 +419,54 @@ pub(super) fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
     })
 }
 
-/// Prints the warnings, then the report; exits 1 when a definition was rejected (a run
-/// that would fail now does not change the status: the server's environment may differ).
-pub(super) fn run_check(catalog: &Catalog, json: bool, env: Env<'_>) -> ExitCode {
+/// How `check` lays out its report on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// The table within this many columns, or one block per agent when it is wider.
+    Fit(usize),
+    /// The whole table, however wide (`--wide`, or stdout is not a terminal).
+    Wide,
+    Json,
+}
+
+/// Prints the warnings (a rejected file's line starts with `rejected:`), then the report;
+/// exits 1 when a definition was rejected (a run that would fail now does not change the
+/// status: the server's environment may differ).
+pub(super) fn run_check(catalog: &Catalog, layout: Layout, env: Env<'_>) -> ExitCode {
     for warning in catalog
         .warnings()
         .iter()
         .chain(&readiness_warnings(catalog, env))
     {
-        eprintln!("warning: {warning}");
+        eprintln!("{}: {warning}", warning.label());
     }
-    if json {
-        println!("{:#}", render_json(catalog, env));
-    } else {
-        print!("{}", render_table(catalog, env));
+    match layout {
+        Layout::Json => println!("{:#}", render_json(catalog, env)),
+        Layout::Fit(width) => print!("{}", render_table(catalog, env, Some(width))),
+        Layout::Wide => print!("{}", render_table(catalog, env, None)),
     }
     if catalog.has_rejections() {
         ExitCode::from(EXIT_REJECTED)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_words;
+
+    #[test]
+    fn words_wrap_under_their_indent_and_long_ones_are_cut() {
+        assert_eq!(wrap_words("a b c", 80, 0), ["a b c"]);
+        assert_eq!(
+            wrap_words("read, list, glob, grep", 25, 13),
+            ["read, list,", "             glob, grep"]
+        );
+        assert_eq!(
+            wrap_words("x .claude/agents/a-very-long-name.md", 16, 2),
+            ["x", "  .claude/agents", "  /a-very-long-n", "  ame.md"]
+        );
+        assert_eq!(wrap_words("", 10, 0), [""]);
     }
 }

@@ -26,6 +26,21 @@ pub(super) const NEXT_STEP: &str = "Next: in a repository with agent files (.cla
 they need, and `claude mcp add --scope project agents -- mcp-agents` adds the server to Claude \
 Code (Codex and other clients: docs/clients.md; writing agents: docs/agents.md).";
 
+/// Before [`NEXT_STEP`] when `mcp-agents` is not on PATH (the demo ran through `cargo run`):
+/// the clients start it by that name (issue 28).
+pub(super) const INSTALL_STEP: &str = "First, `cargo install --locked --path .` in this clone \
+puts mcp-agents on your PATH, where MCP clients look for it (a release build: about ten \
+minutes on two cores).";
+
+/// The closing hint: how to install, when `mcp-agents` is not on `PATH`, then what to do.
+fn closing_hint(path: Option<std::ffi::OsString>) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    match which::which_in("mcp-agents", path, cwd) {
+        Ok(_) => NEXT_STEP.to_owned(),
+        Err(_) => format!("{INSTALL_STEP}\n{NEXT_STEP}"),
+    }
+}
+
 /// The variable the demo agent reads its key from; the demo supplies it itself.
 const KEY_VAR: &str = "MCP_AGENTS_DEMO_KEY";
 const KEY: &str = "demo-key-not-a-secret";
@@ -102,7 +117,7 @@ pub(super) async fn run_demo(
             drop(workspace);
             drop(mock);
             if code == ExitCode::SUCCESS {
-                eprintln!("{NEXT_STEP}");
+                eprintln!("{}", closing_hint(std::env::var_os("PATH")));
             }
             code
         }

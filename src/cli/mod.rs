@@ -9,6 +9,7 @@
 //! | `readiness` | what a run of each agent would miss now, for `check` |
 //! | `run` | `mcp-agents run`: one subagent from a terminal, with live activity |
 //! | `status_line` | `run`'s live status line on a terminal |
+//! | `terminal` | the terminal's width, which `check` and the status line fit |
 //! | `demo` | `mcp-agents demo`: the offline demo |
 
 mod check;
@@ -19,6 +20,7 @@ mod run;
 mod runtime;
 mod serve;
 mod status_line;
+mod terminal;
 
 pub use demo::{EXAMPLE_WORKSPACE, RESULT as DEMO_RESULT};
 
@@ -136,6 +138,10 @@ pub enum Command {
         /// Print one JSON object {"workspace", "agents", "skills", "warnings"} instead
         #[arg(long)]
         json: bool,
+        /// Print the whole table however wide it is (on a terminal narrower than the table,
+        /// `check` shows one block per agent instead)
+        #[arg(long, conflicts_with = "json")]
+        wide: bool,
     },
     /// Run one subagent from the terminal: its activity live on stderr, its result on
     /// stdout. Exits with 1 (printing the error code) when it fails, 130 on Ctrl-C.
@@ -225,11 +231,17 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             dir,
             workspace,
             json,
+            wide,
         }) => {
             let Some(catalog) = open_and_load(dir.or(workspace), &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            check::run_check(&catalog, json, &|var| std::env::var(var).ok())
+            let layout = match (json, wide, terminal::stdout_columns()) {
+                (true, _, _) => check::Layout::Json,
+                (false, false, Some(width)) => check::Layout::Fit(width),
+                (false, _, _) => check::Layout::Wide,
+            };
+            check::run_check(&catalog, layout, &|var| std::env::var(var).ok())
         }
         Some(Command::Run {
             workspace,
@@ -251,7 +263,7 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             // below): the rest of the workspace is `check`'s.
             if catalog.get(&name).is_some() {
                 for warning in catalog.warnings_about(&name) {
-                    tracing::warn!("{warning}");
+                    log_warning(warning);
                 }
             }
             if let Err(e) = run::preflight(&catalog, &name, &|var| std::env::var(var).ok()) {
@@ -288,12 +300,12 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
                 return ExitCode::from(EXIT_USAGE);
             };
             for warning in catalog.warnings() {
-                tracing::warn!("{warning}");
+                log_warning(warning);
             }
             if catalog.agents().is_empty() && catalog.has_rejections() {
                 tracing::warn!(
-                    "no usable agent definitions in {} (the rejected ones are in the warnings \
-                     above); no tools are offered",
+                    "no usable agent definitions in {} (the rejected ones are listed above); \
+                     no tools are offered",
                     catalog.workspace().display()
                 );
             } else if catalog.agents().is_empty() {
@@ -315,6 +327,16 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             }
             serve::serve(catalog, listen, itself)
         }
+    }
+}
+
+/// Logs a definition's warning: a rejected file's line starts with `rejected:`, as in
+/// `check`.
+fn log_warning(warning: &crate::definition::Warning) {
+    if warning.effect == crate::definition::Effect::Rejected {
+        tracing::warn!(target: crate::logging::REJECTED, "{warning}");
+    } else {
+        tracing::warn!("{warning}");
     }
 }
 

@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
+use super::readiness::{self, Need};
 use super::status_line::StatusLine;
 use crate::definition::{Catalog, Effect};
 use crate::error::{AgentError, ErrorCode};
@@ -20,6 +21,7 @@ use crate::limits::{
     SERVER_SHUTDOWN_BOUND, TERMINAL_FILES_SHOWN, TERMINAL_TASK_BYTES, TERMINAL_WAIT,
 };
 use crate::providers::{Audience, Credential};
+use crate::run::Phase;
 use crate::sessions::SessionManager;
 use crate::sessions::snapshot_json;
 use crate::sessions::{Progress, ReturnWhen, Step, WaitEvent};
@@ -84,7 +86,28 @@ pub(super) fn preflight(
     }
     Credential::resolve(&definition.provider, env)
         .map(drop)
-        .map_err(|missing| missing.to_error(Audience::Terminal))
+        .map_err(|missing| missing.to_error(Audience::Terminal))?;
+    // A child server's `${VAR}` that is not set would fail the run's startup, after the
+    // spawn; said here, worded for this shell.
+    let unset_child_variable = readiness::needs(definition, catalog.workspace(), env)
+        .into_iter()
+        .find_map(|need| match need {
+            Need::Variable { name, used_by, .. } if used_by.starts_with("mcp_servers.") => {
+                Some((name, used_by))
+            }
+            _ => None,
+        });
+    if let Some((var, used_by)) = unset_child_variable {
+        return Err(AgentError::new(
+            ErrorCode::ChildMcpStartupError,
+            format!(
+                "agent `{name}` ({}) needs the environment variable {var} ({used_by}), which \
+                 is not set; set it in this shell (export {var}=…) and run the command again",
+                definition.source.path.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `unknown_agent` for `run`: the file that defines the name when it was rejected, and why;
@@ -308,8 +331,11 @@ struct Display {
     live: Option<StatusLine>,
     /// The model id, which the live line shortens first when it does not fit.
     model: String,
-    /// The last transition shown as a line.
+    /// The last transition handled.
     shown: u64,
+    /// On the live line: the tool calls running, and when they began, until the next
+    /// transition says how they ended.
+    calling: Option<(Vec<String>, Duration)>,
 }
 
 impl Display {
@@ -318,6 +344,7 @@ impl Display {
             live: if terminal { StatusLine::start() } else { None },
             model,
             shown: 0,
+            calling: None,
         }
     }
 
@@ -332,24 +359,39 @@ impl Display {
         }
     }
 
-    /// A transition: one line when not live (each once); the live line is redrawn by the
-    /// caller.
+    /// A transition, each once: one plain line when not live; on the live line (which the
+    /// caller redraws), the tool calls it ends are kept as lines above it.
     fn transition(&mut self, progress: &Progress) {
         let Step::Activity { seq, activity, at } = &progress.step else {
             return;
         };
-        if self.is_live() || *seq <= self.shown {
+        if *seq <= self.shown {
             return;
         }
         self.shown = *seq;
-        eprintln!(
-            "[{} {} +{:.1}s] {} · {}",
-            progress.name,
-            short_id(&progress.agent_id),
-            at.as_secs_f64(),
-            activity.phase.as_str(),
-            activity.summary
-        );
+        let Some(line) = &self.live else {
+            eprintln!(
+                "[{} {} +{:.1}s] {} · {}",
+                progress.name,
+                short_id(&progress.agent_id),
+                at.as_secs_f64(),
+                activity.phase.as_str(),
+                activity.summary
+            );
+            return;
+        };
+        // The loop asks the model again once every call of a round has its answer; any
+        // other next step (closing the servers) means the round was cut short.
+        if let Some((calls, since)) = self.calling.take()
+            && activity.phase == Phase::ProviderRequest
+        {
+            for text in finished_calls(&calls, at.saturating_sub(since)) {
+                line.println(&text);
+            }
+        }
+        if activity.phase == Phase::ToolCall {
+            self.calling = Some((activity.calls.clone(), *at));
+        }
     }
 
     /// Redraws the live line: the agent and what it is doing, then how long for.
@@ -366,6 +408,19 @@ impl Display {
             line.finish();
         }
     }
+}
+
+/// The lines a finished round of tool calls leaves above the live line: one per call, its
+/// name only (as the activity shows it), and how long the round took.
+fn finished_calls(calls: &[String], took: Duration) -> Vec<String> {
+    let together = match calls.len() {
+        0 | 1 => String::new(),
+        n => format!(", {n} at once"),
+    };
+    calls
+        .iter()
+        .map(|call| format!("  called {call} ({:.1} s{together})", took.as_secs_f64()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -411,6 +466,22 @@ mod tests {
         assert_eq!(
             files_line(&snapshot).unwrap(),
             "mcp-agents: review changed 2 files: src/a.rs (created), src/b.rs (3 changes)"
+        );
+    }
+
+    #[test]
+    fn a_finished_round_leaves_one_line_per_call() {
+        let took = Duration::from_millis(1_240);
+        assert_eq!(
+            finished_calls(&["fx.echo".into()], took),
+            ["  called fx.echo (1.2 s)"]
+        );
+        assert_eq!(
+            finished_calls(&["gh.search".into(), "gh.search".into()], took),
+            [
+                "  called gh.search (1.2 s, 2 at once)",
+                "  called gh.search (1.2 s, 2 at once)"
+            ]
         );
     }
 

@@ -26,7 +26,9 @@ const MODEL_CHARS_KEPT: usize = 12;
 /// The line, while it is shown.
 pub(super) struct StatusLine {
     bar: ProgressBar,
-    width: Box<dyn Fn() -> usize + Send + Sync>,
+    /// The terminal, to ask its width and to print lines above the status line (`None`: the
+    /// bar draws on stderr itself, and stderr is the terminal).
+    tty: Option<Tty>,
     /// Held only to be dropped: last (fields drop in order), once the bar has been cleared.
     #[cfg(unix)]
     _capture: Option<capture::StderrCapture>,
@@ -53,7 +55,7 @@ impl StatusLine {
                 let capture = capture::StderrCapture::start(bar.clone());
                 return Some(StatusLine {
                     bar,
-                    width: Box::new(move || usize::from(sized.width())),
+                    tty: Some(sized),
                     _capture: capture,
                 });
             }
@@ -63,10 +65,18 @@ impl StatusLine {
                 .with_style(style);
         Some(StatusLine {
             bar,
-            width: Box::new(|| 79),
+            tty: None,
             #[cfg(unix)]
             _capture: None,
         })
+    }
+
+    /// The columns the line may fill.
+    fn width(&self) -> usize {
+        match &self.tty {
+            Some(tty) => usize::from(tty.width()),
+            None => super::terminal::DEFAULT_COLUMNS - usize::from(FREE_COLUMNS),
+        }
     }
 
     /// Shows `text` (what the agent is doing, readable first) and the time spent on it.
@@ -75,10 +85,22 @@ impl StatusLine {
     pub(super) fn show(&self, text: &str, model: &str, elapsed: Duration) {
         let prefix = format!("{:.1} s", elapsed.as_secs_f64());
         // The spinner and two spaces.
-        let room = (self.width)().saturating_sub(prefix.chars().count() + 3);
+        let room = self.width().saturating_sub(prefix.chars().count() + 3);
         self.bar.set_prefix(prefix);
         self.bar.set_message(fit(text, model, room));
         self.bar.tick();
+    }
+
+    /// Prints `text` above the line, cut to the terminal's width: the line is cleared, the
+    /// text written where it was, and the line drawn again below it.
+    pub(super) fn println(&self, text: &str) {
+        let line = fit(text, "", self.width());
+        self.bar.suspend(|| match &self.tty {
+            Some(tty) => {
+                let _ = tty.write(&format!("{line}\n"));
+            }
+            None => eprintln!("{line}"),
+        });
     }
 
     /// Clears the line and puts stderr back; what was written meanwhile has been printed.
@@ -135,11 +157,18 @@ impl Tty {
     }
 }
 
+/// Columns the line leaves free at the end of its row: one, since a line that fills the last
+/// column makes some terminals wrap, and two for the `^C` the terminal echoes where the
+/// cursor is when Ctrl-C is pressed. Without them the echo wrapped, and clearing the line
+/// cleared only the echo's row, leaving the line's own (`…0.9 s^`) on screen.
+const FREE_COLUMNS: u16 = 3;
+
 impl TermLike for Tty {
-    /// One column less than the terminal: a line that fills the last column makes some
-    /// terminals wrap.
+    /// The terminal's width less [`FREE_COLUMNS`].
     fn width(&self) -> u16 {
-        terminal_width(&self.file).saturating_sub(1).max(1)
+        terminal_width(&self.file)
+            .saturating_sub(FREE_COLUMNS)
+            .max(1)
     }
 
     fn move_cursor_up(&self, n: usize) -> io::Result<()> {
@@ -191,17 +220,13 @@ impl TermLike for Tty {
 fn terminal_width(file: &File) -> u16 {
     #[cfg(unix)]
     {
-        use std::os::fd::AsRawFd;
-        // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own; the descriptor is
-        // open for as long as `file` lives.
-        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::ioctl(file.as_raw_fd(), libc::TIOCGWINSZ, &mut size) } == 0;
-        if ok && size.ws_col > 0 {
-            return size.ws_col;
+        use std::os::fd::AsFd;
+        if let Some(columns) = super::terminal::columns(file.as_fd()) {
+            return columns;
         }
     }
     let _ = file;
-    80
+    u16::try_from(super::terminal::DEFAULT_COLUMNS).unwrap_or(u16::MAX)
 }
 
 #[cfg(unix)]

@@ -197,6 +197,15 @@ impl Warning {
         Warning { agent, ..self }
     }
 
+    /// The word its line starts with: `rejected` for a file that is not used, else
+    /// `warning`.
+    pub fn label(&self) -> &'static str {
+        match self.effect {
+            Effect::Rejected => "rejected",
+            _ => "warning",
+        }
+    }
+
     /// The file was rejected because it uses its parent's model and the server has no
     /// default model: the one rejection a client's configuration fixes.
     pub fn wants_default_model(&self) -> bool {

@@ -45,5 +45,5 @@ pub use provider::{
     ProviderKind, WireApi,
 };
 pub use skill::{Skill, SkillRegistry};
-pub use template::{Segment, Template, is_env_var_name, is_showable_var_name};
+pub use template::{Segment, Template, TemplateError, is_env_var_name, is_showable_var_name};
 pub use tool_filter::{ToolFilter, ToolHints, ToolNames, ToolNaming, ToolPattern, provider_safe};

@@ -4,11 +4,12 @@
 //!
 //! Two names are a near miss when they are the same once case, `_` and `-` are ignored
 //! (`Model`, `max-turns`, `MaxTurns`), or when they are a few edits apart (Damerau-Levenshtein
-//! through `strsim`, so a swapped pair counts once): at most 1 edit for names of 5 to 7
-//! characters, at most 2 from 8 on, none below 5, where a short name one edit away is as
-//! likely a word of its own (OpenCode passes `topK` to the provider; it is not a slip of
-//! `top_p`). Callers leave out names that are known elsewhere (`mode` is an OpenCode field,
-//! not a misspelt `model`).
+//! through `strsim`, so a swapped pair counts once: `modle` is one edit from `model`): at
+//! most 1 edit for names of 5 to 7 characters, at most 2 from 8 on, and below 5 only two
+//! neighbours swapped (`Raed` for `Read`), where any other edit of a short name is as likely
+//! a word of its own (OpenCode passes `topK` to the provider; it is not a slip of `top_p`).
+//! Callers leave out names that are known elsewhere (`mode` is an OpenCode field, not a
+//! misspelt `model`).
 
 /// `name` lowercased, without `_` and `-`.
 fn normalize(name: &str) -> String {
@@ -27,6 +28,17 @@ fn allowed_edits(known: &str) -> usize {
     }
 }
 
+/// Whether `a` is `b` with two neighbouring characters swapped: the one slip a short name
+/// may have.
+fn one_swap(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len() != b.len() {
+        return false;
+    }
+    let differ: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    matches!(differ[..], [i, j] if j == i + 1 && a[i] == b[j] && a[j] == b[i])
+}
+
 /// The known name `name` is closest to, if it is a near miss of one and is not itself one of
 /// them. Between spellings of one name (`disallowed_tools`, `disallowedTools`) the one
 /// written most like `name` wins; remaining ties go to the first in `known`.
@@ -39,7 +51,7 @@ pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Opti
         }
         let normalized = normalize(candidate);
         let distance = strsim::damerau_levenshtein(&wanted, &normalized);
-        if distance > allowed_edits(&normalized) {
+        if distance > allowed_edits(&normalized) && !one_swap(&wanted, &normalized) {
             continue;
         }
         let rank = (distance, strsim::damerau_levenshtein(name, candidate));
@@ -76,8 +88,22 @@ mod tests {
             ("tols", "tools"),
             ("skils", "skills"),
             ("disallowed-tools", "disallowedTools"),
+            ("toosl", "tools"),
+            ("mdoel", "model"),
         ] {
             assert_eq!(closest(typo, FIELDS.iter().copied()), Some(meant), "{typo}");
+        }
+    }
+
+    #[test]
+    fn a_short_name_may_have_two_neighbours_swapped_and_nothing_else() {
+        let tools = ["Read", "Grep", "Glob", "LS", "env"];
+        assert_eq!(closest("Raed", tools), Some("Read"));
+        assert_eq!(closest("Gerp", tools), Some("Grep"));
+        assert_eq!(closest("read", tools), Some("Read"), "case alone");
+        assert_eq!(closest("nev", tools), Some("env"));
+        for word in ["Reed", "Rea", "Glib", "Greps", "SL2"] {
+            assert_eq!(closest(word, tools), None, "{word}");
         }
     }
 

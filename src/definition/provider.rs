@@ -64,6 +64,35 @@ impl ProviderKind {
         ProviderKind::Anthropic,
         ProviderKind::Gemini,
     ];
+    /// The built-in provider whose naming `model` follows, when it plainly follows one: a
+    /// Claude model (`claude-…`, also behind a gateway's prefix such as
+    /// `anthropic/claude-…` or Bedrock's `us.anthropic.claude-…`) is Anthropic's; `gpt-…`,
+    /// `chatgpt-…`, `codex-…` and the o-series (`o3`, `o4-mini`) are OpenAI's; `gemini-…`
+    /// is Google's (the `gemini` provider). `None` for anything else (a local model, a
+    /// gateway's own name, a typo).
+    pub fn of_model(model: &str) -> Option<ProviderKind> {
+        let model = model.trim().to_ascii_lowercase();
+        let name = model.rsplit('/').next().unwrap_or(&model);
+        let o_series = name.strip_prefix('o').is_some_and(|rest| {
+            rest.starts_with(|c: char| c.is_ascii_digit())
+                && rest
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        });
+        if name.contains("claude") {
+            Some(ProviderKind::Anthropic)
+        } else if name.starts_with("gemini-") {
+            Some(ProviderKind::Gemini)
+        } else if ["gpt-", "chatgpt-", "codex-"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+            || o_series
+        {
+            Some(ProviderKind::OpenAi)
+        } else {
+            None
+        }
+    }
 
     /// The server's variable that replaces the built-in endpoint of a definition without a
     /// `base_url` (SPEC §3.2), as in Claude Code and the official SDKs.
@@ -265,6 +294,30 @@ impl ProviderConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_id_tells_its_family_when_it_plainly_has_one() {
+        for (model, family) in [
+            ("claude-sonnet-5-5", Some(ProviderKind::Anthropic)),
+            ("anthropic/claude-opus-4-6", Some(ProviderKind::Anthropic)),
+            (
+                "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                Some(ProviderKind::Anthropic),
+            ),
+            ("gpt-5.4", Some(ProviderKind::OpenAi)),
+            ("openai/gpt-5.4-mini", Some(ProviderKind::OpenAi)),
+            ("o3", Some(ProviderKind::OpenAi)),
+            ("o4-mini", Some(ProviderKind::OpenAi)),
+            ("codex-mini-latest", Some(ProviderKind::OpenAi)),
+            ("sonet", None),
+            ("sonnet", None),
+            ("qwen3-coder", None),
+            ("ollama", None),
+            ("opus", None),
+        ] {
+            assert_eq!(ProviderKind::of_model(model), family, "{model}");
+        }
+    }
 
     fn anthropic(explicit: bool, auth: Option<AuthHeader>) -> ProviderConfig {
         ProviderConfig {

@@ -54,6 +54,26 @@ impl ToolPattern {
         self.naming
     }
 
+    /// Whether the pattern could match some tool of `server`, whose tools are not known
+    /// before it starts: false only when the pattern's text up to its first `*` cannot begin
+    /// any name of that server's tools (`workspace__*` cannot match `github`'s).
+    pub fn may_match_server(&self, server: &str) -> bool {
+        let sep = match self.naming {
+            ToolNaming::Qualified => "__",
+            ToolNaming::OpenCode => "_",
+        };
+        let fixed = self.glob.split('*').next().unwrap_or_default();
+        let safe = provider_safe(server);
+        // The raw name, the same with the character rule, and the offered name's start.
+        [
+            format!("{server}{sep}"),
+            format!("{safe}{sep}"),
+            format!("{safe}__"),
+        ]
+        .iter()
+        .any(|start| fixed.starts_with(start.as_str()) || start.starts_with(fixed))
+    }
+
     /// Whether the pattern matches `server`'s `tool` under any name it goes by, not knowing
     /// the exact name offered to the model.
     pub fn matches(&self, server: &str, tool: &str) -> bool {
@@ -162,6 +182,13 @@ impl ToolFilter {
         let passes = |list: &Vec<ToolPattern>| list.iter().any(|p| p.matches_names(names));
         let allowed = self.allow.as_ref().is_none_or(passes) && self.also_allow.iter().all(passes);
         allowed && !denied
+    }
+
+    /// Whether the allow lists could let through some tool of `server`, whose tools are not
+    /// known before it starts (see [`ToolPattern::may_match_server`]).
+    pub fn may_allow_server(&self, server: &str) -> bool {
+        let passes = |list: &Vec<ToolPattern>| list.iter().any(|p| p.may_match_server(server));
+        self.allow.as_ref().is_none_or(passes) && self.also_allow.iter().all(passes)
     }
 
     /// Adds a pattern to the allow list, creating the list if there was none.
@@ -314,6 +341,31 @@ mod tests {
             ["delete.issue", "delete_issue", "delete_issue_2"]
         );
         assert_eq!(ToolNames::new("s", "read").tool_candidates(), ["read"]);
+    }
+
+    #[test]
+    fn a_pattern_may_match_a_server_only_when_its_fixed_start_allows() {
+        let q = |glob: &str| ToolPattern::new(glob, ToolNaming::Qualified);
+        assert!(q("github__search").may_match_server("github"));
+        assert!(q("github__*").may_match_server("github"));
+        assert!(q("*").may_match_server("github"));
+        assert!(q("git*").may_match_server("github"));
+        assert!(
+            q("my_srv__read").may_match_server("my.srv"),
+            "the character rule"
+        );
+        assert!(!q("workspace__serach").may_match_server("github"));
+        assert!(!q("githu__search").may_match_server("github"));
+        let o = ToolPattern::new("github_search", ToolNaming::OpenCode);
+        assert!(o.may_match_server("github") && !o.may_match_server("docs"));
+        let mut filter = ToolFilter::default();
+        assert!(filter.may_allow_server("github"), "no allow list");
+        filter.allow(q("workspace__serach"));
+        assert!(!filter.may_allow_server("github"));
+        filter.allow(q("github__*"));
+        assert!(filter.may_allow_server("github"));
+        filter.also_allow.push(vec![q("docs__*")]);
+        assert!(!filter.may_allow_server("github"), "every list must pass");
     }
 
     #[test]

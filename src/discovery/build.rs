@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::aliases::resolve_alias;
+use super::aliases::{CLAUDE_ALIASES, resolve_alias};
 use super::fields::Doc;
 use super::options::{DefaultModel, LoadOptions};
 use super::referenced::ReferencedFiles;
@@ -17,6 +17,7 @@ use super::unknown_fields::note_near_misses;
 use crate::definition::PARENT_MODEL_REJECTION;
 use crate::definition::SkillRegistry;
 use crate::definition::check_name;
+use crate::definition::closest;
 use crate::definition::is_env_var_name;
 use crate::definition::{
     AgentDefinition, AuthHeader, BuiltinServer, ChildServerConfig, CompiledSchema, EndpointSource,
@@ -89,6 +90,10 @@ pub(super) struct Draft {
     pub unknown_tools: Vec<String>,
     /// The file's setting that keeps the agent from the parent model, if any.
     pub hand_only: Option<&'static str>,
+    /// The notes on unknown fields that are slips of known ones (`modle`): they are caveats
+    /// of a file that loads, and part of the reason when the file is rejected, since the slip
+    /// is often why (`modle` leaves the file without a model).
+    pub slips: Vec<String>,
 }
 
 /// Format-specific spellings of the common fields.
@@ -213,7 +218,9 @@ pub(super) fn read_common(
         })?);
     }
     draft.temperature = doc.number(fields::TEMPERATURE)?.map(|(_, t)| t);
+    let before = ctx.caveats.len();
     note_near_misses(doc, format, &mut ctx.caveats);
+    draft.slips = ctx.caveats[before..].to_vec();
     // Last, so that the messages about fields read above come first: a credential written
     // anywhere else in the file (a table this runtime ignores, a disabled server).
     reject_literal_secrets(doc.map(), "", NESTED_SECRET_ADVICE)
@@ -428,7 +435,17 @@ fn unknown_tools_note(draft: &Draft, unique: &[String], format: Format) -> Optio
     if unique.is_empty() {
         return None;
     }
-    let listed = unique.join(", ");
+    let spellings = workspace_tool_spellings(format);
+    let listed = unique
+        .iter()
+        .map(
+            |entry| match closest(entry, spellings.iter().map(String::as_str)) {
+                Some(meant) => format!("{entry} (did you mean `{meant}`?)"),
+                None => entry.clone(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut note = match format {
         Format::Claude => format!(
             "runs without {listed}: this runtime has no such tools (of Claude Code's tools \
@@ -488,12 +505,24 @@ fn unknown_tools_note(draft: &Draft, unique: &[String], format: Format) -> Optio
     Some(note)
 }
 
-/// Applies every shared rule and builds the definition.
+/// Applies every shared rule and builds the definition. A rejection's reason begins with
+/// the file's slips of field names, which are often its cause.
 pub(super) fn finalize(
-    draft: Draft,
+    mut draft: Draft,
     source: SourceFile,
     ctx: &mut Ctx<'_>,
 ) -> Result<Parsed, String> {
+    let slips = std::mem::take(&mut draft.slips);
+    build(draft, source, ctx).map_err(|reason| {
+        if slips.is_empty() {
+            reason
+        } else {
+            format!("{} As written, {reason}", slips.join(" "))
+        }
+    })
+}
+
+fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
     let unknown = unknown_tools(&draft);
     let unknown_tools = unknown_tools_note(&draft, &unknown, source.format);
     let unavailable_tools = unavailable_tools(&unknown, source.format);
@@ -533,12 +562,11 @@ pub(super) fn finalize(
     };
     // A workspace server none of whose tools would be offered is not started at all.
     let workspace = BuiltinServer::Workspace.name();
-    if definition
+    let had_workspace = definition
         .mcp_servers
         .get(workspace)
-        .is_some_and(|c| c.builtin().is_some())
-        && definition.workspace_tools().is_empty()
-    {
+        .is_some_and(|c| c.builtin().is_some());
+    if had_workspace && definition.workspace_tools().is_empty() {
         definition.mcp_servers.remove(workspace);
     }
     let tools = definition.workspace_tools();
@@ -550,7 +578,198 @@ pub(super) fn finalize(
         );
     }
     ctx.caveats.extend(unknown_tools);
+    ctx.caveats
+        .extend(no_tools_note(&definition, had_workspace));
+    ctx.caveats.extend(model_note(&definition));
     Ok(Parsed::Agent(Box::new(definition)))
+}
+
+/// The workspace tools as `format` names them in a tool list, for "did you mean".
+fn workspace_tool_spellings(format: Format) -> Vec<String> {
+    let tools = BuiltinServer::Workspace.tools().iter();
+    match format {
+        // Claude Code's names of the same tools (`LS` is its `list`).
+        Format::Claude => tools
+            .map(|tool| match *tool {
+                "list" => "LS".to_owned(),
+                tool => {
+                    let mut chars = tool.chars();
+                    chars
+                        .next()
+                        .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                        .unwrap_or_default()
+                }
+            })
+            .collect(),
+        Format::OpenCode => tools.map(|tool| (*tool).to_owned()).collect(),
+        Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex => tools
+            .map(|tool| format!("{}__{tool}", BuiltinServer::Workspace.name()))
+            .collect(),
+    }
+}
+
+/// Tool names shown as what an agent could have, at most.
+const TOOLS_SHOWN: usize = 8;
+
+/// When an allow list leaves the agent no tool at all although every list names something
+/// (an empty list is [`unknown_tools_note`]'s): the entries, each with the name it is a slip
+/// of, and what the agent could have instead. Child servers' tools are known only once they
+/// start, so an entry that could name one of them counts as a tool.
+fn no_tools_note(definition: &AgentDefinition, had_workspace: bool) -> Option<String> {
+    let filter = &definition.tools;
+    let lists: Vec<&Vec<ToolPattern>> = filter.allow.iter().chain(&filter.also_allow).collect();
+    if lists.is_empty() || lists.iter().any(|list| list.is_empty()) {
+        return None;
+    }
+    let children = || {
+        definition
+            .mcp_servers
+            .iter()
+            .filter(|(_, config)| config.builtin().is_none())
+            .map(|(name, _)| name.as_str())
+    };
+    if !definition.workspace_tools().is_empty()
+        || children().any(|server| filter.may_allow_server(server))
+    {
+        return None;
+    }
+    let mut could: Vec<String> = Vec::new();
+    match definition.source.format {
+        // The format's own names for the workspace tools, which it gets by naming them.
+        Format::Claude | Format::OpenCode => {
+            could.extend(workspace_tool_spellings(definition.source.format));
+        }
+        Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex if had_workspace => {
+            could.extend(workspace_tool_spellings(definition.source.format));
+        }
+        Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex => {}
+    }
+    could.extend(children().map(|server| format!("{server}__*")));
+    let mut entries: Vec<String> = Vec::new();
+    let mut missing_servers: Vec<&str> = Vec::new();
+    for pattern in lists.iter().flat_map(|list| list.iter()) {
+        let glob = pattern.glob();
+        let entry = match closest(glob, could.iter().map(String::as_str)) {
+            Some(meant) => format!("`{glob}` (did you mean `{meant}`?)"),
+            None => format!("`{glob}`"),
+        };
+        if !entries.contains(&entry) {
+            entries.push(entry);
+        }
+        // The server a qualified entry names, when it names one outright.
+        let server = match pattern.naming() {
+            ToolNaming::Qualified => glob.split_once("__").map(|(server, _)| server),
+            ToolNaming::OpenCode => None,
+        };
+        if let Some(server) = server.filter(|s| !s.is_empty() && !s.contains('*'))
+            && !definition.mcp_servers.contains_key(server)
+            && server != BuiltinServer::Workspace.name()
+            && !missing_servers.contains(&server)
+        {
+            missing_servers.push(server);
+        }
+    }
+    let mut note = format!(
+        "the tool allow list leaves this agent with no tools at all: {} name{} no tool it has",
+        entries.join(", "),
+        if entries.len() == 1 { "s" } else { "" }
+    );
+    let mut why: Vec<String> = Vec::new();
+    if !missing_servers.is_empty() {
+        let names: Vec<String> = missing_servers.iter().map(|s| format!("`{s}`")).collect();
+        why.push(format!(
+            "the file configures no child server named {} (the MCP servers of the client \
+             that runs the file are not this agent's)",
+            names.join(" or ")
+        ));
+    }
+    if !could.is_empty() {
+        let more = could.len().saturating_sub(TOOLS_SHOWN);
+        could.truncate(TOOLS_SHOWN);
+        let mut have = format!("it could have {}", could.join(", "));
+        if more > 0 {
+            have.push_str(&format!(" and {more} more"));
+        }
+        why.push(have);
+    }
+    if !why.is_empty() {
+        note.push_str(&format!(": {}", why.join("; ")));
+    }
+    Some(note)
+}
+
+/// A named model that the provider will likely not know: one of the other provider's family
+/// (`gpt-5.4` sent to `anthropic`), or for `anthropic` neither a Claude model id nor a Claude
+/// Code alias (`sonet`). Behind a gateway (an endpoint that is not the provider's own), the
+/// name may be the gateway's, so the note says so.
+fn model_note(definition: &AgentDefinition) -> Option<String> {
+    if definition.model.origin != ModelOrigin::Explicit {
+        return None;
+    }
+    let id = definition.model.id.as_str();
+    let provider = &definition.provider;
+    let family = ProviderKind::of_model(id);
+    let claude_file = definition.source.format == Format::Claude;
+    let aliases = || CLAUDE_ALIASES.iter().map(|(alias, _, _)| *alias);
+    let mut note = match (provider.kind, family) {
+        (ProviderKind::Anthropic, Some(ProviderKind::OpenAi)) => format!(
+            "`{id}` is an OpenAI model, but this agent's provider is anthropic{}, which will \
+             not know it; set `model_provider: openai` for an OpenAI model, or name a Claude \
+             model",
+            if claude_file {
+                " (a Claude Code file's provider when it sets no `model_provider`)"
+            } else {
+                ""
+            }
+        ),
+        (ProviderKind::OpenAi, Some(ProviderKind::Anthropic)) => format!(
+            "`{id}` is a Claude model, but this agent's provider is openai, which will not \
+             know it; set `model_provider: anthropic` for a Claude model, or name an OpenAI \
+             model"
+        ),
+        // Any other family mismatch between built-in providers (a Gemini model sent to
+        // anthropic, a Claude model to gemini).
+        (kind, Some(family)) if kind != ProviderKind::Custom && kind != family => format!(
+            "`{id}` is a model of {}, but this agent's provider is {}, which will not know it; \
+             set `model_provider: {}`, or name a model of {}",
+            family.as_str(),
+            kind.as_str(),
+            family.as_str(),
+            kind.as_str()
+        ),
+        (ProviderKind::Anthropic, None) if claude_file => {
+            let guess = closest(id, aliases())
+                .map(|alias| format!("; did you mean `{alias}`?"))
+                .unwrap_or_default();
+            format!(
+                "`model: {id}` is neither one of Claude Code's aliases ({}) nor a Claude \
+                 model id (`claude-…`), so it goes to the Anthropic API as written{guess}",
+                aliases().collect::<Vec<_>>().join(", ")
+            )
+        }
+        (ProviderKind::Anthropic, None) => {
+            let alias = CLAUDE_ALIASES.iter().find(|(alias, _, _)| *alias == id);
+            match alias {
+                Some((alias, _, builtin)) => format!(
+                    "`{alias}` is a Claude Code alias, which only `.claude/agents` files \
+                     resolve; here it goes to the Anthropic API as written: name the model \
+                     id (`{builtin}`)"
+                ),
+                None => format!(
+                    "`{id}` is not a Claude model id (`claude-…`), so the Anthropic API will \
+                     likely not know it"
+                ),
+            }
+        }
+        _ => return None,
+    };
+    if provider.base_url_source != EndpointSource::BuiltIn {
+        let host = provider.base_url.host_str().unwrap_or("its endpoint");
+        note.push_str(&format!(
+            " (if the gateway at {host} knows the model by this name, ignore this)"
+        ));
+    }
+    Some(note)
 }
 
 /// The name (checked), the description and the instructions, each required and not blank.

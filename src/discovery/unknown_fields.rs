@@ -187,11 +187,16 @@ mod tests {
             "mcp_servers.acc: ",
             &mut caveats,
         );
-        assert_eq!(caveats.len(), 1, "short names are not guessed: {caveats:?}");
+        // A short name is guessed only with two neighbours swapped (`evn`), not with a
+        // letter missing (`arg`).
+        assert_eq!(caveats.len(), 2, "{caveats:?}");
         assert_eq!(
             caveats[0],
             "mcp_servers.acc: `disabled_tool` is not a field this runtime reads, so it is \
              ignored; did you mean `disabled_tools`?"
         );
+        assert!(caveats[1].ends_with(
+            "`evn` is not a field this runtime reads, so it is ignored; did you mean `env`?"
+        ));
     }
 }

@@ -21,7 +21,9 @@ use super::retry::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::strict::fits_strict_subset;
 use super::unsupported::OptionalParam;
 use super::wire::{Request, ToolList, WireFormat, carries, effort, thinking, thinking_param};
-use crate::definition::{AgentDefinition, AuthHeader, ProviderKind, WireApi};
+use crate::definition::{
+    AgentDefinition, AuthHeader, EndpointSource, ProviderConfig, ProviderKind, WireApi,
+};
 use crate::error::AgentError;
 use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS, REASONING_ROOM_TOKENS};
 use crate::redact::Secrets;
@@ -55,6 +57,10 @@ pub struct ProviderClient {
     /// own endpoint, since other servers of that API may refuse a field they do not know
     /// (Gemini's does).
     sends_cache_key: bool,
+    /// What a failure to connect says besides the endpoint's origin: that the server's
+    /// `*_BASE_URL` was not set, when the agent went to its provider's own endpoint for that
+    /// reason.
+    connect_hint: Option<String>,
 }
 
 impl std::fmt::Debug for ProviderClient {
@@ -119,6 +125,7 @@ impl ProviderClient {
                 WireApi::AnthropicMessages => false,
                 WireApi::ChatCompletions => is_openai(&provider.base_url),
             },
+            connect_hint: connect_hint(provider),
         }
     }
 
@@ -447,6 +454,7 @@ impl ProviderClient {
             provider: &self.label,
             secrets: &self.secrets,
             wire: self.wire,
+            connect_hint: self.connect_hint.as_deref(),
         };
         // Quotes hid the secrets before they were cut; this catches any other route.
         retry::send_with_retries(&target, &self.retry, events)
@@ -456,6 +464,22 @@ impl ProviderClient {
                 ..e
             })
     }
+}
+
+/// For an agent that went to its provider's own endpoint because the server's `*_BASE_URL`
+/// was not set when it started: says so, since a gateway user who sees a public endpoint
+/// fail has usually not passed that variable to the server (Codex passes only what
+/// `env_vars` lists).
+fn connect_hint(provider: &ProviderConfig) -> Option<String> {
+    let var = provider.kind.base_url_var()?;
+    (provider.base_url_source == EndpointSource::BuiltIn).then(|| {
+        format!(
+            "{var} is not set in this server's environment, so this is {}'s own endpoint; \
+             to reach a gateway, give the server {var} (in Codex, list it in `env_vars`; \
+             docs/clients.md, \"Keys, gateways and subscriptions\")",
+            provider.kind
+        )
+    })
 }
 
 /// Whether a reply was cut off by its output limit before it wrote anything the history can

@@ -130,13 +130,7 @@ impl MissingCredential {
         };
         let var = if showable { self.var.as_str() } else { "it" };
         let advice = match audience {
-            Audience::McpClient => format!(
-                "MCP clients pass their servers only the variables they are told to: in Claude \
-                 Code set it in the shell that starts `claude`, or in the server's `env` in \
-                 .mcp.json; in Codex list it in `env_vars` of [mcp_servers.agents] in \
-                 config.toml. Then restart the client (in Claude Code, /mcp reconnects the \
-                 server) so that mcp-agents starts again with {var}"
-            ),
+            Audience::McpClient => crate::clients::pass_variable_advice(var),
             Audience::Terminal => {
                 if showable {
                     format!("set it in this shell (export {var}=…) and run the command again")

@@ -125,6 +125,8 @@ pub(super) struct Target<'a> {
     /// Hidden from everything quoted of the provider.
     pub secrets: &'a Secrets,
     pub wire: &'a dyn WireFormat,
+    /// Added to a failure to connect (why this endpoint was the one tried).
+    pub connect_hint: Option<&'a str>,
 }
 
 /// Sends the request and reads its reply, retrying as the policy says.
@@ -257,7 +259,7 @@ async fn attempt(target: &Target<'_>, events: &dyn RequestEvents) -> Result<Repl
         .send();
     let response = match tokio::time::timeout_at(bounds.begin_by, sent).await {
         Err(_) => return Err(body_error(provider, BodyError::Silent { began: false }, 0)),
-        Ok(response) => response.map_err(|e| transport_error(provider, &e))?,
+        Ok(response) => response.map_err(|e| transport_error(target, &e))?,
     };
     let status = response.status();
     let id = request_id(response.headers());
@@ -285,21 +287,31 @@ async fn attempt(target: &Target<'_>, events: &dyn RequestEvents) -> Result<Repl
     .map_err(|e| e.with_request_id(id.as_deref()))
 }
 
-fn transport_error(provider: &str, e: &reqwest::Error) -> AttemptError {
+/// A request that failed before a response: a failure to connect names the origin it tried
+/// (and the target's hint), since the endpoint is often not the one the user meant.
+fn transport_error(target: &Target<'_>, e: &reqwest::Error) -> AttemptError {
+    let provider = target.provider;
+    let origin = target.url.origin().ascii_serialization();
     let timeout = e.is_timeout();
-    let what = if timeout && e.is_connect() {
+    let mut what = if timeout && e.is_connect() {
         format!(
-            "could not connect to {provider} within {} s",
+            "could not connect to {provider} at {origin} within {} s",
             PROVIDER_CONNECT_TIMEOUT.as_secs()
         )
     } else if e.is_connect() {
-        format!("could not connect to {provider}: {}", innermost_cause(e))
+        format!(
+            "could not connect to {provider} at {origin}: {}",
+            innermost_cause(e)
+        )
     } else {
         format!(
-            "the connection to {provider} failed: {}",
+            "the connection to {provider} at {origin} failed: {}",
             innermost_cause(e)
         )
     };
+    if let Some(hint) = target.connect_hint.filter(|_| e.is_connect()) {
+        what.push_str(&format!("; {hint}"));
+    }
     AttemptError::Retryable {
         reason: if timeout {
             "timed out"

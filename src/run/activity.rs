@@ -42,6 +42,9 @@ pub struct Activity {
     pub target: Option<String>,
     /// The current operation's time limit, if it has one.
     pub timeout: Option<Duration>,
+    /// In a tool call: every call of the round as `server.tool`, in the reply's order
+    /// (names only, as the summary); empty otherwise.
+    pub calls: Vec<String>,
 }
 
 impl Activity {
@@ -52,6 +55,7 @@ impl Activity {
             tool: None,
             target: None,
             timeout: None,
+            calls: Vec::new(),
         }
     }
 
@@ -72,6 +76,7 @@ impl Activity {
             tool: None,
             target: Some(names),
             timeout: Some(bound.min(CHILD_STARTUP_TIMEOUT)),
+            calls: Vec::new(),
         })
     }
 
@@ -82,6 +87,7 @@ impl Activity {
             tool: None,
             target: Some(provider.to_owned()),
             timeout: Some(PROVIDER_REQUEST_TIMEOUT),
+            calls: Vec::new(),
         }
     }
 
@@ -100,6 +106,7 @@ impl Activity {
             tool: None,
             target: Some(provider.to_owned()),
             timeout: Some(left),
+            calls: Vec::new(),
         }
     }
 
@@ -110,6 +117,7 @@ impl Activity {
             tool: Some(tool.to_owned()),
             target: Some(server.to_owned()),
             timeout: Some(timeout.min(CHILD_CALL_TIMEOUT)),
+            calls: vec![format!("{server}.{tool}")],
         }
     }
 
@@ -150,6 +158,10 @@ impl Activity {
             tool: Some(tools.join(", ")),
             target: Some(servers.join(", ")),
             timeout: Some(timeout.min(CHILD_CALL_TIMEOUT)),
+            calls: calls
+                .iter()
+                .map(|(server, tool)| format!("{server}.{tool}"))
+                .collect(),
         }
     }
 
@@ -160,6 +172,7 @@ impl Activity {
             tool: None,
             target: None,
             timeout: Some(CHILD_SHUTDOWN_TIMEOUT),
+            calls: Vec::new(),
         }
     }
 }
@@ -192,5 +205,10 @@ mod tests {
         assert_eq!(many.target.as_deref(), Some("gh, docs"));
         assert_eq!(many.tool.as_deref(), Some("search, get, read"));
         assert_eq!(many.timeout, Some(Duration::from_secs(60)));
+        assert_eq!(
+            many.calls,
+            ["gh.search", "gh.get", "docs.read", "gh.search"],
+            "every call, beyond the three the summary names"
+        );
     }
 }

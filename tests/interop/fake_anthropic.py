@@ -5,7 +5,9 @@ Two callers share it, told apart by the model they ask for:
 - mcp-agents running a subagent (a `custom` provider with `wire_api: anthropic-messages`):
   the model `helper-model` answers "Hello, parent: the subagent ran." at once, and
   `slow-model` answers "Hello after 100 s: the slow subagent ran." after 100 s, within the
-  120 s mcp-agents waits for a reply to begin.
+  120 s mcp-agents waits for a reply to begin. `claude-gateway-helper` answers as
+  `helper-model` does: an `anthropic` agent reaching this stand-in as its gateway through
+  `ANTHROPIC_BASE_URL`; the log records how each request sent its key (`auth`).
 - `fixer-model`: a fixer subagent with the workspace tools, scripted to `workspace__read`
   calc.py, then `workspace__edit` it (`a - b` becomes `a + b`), then answer "Fixed add in
   calc.py: " and the first line of the edit's answer.
@@ -29,6 +31,7 @@ LOG = open(sys.argv[2], "a")
 SUBAGENTS = {
     "helper-model": (0, "Hello, parent: the subagent ran."),
     "slow-model": (100, "Hello after 100 s: the slow subagent ran."),
+    "claude-gateway-helper": (0, "Hello, parent: the subagent ran."),
 }
 
 
@@ -106,7 +109,9 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         stream = body.get("stream", False)
         model = body.get("model")
-        log({"path": self.path, "stream": stream, "model": model,
+        auth = ("bearer" if self.headers.get("authorization", "").startswith("Bearer ")
+                else "x-api-key" if self.headers.get("x-api-key") else "none")
+        log({"path": self.path, "stream": stream, "model": model, "auth": auth,
              "tools": [t.get("name") for t in body.get("tools", [])]})
         if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
             self.send_response(404)

@@ -231,13 +231,14 @@ async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
             "MCP server old does not support MCP 2026-07-28; it offers 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25",
         ),
         ("redirected", "MCP server moved"),
+        // Issue 28, point 6: where to set it, in each client, as a missing key says.
         (
             "unset",
-            "MCP server fx the env value of T needs the environment variable MCP_AGENTS_TEST_NEVER_SET, which is not set",
+            "MCP server fx needs the environment variable MCP_AGENTS_TEST_NEVER_SET (for its env T), which is not set in this server's environment; MCP clients pass their servers only the variables they are told to: in Claude Code set it in the shell that starts `claude`, or in the server's `env` in .mcp.json; in Codex list it in `env_vars` of [mcp_servers.agents] in config.toml. Then restart the client (in Claude Code, /mcp reconnects the server) so that mcp-agents starts again with MCP_AGENTS_TEST_NEVER_SET",
         ),
         (
             "unset-header",
-            "MCP server remote the header value of Authorization needs the environment variable MCP_AGENTS_TEST_NEVER_SET, which is not set",
+            "MCP server remote needs the environment variable MCP_AGENTS_TEST_NEVER_SET (for its header Authorization), which is not set in this server's environment; MCP clients pass their servers only the variables they are told to",
         ),
         (
             "missing",

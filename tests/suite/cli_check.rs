@@ -195,13 +195,53 @@ fn rejected_definitions_exit_1_with_one_stderr_line_each() {
         .lines()
         .filter(|l| !l.contains("would fail when it runs"));
     assert_eq!(definitions.count(), catalog.warnings().len());
+    // Issue 28: a rejected file's line says so, and the summary counts the rejected files
+    // apart from the warnings.
+    let rejected = catalog
+        .warnings()
+        .iter()
+        .filter(|w| w.effect == mcp_agents::definition::Effect::Rejected)
+        .count();
+    assert!(rejected > 1);
     for line in stderr.lines() {
-        assert!(line.starts_with("warning: ."), "{line}");
+        let word = if line.contains("would fail when it runs")
+            || !catalog.warnings().iter().any(|w| {
+                w.effect == mcp_agents::definition::Effect::Rejected && line.ends_with(&w.reason)
+            }) {
+            "warning: ."
+        } else {
+            "rejected: ."
+        };
+        assert!(line.starts_with(word), "{line}");
     }
-    assert!(
-        stderr.contains("warning: .agents/agents/n65.md: `name`: the name is 65 characters long")
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("rejected: "))
+            .count(),
+        rejected
     );
-    assert!(text(&out.stdout).contains("files rejected"));
+    assert!(
+        stderr.contains("rejected: .agents/agents/n65.md: `name`: the name is 65 characters long")
+    );
+    let stdout = text(&out.stdout);
+    let summary = stdout.lines().find(|l| l.contains(" skill")).unwrap();
+    assert!(
+        summary.contains(&format!(", {rejected} rejected files, ")),
+        "{summary}"
+    );
+    let warnings = catalog.warnings().len() - rejected
+        + stderr
+            .lines()
+            .filter(|l| l.contains("would fail when it runs"))
+            .count();
+    assert!(
+        summary.ends_with(&format!(
+            " {warnings} warning{}",
+            if warnings == 1 { "" } else { "s" }
+        )),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -689,5 +729,134 @@ fn check_shows_the_wire_each_agent_speaks() {
     assert_eq!(
         gemini["base_url"],
         "https://generativelanguage.googleapis.com/v1beta/openai"
+    );
+}
+
+/// Issue 28, point 4: the mistakes that used to pass silently are each warned, with the name
+/// meant: a transposed field name (also when it is why the file is rejected), a model that
+/// is neither a Claude alias nor a Claude id, a model of the other provider's family, and a
+/// tool allow list that leaves an agent with no tools at all.
+#[test]
+fn the_mistakes_users_really_make_are_warned_with_the_name_meant() {
+    let ws = support::TempWorkspace::new();
+    let agent = |name: &str, field: &str| {
+        format!("---\nname: {name}\ndescription: d\n{field}\n---\nDo it.\n")
+    };
+    ws.write(".claude/agents/a.md", agent("a", "modle: sonnet"));
+    ws.write(".claude/agents/b.md", agent("b", "model: sonet"));
+    ws.write(".claude/agents/c.md", agent("c", "model: gpt-5.4"));
+    ws.write(
+        ".claude/agents/d.md",
+        agent("d", "model: sonnet\ntools: [\"workspace__serach\"]"),
+    );
+    ws.write(
+        ".claude/agents/e.md",
+        agent("e", "model: sonnet\ntools: [Raed]"),
+    );
+    ws.write(
+        ".agents/agents/f.md",
+        agent(
+            "f",
+            "model: claude-sonnet-5-5\nmodel_provider: openai\ntools: [github__search]",
+        ),
+    );
+    let dir = ws.path().display().to_string();
+    let out = mcp_agents(&["check", &dir]);
+    assert_eq!(out.status.code(), Some(1), "a.md is rejected");
+    let stderr = text(&out.stderr);
+    let line = |file: &str| -> String {
+        stderr
+            .lines()
+            .filter(|l| l.contains(file) && !l.contains("would fail when it runs"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        line("/a.md"),
+        "rejected: .claude/agents/a.md: `modle` is not a field this runtime reads, so it is \
+         ignored; did you mean `model`? As written, the definition uses its parent's model \
+         (`model: inherit` or no model), which this server cannot see; name a model in the \
+         file, or start the server with --default-model PROVIDER/MODEL (or set \
+         MCP_AGENTS_DEFAULT_MODEL)"
+    );
+    assert_eq!(
+        line("/b.md"),
+        "warning: .claude/agents/b.md: `model: sonet` is neither one of Claude Code's aliases \
+         (sonnet, opus, haiku, fable) nor a Claude model id (`claude-…`), so it goes to the \
+         Anthropic API as written; did you mean `sonnet`?"
+    );
+    assert_eq!(
+        line("/c.md"),
+        "warning: .claude/agents/c.md: `gpt-5.4` is an OpenAI model, but this agent's provider \
+         is anthropic (a Claude Code file's provider when it sets no `model_provider`), which \
+         will not know it; set `model_provider: openai` for an OpenAI model, or name a Claude \
+         model"
+    );
+    assert_eq!(
+        line("/d.md"),
+        "warning: .claude/agents/d.md: the tool allow list leaves this agent with no tools at \
+         all: `workspace__serach` names no tool it has: it could have Read, LS, Glob, Grep"
+    );
+    assert!(
+        line("/e.md")
+            .starts_with("warning: .claude/agents/e.md: runs without Raed (did you mean `Read`?)"),
+        "{}",
+        line("/e.md")
+    );
+    let f = line("/f.md");
+    assert!(
+        f.contains("`claude-sonnet-5-5` is a Claude model, but this agent's provider is openai")
+            && f.contains(
+                "the tool allow list leaves this agent with no tools at all: `github__search` \
+                 names no tool it has: the file configures no child server named `github`"
+            ),
+        "{f}"
+    );
+
+    // With a default model the slip is a warning of its own, and the file loads.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-agents"));
+    for var in CHANGES_CHECK {
+        command.env_remove(var);
+    }
+    let out = command
+        .args(["check", &dir, "--default-model", "sonnet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains(
+        "warning: .claude/agents/a.md: `modle` is not a field this runtime reads, so it is \
+         ignored; did you mean `model`?\n"
+    ));
+}
+
+/// Issue 28, point 2: with stdout not a terminal (or with `--wide`), `check` prints the whole
+/// table whatever its width; `--wide` does not go with `--json`.
+#[test]
+fn check_prints_the_whole_table_to_a_pipe_and_with_wide() {
+    for args in [&["check"][..], &["check", "--wide"]] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-agents"));
+        for var in CHANGES_CHECK.iter().chain(EXAMPLE_VARS) {
+            command.env_remove(var);
+        }
+        let out = command
+            .args(args)
+            .arg(example_workspace())
+            .env("COLUMNS", "40")
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        let header = stdout.lines().next().unwrap();
+        assert!(
+            header.starts_with("NAME ") && header.ends_with("BUDGET"),
+            "{stdout}"
+        );
+        assert!(header.len() > 150, "the whole table: {header}");
+    }
+    let out = mcp_agents(&["check", "--wide", "--json", &example_workspace()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("cannot be used with"),
+        "{}",
+        text(&out.stderr)
     );
 }

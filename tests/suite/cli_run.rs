@@ -31,7 +31,16 @@ fn text(bytes: &[u8]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_runs_offline_and_shows_its_activity() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&["demo"], dir.path()).await;
+    // No `mcp-agents` on PATH: the demo ran from a clone, and its closing hint begins with
+    // the install line (issue 28).
+    let out = tokio::process::Command::new(BIN)
+        .arg("demo")
+        .current_dir(dir.path())
+        .env("PATH", "/nonexistent")
+        .env_remove("RUST_LOG")
+        .output()
+        .await
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
@@ -47,7 +56,8 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
         "provider_request · Waiting for claude-sonnet-5-5 (turn 3 of 12)",
         "mcp-agents: reviewer completed in",
         "3 turns, 3 tool calls",
-        // The next step: where to go from the demo.
+        // The next step: where to go from the demo, after installing.
+        "First, `cargo install --locked --path .` in this clone puts mcp-agents on your PATH",
         "Next: in a repository with agent files",
         "`claude mcp add --scope project agents -- mcp-agents`",
         "docs/clients.md",
@@ -71,6 +81,19 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
         "{stderr}"
     );
     assert!(stderr.contains("    src/retry.py:6:def backoff(attempt, base=0.5, cap=8.0):\n"));
+    // With `mcp-agents` on PATH (installed), no install line.
+    let bin_dir = std::path::Path::new(BIN).parent().unwrap();
+    let installed = tokio::process::Command::new(BIN)
+        .arg("demo")
+        .current_dir(dir.path())
+        .env("PATH", bin_dir)
+        .env_remove("RUST_LOG")
+        .output()
+        .await
+        .unwrap();
+    let installed = text(&installed.stderr);
+    assert!(installed.contains("Next: in a repository"), "{installed}");
+    assert!(!installed.contains("cargo install"), "{installed}");
     assert!(stderr.contains(
         "  workspace__glob {\"pattern\":\"*.py\",\"path\":\"src\"} (1 line):\n    src/retry.py\n"
     ));
@@ -402,5 +425,32 @@ async fn run_says_what_to_do_in_the_shell() {
     for wording in ["restart", "spawn or resume", "MCP client"] {
         assert!(!stderr.contains(wording), "{wording}: {stderr}");
     }
+
+    // Issue 28, point 6: a child server's unset `${VAR}` is said before the run, for this
+    // shell (the server says it for each client; suite::child_startup).
+    children::write(
+        ws.path(),
+        ".agents/agents/childless.md",
+        &agent(
+            &mock,
+            "childless",
+            "    remote:\n      url: http://127.0.0.1:9/mcp\n      headers:\n        \
+             Authorization: \"Bearer ${MCP_AGENTS_TEST_NEVER_SET}\"\n",
+            "",
+        ),
+    );
+    let out = run(&["run", "childless", "Do it."], ws.path()).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "error: child_mcp_startup_error: agent `childless` (.agents/agents/childless.md) \
+             needs the environment variable MCP_AGENTS_TEST_NEVER_SET (mcp_servers.remote \
+             header Authorization), which is not set; set it in this shell \
+             (export MCP_AGENTS_TEST_NEVER_SET=…) and run the command again"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("MCP client"), "{stderr}");
     assert!(mock.requests().is_empty());
 }

@@ -1,5 +1,6 @@
 //! The binary on a real terminal (a pseudo-terminal of 80 columns and 24 rows, read through
-//! a terminal emulator): `run`'s live status line, and the bare server's hint.
+//! a terminal emulator): `run`'s live status line, the lines it leaves and Ctrl-C, `check`
+//! at 80 columns, and the bare server's hint.
 
 use crate::support;
 
@@ -21,12 +22,25 @@ struct Terminal {
     child: Box<dyn portable_pty::Child + Send + Sync>,
     /// Kept open for the child's life: closing it hangs the terminal up.
     _master: Box<dyn portable_pty::MasterPty + Send>,
+    /// What is typed at the terminal.
+    keys: Box<dyn std::io::Write + Send>,
     chunks: mpsc::Receiver<Vec<u8>>,
     screen: vt100::Parser,
 }
 
 impl Terminal {
     fn start(args: &[&str], dir: &std::path::Path) -> Terminal {
+        Terminal::start_in(args, dir, ROWS, |_| {})
+    }
+
+    /// [`Terminal::start`] with an emulated screen of `screen_rows` rows (the terminal still
+    /// says 24), so that a long output stays on it, and `setup` applied to the command.
+    fn start_in(
+        args: &[&str],
+        dir: &std::path::Path,
+        screen_rows: u16,
+        setup: impl FnOnce(&mut CommandBuilder),
+    ) -> Terminal {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -41,9 +55,11 @@ impl Terminal {
         command.env(KEY_VAR, KEY);
         command.env_remove("RUST_LOG");
         command.env_remove("MCP_AGENTS_DEFAULT_MODEL");
+        setup(&mut command);
         let child = pair.slave.spawn_command(command).unwrap();
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
+        let keys = pair.master.take_writer().unwrap();
         let (send, chunks) = mpsc::channel();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
@@ -56,8 +72,9 @@ impl Terminal {
         Terminal {
             child,
             _master: pair.master,
+            keys,
             chunks,
-            screen: vt100::Parser::new(nonzero(ROWS), nonzero(COLS), 0),
+            screen: vt100::Parser::new(nonzero(screen_rows), nonzero(COLS), 0),
         }
     }
 
@@ -82,6 +99,13 @@ impl Terminal {
                 ),
             }
         }
+    }
+
+    /// Types `bytes` at the terminal (`\x03` is Ctrl-C).
+    fn type_keys(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.keys.write_all(bytes).unwrap();
+        self.keys.flush().unwrap();
     }
 
     /// Feeds everything until the child ends.
@@ -185,7 +209,7 @@ fn the_status_line_stays_one_line_at_80_columns() {
         }
         saw_retry |= all
             .iter()
-            .any(|row| row.contains("long-runner · ") && row.contains("(retry"));
+            .any(|row| row.contains("long-runner · ") && row.contains("after HTTP 503"));
     };
     let code = term.finish(&mut check);
     assert_eq!(code, 0, "{}", term.screen.screen().contents());
@@ -210,6 +234,171 @@ fn the_status_line_stays_one_line_at_80_columns() {
         "{text}"
     );
     drop(mock);
+}
+
+/// Issue 28, point 8: each finished tool call stays on screen as one line above the status
+/// line (its name, as the activity says it), in order, before the result.
+#[test]
+fn finished_tool_calls_stay_on_screen_above_the_status_line() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mock = runtime.block_on(MockProvider::start(KEY)).unwrap();
+    mock.push([
+        Step::tool_call("fx__echo", serde_json::json!({"text": "one"})),
+        Step::tool_calls(vec![
+            ("fx__echo", serde_json::json!({"text": "two"})),
+            ("fx__sleep", serde_json::json!({"ms": 300})),
+        ]),
+        Step::text("All done.").delayed(Duration::from_millis(300)),
+    ]);
+    let ws = tempfile::tempdir().unwrap();
+    let definition = agent(
+        &mock,
+        "caller",
+        &stdio_child("fx", &[], "pty-calls", ""),
+        "",
+    );
+    support::children::write(ws.path(), ".agents/agents/caller.md", &definition);
+    let mut term = Terminal::start(&["run", "caller", "Call them."], ws.path());
+    let code = term.finish(|_| {});
+    let end = rows(term.screen.screen());
+    let text = end.join("\n");
+    assert_eq!(code, 0, "{text}");
+    let called: Vec<&String> = end.iter().filter(|r| r.contains("called ")).collect();
+    assert_eq!(called.len(), 3, "{text}");
+    assert!(called[0].starts_with("  called fx.echo ("), "{text}");
+    assert!(!called[0].contains("at once"), "{text}");
+    assert!(
+        called[1].starts_with("  called fx.echo (") && called[1].ends_with(", 2 at once)"),
+        "{text}"
+    );
+    assert!(
+        called[2].starts_with("  called fx.sleep (") && called[2].ends_with(", 2 at once)"),
+        "{text}"
+    );
+    for row in &called {
+        assert!(
+            !row.contains("one") && !row.contains("two"),
+            "names only: {row}"
+        );
+    }
+    let last_call = end.iter().rposition(|r| r.contains("called ")).unwrap();
+    let result = end.iter().position(|r| r == "All done.").unwrap();
+    assert!(last_call < result, "{text}");
+    assert!(!end.iter().any(|r| r.contains("caller · ")), "{text}");
+    drop(mock);
+}
+
+/// Issue 28, point 8: Ctrl-C on a terminal stops the agent and prints its partial result,
+/// and the status line leaves nothing behind (the terminal's `^C` echo used to wrap past
+/// the line, which then stayed on screen as `…0.9 s^`).
+#[test]
+fn ctrl_c_on_a_terminal_leaves_no_line_behind_and_prints_the_partial_result() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mock = runtime.block_on(MockProvider::start(KEY)).unwrap();
+    mock.push([
+        Step::tool_call("fx__sleep", serde_json::json!({"ms": 60_000}))
+            .with_text("Half way there."),
+    ]);
+    let ws = tempfile::tempdir().unwrap();
+    let definition = agent(
+        &mock,
+        "sleeper",
+        &stdio_child("fx", &[], "pty-ctrl-c", ""),
+        "",
+    );
+    support::children::write(ws.path(), ".agents/agents/s.md", &definition);
+    let mut term = Terminal::start(&["run", "sleeper", "Sleep."], ws.path());
+    term.until(
+        |_| {},
+        |screen| screen.contents().contains("Calling fx.sleep"),
+    );
+    // Let the elapsed time grow on the line, as a user reading it would.
+    std::thread::sleep(Duration::from_millis(400));
+    term.type_keys(b"\x03");
+    let code = term.finish(|_| {});
+    let end = rows(term.screen.screen());
+    let text = end.join("\n");
+    assert_eq!(code, 130, "{text}");
+    assert!(
+        !end.iter()
+            .any(|r| r.contains("sleeper · ") || r.trim_end().ends_with(" s^")),
+        "a piece of the status line was left:\n{text}"
+    );
+    assert!(end.iter().any(|r| r == "Half way there."), "{text}");
+    assert!(
+        text.contains(
+            "error: cancelled: stopped by the parent: interrupted from the terminal (Ctrl-C)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("mcp-agents: interrupted;"), "{text}");
+    drop(mock);
+}
+
+/// Issue 28, point 2: at 80 columns `check` shows one block per agent, and no line of its
+/// report wraps (the table was 215 columns wide).
+#[test]
+fn check_fits_80_columns_with_one_block_per_agent() {
+    let workspace = format!("{}/examples/workspace", env!("CARGO_MANIFEST_DIR"));
+    let mut term = Terminal::start_in(
+        &["check", &workspace],
+        std::path::Path::new("/"),
+        200,
+        |c| {
+            for var in [
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_AUTH_TOKEN",
+                "ANTHROPIC_BASE_URL",
+                "OPENAI_API_KEY",
+                "OPENAI_BASE_URL",
+                "OLLAMA_API_KEY",
+                "GITHUB_TOKEN",
+                "RUST_LOG",
+            ] {
+                c.env_remove(var);
+            }
+        },
+    );
+    let code = term.finish(|_| {});
+    assert_eq!(code, 0, "{}", term.screen.screen().contents());
+    let screen = term.screen.screen();
+    let all: Vec<String> = screen.rows(0, COLS).collect();
+    let first = all
+        .iter()
+        .position(|row| row == "local-explainer")
+        .unwrap_or_else(|| panic!("one block per agent:\n{}", all.join("\n")));
+    let report: Vec<&String> = all[first..].iter().filter(|r| !r.is_empty()).collect();
+    for (i, row) in all.iter().enumerate().skip(first) {
+        let r = u16::try_from(i).unwrap();
+        assert!(
+            !screen.row_wrapped(r),
+            "row {r} wrapped:\n{}",
+            all.join("\n")
+        );
+        assert!(row.chars().count() <= usize::from(COLS));
+    }
+    for name in [
+        "local-explainer",
+        "researcher",
+        "code-reviewer",
+        "reviewer",
+        "docs-writer",
+        "triager",
+    ] {
+        assert!(report.iter().any(|row| *row == name), "{name}");
+    }
+    assert!(
+        report.contains(&&"  source     .claude/agents/reviewer.md (claude)".to_owned()),
+        "{}",
+        all.join("\n")
+    );
+    assert!(report.contains(&&"  workspace  read, glob, grep".to_owned()));
+    assert!(report.contains(&&"  model      claude-sonnet-5-5 (sonnet)".to_owned()));
+    assert!(
+        report.contains(&&"6 agents (6 not ready to run), 1 skill, 6 warnings".to_owned()),
+        "{}",
+        all.join("\n")
+    );
 }
 
 /// SPEC §2: started by hand, the stdio server says it waits for a client and how to try it.

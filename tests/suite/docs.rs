@@ -387,3 +387,237 @@ async fn the_chat_completions_examples_complete_against_their_servers() {
         conn.close().await;
     }
 }
+
+/// How a command the docs show is checked.
+enum Checked {
+    /// Run here, with the result shown.
+    Ran,
+    /// Not run by the suite, for this reason.
+    Elsewhere(&'static str),
+}
+
+/// Commands the suite does not run, by how they start, and where they are checked instead.
+const NOT_RUN_HERE: &[(&str, &str)] = &[
+    (
+        "cargo install ",
+        "a release build of several minutes: checked on a fresh clone and timed in \
+         docs/performance.md",
+    ),
+    ("scripts/test", "the test suite itself"),
+    (
+        "scripts/install-engine",
+        "builds llama.cpp's server (minutes when cold): .ci/run runs it before \
+         suite::real_engine",
+    ),
+    (
+        "cargo test ",
+        "the test suite itself: .ci/run runs these ignored tests",
+    ),
+    (
+        "scripts/try-real-clients",
+        "needs Claude Code and Codex (800 MB, not open source): run by hand, results in \
+         docs/interop.md and docs/clients.md",
+    ),
+    (
+        "claude ",
+        "Claude Code is not installed for the suite: scripts/try-real-clients runs these",
+    ),
+    (
+        "codex ",
+        "Codex is not installed for the suite: scripts/try-real-clients runs these",
+    ),
+];
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The commands of `text`'s fenced `sh` blocks, each with the `# ` lines that follow it in
+/// its block (what it prints), continuation lines joined and trailing comments removed.
+fn shell_commands(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut commands: Vec<(String, Vec<String>)> = Vec::new();
+    for block in blocks(text, "sh") {
+        let mut pending = String::new();
+        for line in block.lines() {
+            let trimmed = line.trim();
+            if let Some(output) = trimmed.strip_prefix("# ") {
+                if line.starts_with('#')
+                    && let Some(last) = commands.last_mut()
+                {
+                    last.1.push(output.to_owned());
+                }
+                continue;
+            }
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            // A comment after the command (`cmd   # what it does`), outside quotes.
+            let mut code = trimmed;
+            let mut quoted = false;
+            for (i, c) in trimmed.char_indices() {
+                match c {
+                    '"' => quoted = !quoted,
+                    '#' if !quoted && trimmed[..i].ends_with(' ') => {
+                        code = trimmed[..i].trim_end();
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(head) = code.strip_suffix('\\') {
+                pending.push_str(head);
+                continue;
+            }
+            pending.push_str(code);
+            commands.push((std::mem::take(&mut pending), Vec::new()));
+        }
+    }
+    commands
+}
+
+/// Runs `command` as the docs show it, in bash with the binary on `PATH`: `cargo run --`
+/// is the binary, `/path/to/repo` the example workspace, and `--http` servers listen on a
+/// free loopback port until they say where they serve (compared with the block's `# ` lines,
+/// the port aside); everything else must succeed.
+fn run_documented(command: &str, output: &[String], env: &mut Vec<(String, String)>) -> Checked {
+    if let Some((_, why)) = NOT_RUN_HERE
+        .iter()
+        .find(|(start, _)| command.starts_with(start))
+    {
+        return Checked::Elsewhere(why);
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_mcp-agents"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let bash = |script: &str| {
+        let mut c = std::process::Command::new("bash");
+        c.arg("-c")
+            .arg(script)
+            .current_dir(root)
+            .env("PATH", &path)
+            .env_remove("RUST_LOG")
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        c
+    };
+    if let Some(assignment) = command.strip_prefix("export ") {
+        let (name, value) = assignment.split_once('=').unwrap();
+        let out = bash(&format!("printf %s {value}")).output().unwrap();
+        assert!(out.status.success(), "{command}");
+        let value = String::from_utf8(out.stdout).unwrap();
+        assert!(!value.is_empty(), "{command} gave nothing");
+        env.push((name.to_owned(), value));
+        return Checked::Ran;
+    }
+    assert!(
+        command.starts_with("mcp-agents") || command.starts_with("cargo run -- "),
+        "docs show a command the suite neither runs nor knows where it is checked: {command}"
+    );
+    let port = free_port().to_string();
+    let script = command
+        .replacen("cargo run -- ", "mcp-agents ", 1)
+        .replace("/path/to/repo", &format!("{root}/examples/workspace"))
+        // No test listens beyond loopback.
+        .replace("0.0.0.0:8765", &format!("127.0.0.1:{port}"))
+        .replace(":8765", &format!(":{port}"));
+    if !script.contains(" --http ") {
+        let out = bash(&script).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{command}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return Checked::Ran;
+    }
+    // A server: it says where it serves, then runs until it is stopped.
+    use std::io::BufRead;
+    let mut child = bash(&format!("exec {script}"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let said = stderr
+        .lines()
+        .map_while(Result::ok)
+        .find(|line| line.contains("serving MCP at"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let said = said.unwrap_or_else(|| panic!("{command} never said where it serves"));
+    assert_eq!(
+        said,
+        format!("mcp-agents: serving MCP at http://127.0.0.1:{port}/mcp"),
+        "{command}"
+    );
+    for expected in output {
+        assert_eq!(*expected, said.replace(&port, "8765"), "{command}");
+    }
+    Checked::Ran
+}
+
+/// Issue 28, point 7: every command the README and docs show in a shell block, and the
+/// README's `cargo run --` commands in its text, is run here as written (placeholders
+/// aside), or named with where it is checked instead.
+#[test]
+fn every_command_the_docs_show_runs_as_written() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut documents = vec![("README.md".to_owned(), readme.clone())];
+    for entry in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = format!("docs/{}", path.file_name().unwrap().to_string_lossy());
+        documents.push((name, std::fs::read_to_string(&path).unwrap()));
+    }
+    let mut ran = Vec::new();
+    let mut elsewhere = Vec::new();
+    for (name, text) in &documents {
+        let mut env = Vec::new();
+        let mut commands = shell_commands(text);
+        if name == "README.md" {
+            // The set-up text names `cargo run -- check examples/workspace` in passing.
+            for span in text.split('`').skip(1).step_by(2) {
+                if span.starts_with("cargo run -- ") {
+                    commands.push((span.to_owned(), Vec::new()));
+                }
+            }
+        }
+        for (command, output) in commands {
+            match run_documented(&command, &output, &mut env) {
+                Checked::Ran => ran.push(format!("{name}: {command}")),
+                Checked::Elsewhere(why) => elsewhere.push(format!("{name}: {command} ({why})")),
+            }
+        }
+    }
+    eprintln!("ran:\n  {}", ran.join("\n  "));
+    eprintln!("checked elsewhere:\n  {}", elsewhere.join("\n  "));
+    for expected in [
+        "README.md: cargo run -- demo",
+        "README.md: cargo run -- check examples/workspace",
+        "docs/clients.md: mcp-agents check /path/to/repo",
+        "docs/clients.md: mcp-agents /path/to/repo --http 127.0.0.1:8765",
+        "docs/clients.md: mcp-agents /path/to/repo --http 0.0.0.0:8765 --auth-token-env MCP_AGENTS_TOKEN",
+    ] {
+        assert!(
+            ran.iter().any(|r| r == expected),
+            "{expected} was not run: {ran:?}"
+        );
+    }
+    assert!(
+        elsewhere
+            .iter()
+            .any(|e| e.starts_with("README.md: cargo install --locked --path .")),
+        "{elsewhere:?}"
+    );
+}

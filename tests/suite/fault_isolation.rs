@@ -62,7 +62,11 @@ async fn provider_faults_fail_only_their_session() {
         .as_array()
         .unwrap()
         .iter()
-        .zip(["the connection to 127.0.0.1 failed", "not JSON"])
+        // The origin tried is named (issue 28, point 5).
+        .zip([
+            "the connection to 127.0.0.1 at http://127.0.0.1:",
+            "not JSON",
+        ])
     {
         assert_eq!(record["error"]["code"], "provider_error", "{record}");
         let message = record["error"]["message"].as_str().unwrap();

@@ -489,16 +489,80 @@ async fn a_connection_refused_is_retried_then_reported() {
         .unwrap_err();
     let err = AgentError::from(err);
     assert_eq!(err.code, ErrorCode::ProviderError);
+    // Issue 28: the origin tried is named; an endpoint from the definition needs no hint.
     assert!(
-        err.message.contains("could not connect to 127.0.0.1"),
+        err.message.starts_with(&format!(
+            "could not connect to 127.0.0.1 at http://127.0.0.1:{port}: "
+        )),
         "{}",
         err.message
     );
+    assert!(!err.message.contains("_BASE_URL"), "{}", err.message);
     assert!(
         err.message.contains("after 5 attempts"),
         "the default policy: {}",
         err.message
     );
+}
+
+/// Issue 28, point 5: an `anthropic` agent that went to its provider's own endpoint because
+/// the server has no `ANTHROPIC_BASE_URL` says so when it cannot connect (a gateway user
+/// whose client did not pass the variable). The endpoint here is a closed loopback port
+/// standing in for the public one, so no test reaches the network.
+#[tokio::test(start_paused = true)]
+async fn a_failure_to_reach_the_built_in_endpoint_says_the_base_url_variable_is_not_set() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut definition =
+        support::run_kit::definition(Messages, &format!("http://127.0.0.1:{port}"));
+    definition.provider.kind = mcp_agents::definition::ProviderKind::Anthropic;
+    definition.provider.base_url_source = mcp_agents::definition::EndpointSource::BuiltIn;
+    let provider = mcp_agents::providers::ProviderClient::new(
+        &definition,
+        mcp_agents::providers::ApiKey::for_tests(KEY),
+    );
+    let mut conversation = Conversation::new(Messages);
+    conversation.push_user_texts(&["x".into()]);
+    let err = provider
+        .complete("s", &conversation, &[], &|_| {})
+        .await
+        .unwrap_err();
+    let message = AgentError::from(err).message;
+    assert!(
+        message.starts_with(&format!(
+            "could not connect to anthropic at http://127.0.0.1:{port}: "
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            "; ANTHROPIC_BASE_URL is not set in this server's environment, so this is \
+             anthropic's own endpoint; to reach a gateway, give the server ANTHROPIC_BASE_URL \
+             (in Codex, list it in `env_vars`"
+        ),
+        "{message}"
+    );
+    assert!(message.ends_with("(after 5 attempts)"), "{message}");
+
+    // The same endpoint taken from the server's variable: no hint.
+    definition.provider.base_url_source =
+        mcp_agents::definition::EndpointSource::Environment("ANTHROPIC_BASE_URL".into());
+    let provider = mcp_agents::providers::ProviderClient::new(
+        &definition,
+        mcp_agents::providers::ApiKey::for_tests(KEY),
+    );
+    let err = provider
+        .complete("s", &conversation, &[], &|_| {})
+        .await
+        .unwrap_err();
+    let message = AgentError::from(err).message;
+    assert!(
+        message.starts_with("could not connect to anthropic at "),
+        "{message}"
+    );
+    assert!(!message.contains("is not set"), "{message}");
 }
 
 #[tokio::test(start_paused = true)]

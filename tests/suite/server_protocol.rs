@@ -199,7 +199,7 @@ fn stdout_carries_only_protocol_messages_and_warnings_go_to_stderr() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(
-        stderr.contains("warning: .claude/agents/bad.md: has no YAML frontmatter"),
+        stderr.contains("rejected: .claude/agents/bad.md: has no YAML frontmatter"),
         "{stderr}"
     );
 }
