@@ -588,8 +588,9 @@ fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, 
 fn workspace_tool_spellings(format: Format) -> Vec<String> {
     let tools = BuiltinServer::Workspace.tools().iter();
     match format {
-        // Claude Code's names of the same tools (`LS` is its `list`).
-        Format::Claude => tools
+        // Claude Code's names of the same tools (`LS` is its `list`); a Cursor file lists
+        // Claude Code's names.
+        Format::Claude | Format::Cursor => tools
             .map(|tool| match *tool {
                 "list" => "LS".to_owned(),
                 tool => {
@@ -602,6 +603,20 @@ fn workspace_tool_spellings(format: Format) -> Vec<String> {
             })
             .collect(),
         Format::OpenCode => tools.map(|tool| (*tool).to_owned()).collect(),
+        // Copilot's aliases (`search` is grep, glob and list; `edit` is edit and write).
+        Format::Copilot => ["read", "search", "edit"].map(str::to_owned).to_vec(),
+        // The Gemini CLI's own tool names.
+        Format::Gemini => [
+            "read_file",
+            "read_many_files",
+            "list_directory",
+            "glob",
+            "grep_search",
+            "replace",
+            "write_file",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
         Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex => tools
             .map(|tool| format!("{}__{tool}", BuiltinServer::Workspace.name()))
             .collect(),
@@ -636,7 +651,7 @@ fn no_tools_note(definition: &AgentDefinition, had_workspace: bool) -> Option<St
     let mut could: Vec<String> = Vec::new();
     match definition.source.format {
         // The format's own names for the workspace tools, which it gets by naming them.
-        Format::Claude | Format::OpenCode => {
+        Format::Claude | Format::OpenCode | Format::Copilot | Format::Cursor | Format::Gemini => {
             could.extend(workspace_tool_spellings(definition.source.format));
         }
         Format::CanonicalMarkdown | Format::CanonicalToml | Format::Codex if had_workspace => {
