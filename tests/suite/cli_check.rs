@@ -795,7 +795,7 @@ fn the_mistakes_users_really_make_are_warned_with_the_name_meant() {
     assert_eq!(
         line("/d.md"),
         "warning: .claude/agents/d.md: the tool allow list leaves this agent with no tools at \
-         all: `workspace__serach` names no tool it has: it could have Read, LS, Glob, Grep"
+         all: `workspace__serach` names no tool it has: it could have Read, LS, Glob, Grep, Edit, Write"
     );
     assert!(
         line("/e.md")
