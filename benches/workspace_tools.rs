@@ -2,7 +2,8 @@
 //!
 //! - `grep_repo/*`: the regex `fn [a-z_]+\(` over this repository's own tree, honouring its
 //!   `.gitignore` (so `target/` is left out), every match printed with its path and line
-//!   number: `grep` with `limit: 2000` (more than the matches, so nothing is left out).
+//!   number: `grep` with `limit: 10000` (more than the matches, so nothing is left out; the
+//!   tree passed 2,000 of them in issue 29's round).
 //! - `read_10k_lines/*`: a generated file of 10,000 lines of 80 characters, every line
 //!   printed with its number: `read` with `limit: 10000`, and `rg -n '' FILE`.
 //!
@@ -109,11 +110,11 @@ fn grep_repo(c: &mut Criterion) {
         case_insensitive: false,
         literal: false,
         context: 0,
-        limit: 2000,
+        limit: 10_000,
     };
     let answer = grep_files(&root, &request, &CancellationToken::new()).unwrap();
     let lines = answer.structured["total_matching_lines"].as_u64().unwrap();
-    assert!(lines < 2000, "every match is shown");
+    assert!(lines < 10_000, "every match is shown");
     eprintln!(
         "grep_repo: {lines} matching lines in {} files",
         answer.structured["total_matching_files"]
