@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::aliases::{CLAUDE_ALIASES, resolve_alias};
+use super::claude::workspace_pattern;
 use super::fields::Doc;
 use super::options::{DefaultModel, LoadOptions};
 use super::referenced::ReferencedFiles;
@@ -380,6 +381,63 @@ pub(super) fn read_qualified_tool_lists(
         let (patterns, unknown) = qualified_patterns(&entries);
         draft.tools.deny.extend(patterns);
         draft.unknown_tools.extend(unknown);
+    }
+    Ok(())
+}
+
+/// What one entry of a Copilot or Gemini CLI `tools` list names here.
+pub(super) enum MappedTool {
+    /// Workspace tools, by their names here (`read`, `grep`…).
+    Workspace(Vec<&'static str>),
+    /// Tools of servers the file defines.
+    Child(Vec<ToolPattern>),
+    /// A tool that does not exist here.
+    Missing,
+}
+
+/// `tools` and `disallowed_tools` of a format whose entries `entry` maps (given the file's
+/// own server names). `tools` absent, or with `*` anywhere, gives every tool (the six
+/// workspace tools and the servers'); otherwise only what the list names, an entry that
+/// names nothing here going to the "runs without" warning. A denied tool that does not
+/// exist here is denied by its absence.
+pub(super) fn read_mapped_tools(
+    doc: Doc<'_>,
+    draft: &mut Draft,
+    entry: fn(&str, &[String]) -> MappedTool,
+) -> Result<(), String> {
+    let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
+    let mut workspace = true;
+    if let Some((_, listed)) = doc.string_list(fields::TOOLS, true)?
+        && !listed.iter().any(|t| t == "*")
+    {
+        workspace = false;
+        let mut patterns = Vec::new();
+        for text in listed {
+            match entry(&text, &own_servers) {
+                MappedTool::Workspace(tools) => {
+                    workspace = true;
+                    patterns.extend(tools.iter().map(|t| workspace_pattern(t)));
+                }
+                MappedTool::Child(child) => patterns.extend(child),
+                MappedTool::Missing => draft.unknown_tools.push(text),
+            }
+        }
+        add_allow_list(draft, patterns);
+    }
+    if let Some((_, denied)) = doc.string_list(fields::DISALLOWED_TOOLS, true)? {
+        for text in denied {
+            match entry(&text, &own_servers) {
+                MappedTool::Workspace(tools) => draft
+                    .tools
+                    .deny
+                    .extend(tools.iter().map(|t| workspace_pattern(t))),
+                MappedTool::Child(child) => draft.tools.deny.extend(child),
+                MappedTool::Missing => {}
+            }
+        }
+    }
+    if workspace {
+        grant_workspace(draft);
     }
     Ok(())
 }

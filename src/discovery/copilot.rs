@@ -8,10 +8,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, add_allow_list, finalize,
-    grant_workspace, read_common,
+    CANONICAL_SPELLINGS, Ctx, Draft, MappedTool, ModelChoice, Parsed, Spellings, finalize,
+    read_common, read_mapped_tools,
 };
-use super::claude::{HOOKS_REFUSED, workspace_pattern};
+use super::claude::HOOKS_REFUSED;
 use super::field_names as fields;
 use super::fields::{Doc, wrong_type};
 use super::model_table::{choose_model, translate};
@@ -84,7 +84,8 @@ pub(super) fn parse(
         ctx.caveats
             .push("`sidekick` is ignored: the agent runs only when it is spawned".to_owned());
     }
-    read_tools(doc, &mut draft)?;
+    // `disallowed_tools` (the canonical extension) takes the same names.
+    read_mapped_tools(doc, &mut draft, entry)?;
     finalize(draft, source, ctx)
 }
 
@@ -252,21 +253,13 @@ fn names(listed: &[ListedModel<'_>]) -> String {
     listed.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
-/// What one `tools` entry names (Copilot's aliases and VS Code's tool names, compared
-/// without case).
-enum Entry {
-    /// Workspace tools: `read`; `search` (and its aliases `Grep`, `Glob`): `grep`, `glob`
-    /// and `list`; `edit` (and `Edit`, `MultiEdit`, `Write`): `edit` and `write`; VS Code's
-    /// single search and edit tools.
-    Workspace(&'static [&'static str]),
-    /// A tool of a server this file defines: `server/tool`, `server/*`.
-    Child(ToolPattern),
-    /// Anything else: a tool that does not exist here (`execute`, `web`, `todo`,
-    /// `agent`, VS Code's `codebase`, the cloud agent's `github/*`).
-    Missing,
-}
-
-fn entry(text: &str, own_servers: &[String]) -> Entry {
+/// What one `tools` entry names, Copilot's aliases and VS Code's tool names compared without
+/// case: workspace tools (`read`; `search` and its aliases `Grep`, `Glob`: `grep`, `glob` and
+/// `list`; `edit` and `Edit`, `MultiEdit`, `Write`: `edit` and `write`; VS Code's single
+/// search and edit tools), a tool of a server this file defines (`server/tool`,
+/// `server/*`), or anything else, which does not exist here (`execute`, `web`, `todo`,
+/// `agent`, VS Code's `codebase`, the cloud agent's `github/*`).
+fn entry(text: &str, own_servers: &[String]) -> MappedTool {
     let lower = text.trim().to_lowercase();
     let tools: &'static [&'static str] = match lower.as_str() {
         "read" | "notebookread" | "view" | "read/readfile" | "readfile" => &["read"],
@@ -279,56 +272,17 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
         "edit/createfile" | "createfile" => &["write"],
         _ => {
             return match text.trim().split_once('/') {
-                Some((server, tool)) if own_servers.iter().any(|s| s == server) => Entry::Child(
-                    ToolPattern::new(format!("{server}__{tool}"), ToolNaming::Qualified),
-                ),
-                _ => Entry::Missing,
+                Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
+                    MappedTool::Child(vec![ToolPattern::new(
+                        format!("{server}__{tool}"),
+                        ToolNaming::Qualified,
+                    )])
+                }
+                _ => MappedTool::Missing,
             };
         }
     };
-    Entry::Workspace(tools)
-}
-
-/// `tools`: a list or a comma string. Absent, or with `*` anywhere, the agent gets every
-/// tool (the six workspace tools and its servers'); otherwise only what the list names.
-/// `disallowed_tools` (the canonical extension) takes the same names.
-fn read_tools(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
-    let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
-    let mut workspace = true;
-    if let Some((_, listed)) = doc.string_list(fields::TOOLS, true)?
-        && !listed.iter().any(|t| t == "*")
-    {
-        workspace = false;
-        let mut patterns = Vec::new();
-        for text in listed {
-            match entry(&text, &own_servers) {
-                Entry::Workspace(tools) => {
-                    workspace = true;
-                    patterns.extend(tools.iter().map(|t| workspace_pattern(t)));
-                }
-                Entry::Child(pattern) => patterns.push(pattern),
-                Entry::Missing => draft.unknown_tools.push(text),
-            }
-        }
-        add_allow_list(draft, patterns);
-    }
-    if let Some((_, denied)) = doc.string_list(fields::DISALLOWED_TOOLS, true)? {
-        for text in denied {
-            match entry(&text, &own_servers) {
-                Entry::Workspace(tools) => draft
-                    .tools
-                    .deny
-                    .extend(tools.iter().map(|t| workspace_pattern(t))),
-                Entry::Child(pattern) => draft.tools.deny.push(pattern),
-                // A denied tool that does not exist here is denied by its absence.
-                Entry::Missing => {}
-            }
-        }
-    }
-    if workspace {
-        grant_workspace(draft);
-    }
-    Ok(())
+    MappedTool::Workspace(tools.to_vec())
 }
 
 #[cfg(test)]
@@ -362,21 +316,21 @@ mod tests {
             ("search/listDirectory", &["list"]),
         ] {
             match entry(text, &own) {
-                Entry::Workspace(got) => assert_eq!(got, tools, "{text}"),
+                MappedTool::Workspace(got) => assert_eq!(got, tools, "{text}"),
                 _ => panic!("{text}"),
             }
         }
         assert!(
-            matches!(entry("docs/search", &own), Entry::Child(p) if p.glob() == "docs__search")
+            matches!(entry("docs/search", &own), MappedTool::Child(p) if p[0].glob() == "docs__search")
         );
-        assert!(matches!(entry("docs/*", &own), Entry::Child(p) if p.glob() == "docs__*"));
+        assert!(matches!(entry("docs/*", &own), MappedTool::Child(p) if p[0].glob() == "docs__*"));
         for (text, tools) in [
             ("edit", &["edit", "write"][..]),
             ("Write", &["edit", "write"]),
             ("edit/createFile", &["write"]),
         ] {
             match entry(text, &own) {
-                Entry::Workspace(got) => assert_eq!(got, tools, "{text}"),
+                MappedTool::Workspace(got) => assert_eq!(got, tools, "{text}"),
                 _ => panic!("{text}"),
             }
         }
@@ -389,7 +343,10 @@ mod tests {
             "agent",
             "usages",
         ] {
-            assert!(matches!(entry(missing, &own), Entry::Missing), "{missing}");
+            assert!(
+                matches!(entry(missing, &own), MappedTool::Missing),
+                "{missing}"
+            );
         }
     }
 }

@@ -3,10 +3,10 @@
 //! remote (Agent-to-Agent) agent is refused.
 
 use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, Parsed, Spellings, add_allow_list, budget_env_var, finalize,
-    grant_workspace, read_common,
+    CANONICAL_SPELLINGS, Ctx, Draft, MappedTool, Parsed, Spellings, budget_env_var, finalize,
+    read_common, read_mapped_tools,
 };
-use super::claude::{WORKSPACE_TOOLS as CLAUDE_WORKSPACE_TOOLS, workspace_pattern};
+use super::claude::WORKSPACE_TOOLS as CLAUDE_WORKSPACE_TOOLS;
 use super::field_names as fields;
 use super::fields::Doc;
 use super::model_table::choose_model;
@@ -61,7 +61,7 @@ pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result
         ctx,
     )?;
     read_timeout(doc, &mut draft, ctx)?;
-    read_tools(doc, &mut draft)?;
+    read_mapped_tools(doc, &mut draft, entry)?;
     finalize(draft, source, ctx)
 }
 
@@ -101,13 +101,7 @@ fn read_timeout(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<()
 }
 
 /// What one `tools` entry names (Gemini CLI's tool names, exactly as it spells them).
-enum Entry {
-    Workspace(Vec<&'static str>),
-    Child(Vec<ToolPattern>),
-    Missing,
-}
-
-fn entry(text: &str, own_servers: &[String]) -> Entry {
+fn entry(text: &str, own_servers: &[String]) -> MappedTool {
     let tools: &[&'static str] = match text {
         "read_file" => &["read"],
         "read_many_files" => &["read", "glob"],
@@ -117,7 +111,7 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
         "replace" => &["edit"],
         "write_file" => &["write"],
         "mcp_*" if !own_servers.is_empty() => {
-            return Entry::Child(
+            return MappedTool::Child(
                 own_servers
                     .iter()
                     .map(|s| ToolPattern::new(format!("{s}__*"), ToolNaming::Qualified))
@@ -127,61 +121,21 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
         _ => {
             // Claude Code's names, as converters write them into Gemini files.
             if let Some((_, tool)) = CLAUDE_WORKSPACE_TOOLS.iter().find(|(c, _)| *c == text) {
-                return Entry::Workspace(vec![tool]);
+                return MappedTool::Workspace(vec![tool]);
             }
             // `mcp_SERVER_TOOL`: the server is the text up to the first `_`, as Gemini reads it.
             return match text.strip_prefix("mcp_").and_then(|r| r.split_once('_')) {
                 Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
-                    Entry::Child(vec![ToolPattern::new(
+                    MappedTool::Child(vec![ToolPattern::new(
                         format!("{server}__{tool}"),
                         ToolNaming::Qualified,
                     )])
                 }
-                _ => Entry::Missing,
+                _ => MappedTool::Missing,
             };
         }
     };
-    Entry::Workspace(tools.to_vec())
-}
-
-/// `tools`: Gemini's allow list. Absent, or with `*`, the agent gets every tool (the six
-/// workspace tools and its servers'); otherwise only what the list names.
-fn read_tools(doc: Doc<'_>, draft: &mut Draft) -> Result<(), String> {
-    let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
-    let mut workspace = true;
-    if let Some((_, listed)) = doc.string_list(fields::TOOLS, true)?
-        && !listed.iter().any(|t| t == "*")
-    {
-        workspace = false;
-        let mut patterns = Vec::new();
-        for text in listed {
-            match entry(&text, &own_servers) {
-                Entry::Workspace(tools) => {
-                    workspace = true;
-                    patterns.extend(tools.iter().map(|t| workspace_pattern(t)));
-                }
-                Entry::Child(child) => patterns.extend(child),
-                Entry::Missing => draft.unknown_tools.push(text),
-            }
-        }
-        add_allow_list(draft, patterns);
-    }
-    if let Some((_, denied)) = doc.string_list(fields::DISALLOWED_TOOLS, true)? {
-        for text in denied {
-            match entry(&text, &own_servers) {
-                Entry::Workspace(tools) => draft
-                    .tools
-                    .deny
-                    .extend(tools.iter().map(|t| workspace_pattern(t))),
-                Entry::Child(child) => draft.tools.deny.extend(child),
-                Entry::Missing => {}
-            }
-        }
-    }
-    if workspace {
-        grant_workspace(draft);
-    }
-    Ok(())
+    MappedTool::Workspace(tools.to_vec())
 }
 
 #[cfg(test)]
@@ -190,7 +144,7 @@ mod tests {
 
     fn workspace(text: &str) -> Vec<&'static str> {
         match entry(text, &[]) {
-            Entry::Workspace(tools) => tools,
+            MappedTool::Workspace(tools) => tools,
             _ => panic!("{text}"),
         }
     }
@@ -214,7 +168,10 @@ mod tests {
             "Read(./x)",
             "mcp_*",
         ] {
-            assert!(matches!(entry(missing, &[]), Entry::Missing), "{missing}");
+            assert!(
+                matches!(entry(missing, &[]), MappedTool::Missing),
+                "{missing}"
+            );
         }
     }
 
@@ -222,7 +179,7 @@ mod tests {
     fn mcp_names_select_the_files_own_servers() {
         let own = vec!["docs".to_owned()];
         let globs = |text: &str| match entry(text, &own) {
-            Entry::Child(p) => p.iter().map(|p| p.glob().to_owned()).collect::<Vec<_>>(),
+            MappedTool::Child(p) => p.iter().map(|p| p.glob().to_owned()).collect::<Vec<_>>(),
             _ => vec![],
         };
         assert_eq!(globs("mcp_*"), ["docs__*"]);
@@ -230,7 +187,7 @@ mod tests {
         assert_eq!(globs("mcp_docs_get_page"), ["docs__get_page"]);
         assert!(matches!(
             entry("mcp_mermaid-guide_get_style", &own),
-            Entry::Missing
+            MappedTool::Missing
         ));
     }
 }
