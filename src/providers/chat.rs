@@ -24,7 +24,7 @@
 //! call by `tool_call_id`, in the order of the calls. Tool messages take text only, so the
 //! images a round of calls returned follow its results in one `user` message.
 
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 use serde_json::value::RawValue;
@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 
 use super::chat_reply::{ChatStream, parse_completion};
 use super::classify::AttemptError;
-use super::credentials::{ApiKey, insert_auth_header};
+use super::credentials::{ApiKey, json_headers};
 use super::history::History;
 use super::reply::{Reply, ToolOutput};
 use super::tool_schema;
@@ -51,10 +51,7 @@ impl WireFormat for Chat {
     }
 
     fn headers(&self, key: &ApiKey, auth: AuthHeader) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        insert_auth_header(&mut headers, key, auth);
-        headers
+        json_headers(key, auth)
     }
 
     fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
@@ -87,17 +84,7 @@ impl WireFormat for Chat {
 
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
         ToolList::new(tools, |sorted| {
-            let shaped: Vec<_> = sorted
-                .iter()
-                .map(|t| {
-                    let s = tool_schema::shape(
-                        WireApi::ChatCompletions,
-                        &t.description,
-                        &t.input_schema,
-                    );
-                    (t, s)
-                })
-                .collect();
+            let shaped = tool_schema::shape_each(WireApi::ChatCompletions, sorted);
             let tools: Vec<Tool<'_>> = shaped
                 .iter()
                 .map(|(t, s)| Tool {

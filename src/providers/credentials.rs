@@ -146,6 +146,18 @@ impl MissingCredential {
     }
 }
 
+/// The headers every wire sends: `content-type: application/json` and the key's
+/// ([`insert_auth_header`]).
+pub(super) fn json_headers(key: &ApiKey, auth: AuthHeader) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        reqwest::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    insert_auth_header(&mut headers, key, auth);
+    headers
+}
+
 /// Adds the header that carries `key`: `Authorization: Bearer KEY` or `x-api-key: KEY`,
 /// marked sensitive so no debug output of the request shows it.
 pub(super) fn insert_auth_header(headers: &mut HeaderMap, key: &ApiKey, auth: AuthHeader) {

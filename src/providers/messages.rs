@@ -28,13 +28,13 @@
 //! and `message_stop` ends the reply. `ping` keeps the connection alive. An `error` event
 //! (an overloaded API mid-reply) is classified like the HTTP status it stands for.
 
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::classify::{AttemptError, classify_error_event, quoted};
-use super::credentials::{ApiKey, insert_auth_header};
+use super::credentials::{ApiKey, json_headers};
 use super::error::{ProviderError, ProviderFailure};
 use super::history::{Entry, GroupedMessages, History, Role};
 use super::models::{self, EffortSupport, ThinkingKind, thinking_budget};
@@ -58,13 +58,11 @@ impl WireFormat for Messages {
     }
 
     fn headers(&self, key: &ApiKey, auth: AuthHeader) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let mut headers = json_headers(key, auth);
         headers.insert(
             "anthropic-version",
             HeaderValue::from_static(ANTHROPIC_VERSION),
         );
-        insert_auth_header(&mut headers, key, auth);
         headers
     }
 
@@ -109,17 +107,7 @@ impl WireFormat for Messages {
     /// The tools, the last one a cache breakpoint.
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
         ToolList::new(tools, |sorted| {
-            let shaped: Vec<_> = sorted
-                .iter()
-                .map(|t| {
-                    let s = tool_schema::shape(
-                        WireApi::AnthropicMessages,
-                        &t.description,
-                        &t.input_schema,
-                    );
-                    (t, s)
-                })
-                .collect();
+            let shaped = tool_schema::shape_each(WireApi::AnthropicMessages, sorted);
             let last = shaped.len().saturating_sub(1);
             let tools: Vec<Tool<'_>> = shaped
                 .iter()

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use super::classify::{
     AttemptError, carries_error, classify_error_event, is_context_overflow, quoted, requested_delay,
 };
-use super::credentials::{ApiKey, insert_auth_header};
+use super::credentials::{ApiKey, json_headers};
 use super::error::{ProviderError, ProviderFailure};
 use super::history::FlatItems;
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage};
@@ -39,10 +39,7 @@ impl WireFormat for Responses {
     }
 
     fn headers(&self, key: &ApiKey, auth: AuthHeader) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        insert_auth_header(&mut headers, key, auth);
-        headers
+        json_headers(key, auth)
     }
 
     fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
@@ -83,15 +80,7 @@ impl WireFormat for Responses {
 
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
         ToolList::new(tools, |sorted| {
-            let shaped: Vec<_> = sorted
-                .iter()
-                .map(|t| {
-                    (
-                        t,
-                        tool_schema::shape(WireApi::Responses, &t.description, &t.input_schema),
-                    )
-                })
-                .collect();
+            let shaped = tool_schema::shape_each(WireApi::Responses, sorted);
             let tools: Vec<FunctionTool<'_>> = shaped
                 .iter()
                 .map(|(t, s)| FunctionTool {

@@ -26,6 +26,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use crate::definition::WireApi;
+use crate::toolbox::ToolSpec;
 
 /// The most characters of JSON a description line quotes from a dropped `enum` or `not`.
 const QUOTED_SCHEMA_CHARS: usize = 300;
@@ -49,6 +50,17 @@ fn forbidden(api: WireApi) -> &'static [&'static str] {
             &["allOf", "oneOf", "anyOf", "enum", "not"]
         }
     }
+}
+
+/// Each tool with its description and schema shaped for `api` ([`shape`]), in order.
+pub(super) fn shape_each<'a>(
+    api: WireApi,
+    tools: &[&'a ToolSpec],
+) -> Vec<(&'a ToolSpec, Shaped<'a>)> {
+    tools
+        .iter()
+        .map(|&t| (t, shape(api, &t.description, &t.input_schema)))
+        .collect()
 }
 
 /// `schema` (with `description`) as `api` accepts it.
