@@ -20,6 +20,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 use super::cache::CachedUsage;
+use super::responses::{LEVEL_ORDER, quoted_levels};
 use super::script::{ChatServer, MockWire, ModelRefuses, ScriptedReply};
 use super::sse::{DONE_EVENT, Event, pieces};
 use super::state::{MockState, Refusal, valid_tool_name};
@@ -75,9 +76,6 @@ const ASSISTANT_FIELDS: &[&str] = &[
     "audio",
     "function_call",
 ];
-
-/// Effort levels from the least to the most, as OpenAI lists them.
-const LEVEL_ORDER: [&str; 7] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// A refusal in the shape of the server the mock plays: OpenAI's `{"error": {…}}`, Gemini's
 /// the same inside a one-element list, with its `status` and a numeric `code`.
@@ -261,17 +259,7 @@ fn refused_parameter(st: &MockState, body: &Value) -> Result<(), Refusal> {
                 ),
             ));
         }
-        let quoted: Vec<String> = LEVEL_ORDER
-            .iter()
-            .filter(|l| levels.iter().any(|k| k == *l))
-            .map(|l| format!("'{l}'"))
-            .collect();
-        let list = match quoted.as_slice() {
-            [] => String::new(),
-            [one] => one.clone(),
-            [rest @ .., last] if rest.len() == 1 => format!("{} and {last}", rest[0]),
-            [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
-        };
+        let list = quoted_levels(levels);
         return Err(with_code(
             bad(
                 st,

@@ -120,17 +120,7 @@ fn refused_parameter(st: &MockState, body: &Value) -> Result<(), Refusal> {
     {
         // openai/openai-agents-python#2089: the levels quoted, in order, the last after
         // "and".
-        let quoted: Vec<String> = LEVEL_ORDER
-            .iter()
-            .filter(|l| levels.iter().any(|k| k == *l))
-            .map(|l| format!("'{l}'"))
-            .collect();
-        let list = match quoted.as_slice() {
-            [] => String::new(),
-            [one] => one.clone(),
-            [rest @ .., last] if rest.len() == 1 => format!("{} and {last}", rest[0]),
-            [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
-        };
+        let list = quoted_levels(levels);
         return unsupported(
             "reasoning.effort",
             &format!(
@@ -144,7 +134,24 @@ fn refused_parameter(st: &MockState, body: &Value) -> Result<(), Refusal> {
 }
 
 /// Effort levels from the least to the most, as OpenAI lists them.
-const LEVEL_ORDER: [&str; 7] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+pub(super) const LEVEL_ORDER: [&str; 7] =
+    ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// `levels` as OpenAI's refusal lists them: quoted, in order, the last after "and"
+/// (`'low', 'medium', and 'high'`).
+pub(super) fn quoted_levels(levels: &[String]) -> String {
+    let quoted: Vec<String> = LEVEL_ORDER
+        .iter()
+        .filter(|l| levels.iter().any(|k| k == *l))
+        .map(|l| format!("'{l}'"))
+        .collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] if rest.len() == 1 => format!("{} and {last}", rest[0]),
+        [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
+    }
+}
 
 fn validate_tools(body: &Value) -> Result<(), Refusal> {
     let Some(tools) = body.get("tools").filter(|t| !t.is_null()) else {
