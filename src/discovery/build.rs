@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::aliases::{CLAUDE_ALIASES, resolve_alias};
-use super::claude::workspace_pattern;
 use super::fields::Doc;
 use super::options::{DefaultModel, LoadOptions};
 use super::referenced::ReferencedFiles;
@@ -383,6 +382,14 @@ pub(super) fn read_qualified_tool_lists(
         draft.unknown_tools.extend(unknown);
     }
     Ok(())
+}
+
+/// The pattern that selects the built-in workspace server's `tool` (`workspace__read`).
+pub(super) fn workspace_pattern(tool: &str) -> ToolPattern {
+    ToolPattern::new(
+        format!("{}__{tool}", BuiltinServer::Workspace.name()),
+        ToolNaming::Qualified,
+    )
 }
 
 /// What one entry of a Copilot or Gemini CLI `tools` list names here.

@@ -6,13 +6,12 @@ use serde_json::Value;
 use super::aliases::{is_claude_code_mode, resolve_alias};
 use super::build::{
     CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, add_allow_list, finalize,
-    grant_workspace, qualified_patterns, read_common,
+    grant_workspace, qualified_patterns, read_common, workspace_pattern,
 };
 use super::fields::{Doc, string_list};
 use super::source::{parse_frontmatter, split_frontmatter};
 use crate::definition::{
-    BuiltinServer, Format, Model, ModelOrigin, ProviderKind, Sandbox, SourceFile, ToolNaming,
-    ToolPattern,
+    Format, Model, ModelOrigin, ProviderKind, Sandbox, SourceFile, ToolNaming, ToolPattern,
 };
 
 const SPELLINGS: Spellings = Spellings {
@@ -146,13 +145,6 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
         Some(pattern) => Entry::Child(vec![pattern]),
         None => Entry::Missing,
     }
-}
-
-pub(super) fn workspace_pattern(tool: &str) -> ToolPattern {
-    ToolPattern::new(
-        format!("{}__{tool}", BuiltinServer::Workspace.name()),
-        ToolNaming::Qualified,
-    )
 }
 
 /// `tools` / `disallowedTools`: a comma string, a list, or (seen in the wild) a
