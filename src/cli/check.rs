@@ -311,7 +311,9 @@ fn summary(catalog: &Catalog, not_ready: &[Warning]) -> String {
         format!(
             "no agents found in {} (looked in {})",
             catalog.workspace().display(),
-            Catalog::agent_roots().collect::<Vec<_>>().join(", ")
+            crate::discovery::agent_roots()
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     };
     if rejected > 0 {
@@ -331,7 +333,7 @@ fn nearest_parent_with_agents(
     workspace: &std::path::Path,
 ) -> Option<(&std::path::Path, &'static str)> {
     workspace.ancestors().skip(1).find_map(|dir| {
-        Catalog::agent_roots()
+        crate::discovery::agent_roots()
             .find(|root| dir.join(root).is_dir())
             .map(|root| (dir, root))
     })

@@ -312,7 +312,9 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
                 tracing::warn!(
                     "no agent definitions found in {} (looked in {}); no tools are offered",
                     catalog.workspace().display(),
-                    Catalog::agent_roots().collect::<Vec<_>>().join(", ")
+                    crate::discovery::agent_roots()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 );
             } else if catalog.offered().next().is_none() {
                 tracing::warn!(

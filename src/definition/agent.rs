@@ -9,6 +9,7 @@ use super::child::{BuiltinServer, ChildServerConfig};
 use super::json_schema::CompiledSchema;
 use super::provider::ProviderConfig;
 use super::tool_filter::{ToolFilter, ToolHints, ToolNames};
+use super::wire::ReasoningEffort;
 
 /// One subagent, as the catalog holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -259,41 +260,6 @@ impl Sandbox {
             Sandbox::Default => "default",
             Sandbox::ReadOnly => "read-only",
         }
-    }
-}
-
-/// Reasoning effort, as the union of what the two wire APIs accept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReasoningEffort {
-    None,
-    Minimal,
-    Low,
-    Medium,
-    High,
-    XHigh,
-    Max,
-}
-
-impl ReasoningEffort {
-    pub const ALL: [(&'static str, ReasoningEffort); 7] = [
-        ("none", ReasoningEffort::None),
-        ("minimal", ReasoningEffort::Minimal),
-        ("low", ReasoningEffort::Low),
-        ("medium", ReasoningEffort::Medium),
-        ("high", ReasoningEffort::High),
-        ("xhigh", ReasoningEffort::XHigh),
-        ("max", ReasoningEffort::Max),
-    ];
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.iter().find(|(n, _)| *n == s).map(|(_, e)| *e)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, e)| *e == self)
-            .map_or("medium", |(n, _)| n)
     }
 }
 

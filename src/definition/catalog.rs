@@ -2,106 +2,16 @@
 //! and the warnings about every file that could not be used as written. Plain data, built
 //! by `discovery` and read by everyone else; it never changes after loading.
 //!
-//! The roots are here too, with what each one holds: which folders are searched, in which
-//! precedence, and which file format a file in each one is.
+//! The skill roots are here too, in precedence order; the agent roots are the definition
+//! formats' folders (`discovery::agent_roots`).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::agent::{AgentDefinition, Format};
+use super::agent::AgentDefinition;
 use super::skill::SkillRegistry;
-
-/// A folder agent definitions are read from (SPEC §3), in precedence order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AgentRoot {
-    /// `.agents/agents`: canonical Markdown and TOML.
-    Agents,
-    /// `.claude/agents`: Claude Code Markdown.
-    Claude,
-    /// `.codex/agents`: Codex TOML.
-    Codex,
-    /// `.opencode/agents`: OpenCode Markdown.
-    OpenCode,
-    /// `.opencode/agent`: OpenCode reads the singular spelling too, at the same precedence.
-    OpenCodeSingular,
-    /// `.github/agents`: GitHub Copilot custom agents.
-    Copilot,
-    /// `.cursor/agents`: Cursor subagents.
-    Cursor,
-    /// `.gemini/agents`: Gemini CLI subagents, top level only.
-    Gemini,
-}
-
-impl AgentRoot {
-    pub const ALL: [AgentRoot; 8] = [
-        AgentRoot::Agents,
-        AgentRoot::Claude,
-        AgentRoot::Codex,
-        AgentRoot::OpenCode,
-        AgentRoot::OpenCodeSingular,
-        AgentRoot::Copilot,
-        AgentRoot::Cursor,
-        AgentRoot::Gemini,
-    ];
-
-    /// The folder, relative to the workspace.
-    pub fn path(self) -> &'static str {
-        match self {
-            AgentRoot::Agents => ".agents/agents",
-            AgentRoot::Claude => ".claude/agents",
-            AgentRoot::Codex => ".codex/agents",
-            AgentRoot::OpenCode => ".opencode/agents",
-            AgentRoot::OpenCodeSingular => ".opencode/agent",
-            AgentRoot::Copilot => ".github/agents",
-            AgentRoot::Cursor => ".cursor/agents",
-            AgentRoot::Gemini => ".gemini/agents",
-        }
-    }
-
-    /// Lower comes first; OpenCode's two spellings share one rank. The roots added later
-    /// (Copilot, Cursor, Gemini) come after the first four, which keep their order.
-    pub fn precedence(self) -> usize {
-        match self {
-            AgentRoot::Agents => 0,
-            AgentRoot::Claude => 1,
-            AgentRoot::Codex => 2,
-            AgentRoot::OpenCode | AgentRoot::OpenCodeSingular => 3,
-            AgentRoot::Copilot => 4,
-            AgentRoot::Cursor => 5,
-            AgentRoot::Gemini => 6,
-        }
-    }
-
-    /// Whether the root is searched below its top level. The Gemini CLI reads only the
-    /// files directly in `.gemini/agents`; every other root is searched to depth 8.
-    pub fn recursive(self) -> bool {
-        self != AgentRoot::Gemini
-    }
-
-    /// Whether a file named `name` in this root is left out by the tool whose root it is:
-    /// the Gemini CLI skips files whose name starts with `_` (drafts, partials).
-    pub fn skips_file(self, name: &str) -> bool {
-        self == AgentRoot::Gemini && name.starts_with('_')
-    }
-
-    /// The format of a file with extension `ext` in this root, or `None` when the root does
-    /// not read such files (`.toml` under `.claude/agents`).
-    pub fn format_for(self, ext: &str) -> Option<Format> {
-        Some(match (self, ext) {
-            (AgentRoot::Agents, "md") => Format::CanonicalMarkdown,
-            (AgentRoot::Agents, "toml") => Format::CanonicalToml,
-            (AgentRoot::Claude, "md") => Format::Claude,
-            (AgentRoot::Codex, "toml") => Format::Codex,
-            (AgentRoot::OpenCode | AgentRoot::OpenCodeSingular, "md") => Format::OpenCode,
-            (AgentRoot::Copilot, "md") => Format::Copilot,
-            (AgentRoot::Cursor, "md") => Format::Cursor,
-            (AgentRoot::Gemini, "md") => Format::Gemini,
-            _ => return None,
-        })
-    }
-}
 
 /// A folder skills are read from (SPEC §9), in precedence order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -315,11 +225,6 @@ impl Catalog {
     /// Whether any definition or skill file was rejected.
     pub fn has_rejections(&self) -> bool {
         self.warnings.iter().any(|w| w.effect == Effect::Rejected)
-    }
-
-    /// The roots agents are looked for in, for messages about an empty catalog.
-    pub fn agent_roots() -> impl Iterator<Item = &'static str> {
-        AgentRoot::ALL.iter().map(|root| root.path())
     }
 
     /// The folders skills are read from, in precedence order, for messages.

@@ -5,8 +5,9 @@
 //! | --- | --- |
 //! | `agent` | the definition itself: model, limits, sandbox, tool lists, where it came from |
 //! | `provider` | the provider, its endpoint, key variable and wire API |
+//! | `wire` | the wire APIs and their table of rules (names, key header, temperature, effort levels, schema keywords refused, prompt cache key); the reasoning effort scale |
 //! | `child` | child MCP server configurations, and the built-in servers |
-//! | `catalog` | the loaded catalog, its warnings, and the roots it is read from |
+//! | `catalog` | the loaded catalog, its warnings, and the roots skills are read from |
 //! | `skill` | skills as the catalog holds them |
 //! | `name` | the name rule for agents and skills |
 //! | `near_miss` | whether a name is a slip of a known one ("did you mean …?") |
@@ -28,11 +29,10 @@ mod provider;
 mod skill;
 mod template;
 mod tool_filter;
+mod wire;
 
-pub use agent::{
-    AgentDefinition, Format, Model, ModelOrigin, ReasoningEffort, RunBudget, Sandbox, SourceFile,
-};
-pub use catalog::{AgentRoot, Catalog, Effect, PARENT_MODEL_REJECTION, SkillRoot, Warning};
+pub use agent::{AgentDefinition, Format, Model, ModelOrigin, RunBudget, Sandbox, SourceFile};
+pub use catalog::{Catalog, Effect, PARENT_MODEL_REJECTION, SkillRoot, Warning};
 pub use child::{BuiltinServer, ChildServerConfig, ChildTransport, INHERITED_VARS, ValueSource};
 pub use endpoint::{EndpointUse, check_endpoint, is_loopback};
 pub use json_schema::{
@@ -41,9 +41,9 @@ pub use json_schema::{
 pub use name::check_name;
 pub use near_miss::closest;
 pub use provider::{
-    ANTHROPIC_AUTH_TOKEN, AuthHeader, EndpointSource, GEMINI_BASE_URL, KeyChoice, ProviderConfig,
-    ProviderKind, WireApi,
+    ANTHROPIC_AUTH_TOKEN, EndpointSource, GEMINI_BASE_URL, KeyChoice, ProviderConfig, ProviderKind,
 };
 pub use skill::{Skill, SkillRegistry};
 pub use template::{Segment, Template, TemplateError, is_env_var_name, is_showable_var_name};
 pub use tool_filter::{ToolFilter, ToolHints, ToolNames, ToolNaming, ToolPattern, provider_safe};
+pub use wire::{AuthHeader, CacheKey, ReasoningEffort, WireApi, WireRules};

@@ -6,6 +6,8 @@ use std::fmt;
 
 use url::Url;
 
+use super::wire::{AuthHeader, WireApi};
+
 /// The provider kinds of SPEC §3.2, and `gemini`: Google's OpenAI-compatible endpoint, built
 /// in so that a definition (and the Gemini CLI format) can name it without its three fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -114,78 +116,6 @@ impl fmt::Display for ProviderKind {
 
 /// Gemini's OpenAI-compatible endpoint.
 pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta/openai";
-
-/// The wire protocols this runtime speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WireApi {
-    Responses,
-    AnthropicMessages,
-    /// OpenAI Chat Completions (SPEC §6.2).
-    ChatCompletions,
-}
-
-impl WireApi {
-    /// Every wire, in the order messages list them.
-    pub const ALL: [WireApi; 3] = [
-        WireApi::Responses,
-        WireApi::AnthropicMessages,
-        WireApi::ChatCompletions,
-    ];
-
-    /// A `wire_api` value: the three names, and `chat`, Codex's old name for Chat
-    /// Completions.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "responses" => Some(WireApi::Responses),
-            "anthropic-messages" => Some(WireApi::AnthropicMessages),
-            "chat-completions" | "chat" => Some(WireApi::ChatCompletions),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WireApi::Responses => "responses",
-            WireApi::AnthropicMessages => "anthropic-messages",
-            WireApi::ChatCompletions => "chat-completions",
-        }
-    }
-}
-
-/// How the key is sent: the definition field `auth` (SPEC §3.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AuthHeader {
-    /// `x-api-key: KEY`, the Messages API's own header.
-    XApiKey,
-    /// `Authorization: Bearer KEY`, the Responses and Chat Completions APIs', and what
-    /// gateways and local engines often want on Messages too.
-    Bearer,
-}
-
-impl AuthHeader {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "x-api-key" => Some(AuthHeader::XApiKey),
-            "bearer" => Some(AuthHeader::Bearer),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AuthHeader::XApiKey => "x-api-key",
-            AuthHeader::Bearer => "bearer",
-        }
-    }
-
-    /// The header a wire API's own endpoints take.
-    pub fn default_for(wire: WireApi) -> Self {
-        match wire {
-            WireApi::Responses | WireApi::ChatCompletions => AuthHeader::Bearer,
-            WireApi::AnthropicMessages => AuthHeader::XApiKey,
-        }
-    }
-}
 
 /// Where a provider's endpoint came from, for `check`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,25 +2,48 @@
 //! instructions in the body) and `.agents/agents/**/*.toml` (the same fields as top-level
 //! keys, instructions in `instructions` or `developer_instructions`).
 
-use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, finalize, read_common,
-    read_qualified_tool_lists,
-};
+use super::build::finalize;
+use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, read_common};
 use super::field_names as fields;
 use super::fields::Doc;
 use super::source::{parse_frontmatter, parse_toml, split_frontmatter};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::tool_lists::read_qualified_tool_lists;
+use super::vocabulary::Tools;
 use crate::definition::{
     BuiltinServer, Format, Model, ModelOrigin, ProviderKind, SourceFile, ToolNaming, ToolPattern,
+};
+
+pub(super) const SPEC: FormatSpec = FormatSpec {
+    folders: &[".agents/agents"],
+    recursive: true,
+    skipped_prefix: None,
+    files: &[
+        FileSpec {
+            extension: "md",
+            format: Format::CanonicalMarkdown,
+            syntax: Syntax::Frontmatter,
+            agent_name: AgentName::Field,
+            fields: &[],
+            parse: parse_markdown,
+        },
+        FileSpec {
+            extension: "toml",
+            format: Format::CanonicalToml,
+            syntax: Syntax::Toml,
+            agent_name: AgentName::Field,
+            fields: fields::CANONICAL_TOML,
+            parse: parse_toml_file,
+        },
+    ],
+    tools: Tools::Qualified,
+    models: ModelNames::AsWritten,
 };
 
 const ALLOW: &[&str] = fields::TOOLS;
 const DENY: &[&str] = fields::DISALLOWED_TOOLS;
 
-pub(super) fn parse_markdown(
-    text: &str,
-    source: SourceFile,
-    ctx: &mut Ctx<'_>,
-) -> Result<Parsed, String> {
+fn parse_markdown(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
     let split = split_frontmatter(text)?;
     let frontmatter = parse_frontmatter(split.yaml)?;
     ctx.caveats.extend(frontmatter.lenient_note);
@@ -31,15 +54,11 @@ pub(super) fn parse_markdown(
         default_provider: None,
         ..Draft::default()
     };
-    read_shared(doc, &mut draft, Format::CanonicalMarkdown, ctx)?;
+    read_shared(doc, &mut draft, true, ctx)?;
     finalize(draft, source, ctx)
 }
 
-pub(super) fn parse_toml_file(
-    text: &str,
-    source: SourceFile,
-    ctx: &mut Ctx<'_>,
-) -> Result<Parsed, String> {
+fn parse_toml_file(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
     let fields = parse_toml(text)?;
     let doc = Doc::new(&fields);
     let mut draft = Draft {
@@ -49,14 +68,16 @@ pub(super) fn parse_toml_file(
         default_provider: Some(ProviderKind::OpenAi),
         ..Draft::default()
     };
-    read_shared(doc, &mut draft, Format::CanonicalToml, ctx)?;
+    read_shared(doc, &mut draft, false, ctx)?;
     finalize(draft, source, ctx)
 }
 
+/// What both kinds of file share; `comma_strings`: whether a tool list may be one string
+/// of comma-separated entries (Markdown's frontmatter).
 fn read_shared(
     doc: Doc<'_>,
     draft: &mut Draft,
-    format: Format,
+    comma_strings: bool,
     ctx: &mut Ctx<'_>,
 ) -> Result<(), String> {
     draft.name = doc.string(fields::NAME)?;
@@ -69,11 +90,11 @@ fn read_shared(
         Some(_) => return Err("`model` is empty".to_owned()),
         None => ModelChoice::Missing,
     };
-    read_common(doc, draft, &CANONICAL_SPELLINGS, format, ctx)?;
+    read_common(doc, draft, &CANONICAL_SPELLINGS, ctx)?;
     // A canonical agent gets the built-in workspace server only by naming it in
     // `mcp_servers` (SPEC §8.6), and of its tools that change files only those its `tools`
     // list names one by one: a definition written for the read tools never gains writing.
-    read_qualified_tool_lists(doc, draft, ALLOW, DENY, format == Format::CanonicalMarkdown)?;
+    read_qualified_tool_lists(doc, draft, ALLOW, DENY, comma_strings)?;
     let workspace = BuiltinServer::Workspace;
     for tool in workspace.tools() {
         let name = format!("{}__{tool}", workspace.name());

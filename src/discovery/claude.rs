@@ -4,14 +4,53 @@ use super::field_names as fields;
 use serde_json::Value;
 
 use super::aliases::{is_claude_code_mode, resolve_alias};
-use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, add_allow_list, finalize,
-    grant_workspace, qualified_patterns, read_common, workspace_pattern,
-};
+use super::build::finalize;
+use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, Spellings, read_common};
 use super::fields::{Doc, string_list};
 use super::source::{parse_frontmatter, split_frontmatter};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::tool_lists::{
+    add_allow_list, every_tool_of, grant_workspace, qualified_patterns, workspace_pattern,
+};
+use super::vocabulary::{ToolMeaning, ToolName, Tools, Vocabulary};
 use crate::definition::{
-    Format, Model, ModelOrigin, ProviderKind, Sandbox, SourceFile, ToolNaming, ToolPattern,
+    Format, Model, ModelOrigin, ProviderKind, Sandbox, SourceFile, ToolPattern,
+};
+
+pub(super) const SPEC: FormatSpec = FormatSpec {
+    folders: &[".claude/agents"],
+    recursive: true,
+    skipped_prefix: None,
+    files: &[FileSpec {
+        extension: "md",
+        format: Format::Claude,
+        syntax: Syntax::Frontmatter,
+        agent_name: AgentName::Field,
+        fields: fields::CLAUDE,
+        parse,
+    }],
+    tools: Tools::Client(&TOOLS),
+    models: ModelNames::ClaudeAliases,
+};
+
+/// Claude Code's file tools that the built-in workspace server provides (SPEC §8.6): the
+/// Claude name and the workspace tool's. `MultiEdit` (several replacements in one call) is
+/// `edit` called once per replacement. Any other name is a Claude Code tool that does not
+/// exist here.
+pub(super) const TOOLS: Vocabulary = Vocabulary {
+    client: "Claude Code's tools",
+    names: &[
+        ToolName::own("Read", &["read"]),
+        ToolName::own("Grep", &["grep"]),
+        ToolName::own("Glob", &["glob"]),
+        ToolName::own("LS", &["list"]),
+        ToolName::own("Edit", &["edit"]),
+        ToolName::variant("MultiEdit", &["edit"]),
+        ToolName::own("Write", &["write"]),
+    ],
+    any_case: false,
+    groups: false,
+    own_servers_only: false,
 };
 
 const SPELLINGS: Spellings = Spellings {
@@ -19,7 +58,7 @@ const SPELLINGS: Spellings = Spellings {
     ..CANONICAL_SPELLINGS
 };
 
-pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
     let split = split_frontmatter(text)?;
     let frontmatter = parse_frontmatter(split.yaml)?;
     ctx.caveats.extend(frontmatter.lenient_note);
@@ -38,7 +77,7 @@ pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result
         model: model_choice(doc.string(fields::MODEL)?, ctx)?,
         ..Draft::default()
     };
-    read_common(doc, &mut draft, &SPELLINGS, Format::Claude, ctx)?;
+    read_common(doc, &mut draft, &SPELLINGS, ctx)?;
     if let Some((field, mode)) = doc.str(fields::PERMISSION_MODE)? {
         match mode {
             "plan" => draft.sandbox = Sandbox::ReadOnly,
@@ -93,30 +132,17 @@ fn model_choice(model: Option<String>, ctx: &Ctx<'_>) -> Result<ModelChoice, Str
     }))
 }
 
-/// Claude Code's file tools that the built-in workspace server provides (SPEC §8.6): the
-/// Claude name and the workspace tool's. `MultiEdit` (several replacements in one call) is
-/// `edit` called once per replacement.
-pub(super) const WORKSPACE_TOOLS: [(&str, &str); 7] = [
-    ("Read", "read"),
-    ("Grep", "grep"),
-    ("Glob", "glob"),
-    ("LS", "list"),
-    ("Edit", "edit"),
-    ("MultiEdit", "edit"),
-    ("Write", "write"),
-];
-
 /// What one `tools` or `disallowedTools` entry names.
 enum Entry {
     /// Child tools (`mcp__server__tool` and the qualified forms), or `*`. `mcp__*`, every
     /// MCP tool in Claude Code, is every tool of the file's own servers: Claude Code's file
     /// tools are not MCP tools there, so it does not reach the workspace server.
     Child(Vec<ToolPattern>),
-    /// A workspace tool (`Read`).
-    Workspace(&'static str),
-    /// A workspace tool limited to some paths (`Read(./src/**)`), which cannot be honoured
+    /// Workspace tools (`Read`).
+    Workspace(&'static [&'static str]),
+    /// Workspace tools limited to some paths (`Read(./src/**)`), which cannot be honoured
     /// as written.
-    ScopedWorkspace(&'static str),
+    ScopedWorkspace(&'static [&'static str]),
     /// Anything else: a Claude Code tool that does not exist here (`Bash`, `Bash(git:*)`).
     Missing,
 }
@@ -126,20 +152,14 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
         Some((name, _)) => (name.trim(), true),
         None => (text.trim(), false),
     };
-    if let Some((_, tool)) = WORKSPACE_TOOLS.iter().find(|(claude, _)| *claude == name) {
-        return if scoped {
-            Entry::ScopedWorkspace(tool)
-        } else {
-            Entry::Workspace(tool)
-        };
+    match TOOLS.meaning(name) {
+        Some(ToolMeaning::Workspace(tools)) if scoped => return Entry::ScopedWorkspace(tools),
+        Some(ToolMeaning::Workspace(tools)) => return Entry::Workspace(tools),
+        Some(ToolMeaning::RunsWithout) => return Entry::Missing,
+        None => {}
     }
     if text.trim() == "mcp__*" {
-        return Entry::Child(
-            own_servers
-                .iter()
-                .map(|server| ToolPattern::new(format!("{server}__*"), ToolNaming::Qualified))
-                .collect(),
-        );
+        return Entry::Child(every_tool_of(own_servers));
     }
     match qualified_patterns(&[text.to_owned()]).0.pop() {
         Some(pattern) => Entry::Child(vec![pattern]),
@@ -167,9 +187,9 @@ pub(super) fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> 
                         workspace |= child.iter().any(|p| p.glob() == "*");
                         patterns.extend(child);
                     }
-                    Entry::Workspace(tool) => {
+                    Entry::Workspace(tools) => {
                         workspace = true;
-                        patterns.push(workspace_pattern(tool));
+                        patterns.extend(tools.iter().map(|tool| workspace_pattern(tool)));
                     }
                     Entry::ScopedWorkspace(_) => ctx.caveats.push(format!(
                         "`{field}` entry `{text}` gives nothing: this runtime cannot limit a \
@@ -207,13 +227,20 @@ pub(super) fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> 
 fn deny(draft: &mut Draft, field: &str, entry: Entry, text: &str, ctx: &mut Ctx<'_>) {
     match entry {
         Entry::Child(patterns) => draft.tools.deny.extend(patterns),
-        Entry::Workspace(tool) => draft.tools.deny.push(workspace_pattern(tool)),
-        Entry::ScopedWorkspace(tool) => {
+        Entry::Workspace(tools) => draft
+            .tools
+            .deny
+            .extend(tools.iter().map(|tool| workspace_pattern(tool))),
+        Entry::ScopedWorkspace(tools) => {
             ctx.caveats.push(format!(
-                "`{field}` entry `{text}` denies `{tool}` altogether: this runtime cannot \
-                 limit a denial to some paths"
+                "`{field}` entry `{text}` denies `{}` altogether: this runtime cannot \
+                 limit a denial to some paths",
+                tools.join("`, `")
             ));
-            draft.tools.deny.push(workspace_pattern(tool));
+            draft
+                .tools
+                .deny
+                .extend(tools.iter().map(|tool| workspace_pattern(tool)));
         }
         Entry::Missing => {}
     }

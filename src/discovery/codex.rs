@@ -5,29 +5,47 @@
 use super::field_names as fields;
 use serde_json::Value;
 
-use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, grant_workspace,
-    read_common, read_qualified_tool_lists,
-};
+use super::build::finalize;
+use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, Spellings, read_common};
 use super::fields::Doc;
 use super::secrets::reject_secret_fields;
 use super::source::parse_toml;
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::tool_lists::{grant_workspace, read_qualified_tool_lists};
+use super::vocabulary::Tools;
 use crate::definition::{Format, Model, ModelOrigin, ProviderKind, SourceFile};
+
+pub(super) const SPEC: FormatSpec = FormatSpec {
+    folders: &[".codex/agents"],
+    recursive: true,
+    skipped_prefix: None,
+    files: &[FileSpec {
+        extension: "toml",
+        format: Format::Codex,
+        syntax: Syntax::Toml,
+        // Else the `[agents.NAME]` declaration in `.codex/config.toml` that points at it.
+        agent_name: AgentName::Field,
+        fields: fields::CODEX,
+        parse,
+    }],
+    tools: Tools::Qualified,
+    models: ModelNames::AsWritten,
+};
 
 const SPELLINGS: Spellings = Spellings {
     reasoning_effort: fields::CODEX_EFFORT,
     sandbox: fields::CODEX_SANDBOX,
+    // Codex's own `[[skills.config]]` table enables skills by path; it is not a preload list.
+    own_skills_table: Some(
+        "`[skills]` (Codex skill enablement) is ignored; list skills to preload as \
+         `skills = [\"name\"]`",
+    ),
     ..CANONICAL_SPELLINGS
 };
 
-/// Parses a role file. `canonical` is its absolute canonical path, used to find a
-/// declaration in `.codex/config.toml` that names it.
-pub(super) fn parse(
-    text: &str,
-    canonical: &std::path::Path,
-    source: SourceFile,
-    ctx: &mut Ctx<'_>,
-) -> Result<Parsed, String> {
+/// Parses a role file. Its canonical path finds a declaration in `.codex/config.toml` that
+/// names it.
+fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
     let fields = parse_toml(text)?;
     let doc = Doc::new(&fields);
 
@@ -54,10 +72,10 @@ pub(super) fn parse(
         ..Draft::default()
     };
     if draft.name.is_none() || draft.description.is_none() {
-        fill_from_declaration(&mut draft, canonical, ctx)?;
+        fill_from_declaration(&mut draft, ctx)?;
     }
 
-    read_common(doc, &mut draft, &SPELLINGS, Format::Codex, ctx)?;
+    read_common(doc, &mut draft, &SPELLINGS, ctx)?;
     resolve_provider(doc, &mut draft)?;
     // Codex's own `[tools]` table switches Codex features; only a list is our allow list.
     // The deny list is read whatever `tools` is: dropping it would offer denied tools.
@@ -73,12 +91,8 @@ pub(super) fn parse(
 }
 
 /// Codex names a role file that lacks `name` after its `[agents.NAME]` declaration.
-fn fill_from_declaration(
-    draft: &mut Draft,
-    canonical: &std::path::Path,
-    ctx: &Ctx<'_>,
-) -> Result<(), String> {
-    match ctx.referenced.codex_role(canonical) {
+fn fill_from_declaration(draft: &mut Draft, ctx: &Ctx<'_>) -> Result<(), String> {
+    match ctx.referenced.codex_role(ctx.canonical) {
         Ok(Some(role)) => {
             draft.name.get_or_insert_with(|| role.name.clone());
             if draft.description.is_none() {

@@ -7,17 +7,74 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, MappedTool, ModelChoice, Parsed, Spellings, finalize,
-    read_common, read_mapped_tools,
-};
+use super::build::finalize;
 use super::claude::HOOKS_REFUSED;
+use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, Spellings, read_common};
 use super::field_names as fields;
 use super::fields::{Doc, wrong_type};
 use super::model_table::{choose_model, translate};
 use super::servers::COPILOT;
 use super::source::{describe_type, parse_frontmatter, split_frontmatter};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::tool_lists::{MappedTool, read_mapped_tools};
+use super::vocabulary::{ToolMeaning, ToolName, Tools, Vocabulary};
 use crate::definition::{Format, ReasoningEffort, SourceFile, ToolNaming, ToolPattern, check_name};
+
+pub(super) const SPEC: FormatSpec = FormatSpec {
+    folders: &[".github/agents"],
+    recursive: true,
+    skipped_prefix: None,
+    files: &[FileSpec {
+        extension: "md",
+        format: Format::Copilot,
+        syntax: Syntax::Frontmatter,
+        agent_name: AgentName::Path(name_from_file),
+        fields: fields::COPILOT,
+        parse,
+    }],
+    tools: Tools::Client(&TOOLS),
+    models: ModelNames::Table,
+};
+
+/// Copilot's aliases and VS Code's tool names, compared without case: `read`; `search` and
+/// its aliases `Grep`, `Glob` (`grep`, `glob` and `list`); `edit` and `Edit`, `MultiEdit`,
+/// `Write` (`edit` and `write`); VS Code's single search and edit tools. Any other name
+/// (`execute`, `web`, `todo`, `agent`, VS Code's `codebase`, the cloud agent's `github/*`)
+/// does not exist here, unless it is `server/tool` of a server the file defines.
+const TOOLS: Vocabulary = Vocabulary {
+    client: "Copilot's tools",
+    names: &[
+        ToolName::own("read", READ),
+        ToolName::alias("notebookread", READ),
+        ToolName::alias("view", READ),
+        ToolName::alias("read/readfile", READ),
+        ToolName::alias("readfile", READ),
+        ToolName::own("search", SEARCH),
+        ToolName::alias("grep", SEARCH),
+        ToolName::alias("glob", SEARCH),
+        ToolName::alias("search/textsearch", &["grep"]),
+        ToolName::alias("textsearch", &["grep"]),
+        ToolName::alias("search/filesearch", &["glob"]),
+        ToolName::alias("filesearch", &["glob"]),
+        ToolName::alias("search/listdirectory", &["list"]),
+        ToolName::alias("listdirectory", &["list"]),
+        // Copilot's `edit` alias covers Edit, MultiEdit and Write; VS Code's edit tools.
+        ToolName::own("edit", EDIT),
+        ToolName::alias("multiedit", EDIT),
+        ToolName::alias("write", EDIT),
+        ToolName::alias("edit/editfiles", EDIT),
+        ToolName::alias("editfiles", EDIT),
+        ToolName::alias("edit/createfile", &["write"]),
+        ToolName::alias("createfile", &["write"]),
+    ],
+    any_case: true,
+    groups: true,
+    own_servers_only: true,
+};
+
+const READ: &[&str] = &["read"];
+const SEARCH: &[&str] = &["grep", "glob", "list"];
+const EDIT: &[&str] = &["edit", "write"];
 
 const SPELLINGS: Spellings = Spellings {
     mcp_servers: fields::COPILOT_MCP_SERVERS,
@@ -25,12 +82,8 @@ const SPELLINGS: Spellings = Spellings {
     ..CANONICAL_SPELLINGS
 };
 
-pub(super) fn parse(
-    text: &str,
-    rel_in_root: &Path,
-    source: SourceFile,
-    ctx: &mut Ctx<'_>,
-) -> Result<Parsed, String> {
+fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+    let rel_in_root = ctx.rel_in_root;
     let split = split_frontmatter(text)?;
     let frontmatter = parse_frontmatter(split.yaml)?;
     ctx.caveats.extend(frontmatter.lenient_note);
@@ -56,7 +109,7 @@ pub(super) fn parse(
                             frontmatter",
         ..Draft::default()
     };
-    read_common(doc, &mut draft, &SPELLINGS, Format::Copilot, ctx)?;
+    read_common(doc, &mut draft, &SPELLINGS, ctx)?;
     draft.model = read_model(doc, &mut draft, ctx)?;
     if let Some((field, policy)) = doc.str(fields::MODEL_POLICY)?
         && !matches!(policy, "preferred" | "required")
@@ -90,7 +143,7 @@ pub(super) fn parse(
 }
 
 /// The file name without `.agent.md` (or `.md`), lower-cased; folders add nothing.
-pub(super) fn name_from_file(rel_in_root: &Path) -> String {
+fn name_from_file(rel_in_root: &Path) -> String {
     let file = file_name(rel_in_root);
     let stem = file
         .strip_suffix(".agent.md")
@@ -253,36 +306,23 @@ fn names(listed: &[ListedModel<'_>]) -> String {
     listed.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
-/// What one `tools` entry names, Copilot's aliases and VS Code's tool names compared without
-/// case: workspace tools (`read`; `search` and its aliases `Grep`, `Glob`: `grep`, `glob` and
-/// `list`; `edit` and `Edit`, `MultiEdit`, `Write`: `edit` and `write`; VS Code's single
-/// search and edit tools), a tool of a server this file defines (`server/tool`,
-/// `server/*`), or anything else, which does not exist here (`execute`, `web`, `todo`,
-/// `agent`, VS Code's `codebase`, the cloud agent's `github/*`).
+/// What one `tools` entry names: workspace tools ([`TOOLS`]), a tool of a server this file
+/// defines (`server/tool`, `server/*`), or anything else, which does not exist here.
 fn entry(text: &str, own_servers: &[String]) -> MappedTool {
-    let lower = text.trim().to_lowercase();
-    let tools: &'static [&'static str] = match lower.as_str() {
-        "read" | "notebookread" | "view" | "read/readfile" | "readfile" => &["read"],
-        "search" | "grep" | "glob" => &["grep", "glob", "list"],
-        "search/textsearch" | "textsearch" => &["grep"],
-        "search/filesearch" | "filesearch" => &["glob"],
-        "search/listdirectory" | "listdirectory" => &["list"],
-        // Copilot's `edit` alias covers Edit, MultiEdit and Write; VS Code's edit tools.
-        "edit" | "multiedit" | "write" | "edit/editfiles" | "editfiles" => &["edit", "write"],
-        "edit/createfile" | "createfile" => &["write"],
-        _ => {
-            return match text.trim().split_once('/') {
-                Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
-                    MappedTool::Child(vec![ToolPattern::new(
-                        format!("{server}__{tool}"),
-                        ToolNaming::Qualified,
-                    )])
-                }
-                _ => MappedTool::Missing,
-            };
+    match TOOLS.meaning(text.trim()) {
+        Some(ToolMeaning::Workspace(tools)) => return MappedTool::Workspace(tools.to_vec()),
+        Some(ToolMeaning::RunsWithout) => return MappedTool::Missing,
+        None => {}
+    }
+    match text.trim().split_once('/') {
+        Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
+            MappedTool::Child(vec![ToolPattern::new(
+                format!("{server}__{tool}"),
+                ToolNaming::Qualified,
+            )])
         }
-    };
-    MappedTool::Workspace(tools.to_vec())
+        _ => MappedTool::Missing,
+    }
 }
 
 #[cfg(test)]

@@ -4,20 +4,40 @@
 
 use std::path::Path;
 
-use super::build::{CANONICAL_SPELLINGS, Ctx, Draft, Parsed, finalize, read_common};
-use super::claude::read_tools;
+use super::build::finalize;
+use super::claude::{TOOLS as CLAUDE_TOOLS, read_tools};
+use super::draft::{CANONICAL_SPELLINGS, Draft, read_common};
 use super::field_names as fields;
 use super::fields::Doc;
 use super::model_table::choose_model;
 use super::source::{parse_frontmatter, split_frontmatter};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::vocabulary::{Tools, Vocabulary};
 use crate::definition::{Format, Sandbox, SourceFile};
 
-pub(super) fn parse(
-    text: &str,
-    rel_in_root: &Path,
-    source: SourceFile,
-    ctx: &mut Ctx<'_>,
-) -> Result<Parsed, String> {
+pub(super) const SPEC: FormatSpec = FormatSpec {
+    folders: &[".cursor/agents"],
+    recursive: true,
+    skipped_prefix: None,
+    files: &[FileSpec {
+        extension: "md",
+        format: Format::Cursor,
+        syntax: Syntax::Frontmatter,
+        agent_name: AgentName::FieldElsePath(name_from_file),
+        fields: fields::CURSOR,
+        parse,
+    }],
+    tools: Tools::Client(&TOOLS),
+    models: ModelNames::Table,
+};
+
+/// A Cursor file lists Claude Code's tool names.
+const TOOLS: Vocabulary = Vocabulary {
+    client: "the Claude Code tool names a Cursor file can list",
+    ..CLAUDE_TOOLS
+};
+
+fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
     let split = split_frontmatter(text)?;
     let frontmatter = parse_frontmatter(split.yaml)?;
     ctx.caveats.extend(frontmatter.lenient_note);
@@ -26,7 +46,7 @@ pub(super) fn parse(
     let mut draft = Draft {
         name: Some(match doc.string(fields::NAME)? {
             Some(name) => name.trim().to_owned(),
-            None => name_from_file(rel_in_root),
+            None => name_from_file(ctx.rel_in_root),
         }),
         description: doc.string(fields::DESCRIPTION)?,
         instructions: Some(split.body.to_owned()),
@@ -34,7 +54,7 @@ pub(super) fn parse(
                             frontmatter",
         ..Draft::default()
     };
-    read_common(doc, &mut draft, &CANONICAL_SPELLINGS, Format::Cursor, ctx)?;
+    read_common(doc, &mut draft, &CANONICAL_SPELLINGS, ctx)?;
     let model = doc.str(fields::MODEL)?;
     draft.model = choose_model(
         model.map_or("model", |(field, _)| field),
@@ -64,7 +84,7 @@ pub(super) fn parse(
 }
 
 /// Cursor's default name: the file name without `.md`, lower-cased.
-pub(super) fn name_from_file(rel_in_root: &Path) -> String {
+fn name_from_file(rel_in_root: &Path) -> String {
     rel_in_root
         .file_stem()
         .map(|stem| stem.to_string_lossy().to_lowercase())

@@ -2,17 +2,57 @@
 //! level only, files starting with `_` left out (both in `walk`). Local agents only: a
 //! remote (Agent-to-Agent) agent is refused.
 
-use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, MappedTool, Parsed, Spellings, budget_env_var, finalize,
-    read_common, read_mapped_tools,
-};
-use super::claude::WORKSPACE_TOOLS as CLAUDE_WORKSPACE_TOOLS;
+use super::build::finalize;
+use super::claude::TOOLS as CLAUDE_TOOLS;
+use super::draft::{CANONICAL_SPELLINGS, Draft, Spellings, budget_env_var, read_common};
 use super::field_names as fields;
 use super::fields::Doc;
 use super::model_table::choose_model;
 use super::servers::GEMINI;
 use super::source::{parse_frontmatter, split_frontmatter};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::tool_lists::{MappedTool, every_tool_of, read_mapped_tools};
+use super::vocabulary::{ToolMeaning, ToolName, Tools, Vocabulary};
 use crate::definition::{Format, SourceFile, ToolNaming, ToolPattern};
+
+pub(super) const SPEC: FormatSpec = FormatSpec {
+    folders: &[".gemini/agents"],
+    // The Gemini CLI reads only the files directly in its folder, and leaves out those
+    // whose name starts with `_` (drafts, partials).
+    recursive: false,
+    skipped_prefix: Some("_"),
+    files: &[FileSpec {
+        extension: "md",
+        format: Format::Gemini,
+        syntax: Syntax::Frontmatter,
+        agent_name: AgentName::Field,
+        fields: fields::GEMINI,
+        parse,
+    }],
+    tools: Tools::Client(&TOOLS),
+    models: ModelNames::Table,
+};
+
+/// The Gemini CLI's tool names, exactly as it spells them. Claude Code's names, as converters
+/// write them into Gemini files, are read too; any other name (`run_shell_command`,
+/// `web_fetch`) does not exist here, unless it is `mcp_SERVER_TOOL` of a server the file
+/// defines.
+const TOOLS: Vocabulary = Vocabulary {
+    client: "Gemini CLI's tools",
+    names: &[
+        ToolName::own("read_file", &["read"]),
+        ToolName::own("read_many_files", &["read", "glob"]),
+        ToolName::own("list_directory", &["list"]),
+        ToolName::own("glob", &["glob"]),
+        ToolName::own("grep_search", &["grep"]),
+        ToolName::alias("search_file_content", &["grep"]),
+        ToolName::own("replace", &["edit"]),
+        ToolName::own("write_file", &["write"]),
+    ],
+    any_case: false,
+    groups: false,
+    own_servers_only: true,
+};
 
 const SPELLINGS: Spellings = Spellings {
     servers: &GEMINI,
@@ -22,7 +62,7 @@ const SPELLINGS: Spellings = Spellings {
 const REMOTE: &str = "is an Agent-to-Agent (A2A) remote agent, which this runtime does not \
     support; only local agents (`kind: local`) run here";
 
-pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
+fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
     let split = split_frontmatter(text)?;
     let frontmatter = match parse_frontmatter(split.yaml) {
         Ok(frontmatter) => frontmatter,
@@ -52,7 +92,7 @@ pub(super) fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result
                             frontmatter",
         ..Draft::default()
     };
-    read_common(doc, &mut draft, &SPELLINGS, Format::Gemini, ctx)?;
+    read_common(doc, &mut draft, &SPELLINGS, ctx)?;
     let model = doc.str(fields::MODEL)?;
     draft.model = choose_model(
         model.map_or("model", |(field, _)| field),
@@ -100,42 +140,29 @@ fn read_timeout(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<()
     Ok(())
 }
 
-/// What one `tools` entry names (Gemini CLI's tool names, exactly as it spells them).
+/// What one `tools` entry names: workspace tools ([`TOOLS`], else Claude Code's names), every
+/// tool of the file's own servers (`mcp_*`), one of their tools (`mcp_SERVER_TOOL`), or
+/// anything else, which does not exist here.
 fn entry(text: &str, own_servers: &[String]) -> MappedTool {
-    let tools: &[&'static str] = match text {
-        "read_file" => &["read"],
-        "read_many_files" => &["read", "glob"],
-        "list_directory" => &["list"],
-        "glob" => &["glob"],
-        "grep_search" | "search_file_content" => &["grep"],
-        "replace" => &["edit"],
-        "write_file" => &["write"],
-        "mcp_*" if !own_servers.is_empty() => {
-            return MappedTool::Child(
-                own_servers
-                    .iter()
-                    .map(|s| ToolPattern::new(format!("{s}__*"), ToolNaming::Qualified))
-                    .collect(),
-            );
+    let meaning = TOOLS.meaning(text).or_else(|| CLAUDE_TOOLS.meaning(text));
+    match meaning {
+        Some(ToolMeaning::Workspace(tools)) => return MappedTool::Workspace(tools.to_vec()),
+        Some(ToolMeaning::RunsWithout) => return MappedTool::Missing,
+        None => {}
+    }
+    if text == "mcp_*" && !own_servers.is_empty() {
+        return MappedTool::Child(every_tool_of(own_servers));
+    }
+    // `mcp_SERVER_TOOL`: the server is the text up to the first `_`, as Gemini reads it.
+    match text.strip_prefix("mcp_").and_then(|r| r.split_once('_')) {
+        Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
+            MappedTool::Child(vec![ToolPattern::new(
+                format!("{server}__{tool}"),
+                ToolNaming::Qualified,
+            )])
         }
-        _ => {
-            // Claude Code's names, as converters write them into Gemini files.
-            if let Some((_, tool)) = CLAUDE_WORKSPACE_TOOLS.iter().find(|(c, _)| *c == text) {
-                return MappedTool::Workspace(vec![tool]);
-            }
-            // `mcp_SERVER_TOOL`: the server is the text up to the first `_`, as Gemini reads it.
-            return match text.strip_prefix("mcp_").and_then(|r| r.split_once('_')) {
-                Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
-                    MappedTool::Child(vec![ToolPattern::new(
-                        format!("{server}__{tool}"),
-                        ToolNaming::Qualified,
-                    )])
-                }
-                _ => MappedTool::Missing,
-            };
-        }
-    };
-    MappedTool::Workspace(tools.to_vec())
+        _ => MappedTool::Missing,
+    }
 }
 
 #[cfg(test)]

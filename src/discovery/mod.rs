@@ -9,8 +9,14 @@
 //! | `source` | reading a file (size, UTF-8) and parsing YAML frontmatter or TOML |
 //! | `field_names` | every field's spellings, named once for the parsers and the typo check |
 //! | `fields` | typed field reads with aliases |
-//! | `build` | the draft every format fills, shared fields, final validation |
-//! | `canonical`, `claude`, `codex`, `opencode`, `copilot`, `cursor`, `gemini` | one module per format |
+//! | `spec` | what a format is, as data (`FormatSpec`: folders, files, how a file names its agent, known fields, tool names, model names), and its parser's contract |
+//! | `vocabulary` | a format's tool names and what each means here |
+//! | `draft` | the draft every format fills, and the fields every format accepts |
+//! | `tool_lists` | tool lists read into allow and deny lists, the workspace server granted |
+//! | `model_provider` | the model and provider, checked against the wire's rules |
+//! | `tool_notes` | the caveats about what a definition's tool lists leave it |
+//! | `build` | from the draft to the definition, the shared rules applied once |
+//! | `canonical`, `claude`, `codex`, `opencode`, `copilot`, `cursor`, `gemini` | one module per format, each with its `SPEC`, listed once in `FORMATS` |
 //! | `model_table` | model names as Copilot, Cursor and Gemini CLI files write them, translated to provider ids |
 //! | `servers` | child MCP server configurations in every spelling |
 //! | `placeholders` | other tools' placeholder spellings (`${{ secrets.X }}`, `$X`) read as `${X}` |
@@ -29,9 +35,11 @@ mod claude;
 mod codex;
 mod copilot;
 mod cursor;
+mod draft;
 mod field_names;
 mod fields;
 mod gemini;
+mod model_provider;
 mod model_table;
 mod opencode;
 mod options;
@@ -41,7 +49,11 @@ mod secrets;
 mod servers;
 mod skills;
 mod source;
+mod spec;
+mod tool_lists;
+mod tool_notes;
 mod unknown_fields;
+mod vocabulary;
 mod walk;
 
 use std::collections::HashMap;
@@ -55,12 +67,79 @@ pub use skills::parse_skill;
 pub use source::{parse_frontmatter, parse_json_object, parse_toml, split_frontmatter};
 
 use crate::definition::{
-    AgentDefinition, AgentRoot, Catalog, Effect, Format, SkillRegistry, SkillRoot, SourceFile,
-    Warning,
+    AgentDefinition, Catalog, Effect, Format, SkillRegistry, SkillRoot, SourceFile, Warning,
 };
-use build::{Ctx, Parsed};
 use referenced::ReferencedFiles;
-use walk::{Candidate, walk};
+use spec::{AgentName, Ctx, FileSpec, FormatSpec, Parsed, Syntax};
+use walk::{Candidate, Root, walk};
+
+/// Every definition format, in precedence order (SPEC §3): a new format is its module, with
+/// its `SPEC`, and one line here.
+const FORMATS: &[&FormatSpec] = &[
+    &canonical::SPEC,
+    &claude::SPEC,
+    &codex::SPEC,
+    &opencode::SPEC,
+    &copilot::SPEC,
+    &cursor::SPEC,
+    &gemini::SPEC,
+];
+
+/// The folders agent definitions are read from, in precedence order, for messages (an
+/// empty catalog's "looked in …").
+pub fn agent_roots() -> impl Iterator<Item = &'static str> {
+    FORMATS.iter().flat_map(|spec| spec.folders.iter().copied())
+}
+
+/// A folder agent definitions are read from: one of a format's.
+#[derive(Debug, Clone, Copy)]
+struct AgentRoot {
+    folder: &'static str,
+    /// The format's place in [`FORMATS`].
+    precedence: usize,
+    spec: &'static FormatSpec,
+}
+
+impl AgentRoot {
+    fn all() -> Vec<AgentRoot> {
+        FORMATS
+            .iter()
+            .enumerate()
+            .flat_map(|(precedence, spec)| {
+                spec.folders.iter().map(move |folder| AgentRoot {
+                    folder,
+                    precedence,
+                    spec,
+                })
+            })
+            .collect()
+    }
+}
+
+impl Root for AgentRoot {
+    fn path(self) -> &'static str {
+        self.folder
+    }
+    fn precedence(self) -> usize {
+        self.precedence
+    }
+    fn recursive(self) -> bool {
+        self.spec.recursive
+    }
+    fn skips_file(self, name: &str) -> bool {
+        self.spec
+            .skipped_prefix
+            .is_some_and(|prefix| name.starts_with(prefix))
+    }
+}
+
+/// The format a file of `format` is, and its kind of file.
+fn file_spec(format: Format) -> Option<(&'static FormatSpec, &'static FileSpec)> {
+    FORMATS.iter().find_map(|spec| {
+        let file = spec.files.iter().find(|file| file.format == format)?;
+        Some((*spec, file))
+    })
+}
 
 /// Loads the catalog of `workspace`. Never fails: every problem is a warning.
 pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
@@ -70,13 +149,13 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
     let referenced = ReferencedFiles::new(root);
 
     let is_definition = |name: &OsStr| {
-        let name = Path::new(name);
-        matches!(
-            name.extension().and_then(OsStr::to_str),
-            Some("md" | "toml")
-        )
+        let extension = Path::new(name).extension().and_then(OsStr::to_str);
+        FORMATS
+            .iter()
+            .flat_map(|spec| spec.files)
+            .any(|file| extension == Some(file.extension))
     };
-    let candidates = walk(root, &AgentRoot::ALL, &is_definition, &mut warnings);
+    let candidates = walk(root, &AgentRoot::all(), &is_definition, &mut warnings);
 
     let parsed = parse_all(root, &candidates, options, &referenced, &skills);
 
@@ -143,20 +222,27 @@ pub fn parse_definition(
     skills: &SkillRegistry,
     options: &LoadOptions,
 ) -> Result<ParseOutcome, String> {
+    let (spec, file) =
+        file_spec(format).ok_or_else(|| format!("no format reads {format} files"))?;
     let referenced = ReferencedFiles::new(workspace);
+    let rel_in_root = rel_path.components().skip(2).collect::<PathBuf>();
+    let canonical = workspace.join(rel_path);
     let mut ctx = Ctx {
         options,
         referenced: &referenced,
         skills,
+        spec,
+        file,
+        formats: FORMATS,
+        canonical: &canonical,
+        rel_in_root: &rel_in_root,
         caveats: Vec::new(),
     };
     let source = SourceFile {
         path: rel_path.to_owned(),
         format,
     };
-    let rel_in_root = rel_path.components().skip(2).collect::<PathBuf>();
-    let canonical = workspace.join(rel_path);
-    match parse_text(text, format, &canonical, &rel_in_root, source, &mut ctx)? {
+    match (file.parse)(text, source, &mut ctx)? {
         Parsed::Agent(definition) => Ok(ParseOutcome::Agent(definition, ctx.caveats)),
         Parsed::NotASubagent(why) => Ok(ParseOutcome::NotASubagent(why)),
     }
@@ -183,42 +269,7 @@ fn parse_all(
     let parse_chunk = |chunk: &[Candidate<AgentRoot>]| -> Vec<FileResult> {
         chunk
             .iter()
-            .filter_map(|candidate| {
-                // An extension that root does not read (`.toml` under .claude/agents).
-                let format = format_of(candidate)?;
-                let rel = relative(root, &candidate.canonical);
-                let mut ctx = Ctx {
-                    options,
-                    referenced,
-                    skills,
-                    caveats: Vec::new(),
-                };
-                let text = source::read_text(&candidate.canonical);
-                let source = SourceFile {
-                    path: rel.clone(),
-                    format,
-                };
-                let outcome = text.as_deref().map_err(Clone::clone).and_then(|text| {
-                    parse_text(
-                        text,
-                        format,
-                        &candidate.canonical,
-                        &candidate.rel_in_root,
-                        source,
-                        &mut ctx,
-                    )
-                });
-                let declared = match (&outcome, &text) {
-                    (Err(_), Ok(text)) => declared_name(text, format, &candidate.rel_in_root),
-                    _ => None,
-                };
-                Some(FileResult {
-                    rel,
-                    outcome,
-                    caveats: ctx.caveats,
-                    declared,
-                })
-            })
+            .filter_map(|candidate| parse_candidate(root, candidate, options, referenced, skills))
             .collect()
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
@@ -242,21 +293,61 @@ fn parse_all(
     })
 }
 
-fn format_of(candidate: &Candidate<AgentRoot>) -> Option<Format> {
-    let ext = candidate.canonical.extension().and_then(OsStr::to_str)?;
-    candidate.root.format_for(ext)
+/// Reads and parses one candidate; `None` for an extension its folder does not read
+/// (`.toml` under `.claude/agents`).
+fn parse_candidate(
+    root: &Path,
+    candidate: &Candidate<AgentRoot>,
+    options: &LoadOptions,
+    referenced: &ReferencedFiles,
+    skills: &SkillRegistry,
+) -> Option<FileResult> {
+    let spec = candidate.root.spec;
+    let extension = candidate.canonical.extension().and_then(OsStr::to_str)?;
+    let file = spec.files.iter().find(|file| file.extension == extension)?;
+    let rel = relative(root, &candidate.canonical);
+    let mut ctx = Ctx {
+        options,
+        referenced,
+        skills,
+        spec,
+        file,
+        formats: FORMATS,
+        canonical: &candidate.canonical,
+        rel_in_root: &candidate.rel_in_root,
+        caveats: Vec::new(),
+    };
+    let text = source::read_text(&candidate.canonical);
+    let source = SourceFile {
+        path: rel.clone(),
+        format: file.format,
+    };
+    let outcome = text
+        .as_deref()
+        .map_err(Clone::clone)
+        .and_then(|text| (file.parse)(text, source, &mut ctx));
+    let declared = match (&outcome, &text) {
+        (Err(_), Ok(text)) => declared_name(text, file, &candidate.rel_in_root),
+        _ => None,
+    };
+    Some(FileResult {
+        rel,
+        outcome,
+        caveats: ctx.caveats,
+        declared,
+    })
 }
 
 /// The agent name a file that failed to parse declares, as far as it can be read: its
 /// `name` field, or the name its path gives (OpenCode, Cursor); for Copilot always its file
 /// name.
-fn declared_name(text: &str, format: Format, rel_in_root: &Path) -> Option<String> {
-    if format == Format::Copilot {
-        return Some(copilot::name_from_file(rel_in_root));
+fn declared_name(text: &str, file: &FileSpec, rel_in_root: &Path) -> Option<String> {
+    if let AgentName::Path(of_path) = file.agent_name {
+        return Some(of_path(rel_in_root));
     }
-    let fields = match format {
-        Format::CanonicalToml | Format::Codex => source::parse_toml(text).ok(),
-        _ => source::split_frontmatter(text)
+    let fields = match file.syntax {
+        Syntax::Toml => source::parse_toml(text).ok(),
+        Syntax::Frontmatter => source::split_frontmatter(text)
             .and_then(|split| source::parse_frontmatter(split.yaml))
             .ok()
             .map(|frontmatter| frontmatter.fields),
@@ -266,32 +357,10 @@ fn declared_name(text: &str, format: Format, rel_in_root: &Path) -> Option<Strin
         .and_then(|f| f.get("name"))
         .and_then(serde_json::Value::as_str)
         .map(|n| n.trim().to_owned());
-    match (named, format) {
+    match (named, file.agent_name) {
         (Some(name), _) => Some(name),
-        (None, Format::OpenCode) => Some(opencode::name_from_path(rel_in_root)),
-        (None, Format::Cursor) => Some(cursor::name_from_file(rel_in_root)),
+        (None, AgentName::FieldElsePath(of_path)) => Some(of_path(rel_in_root)),
         (None, _) => None,
-    }
-}
-
-/// Dispatches to the format's parser.
-fn parse_text(
-    text: &str,
-    format: Format,
-    canonical_path: &Path,
-    rel_in_root: &Path,
-    source: SourceFile,
-    ctx: &mut Ctx<'_>,
-) -> Result<Parsed, String> {
-    match format {
-        Format::CanonicalMarkdown => canonical::parse_markdown(text, source, ctx),
-        Format::CanonicalToml => canonical::parse_toml_file(text, source, ctx),
-        Format::Claude => claude::parse(text, source, ctx),
-        Format::Codex => codex::parse(text, canonical_path, source, ctx),
-        Format::OpenCode => opencode::parse(text, rel_in_root, source, ctx),
-        Format::Copilot => copilot::parse(text, rel_in_root, source, ctx),
-        Format::Cursor => cursor::parse(text, rel_in_root, source, ctx),
-        Format::Gemini => gemini::parse(text, source, ctx),
     }
 }
 
@@ -333,4 +402,68 @@ fn load_skills(root: &Path, warnings: &mut Vec<Warning>) -> SkillRegistry {
 
 fn relative(root: &Path, canonical: &Path) -> PathBuf {
     canonical.strip_prefix(root).unwrap_or(canonical).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_is_read_from_one_kind_of_file() {
+        let every = [
+            Format::CanonicalMarkdown,
+            Format::CanonicalToml,
+            Format::Claude,
+            Format::Codex,
+            Format::OpenCode,
+            Format::Copilot,
+            Format::Cursor,
+            Format::Gemini,
+        ];
+        for format in every {
+            // A new format fails to compile here until it is in `every`.
+            match format {
+                Format::CanonicalMarkdown
+                | Format::CanonicalToml
+                | Format::Claude
+                | Format::Codex
+                | Format::OpenCode
+                | Format::Copilot
+                | Format::Cursor
+                | Format::Gemini => {}
+            }
+            let kinds = FORMATS
+                .iter()
+                .flat_map(|spec| spec.files)
+                .filter(|file| file.format == format)
+                .count();
+            assert_eq!(kinds, 1, "{format}");
+        }
+    }
+
+    #[test]
+    fn the_folders_keep_their_precedence() {
+        assert_eq!(
+            agent_roots().collect::<Vec<_>>(),
+            [
+                ".agents/agents",
+                ".claude/agents",
+                ".codex/agents",
+                ".opencode/agents",
+                ".opencode/agent",
+                ".github/agents",
+                ".cursor/agents",
+                ".gemini/agents"
+            ]
+        );
+        let ranks: Vec<usize> = AgentRoot::all().iter().map(|r| r.precedence()).collect();
+        assert_eq!(ranks, [0, 1, 2, 3, 3, 4, 5, 6]);
+        let gemini = AgentRoot::all()[7];
+        assert!(!gemini.recursive() && gemini.skips_file("_draft.md"));
+        assert!(
+            AgentRoot::all()[..7]
+                .iter()
+                .all(|r| r.recursive() && !r.skips_file("_x.md"))
+        );
+    }
 }

@@ -9,7 +9,8 @@
 //! Completions endpoint (SPEC §6.2).
 
 use super::aliases::resolve_alias;
-use super::build::{Ctx, Draft, ModelChoice};
+use super::draft::{Draft, ModelChoice};
+use super::spec::Ctx;
 use crate::definition::{Model, ModelOrigin, ProviderKind};
 
 /// One row of the Claude table: a (tier, version) as the other tools write it, Anthropic's

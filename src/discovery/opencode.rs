@@ -5,15 +5,67 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::build::{
-    CANONICAL_SPELLINGS, Ctx, Draft, ModelChoice, Parsed, Spellings, finalize, grant_workspace,
-    read_common, read_qualified_tool_lists,
-};
+use super::build::finalize;
+use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, Spellings, read_common};
 use super::fields::Doc;
 use super::source::{parse_frontmatter, split_frontmatter};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::tool_lists::{grant_workspace, read_qualified_tool_lists};
+use super::vocabulary::{ToolMeaning, ToolName, Tools, Vocabulary};
 use crate::definition::{
     BuiltinServer, Format, Model, ModelOrigin, ProviderKind, SourceFile, ToolFilter, ToolNaming,
     ToolPattern,
+};
+
+pub(super) const SPEC: FormatSpec = FormatSpec {
+    // OpenCode reads the singular spelling too, at the same precedence.
+    folders: &[".opencode/agents", ".opencode/agent"],
+    recursive: true,
+    skipped_prefix: None,
+    files: &[FileSpec {
+        extension: "md",
+        format: Format::OpenCode,
+        syntax: Syntax::Frontmatter,
+        agent_name: AgentName::FieldElsePath(name_from_path),
+        fields: fields::OPENCODE,
+        parse,
+    }],
+    tools: Tools::Client(&TOOLS),
+    models: ModelNames::ProviderPrefixed,
+};
+
+/// OpenCode's own tool and permission keys: its file tools, which the built-in workspace
+/// server provides under the same names (SPEC §8.6), and its built-ins that do not exist
+/// here. Any other key is a pattern over child tools (`github_*`).
+const TOOLS: Vocabulary = Vocabulary {
+    client: "OpenCode's tools",
+    names: &[
+        ToolName::own("read", &["read"]),
+        ToolName::own("grep", &["grep"]),
+        ToolName::own("glob", &["glob"]),
+        ToolName::own("list", &["list"]),
+        ToolName::own("edit", &["edit"]),
+        ToolName::own("write", &["write"]),
+        ToolName::missing("patch"),
+        ToolName::missing("bash"),
+        ToolName::missing("task"),
+        ToolName::missing("external_directory"),
+        ToolName::missing("lsp"),
+        ToolName::missing("skill"),
+        ToolName::missing("repo_clone"),
+        ToolName::missing("repo_overview"),
+        ToolName::missing("model_override"),
+        ToolName::missing("todowrite"),
+        ToolName::missing("todoread"),
+        ToolName::missing("question"),
+        ToolName::missing("webfetch"),
+        ToolName::missing("websearch"),
+        ToolName::missing("codesearch"),
+        ToolName::missing("doom_loop"),
+    ],
+    any_case: false,
+    groups: false,
+    own_servers_only: false,
 };
 
 const SPELLINGS: Spellings = Spellings {
@@ -21,44 +73,8 @@ const SPELLINGS: Spellings = Spellings {
     ..CANONICAL_SPELLINGS
 };
 
-/// OpenCode's file tools that the built-in workspace server provides (SPEC §8.6), under
-/// the same names.
-const WORKSPACE_TOOLS: [&str; 6] = ["read", "grep", "glob", "list", "edit", "write"];
-
-/// OpenCode's own tool and permission keys. Besides [`WORKSPACE_TOOLS`] they govern
-/// OpenCode built-ins that do not exist here.
-const BUILTIN_PERMISSIONS: &[&str] = &[
-    "read",
-    "edit",
-    "write",
-    "patch",
-    "glob",
-    "grep",
-    "list",
-    "bash",
-    "task",
-    "external_directory",
-    "lsp",
-    "skill",
-    "repo_clone",
-    "repo_overview",
-    "model_override",
-    "todowrite",
-    "todoread",
-    "question",
-    "webfetch",
-    "websearch",
-    "codesearch",
-    "doom_loop",
-];
-
-/// Parses one file; `rel_in_root` (its path below the agents folder) gives the default name.
-pub(super) fn parse(
-    text: &str,
-    rel_in_root: &Path,
-    source: SourceFile,
-    ctx: &mut Ctx<'_>,
-) -> Result<Parsed, String> {
+/// Parses one file; its path below the agents folder gives the default name.
+fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
     let split = split_frontmatter(text)?;
     let frontmatter = parse_frontmatter(split.yaml)?;
     ctx.caveats.extend(frontmatter.lenient_note);
@@ -85,7 +101,7 @@ pub(super) fn parse(
     let mut draft = Draft {
         name: Some(match doc.string(fields::NAME)? {
             Some(name) => name.trim().to_owned(),
-            None => name_from_path(rel_in_root),
+            None => name_from_path(ctx.rel_in_root),
         }),
         description: doc.string(fields::DESCRIPTION)?,
         instructions: if body.is_empty() {
@@ -96,7 +112,7 @@ pub(super) fn parse(
         instructions_hint: "the instructions are empty: write the prompt after the frontmatter",
         ..Draft::default()
     };
-    read_common(doc, &mut draft, &SPELLINGS, Format::OpenCode, ctx)?;
+    read_common(doc, &mut draft, &SPELLINGS, ctx)?;
     draft.model = model_choice(doc, &mut draft)?;
 
     let mut rules = Vec::new();
@@ -135,7 +151,7 @@ pub(super) fn parse(
 
 /// OpenCode names an agent after its path below the agents folder: `team/reviewer.md` is
 /// `team-reviewer` here (`/` cannot be in a name).
-pub(super) fn name_from_path(rel_in_root: &Path) -> String {
+fn name_from_path(rel_in_root: &Path) -> String {
     let stem = rel_in_root.with_extension("");
     stem.components()
         .map(|c| c.as_os_str().to_string_lossy().to_lowercase())
@@ -257,13 +273,14 @@ enum Place {
 fn key(text: &str, place: Place) -> Key<'_> {
     let pattern = |tool: &str| format!("{}_{tool}", BuiltinServer::Workspace.name());
     if place == Place::Permission && text == "edit" {
-        Key::Workspace(vec![pattern("edit"), pattern("write")])
-    } else if WORKSPACE_TOOLS.contains(&text) {
-        Key::Workspace(vec![pattern(text)])
-    } else if BUILTIN_PERMISSIONS.contains(&text) {
-        Key::Missing
-    } else {
-        Key::Child(text)
+        return Key::Workspace(vec![pattern("edit"), pattern("write")]);
+    }
+    match TOOLS.meaning(text) {
+        Some(ToolMeaning::Workspace(tools)) => {
+            Key::Workspace(tools.iter().map(|tool| pattern(tool)).collect())
+        }
+        Some(ToolMeaning::RunsWithout) => Key::Missing,
+        None => Key::Child(text),
     }
 }
 

@@ -1,50 +1,33 @@
-//! Unknown fields that look like typos (SPEC §3.1): every format's known field names, and
-//! one check that reports an unknown field within a slip of one of them ("did you mean
-//! `disallowedTools`?"). Unknown fields stay ignored, since they may belong to another tool;
-//! a name that any format knows is never reported (`mode` in a Claude file is OpenCode's).
+//! Unknown fields that look like typos (SPEC §3.1): one check that reports an unknown field
+//! within a slip of one the file's format knows ("did you mean `disallowedTools`?"). Unknown
+//! fields stay ignored, since they may belong to another tool; a name that any format knows
+//! is never reported (`mode` in a Claude file is OpenCode's).
 //!
-//! The lists (`field_names`, the constants the parsers read fields through) hold every field
-//! the format's parser reads and the fields of that tool it deliberately ignores; `tests/suite/definition_fields.rs` checks that the published
-//! corpus raises no report and that a typo of each list's fields does.
+//! Each format's spec names its list of fields (`field_names`, the constants the parsers read
+//! fields through): every field its parser reads and the fields of that tool it deliberately
+//! ignores; `tests/suite/definition_fields.rs` checks that the published corpus raises no
+//! report and that a typo of each list's fields does.
 
 use super::field_names::{self as fields, Field};
 use super::fields::Doc;
-use crate::definition::Format;
 use crate::definition::closest;
 
-/// The fields `format` knows besides the common ones.
-fn own_fields(format: Format) -> &'static [Field] {
-    match format {
-        Format::CanonicalMarkdown => &[],
-        Format::CanonicalToml => fields::CANONICAL_TOML,
-        Format::Claude => fields::CLAUDE,
-        Format::Codex => fields::CODEX,
-        Format::OpenCode => fields::OPENCODE,
-        Format::Copilot => fields::COPILOT,
-        Format::Cursor => fields::CURSOR,
-        Format::Gemini => fields::GEMINI,
-    }
-}
-
-fn known_anywhere(field: &str) -> bool {
-    [
-        fields::COMMON,
-        fields::CANONICAL_TOML,
-        fields::CLAUDE,
-        fields::CODEX,
-        fields::OPENCODE,
-        fields::COPILOT,
-        fields::CURSOR,
-        fields::GEMINI,
-    ]
-    .iter()
-    .any(|list| fields::spellings(list).any(|known| known == field))
-}
-
-/// One caveat for each top-level field of `doc` that `format` does not know and that is a
-/// slip of one it does.
-pub(super) fn note_near_misses(doc: Doc<'_>, format: Format, caveats: &mut Vec<String>) {
-    let known = || fields::spellings(fields::COMMON).chain(fields::spellings(own_fields(format)));
+/// One caveat for each top-level field of `doc` that the file's format does not know (the
+/// common fields and `own`) and that is a slip of one it does. `formats` are the fields
+/// every format knows besides the common ones: another tool's field is no slip.
+pub(super) fn note_near_misses<'a>(
+    doc: Doc<'_>,
+    own: &[Field],
+    formats: impl Iterator<Item = &'a [Field]>,
+    caveats: &mut Vec<String>,
+) {
+    let others: Vec<&[Field]> = formats.collect();
+    let known_anywhere = |field: &str| {
+        std::iter::once(fields::COMMON)
+            .chain(others.iter().copied())
+            .any(|list| fields::spellings(list).any(|known| known == field))
+    };
+    let known = || fields::spellings(fields::COMMON).chain(fields::spellings(own));
     for field in doc.map().keys() {
         // Another tool's field is left alone, unless it only spells one of this format's
         // differently (`mcp-servers`, Copilot's, in a Claude file means `mcp_servers`).
@@ -98,9 +81,21 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    use crate::definition::Format;
+    use crate::discovery::{FORMATS, file_spec};
+
     fn notes(value: serde_json::Value, format: Format) -> Vec<String> {
         let mut caveats = Vec::new();
-        note_near_misses(Doc::new(value.as_object().unwrap()), format, &mut caveats);
+        let every = FORMATS
+            .iter()
+            .flat_map(|spec| spec.files.iter().map(|file| file.fields));
+        let own = file_spec(format).unwrap().1.fields;
+        note_near_misses(
+            Doc::new(value.as_object().unwrap()),
+            own,
+            every,
+            &mut caveats,
+        );
         caveats
     }
 

@@ -12,7 +12,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::definition::{AgentRoot, Effect, SkillRoot, Warning};
+use crate::definition::{Effect, SkillRoot, Warning};
 use crate::limits::DISCOVERY_DEPTH;
 
 /// A folder the walk starts from: agent roots and skill roots alike.
@@ -29,21 +29,6 @@ pub(super) trait Root: Copy {
     /// Whether its tool leaves out a file of this name.
     fn skips_file(self, _name: &str) -> bool {
         false
-    }
-}
-
-impl Root for AgentRoot {
-    fn path(self) -> &'static str {
-        AgentRoot::path(self)
-    }
-    fn precedence(self) -> usize {
-        AgentRoot::precedence(self)
-    }
-    fn recursive(self) -> bool {
-        AgentRoot::recursive(self)
-    }
-    fn skips_file(self, name: &str) -> bool {
-        AgentRoot::skips_file(self, name)
     }
 }
 

@@ -38,7 +38,7 @@ use super::reply::{Reply, ToolOutput};
 use super::tool_schema;
 use super::unsupported::OptionalParam;
 use super::wire::{ReplyStream, Request, ToolList, WireFormat, raw_item};
-use crate::definition::{AuthHeader, WireApi};
+use crate::definition::{AuthHeader, WireRules};
 use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
 
@@ -84,7 +84,7 @@ impl WireFormat for Chat {
 
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
         ToolList::new(tools, |sorted| {
-            let shaped = tool_schema::shape_each(WireApi::ChatCompletions, sorted);
+            let shaped = tool_schema::shape_each(&WireRules::CHAT_COMPLETIONS, sorted);
             let tools: Vec<Tool<'_>> = shaped
                 .iter()
                 .map(|(t, s)| Tool {

@@ -22,7 +22,7 @@ use super::strict::fits_strict_subset;
 use super::unsupported::OptionalParam;
 use super::wire::{Request, ToolList, WireFormat, carries, effort, thinking, thinking_param};
 use crate::definition::{
-    AgentDefinition, AuthHeader, EndpointSource, ProviderConfig, ProviderKind, WireApi,
+    AgentDefinition, AuthHeader, CacheKey, EndpointSource, ProviderConfig, ProviderKind, WireApi,
 };
 use crate::error::AgentError;
 use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS, REASONING_ROOM_TOKENS};
@@ -87,6 +87,7 @@ impl ProviderClient {
                 .to_owned(),
             kind => kind.as_str().to_owned(),
         };
+        let rules = provider.wire_api.rules();
         let endpoint = endpoint(&provider.base_url, provider.wire_api);
         let limit = definition
             .max_output_tokens
@@ -98,9 +99,7 @@ impl ProviderClient {
             wire: format(provider.wire_api),
             endpoint,
             key,
-            auth: provider
-                .auth
-                .unwrap_or_else(|| AuthHeader::default_for(provider.wire_api)),
+            auth: provider.auth.unwrap_or(rules.auth),
             settings: ModelSettings {
                 model: definition.model.id.clone(),
                 temperature: definition.temperature,
@@ -111,7 +110,7 @@ impl ProviderClient {
                     .map(|s| s.json())
                     .filter(|s| fits_strict_subset(s))
                     .map(|s| Arc::new(s.clone())),
-                output_limit_as_max_tokens: provider.wire_api == WireApi::ChatCompletions
+                output_limit_as_max_tokens: rules.max_tokens_for_some_servers
                     && ignores_completion_tokens(&provider.base_url),
             },
             retry: RetryPolicy::default(),
@@ -120,10 +119,10 @@ impl ProviderClient {
             source: definition.source.path.display().to_string(),
             secrets,
             prompt_cache_key: prompt_cache_key(None, definition),
-            sends_cache_key: match provider.wire_api {
-                WireApi::Responses => true,
-                WireApi::AnthropicMessages => false,
-                WireApi::ChatCompletions => is_openai(&provider.base_url),
+            sends_cache_key: match rules.cache_key {
+                CacheKey::Always => true,
+                CacheKey::Never => false,
+                CacheKey::OpenAiOnly => is_openai(&provider.base_url),
             },
             connect_hint: connect_hint(provider),
         }

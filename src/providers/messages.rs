@@ -42,7 +42,7 @@ use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage
 use super::tool_schema;
 use super::unsupported::OptionalParam;
 use super::wire::{ReplyStream, Request, ToolList, WireFormat, raw_item};
-use crate::definition::{AuthHeader, WireApi};
+use crate::definition::{AuthHeader, WireRules};
 use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
 
@@ -107,7 +107,7 @@ impl WireFormat for Messages {
     /// The tools, the last one a cache breakpoint.
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
         ToolList::new(tools, |sorted| {
-            let shaped = tool_schema::shape_each(WireApi::AnthropicMessages, sorted);
+            let shaped = tool_schema::shape_each(&WireRules::MESSAGES, sorted);
             let last = shaped.len().saturating_sub(1);
             let tools: Vec<Tool<'_>> = shaped
                 .iter()

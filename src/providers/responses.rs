@@ -26,7 +26,7 @@ use super::reply::{CallArguments, Reply, StopReason, ToolCall, ToolOutput, Usage
 use super::tool_schema;
 use super::unsupported::OptionalParam;
 use super::wire::{ReplyStream, Request, ToolList, WireFormat, raw_item};
-use crate::definition::{AuthHeader, WireApi};
+use crate::definition::{AuthHeader, WireRules};
 use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
 
@@ -80,7 +80,7 @@ impl WireFormat for Responses {
 
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
         ToolList::new(tools, |sorted| {
-            let shaped = tool_schema::shape_each(WireApi::Responses, sorted);
+            let shaped = tool_schema::shape_each(&WireRules::RESPONSES, sorted);
             let tools: Vec<FunctionTool<'_>> = shaped
                 .iter()
                 .map(|(t, s)| FunctionTool {

@@ -25,7 +25,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
-use crate::definition::WireApi;
+use crate::definition::WireRules;
 use crate::toolbox::ToolSpec;
 
 /// The most characters of JSON a description line quotes from a dropped `enum` or `not`.
@@ -41,34 +41,24 @@ pub(super) struct Shaped<'a> {
     pub schema: Cow<'a, Value>,
 }
 
-/// The keywords `api` refuses at the top of an input schema.
-fn forbidden(api: WireApi) -> &'static [&'static str] {
-    match api {
-        WireApi::AnthropicMessages => &["allOf", "oneOf", "anyOf"],
-        // Chat Completions validates function parameters as Responses does (one backend).
-        WireApi::Responses | WireApi::ChatCompletions => {
-            &["allOf", "oneOf", "anyOf", "enum", "not"]
-        }
-    }
-}
-
-/// Each tool with its description and schema shaped for `api` ([`shape`]), in order.
+/// Each tool with its description and schema shaped for the wire of `rules` ([`shape`]), in
+/// order.
 pub(super) fn shape_each<'a>(
-    api: WireApi,
+    rules: &WireRules,
     tools: &[&'a ToolSpec],
 ) -> Vec<(&'a ToolSpec, Shaped<'a>)> {
     tools
         .iter()
-        .map(|&t| (t, shape(api, &t.description, &t.input_schema)))
+        .map(|&t| (t, shape(rules, &t.description, &t.input_schema)))
         .collect()
 }
 
-/// `schema` (with `description`) as `api` accepts it.
-pub(super) fn shape<'a>(api: WireApi, description: &'a str, schema: &'a Value) -> Shaped<'a> {
+/// `schema` (with `description`) as the wire of `rules` accepts it.
+pub(super) fn shape<'a>(rules: &WireRules, description: &'a str, schema: &'a Value) -> Shaped<'a> {
     let acceptable = schema.as_object().is_some_and(|map| {
         map.get("type") == Some(&json!("object"))
             && map.get("properties").is_none_or(Value::is_object)
-            && !forbidden(api).iter().any(|k| map.contains_key(*k))
+            && !rules.schema_refuses.iter().any(|k| map.contains_key(*k))
     });
     if acceptable {
         return Shaped {
@@ -78,7 +68,7 @@ pub(super) fn shape<'a>(api: WireApi, description: &'a str, schema: &'a Value) -
     }
     let mut notes = Vec::new();
     let shaped = match schema {
-        Value::Object(map) => top_level(api, map, &mut notes),
+        Value::Object(map) => top_level(rules, map, &mut notes),
         _ => empty_object(),
     };
     let mut note = notes.join(" ");
@@ -117,7 +107,7 @@ fn may_be_object(schema: &Map<String, Value>) -> bool {
 }
 
 fn top_level(
-    api: WireApi,
+    rules: &WireRules,
     schema: &Map<String, Value>,
     notes: &mut Vec<String>,
 ) -> Map<String, Value> {
@@ -125,16 +115,14 @@ fn top_level(
         return empty_object();
     }
     let mut shaped = flatten(schema, notes);
-    if matches!(api, WireApi::Responses | WireApi::ChatCompletions) {
-        for keyword in ["enum", "not"] {
-            if let Some(value) = shaped.remove(keyword) {
-                let what = if keyword == "enum" {
-                    "The arguments must be exactly one of"
-                } else {
-                    "The arguments must not match"
-                };
-                notes.push(format!("{what}: {}.", compact(&value)));
-            }
+    for (keyword, what) in [
+        ("enum", "The arguments must be exactly one of"),
+        ("not", "The arguments must not match"),
+    ] {
+        if rules.schema_refuses.contains(&keyword)
+            && let Some(value) = shaped.remove(keyword)
+        {
+            notes.push(format!("{what}: {}.", compact(&value)));
         }
     }
     shaped.insert("type".into(), json!("object"));
@@ -182,28 +170,13 @@ fn merge(base: &mut Map<String, Value>, member: Map<String, Value>) {
     for (key, value) in member {
         match key.as_str() {
             "properties" => {
-                let Value::Object(properties) = value else {
-                    continue;
-                };
-                let slot = base.entry("properties").or_insert_with(|| json!({}));
-                if !slot.is_object() {
-                    *slot = json!({});
-                }
-                if let Value::Object(into) = slot {
-                    for (name, property) in properties {
-                        add_property(into, name, property, "allOf");
-                    }
+                if let Value::Object(properties) = value {
+                    add_properties(base, properties, "allOf");
                 }
             }
             "required" => {
-                let Value::Array(names) = value else { continue };
-                let slot = base.entry("required").or_insert_with(|| json!([]));
-                if let Value::Array(into) = slot {
-                    for name in names {
-                        if !into.contains(&name) {
-                            into.push(name);
-                        }
-                    }
+                if let Value::Array(names) = value {
+                    add_required(base, names);
                 }
             }
             "description" => {
@@ -220,14 +193,7 @@ fn merge(base: &mut Map<String, Value>, member: Map<String, Value>) {
                     }
                 }
             }
-            "$defs" | "definitions" => {
-                let slot = base.entry(key).or_insert_with(|| json!({}));
-                if let (Value::Object(into), Value::Object(more)) = (slot, value) {
-                    for (name, def) in more {
-                        into.entry(name).or_insert(def);
-                    }
-                }
-            }
+            "$defs" | "definitions" => add_definitions(base, key, value),
             // The stricter of two answers, so that no member's limit is lost.
             "additionalProperties" if value == json!(false) => {
                 base.insert(key, value);
@@ -292,43 +258,33 @@ fn fold(base: &mut Map<String, Value>, alternatives: &[&Value], notes: &mut Vec<
                 .filter(|r| required.contains(r))
                 .collect(),
         });
-        let slot = base.entry("properties").or_insert_with(|| json!({}));
-        if !slot.is_object() {
-            *slot = json!({});
-        }
-        if let Value::Object(into) = slot {
-            for (name, property) in properties {
-                add_property(into, name, property, "anyOf");
-            }
-        }
+        add_properties(base, properties, "anyOf");
         for (key, value) in alternative {
             if matches!(key.as_str(), "$defs" | "definitions") {
-                let slot = base.entry(key).or_insert_with(|| json!({}));
-                if let (Value::Object(into), Value::Object(more)) = (slot, value) {
-                    for (name, def) in more {
-                        into.entry(name).or_insert(def);
-                    }
-                }
+                add_definitions(base, key, value);
             }
         }
     }
     if let Some(common) = common {
-        let slot = base.entry("required").or_insert_with(|| json!([]));
-        if let Value::Array(into) = slot {
-            for name in common {
-                if !into.contains(&name) {
-                    into.push(name);
-                }
-            }
-            if into.is_empty() {
-                base.remove("required");
-            }
+        add_required(base, common);
+        if base
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        {
+            base.remove("required");
         }
     }
     // Each alternative may have allowed only its own properties; together they allow all.
     if base.get("additionalProperties") == Some(&json!(false)) && forms.len() > 1 {
         base.remove("additionalProperties");
     }
+    notes.extend(forms_note(&forms, left_out));
+}
+
+/// The lines that name the alternatives of a folded schema, and how many were left out.
+fn forms_note(forms: &[String], left_out: usize) -> Vec<String> {
+    let mut notes = Vec::new();
     if !forms.is_empty() {
         let listed: Vec<String> = forms
             .iter()
@@ -346,6 +302,44 @@ fn fold(base: &mut Map<String, Value>, alternatives: &[&Value], notes: &mut Vec<
             if left_out == 1 { "" } else { "s" },
             if left_out == 1 { "is" } else { "are" }
         ));
+    }
+    notes
+}
+
+/// Adds `properties` to `base`'s, a name already there with another schema taking both
+/// under `combine` ([`add_property`]).
+fn add_properties(base: &mut Map<String, Value>, properties: Map<String, Value>, combine: &str) {
+    let slot = base.entry("properties").or_insert_with(|| json!({}));
+    if !slot.is_object() {
+        *slot = json!({});
+    }
+    if let Value::Object(into) = slot {
+        for (name, property) in properties {
+            add_property(into, name, property, combine);
+        }
+    }
+}
+
+/// Adds the names in `required` to `base`'s `required` list, each once.
+fn add_required(base: &mut Map<String, Value>, required: Vec<Value>) {
+    let slot = base.entry("required").or_insert_with(|| json!([]));
+    if let Value::Array(into) = slot {
+        for name in required {
+            if !into.contains(&name) {
+                into.push(name);
+            }
+        }
+    }
+}
+
+/// Adds the schemas of a `$defs` (or `definitions`) map to `base`'s under `key`, a name
+/// already there keeping its own.
+fn add_definitions(base: &mut Map<String, Value>, key: String, more: Value) {
+    let slot = base.entry(key).or_insert_with(|| json!({}));
+    if let (Value::Object(into), Value::Object(more)) = (slot, more) {
+        for (name, def) in more {
+            into.entry(name).or_insert(def);
+        }
     }
 }
 
@@ -398,9 +392,10 @@ fn compact(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::definition::WireApi;
 
     fn shaped(api: WireApi, schema: Value) -> (String, Value) {
-        let s = shape(api, "Does things.", &schema);
+        let s = shape(api.rules(), "Does things.", &schema);
         (s.description.into_owned(), s.schema.into_owned())
     }
 
@@ -408,12 +403,12 @@ mod tests {
     fn an_acceptable_schema_is_borrowed() {
         let schema =
             json!({"type": "object", "properties": {"a": {"type": "string"}}, "enum": [{}]});
-        let s = shape(WireApi::AnthropicMessages, "d", &schema);
+        let s = shape(WireApi::AnthropicMessages.rules(), "d", &schema);
         assert!(
             matches!(s.schema, Cow::Borrowed(_)),
             "Messages takes a top-level enum"
         );
-        let s = shape(WireApi::Responses, "d", &schema);
+        let s = shape(WireApi::Responses.rules(), "d", &schema);
         assert!(matches!(s.schema, Cow::Owned(_)), "Responses does not");
     }
 

@@ -31,9 +31,8 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use mcp_agents::definition::{AgentRoot, SkillRoot};
-use mcp_agents::definition::{Catalog, Effect};
-use mcp_agents::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
+use mcp_agents::definition::{Catalog, Effect, SkillRoot};
+use mcp_agents::discovery::{DefaultModel, LoadOptions, Workspace, agent_roots, load_catalog};
 
 pub fn fixture_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -294,7 +293,7 @@ pub fn check_fixture(name: &str) -> Catalog {
 /// found without following links, hidden names included so a fixture cannot hide one.
 fn definition_like_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in AgentRoot::ALL.map(AgentRoot::path) {
+    for dir in agent_roots() {
         collect(&root.join(dir), &mut out, &|n| {
             n.ends_with(".md") || n.ends_with(".toml")
         });
