@@ -267,39 +267,52 @@ fn read_model(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<Mode
         ));
     }
     if listed.len() > 1 {
-        let runs = match &choice {
-            ModelChoice::Named(model) => {
-                let provider = draft
-                    .provider
-                    .clone()
-                    .or(draft.default_provider.map(|p| p.as_str().to_owned()))
-                    .unwrap_or_default();
-                format!("{provider} {}", model.id)
-            }
-            _ => "the server's default model".to_owned(),
-        };
-        let skipped = &listed[..chosen];
-        let later = &listed[chosen + 1..];
-        let mut note = format!(
-            "`{field}` lists {} models; this runtime runs `{}` ({runs})",
-            listed.len(),
-            entry.name
-        );
-        if !skipped.is_empty() {
-            note.push_str(&format!(
-                ", skipping {} (no provider here serves them)",
-                names(skipped)
-            ));
-        }
-        if !later.is_empty() {
-            note.push_str(&format!(
-                " and never falls back to the others ({})",
-                names(later)
-            ));
-        }
-        ctx.caveats.push(note);
+        ctx.caveats
+            .push(list_note(field, &listed, chosen, &choice, draft));
     }
     Ok(choice)
+}
+
+/// The caveat on a list of models: which one runs (`chosen`), which were skipped, and that
+/// nothing falls back to the later ones.
+fn list_note(
+    field: &str,
+    listed: &[ListedModel<'_>],
+    chosen: usize,
+    choice: &ModelChoice,
+    draft: &Draft,
+) -> String {
+    let runs = match choice {
+        ModelChoice::Named(model) => {
+            let provider = draft
+                .provider
+                .clone()
+                .or(draft.default_provider.map(|p| p.as_str().to_owned()))
+                .unwrap_or_default();
+            format!("{provider} {}", model.id)
+        }
+        _ => "the server's default model".to_owned(),
+    };
+    let skipped = &listed[..chosen];
+    let later = &listed[chosen + 1..];
+    let mut note = format!(
+        "`{field}` lists {} models; this runtime runs `{}` ({runs})",
+        listed.len(),
+        listed[chosen].name
+    );
+    if !skipped.is_empty() {
+        note.push_str(&format!(
+            ", skipping {} (no provider here serves them)",
+            names(skipped)
+        ));
+    }
+    if !later.is_empty() {
+        note.push_str(&format!(
+            " and never falls back to the others ({})",
+            names(later)
+        ));
+    }
+    note
 }
 
 fn names(listed: &[ListedModel<'_>]) -> String {

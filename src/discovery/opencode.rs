@@ -345,32 +345,14 @@ fn permission_rules(
         let action = match action {
             Value::String(a) => a.as_str(),
             Value::Object(per_argument) => {
-                let actions: Vec<&str> = per_argument.values().filter_map(Value::as_str).collect();
-                let grants = |a: &&str| matches!(*a, "allow" | "ask");
-                match named {
-                    Key::Missing if actions.iter().any(grants) => {
-                        missing.push(name.clone());
-                    }
-                    Key::Missing => {}
-                    // Only `allow` everywhere can be honoured as written; anything less is
-                    // honoured by withholding the tool, never by giving more.
-                    Key::Workspace(patterns) => {
-                        let allow = !actions.is_empty()
-                            && actions.len() == per_argument.len()
-                            && actions.iter().all(|a| *a == "allow");
-                        if !allow && actions.iter().any(grants) {
-                            ctx.caveats.push(format!(
-                                "`{field}.{name}` has per-path rules, which this runtime \
-                                 cannot apply; `{name}` is withheld"
-                            ));
-                        }
-                        rules.extend(patterns.into_iter().map(|pattern| Rule { pattern, allow }));
-                    }
-                    Key::Child(_) => ctx.caveats.push(format!(
-                        "`{field}.{name}` has per-argument rules, which this runtime cannot \
-                         apply to child tools; they are ignored"
-                    )),
-                }
+                rules.extend(per_argument_rules(
+                    field,
+                    name,
+                    named,
+                    per_argument,
+                    missing,
+                    ctx,
+                ));
                 continue;
             }
             other => {
@@ -381,29 +363,7 @@ fn permission_rules(
                 ));
             }
         };
-        let allow = match action {
-            "allow" => true,
-            "deny" => false,
-            "ask" => {
-                match named {
-                    Key::Workspace(_) => ctx.caveats.push(format!(
-                        "`{field}.{name}: ask` withholds `{name}`: this runtime never asks \
-                         anyone"
-                    )),
-                    Key::Child(_) => ctx.caveats.push(format!(
-                        "`{field}.{name}: ask` denies the matching child tools: this runtime \
-                         never asks anyone"
-                    )),
-                    Key::Missing => {}
-                }
-                false
-            }
-            other => {
-                return Err(format!(
-                    "`{field}.{name}` is {other:?}; use allow, ask or deny"
-                ));
-            }
-        };
+        let allow = action_allows(field, name, action, &named, ctx)?;
         let patterns = match named {
             Key::Workspace(patterns) => patterns,
             Key::Missing => {
@@ -417,6 +377,84 @@ fn permission_rules(
         rules.extend(patterns.into_iter().map(|pattern| Rule { pattern, allow }));
     }
     Ok(rules)
+}
+
+/// Whether a `permission` action allows: `allow` does, `deny` does not, and `ask` cannot be
+/// honoured (nobody is asked), so it denies, with a caveat.
+fn action_allows(
+    field: &str,
+    name: &str,
+    action: &str,
+    named: &Key<'_>,
+    ctx: &mut Ctx<'_>,
+) -> Result<bool, String> {
+    match action {
+        "allow" => Ok(true),
+        "deny" => Ok(false),
+        "ask" => {
+            match named {
+                Key::Workspace(_) => ctx.caveats.push(format!(
+                    "`{field}.{name}: ask` withholds `{name}`: this runtime never asks \
+                     anyone"
+                )),
+                Key::Child(_) => ctx.caveats.push(format!(
+                    "`{field}.{name}: ask` denies the matching child tools: this runtime \
+                     never asks anyone"
+                )),
+                Key::Missing => {}
+            }
+            Ok(false)
+        }
+        other => Err(format!(
+            "`{field}.{name}` is {other:?}; use allow, ask or deny"
+        )),
+    }
+}
+
+/// A `permission` key with per-argument (per-path) rules. Only `allow` everywhere can be
+/// honoured as written; anything less is honoured by withholding the tool, never by giving
+/// more. A built-in that does not exist here and is allowed or asked for somewhere goes to
+/// `missing`; child tools' per-argument rules are ignored.
+fn per_argument_rules(
+    field: &str,
+    name: &String,
+    named: Key<'_>,
+    per_argument: &Map<String, Value>,
+    missing: &mut Vec<String>,
+    ctx: &mut Ctx<'_>,
+) -> Vec<Rule> {
+    let actions: Vec<&str> = per_argument.values().filter_map(Value::as_str).collect();
+    let grants = |a: &&str| matches!(*a, "allow" | "ask");
+    match named {
+        Key::Missing => {
+            if actions.iter().any(grants) {
+                missing.push(name.clone());
+            }
+            Vec::new()
+        }
+        Key::Workspace(patterns) => {
+            let allow = !actions.is_empty()
+                && actions.len() == per_argument.len()
+                && actions.iter().all(|a| *a == "allow");
+            if !allow && actions.iter().any(grants) {
+                ctx.caveats.push(format!(
+                    "`{field}.{name}` has per-path rules, which this runtime \
+                     cannot apply; `{name}` is withheld"
+                ));
+            }
+            patterns
+                .into_iter()
+                .map(|pattern| Rule { pattern, allow })
+                .collect()
+        }
+        Key::Child(_) => {
+            ctx.caveats.push(format!(
+                "`{field}.{name}` has per-argument rules, which this runtime cannot \
+                 apply to child tools; they are ignored"
+            ));
+            Vec::new()
+        }
+    }
 }
 
 /// Maps OpenCode's ordered, last-match-wins rules onto allow and deny lists: `"*": false`

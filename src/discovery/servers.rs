@@ -287,6 +287,34 @@ pub(super) fn parse_server(
     reject_unsupported(place, doc, caveats)?;
     note_server_near_misses(doc, place, caveats);
 
+    let builtin = builtin.map(|(_, name)| name);
+    let mut config = ChildServerConfig::new(transport(place, doc, dialect, builtin)?);
+    read_timeouts(&mut config, place, doc, dialect, caveats)?;
+    config.enabled_tools = doc
+        .string_list(dialect.enabled_tools, false)
+        .map_err(err)?
+        .map(|(_, l)| l)
+        // `["*"]`, Copilot's "every tool", is no list at all.
+        .filter(|l| !l.iter().any(|t| t == "*"));
+    config.disabled_tools = doc
+        .string_list(dialect.disabled_tools, false)
+        .map_err(err)?
+        .map(|(_, l)| l)
+        .unwrap_or_default();
+    // Anything the keys above did not read (a `.mcp.json` server's own extras).
+    reject_literal_secrets(map, place, SERVER_SECRET_ADVICE)?;
+    Ok(Some(config))
+}
+
+/// A server's transport: the built-in server `builtin` names, else stdio or HTTP from its
+/// `type`, `command` and `url`.
+fn transport(
+    place: &str,
+    doc: Doc<'_>,
+    dialect: &Dialect,
+    builtin: Option<&Value>,
+) -> Result<ChildTransport, String> {
+    let err = |e: String| format!("{place}{e}");
     let kind = doc.string(fields::SERVER_TYPE).map_err(err)?;
     let command = doc.find(fields::SERVER_COMMAND).map_err(err)?;
     let url = doc.str(dialect.url).map_err(err)?;
@@ -298,42 +326,39 @@ pub(super) fn parse_server(
             k
         }
     });
-    let transport = match (kind.as_deref(), command, url) {
-        _ if builtin.is_some() => {
-            let name = builtin.map_or(&Value::Null, |(_, name)| name);
-            parse_builtin(place, doc, name)?
-        }
-        (_, Some(_), Some(_)) => {
-            return Err(err("has both `command` and `url`; pick one".into()));
-        }
-        (Some("sse" | "ws"), _, _) => {
-            return Err(err(format!(
-                "`type: {}` is not supported; this runtime speaks stdio and streamable HTTP \
-                 (`type: http`)",
-                kind.unwrap_or_default()
-            )));
-        }
+    match (kind.as_deref(), command, url) {
+        _ if builtin.is_some() => parse_builtin(place, doc, builtin.unwrap_or(&Value::Null)),
+        (_, Some(_), Some(_)) => Err(err("has both `command` and `url`; pick one".into())),
+        (Some("sse" | "ws"), _, _) => Err(err(format!(
+            "`type: {}` is not supported; this runtime speaks stdio and streamable HTTP \
+             (`type: http`)",
+            kind.unwrap_or_default()
+        ))),
         (Some("stdio") | None, Some((_, command)), None) => {
-            parse_stdio(place, doc, command, dialect)?
+            parse_stdio(place, doc, command, dialect)
         }
         (Some("http" | "streamable-http" | "streamable_http") | None, None, Some((_, url))) => {
-            parse_http(place, doc, url, dialect)?
+            parse_http(place, doc, url, dialect)
         }
-        (Some("stdio"), None, _) => return Err(err("`type: stdio` needs a `command`".into())),
+        (Some("stdio"), None, _) => Err(err("`type: stdio` needs a `command`".into())),
         (Some("http" | "streamable-http" | "streamable_http"), _, None) => {
-            return Err(err("an HTTP server needs a `url`".into()));
+            Err(err("an HTTP server needs a `url`".into()))
         }
-        (None, None, None) => {
-            return Err(err("needs a `command` (stdio) or a `url` (HTTP)".into()));
-        }
-        (Some(other), _, _) => {
-            return Err(err(format!(
-                "has the unknown `type` {other:?}; use `stdio` or `http`"
-            )));
-        }
-    };
+        (None, None, None) => Err(err("needs a `command` (stdio) or a `url` (HTTP)".into())),
+        (Some(other), _, _) => Err(err(format!(
+            "has the unknown `type` {other:?}; use `stdio` or `http`"
+        ))),
+    }
+}
 
-    let mut config = ChildServerConfig::new(transport);
+/// The startup and call timeouts, each bounded by the server's default.
+fn read_timeouts(
+    config: &mut ChildServerConfig,
+    place: &str,
+    doc: Doc<'_>,
+    dialect: &Dialect,
+    caveats: &mut Vec<String>,
+) -> Result<(), String> {
     config.startup_timeout = timeout(
         place,
         doc,
@@ -357,20 +382,7 @@ pub(super) fn parse_server(
             caveats,
         )?;
     }
-    config.enabled_tools = doc
-        .string_list(dialect.enabled_tools, false)
-        .map_err(err)?
-        .map(|(_, l)| l)
-        // `["*"]`, Copilot's "every tool", is no list at all.
-        .filter(|l| !l.iter().any(|t| t == "*"));
-    config.disabled_tools = doc
-        .string_list(dialect.disabled_tools, false)
-        .map_err(err)?
-        .map(|(_, l)| l)
-        .unwrap_or_default();
-    // Anything the keys above did not read (a `.mcp.json` server's own extras).
-    reject_literal_secrets(map, place, SERVER_SECRET_ADVICE)?;
-    Ok(Some(config))
+    Ok(())
 }
 
 /// Keys whose meaning this runtime cannot honour.

@@ -106,6 +106,16 @@ impl Kind {
     }
 }
 
+/// The directory being read, and where it is.
+struct Dir<'a, R> {
+    found_by: R,
+    canonical_root: &'a Path,
+    dir: &'a Path,
+    /// Its path as messages show it.
+    shown: &'a Path,
+    depth: usize,
+}
+
 struct Walker<'a, R> {
     workspace: &'a Path,
     wanted: &'a dyn Fn(&OsStr) -> bool,
@@ -118,30 +128,9 @@ impl<R: Root> Walker<'_, R> {
     fn walk_root(&mut self, found_by: R) {
         let root = found_by.path();
         let path = self.workspace.join(root);
-        let canonical_root = match path.canonicalize() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
-            Err(e) => {
-                self.warn(root, format!("cannot be searched: {e}"), Effect::Skipped);
-                return;
-            }
+        let Some(canonical_root) = self.open_root(root, &path) else {
+            return;
         };
-        if !canonical_root.starts_with(self.workspace) {
-            self.warn(
-                root,
-                "is a link to a directory outside the workspace; not searched".to_owned(),
-                Effect::Skipped,
-            );
-            return;
-        }
-        if !canonical_root.is_dir() {
-            self.warn(
-                root,
-                "is not a directory; not searched".to_owned(),
-                Effect::Skipped,
-            );
-            return;
-        }
         let mut stack = vec![(canonical_root.clone(), path, 1usize)];
         while let Some((dir, shown, depth)) = stack.pop() {
             if !self.visited_dirs.insert(dir.clone()) {
@@ -154,64 +143,109 @@ impl<R: Root> Walker<'_, R> {
                     continue;
                 }
             };
+            let at = Dir {
+                found_by,
+                canonical_root: &canonical_root,
+                dir: &dir,
+                shown: &shown,
+                depth,
+            };
             for entry in entries.flatten() {
-                let name = entry.file_name();
-                if name.as_encoded_bytes().starts_with(b".")
-                    || found_by.skips_file(&name.to_string_lossy())
-                {
-                    continue;
+                stack.extend(self.visit(&at, &entry));
+            }
+        }
+    }
+
+    /// The root's canonical path, or `None` (with a warning where it matters) when it is
+    /// missing, unreadable, outside the workspace or not a directory.
+    fn open_root(&mut self, root: &str, path: &Path) -> Option<PathBuf> {
+        let canonical_root = match path.canonicalize() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+            Err(e) => {
+                self.warn(root, format!("cannot be searched: {e}"), Effect::Skipped);
+                return None;
+            }
+        };
+        if !canonical_root.starts_with(self.workspace) {
+            self.warn(
+                root,
+                "is a link to a directory outside the workspace; not searched".to_owned(),
+                Effect::Skipped,
+            );
+            return None;
+        }
+        if !canonical_root.is_dir() {
+            self.warn(
+                root,
+                "is not a directory; not searched".to_owned(),
+                Effect::Skipped,
+            );
+            return None;
+        }
+        Some(canonical_root)
+    }
+
+    /// One entry of a directory: a wanted file becomes a candidate; a directory to search
+    /// is returned, with its shown path and depth.
+    fn visit(
+        &mut self,
+        at: &Dir<'_, R>,
+        entry: &fs::DirEntry,
+    ) -> Option<(PathBuf, PathBuf, usize)> {
+        let name = entry.file_name();
+        if name.as_encoded_bytes().starts_with(b".")
+            || at.found_by.skips_file(&name.to_string_lossy())
+        {
+            return None;
+        }
+        let shown = at.shown.join(&name);
+        let file_type = entry.file_type().ok()?;
+        let (canonical, kind) = if file_type.is_symlink() {
+            self.follow_link(&entry.path(), &shown, &name, at.canonical_root)?
+        } else {
+            (at.dir.join(&name), Kind::of(file_type))
+        };
+        match kind {
+            Kind::Other => {
+                // A FIFO would block the read forever; sockets and devices are no
+                // definitions either.
+                if (self.wanted)(&name) {
+                    self.warn_path(
+                        &shown,
+                        "is not a regular file (a FIFO, socket or device); not read".to_owned(),
+                        Effect::Skipped,
+                    );
                 }
-                let shown = shown.join(&name);
-                let Ok(file_type) = entry.file_type() else {
-                    continue;
-                };
-                let (canonical, kind) = if file_type.is_symlink() {
-                    match self.follow_link(&entry.path(), &shown, &name, &canonical_root) {
-                        Some(target) => target,
-                        None => continue,
-                    }
-                } else {
-                    (dir.join(&name), Kind::of(file_type))
-                };
-                if kind == Kind::Other {
-                    // A FIFO would block the read forever; sockets and devices are no
-                    // definitions either.
-                    if (self.wanted)(&name) {
-                        self.warn_path(
-                            &shown,
-                            "is not a regular file (a FIFO, socket or device); not read".to_owned(),
-                            Effect::Skipped,
-                        );
-                    }
-                    continue;
-                }
-                if kind == Kind::Dir {
-                    if !found_by.recursive() {
-                        continue;
-                    }
-                    if depth < DISCOVERY_DEPTH {
-                        stack.push((canonical, shown, depth + 1));
-                    } else {
-                        self.warn_path(
-                            &shown,
-                            format!(
-                                "is deeper than the {DISCOVERY_DEPTH} levels searched below {root}; \
-                                 not searched"
-                            ),
-                            Effect::Skipped,
-                        );
-                    }
-                } else if (self.wanted)(&name) {
+                None
+            }
+            Kind::Dir if !at.found_by.recursive() => None,
+            Kind::Dir if at.depth < DISCOVERY_DEPTH => Some((canonical, shown, at.depth + 1)),
+            Kind::Dir => {
+                self.warn_path(
+                    &shown,
+                    format!(
+                        "is deeper than the {DISCOVERY_DEPTH} levels searched below {}; not \
+                         searched",
+                        at.found_by.path()
+                    ),
+                    Effect::Skipped,
+                );
+                None
+            }
+            Kind::File => {
+                if (self.wanted)(&name) {
                     let rel_in_root = canonical
-                        .strip_prefix(&canonical_root)
+                        .strip_prefix(at.canonical_root)
                         .unwrap_or(&canonical)
                         .to_owned();
                     self.found.push(Candidate {
-                        root: found_by,
+                        root: at.found_by,
                         canonical,
                         rel_in_root,
                     });
                 }
+                None
             }
         }
     }

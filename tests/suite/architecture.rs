@@ -137,10 +137,10 @@ fn expand(tree: &str) -> Vec<String> {
         .collect()
 }
 
-fn read_sources() -> Vec<Source> {
-    let root = src();
+/// Every `.rs` file below `root`, at any depth.
+fn rs_files(root: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let mut dirs = vec![root.clone()];
+    let mut dirs = vec![root.to_owned()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -151,8 +151,13 @@ fn read_sources() -> Vec<Source> {
             }
         }
     }
+    files
+}
+
+fn read_sources() -> Vec<Source> {
+    let root = src();
     let mut sources = Vec::new();
-    for file in files {
+    for file in rs_files(&root) {
         let rel = file.strip_prefix(&root).unwrap().to_owned();
         // The binaries are thin callers of `cli`.
         if rel.starts_with("bin") || rel == Path::new("main.rs") {
@@ -170,72 +175,10 @@ fn read_sources() -> Vec<Source> {
                 l.strip_prefix("mod ")?.strip_suffix(';').map(str::to_owned)
             })
             .collect();
-        let mut paths: Vec<String> = Vec::new();
-        // `use` statements (at any depth, after attributes too), braces expanded.
-        let mut rest = text.as_str();
-        while let Some(at) = rest.find("use ") {
-            let before = rest[..at].chars().next_back();
-            let after = &rest[at + 4..];
-            let end = after.find(';').unwrap_or(after.len());
-            let tree = &after[..end];
-            // Only a path tree: `use` in a string or comment text is not one.
-            let is_tree = tree
-                .chars()
-                .all(|c| c.is_alphanumeric() || "_:{},* \n".contains(c))
-                && tree.matches('{').count() == tree.matches('}').count();
-            if before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) && is_tree {
-                paths.extend(expand(tree));
-            }
-            rest = &after[end.min(after.len())..];
-        }
-        // Inline paths: `crate::net::child_client(…)`, `super::stderr::forward(…)`, and a
-        // child module's items named from its `mod.rs` (`messages::request_body(…)`).
-        for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')) {
-            let first = word.split("::").next().unwrap_or("");
-            // A word that ends in `::` opens braces, which the `use` reading expands.
-            if word.contains("::")
-                && !word.ends_with("::")
-                && (matches!(first, "crate" | "super" | "self") || children.contains(first))
-            {
-                paths.push(word.to_owned());
-            }
-        }
-        let mut uses = Vec::new();
-        for path in paths {
-            let segments: Vec<&str> = path
-                .split("::")
-                .map(|s| s.split(" as ").next().unwrap_or(s))
-                .filter(|s| !s.is_empty())
-                .collect();
-            let Some(first) = segments.first() else {
-                continue;
-            };
-            let mut absolute: Vec<String> = match *first {
-                "crate" => Vec::new(),
-                "self" => module.clone(),
-                "super" => {
-                    // `super` of a file's module; for `mod.rs` the folder is the module.
-                    let mut m = module.clone();
-                    let mut rest = &segments[..];
-                    while rest.first() == Some(&"super") {
-                        m.pop();
-                        rest = &rest[1..];
-                    }
-                    // `super::{…}` as a word before its braces: the braces are read above.
-                    if rest.is_empty() {
-                        continue;
-                    }
-                    m.extend(rest.iter().map(|s| s.to_string()));
-                    uses.push(m);
-                    continue;
-                }
-                child if children.contains(child) => module.clone(),
-                _ => continue,
-            };
-            let skip = usize::from(matches!(*first, "crate" | "self"));
-            absolute.extend(segments[skip..].iter().map(|s| s.to_string()));
-            uses.push(absolute);
-        }
+        let uses = used_paths(&text, &children)
+            .into_iter()
+            .filter_map(|path| absolute(&path, &module, &children))
+            .collect();
         sources.push(Source {
             file: rel,
             module,
@@ -243,6 +186,77 @@ fn read_sources() -> Vec<Source> {
         });
     }
     sources
+}
+
+/// The module paths a file's code names: its `use` trees, braces expanded, and inline
+/// `crate::…`, `super::…`, `self::…` and child-module paths.
+fn used_paths(text: &str, children: &BTreeSet<String>) -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    // `use` statements (at any depth, after attributes too), braces expanded.
+    let mut rest = text;
+    while let Some(at) = rest.find("use ") {
+        let before = rest[..at].chars().next_back();
+        let after = &rest[at + 4..];
+        let end = after.find(';').unwrap_or(after.len());
+        let tree = &after[..end];
+        // Only a path tree: `use` in a string or comment text is not one.
+        let is_tree = tree
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_:{},* \n".contains(c))
+            && tree.matches('{').count() == tree.matches('}').count();
+        if before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) && is_tree {
+            paths.extend(expand(tree));
+        }
+        rest = &after[end.min(after.len())..];
+    }
+    // Inline paths: `crate::net::child_client(…)`, `super::stderr::forward(…)`, and a
+    // child module's items named from its `mod.rs` (`messages::request_body(…)`).
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')) {
+        let first = word.split("::").next().unwrap_or("");
+        // A word that ends in `::` opens braces, which the `use` reading expands.
+        if word.contains("::")
+            && !word.ends_with("::")
+            && (matches!(first, "crate" | "super" | "self") || children.contains(first))
+        {
+            paths.push(word.to_owned());
+        }
+    }
+    paths
+}
+
+/// `path`, as written in the file of `module`, as a module path from the crate root; `None`
+/// for an external crate's path.
+fn absolute(path: &str, module: &[String], children: &BTreeSet<String>) -> Option<Vec<String>> {
+    let segments: Vec<&str> = path
+        .split("::")
+        .map(|s| s.split(" as ").next().unwrap_or(s))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let first = *segments.first()?;
+    let mut absolute: Vec<String> = match first {
+        "crate" => Vec::new(),
+        "self" => module.to_owned(),
+        "super" => {
+            // `super` of a file's module; for `mod.rs` the folder is the module.
+            let mut m = module.to_owned();
+            let mut rest = &segments[..];
+            while rest.first() == Some(&"super") {
+                m.pop();
+                rest = &rest[1..];
+            }
+            // `super::{…}` as a word before its braces: the braces are read above.
+            if rest.is_empty() {
+                return None;
+            }
+            m.extend(rest.iter().map(|s| s.to_string()));
+            return Some(m);
+        }
+        child if children.contains(child) => module.to_owned(),
+        _ => return None,
+    };
+    let skip = usize::from(matches!(first, "crate" | "self"));
+    absolute.extend(segments[skip..].iter().map(|s| s.to_string()));
+    Some(absolute)
 }
 
 /// The file a module path lands in: the longest prefix that is a module of ours.
@@ -491,6 +505,241 @@ fn no_two_files_import_each_other_through_any_chain() {
         shown.is_empty(),
         "files that import each other:\n{}",
         shown.join("\n")
+    );
+}
+
+/// The variants of `pub enum {name}` in `file` (below `src/`).
+fn enum_variants(file: &str, name: &str) -> Vec<String> {
+    let text = code(&std::fs::read_to_string(src().join(file)).unwrap());
+    let start = text
+        .find(&format!("pub enum {name} {{"))
+        .unwrap_or_else(|| panic!("{file} declares `pub enum {name}`"));
+    let body = &text[start..];
+    let body = &body[body.find('{').unwrap() + 1..body.find("\n}").unwrap()];
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// For each file of `src/` whose code (tests left out) names a variant of `name`
+/// (`WireApi::Responses`), how many times it does.
+fn files_naming(name: &str, variants: &[String]) -> BTreeMap<String, usize> {
+    let root = src();
+    let mut found = BTreeMap::new();
+    for file in rs_files(&root) {
+        let rel = file.strip_prefix(&root).unwrap().display().to_string();
+        let text = code(&std::fs::read_to_string(&file).unwrap());
+        let count = variants
+            .iter()
+            .map(|variant| {
+                let path = format!("{name}::{variant}");
+                text.match_indices(&path)
+                    .filter(|(at, _)| {
+                        let next = text[at + path.len()..].chars().next();
+                        next.is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+                    })
+                    .count()
+            })
+            .sum::<usize>();
+        if count > 0 {
+            found.insert(rel, count);
+        }
+    }
+    found
+}
+
+/// The rows of docs/architecture.md's "Where a change goes": (change, where).
+fn where_a_change_goes() -> Vec<(String, String)> {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let start = doc
+        .find("## Where a change goes")
+        .expect("docs/architecture.md has \"Where a change goes\"");
+    let section = &doc[start..];
+    let section = &section[..section[2..].find("\n## ").map_or(section.len(), |e| e + 2)];
+    section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let [_, change, place, _] = cells[..] else {
+                return None;
+            };
+            (change != "change" && !change.starts_with("---"))
+                .then(|| (change.to_owned(), place.to_owned()))
+        })
+        .collect()
+}
+
+/// The paths among a row's `code` spans: a span with a `/` or ending in `.rs` or `.md`.
+fn named_paths(place: &str) -> Vec<String> {
+    place
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| {
+            !span.contains(' ')
+                && (span.contains('/') || span.ends_with(".rs") || span.ends_with(".md"))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Where a wire may be named: its row of rules, a built-in provider's wire, the client's one
+/// switch, and the mocks (one per wire).
+const WIRE_NAMED_IN: &[&str] = &[
+    "definition/wire.rs",
+    "definition/provider.rs",
+    "providers/formats.rs",
+    "testkit/mock/",
+];
+
+#[test]
+fn a_wire_is_named_only_in_its_row_the_one_switch_and_its_mock() {
+    let variants = enum_variants("definition/wire.rs", "WireApi");
+    assert_eq!(variants.len(), 3, "{variants:?}");
+    let elsewhere: Vec<String> = files_naming("WireApi", &variants)
+        .into_iter()
+        .filter(|(file, _)| !WIRE_NAMED_IN.iter().any(|place| file.starts_with(place)))
+        .map(|(file, n)| format!("{file} ({n})"))
+        .collect();
+    assert!(
+        elsewhere.is_empty(),
+        "files that name a wire (`WireApi::…`) outside {WIRE_NAMED_IN:?}; read the wire's \
+         `WireRules` row instead:\n{}",
+        elsewhere.join("\n")
+    );
+    let rows = where_a_change_goes();
+    let (_, wire_row) = rows
+        .iter()
+        .find(|(change, _)| change == "a new wire API")
+        .expect("\"Where a change goes\" has a row for a new wire API");
+    let named = named_paths(wire_row);
+    for place in WIRE_NAMED_IN {
+        assert!(
+            named.iter().any(|p| p == place),
+            "the row for a new wire API names `{place}`: {named:?}"
+        );
+    }
+}
+
+/// The format modules `discovery/mod.rs` lists in `FORMATS`, in order.
+fn listed_formats() -> Vec<String> {
+    let text = std::fs::read_to_string(src().join("discovery/mod.rs")).unwrap();
+    let start = text
+        .find("const FORMATS")
+        .expect("discovery/mod.rs lists the formats in `FORMATS`");
+    let list = &text[start..];
+    let list = &list[..list.find("];").unwrap()];
+    list.lines()
+        .filter_map(|l| l.trim().strip_prefix('&')?.strip_suffix("::SPEC,"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn every_format_module_is_listed_once_and_a_format_is_named_only_by_its_own() {
+    let listed = listed_formats();
+    let modules: BTreeSet<String> = rs_files(&src().join("discovery"))
+        .into_iter()
+        .filter(|file| {
+            let text = code(&std::fs::read_to_string(file).unwrap());
+            text.contains("const SPEC: FormatSpec")
+        })
+        .map(|file| file.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        listed.iter().cloned().collect::<BTreeSet<_>>(),
+        modules,
+        "discovery/mod.rs's `FORMATS` must list each module with a `SPEC` once"
+    );
+    assert_eq!(
+        listed.len(),
+        modules.len(),
+        "a format listed twice: {listed:?}"
+    );
+
+    let variants = enum_variants("definition/agent.rs", "Format");
+    let own: Vec<String> = modules
+        .iter()
+        .map(|m| format!("discovery/{m}.rs"))
+        .collect();
+    let elsewhere: Vec<String> = files_naming("Format", &variants)
+        .into_iter()
+        .filter(|(file, _)| {
+            file != "definition/agent.rs" && !file.starts_with("testkit/") && !own.contains(file)
+        })
+        .map(|(file, n)| format!("{file} ({n})"))
+        .collect();
+    assert!(
+        elsewhere.is_empty(),
+        "files that name a format (`Format::…`) outside its own module; read the format's \
+         `FormatSpec` instead:\n{}",
+        elsewhere.join("\n")
+    );
+    // Each format is named by exactly one module: the one whose spec reads it.
+    for variant in &variants {
+        let path = format!("Format::{variant}");
+        let naming: Vec<&String> = own
+            .iter()
+            .filter(|file| {
+                code(&std::fs::read_to_string(src().join(file)).unwrap()).contains(&path)
+            })
+            .collect();
+        assert_eq!(naming.len(), 1, "{path} is named by {naming:?}");
+    }
+    let rows = where_a_change_goes();
+    let (_, format_row) = rows
+        .iter()
+        .find(|(change, _)| change == "a new definition format")
+        .expect("\"Where a change goes\" has a row for a new definition format");
+    let named = named_paths(format_row);
+    for place in [
+        "discovery/mod.rs",
+        "discovery/spec.rs",
+        "definition/agent.rs",
+    ] {
+        assert!(
+            named.iter().any(|p| p == place),
+            "the row for a new definition format names `{place}`: {named:?}"
+        );
+    }
+}
+
+#[test]
+fn where_a_change_goes_names_files_that_exist() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let names: BTreeSet<String> = rs_files(&src())
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let rows = where_a_change_goes();
+    assert!(rows.len() >= 10, "{rows:?}");
+    let mut missing = Vec::new();
+    for (change, place) in &rows {
+        for path in named_paths(place) {
+            let exists = if path.contains('/') {
+                src().join(&path).exists() || manifest.join(&path).exists()
+            } else {
+                names.contains(&path) || manifest.join(&path).exists()
+            };
+            if !exists {
+                missing.push(format!("{change}: `{path}`"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "\"Where a change goes\" names files that do not exist:\n{}",
+        missing.join("\n")
     );
 }
 

@@ -69,6 +69,12 @@ fn check_shows_each_agents_workspace_tools_and_one_warning_for_what_is_missing()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "some files are rejected");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    each_agent_has_its_workspace_tools(&report);
+    each_file_has_its_one_warning(&report);
+    the_table_shows_the_workspace_tools();
+}
+
+fn each_agent_has_its_workspace_tools(report: &Value) {
     let agent = |name: &str| {
         report["agents"]
             .as_array()
@@ -79,44 +85,33 @@ fn check_shows_each_agents_workspace_tools_and_one_warning_for_what_is_missing()
             .clone()
     };
     let tools = |name: &str| agent(name)["workspace_tools"].clone();
-    assert_eq!(
-        tools("claude-no-tools"),
-        serde_json::json!(["read", "list", "glob", "grep", "edit", "write"])
-    );
+    let every = serde_json::json!(["read", "list", "glob", "grep", "edit", "write"]);
+    let reads = serde_json::json!(["read", "list", "glob", "grep"]);
+    assert_eq!(tools("claude-no-tools"), every);
     assert_eq!(
         tools("claude-read-grep-glob"),
         serde_json::json!(["read", "glob", "grep"])
     );
-    assert_eq!(
-        tools("codex"),
-        serde_json::json!(["read", "list", "glob", "grep", "edit", "write"])
-    );
-    assert_eq!(
-        tools("codex-read-only"),
-        serde_json::json!(["read", "list", "glob", "grep"])
-    );
-    assert_eq!(
-        tools("opencode-default"),
-        serde_json::json!(["read", "list", "glob", "grep", "edit", "write"])
-    );
+    assert_eq!(tools("codex"), every);
+    assert_eq!(tools("codex-read-only"), reads);
+    assert_eq!(tools("opencode-default"), every);
     assert_eq!(
         tools("opencode-read-off"),
         serde_json::json!(["list", "glob", "grep", "edit"])
     );
     assert_eq!(tools("canonical-plain"), serde_json::json!([]));
-    assert_eq!(
-        tools("canonical-named"),
-        serde_json::json!(["read", "list", "glob", "grep"])
-    );
+    assert_eq!(tools("canonical-named"), reads);
     // The built-in is not one of the definition's own servers.
     assert_eq!(
         agent("claude-ls-and-mcp")["mcp_servers"],
         serde_json::json!(["docs"])
     );
     assert_eq!(agent("codex")["mcp_servers"], serde_json::json!([]));
+}
 
-    // What the file says; readiness (`will_fail_at_spawn`) depends on the environment the
-    // test runs in, and `suite::cli_check` covers it.
+/// What the file says; readiness (`will_fail_at_spawn`) depends on the environment the
+/// test runs in, and `suite::cli_check` covers it.
+fn each_file_has_its_one_warning(report: &Value) {
     let warnings_for = |file: &str| -> Vec<String> {
         report["warnings"]
             .as_array()
@@ -150,7 +145,9 @@ fn check_shows_each_agents_workspace_tools_and_one_warning_for_what_is_missing()
           it, so without the read tool the agent can only create new files"
         ]
     );
+}
 
+fn the_table_shows_the_workspace_tools() {
     let table = Command::new(env!("CARGO_BIN_EXE_mcp-agents"))
         .arg("check")
         .arg(support::fixture_path("workspace"))

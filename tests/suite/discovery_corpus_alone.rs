@@ -249,84 +249,97 @@ fn every_published_file_alone_loads_as_its_tool_would_have_it() {
     for case in FILES {
         let ws = alone(case.file);
         let report = check_json(ws.path());
-        let agents = report["agents"].as_array().unwrap();
-        // Readiness (a key not set here) is not loading; `needs` shows it.
-        let warnings: Vec<&str> = report["warnings"]
+        let found = report_problems(case, &report);
+        problems.extend(found.into_iter().map(|p| format!("{}: {p}", case.file)));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// What `check --json`'s `report` on `case`'s file alone gets wrong.
+fn report_problems(case: &Alone, report: &Value) -> Vec<String> {
+    let agents = report["agents"].as_array().unwrap();
+    // Readiness (a key not set here) is not loading; `needs` shows it.
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["effect"] != "will_fail_at_spawn")
+        .map(|w| w["reason"].as_str().unwrap())
+        .collect();
+    let mut problems = Vec::new();
+    for expected in case.warnings {
+        if !warnings.iter().any(|w| w.contains(expected)) {
+            problems.push(format!(
+                "no warning containing {expected:?} in {warnings:#?}"
+            ));
+        }
+    }
+    for warning in &warnings {
+        if !case.warnings.iter().any(|e| warning.contains(e)) {
+            problems.push(format!("unexpected warning {warning:?}"));
+        }
+    }
+    let Some(name) = case.agent else {
+        if !agents.is_empty() {
+            problems.push(format!("expected a rejection, loaded {agents:?}"));
+        }
+        let rejected = report["warnings"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|w| w["effect"] != "will_fail_at_spawn")
-            .map(|w| w["reason"].as_str().unwrap())
-            .collect();
-        let mut problem = |p: String| problems.push(format!("{}: {p}", case.file));
-        for expected in case.warnings {
-            if !warnings.iter().any(|w| w.contains(expected)) {
-                problem(format!(
-                    "no warning containing {expected:?} in {warnings:#?}"
-                ));
-            }
+            .any(|w| w["effect"] == "rejected");
+        if !rejected {
+            problems.push("not rejected".into());
         }
-        for warning in &warnings {
-            if !case.warnings.iter().any(|e| warning.contains(e)) {
-                problem(format!("unexpected warning {warning:?}"));
-            }
-        }
-        let Some(name) = case.agent else {
-            if !agents.is_empty() {
-                problem(format!("expected a rejection, loaded {agents:?}"));
-            }
-            let rejected = report["warnings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|w| w["effect"] == "rejected");
-            if !rejected {
-                problem("not rejected".into());
-            }
-            continue;
-        };
-        let [agent] = agents.as_slice() else {
-            problem(format!("expected one agent, got {agents:?}"));
-            continue;
-        };
-        let model = format!(
-            "{}/{} ({})",
-            agent["provider"].as_str().unwrap(),
-            agent["model"].as_str().unwrap(),
-            agent["model_origin"].as_str().unwrap()
-        );
-        let checks = [
-            ("name", agent["name"] == name, agent["name"].to_string()),
-            ("model", model == case.model, model.clone()),
-            (
-                "workspace_tools",
-                agent["workspace_tools"] == json!(case.workspace),
-                agent["workspace_tools"].to_string(),
-            ),
-            (
-                "format",
-                agent["format"] == case.file[1..].split('/').next().map_or("", format_of),
-                agent["format"].to_string(),
-            ),
-            (
-                "offered_to_model",
-                agent["offered_to_model"] == true,
-                agent["offered_to_model"].to_string(),
-            ),
-        ];
-        for (what, ok, got) in checks {
-            if !ok {
-                problem(format!("{what} is {got}"));
-            }
-        }
-        for (key, value) in case.fields {
-            let want: Value = serde_json::from_str(value).unwrap();
-            if agent[*key] != want {
-                problem(format!("{key} is {}, expected {want}", agent[*key]));
-            }
+        return problems;
+    };
+    match agents.as_slice() {
+        [agent] => problems.extend(agent_problems(case, name, agent)),
+        _ => problems.push(format!("expected one agent, got {agents:?}")),
+    }
+    problems
+}
+
+/// What the one `agent` `case`'s file loaded as gets wrong.
+fn agent_problems(case: &Alone, name: &str, agent: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let model = format!(
+        "{}/{} ({})",
+        agent["provider"].as_str().unwrap(),
+        agent["model"].as_str().unwrap(),
+        agent["model_origin"].as_str().unwrap()
+    );
+    let checks = [
+        ("name", agent["name"] == name, agent["name"].to_string()),
+        ("model", model == case.model, model.clone()),
+        (
+            "workspace_tools",
+            agent["workspace_tools"] == json!(case.workspace),
+            agent["workspace_tools"].to_string(),
+        ),
+        (
+            "format",
+            agent["format"] == case.file[1..].split('/').next().map_or("", format_of),
+            agent["format"].to_string(),
+        ),
+        (
+            "offered_to_model",
+            agent["offered_to_model"] == true,
+            agent["offered_to_model"].to_string(),
+        ),
+    ];
+    for (what, ok, got) in checks {
+        if !ok {
+            problems.push(format!("{what} is {got}"));
         }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for (key, value) in case.fields {
+        let want: Value = serde_json::from_str(value).unwrap();
+        if agent[*key] != want {
+            problems.push(format!("{key} is {}, expected {want}", agent[*key]));
+        }
+    }
+    problems
 }
 
 fn format_of(folder: &str) -> &'static str {
@@ -387,52 +400,7 @@ async fn every_published_file_that_loads_runs_against_the_mocks() {
             continue;
         }
         ran += 1;
-        let ws = alone(case.file);
-        let conn = binary::stdio_env(ws.path(), Generation::Modern, &env, PROVIDER_VARS).await;
-        let reads = case.workspace.contains(&"read");
-        if reads {
-            mock.push([Step::tool_call(
-                "workspace__read",
-                json!({"path": "README.md"}),
-            )]);
-        }
-        mock.push([Step::text("Reviewed.")]);
-        let before = mock.requests().len();
-        let record = conn.run_to_end(name, "Review the project.").await;
-        assert_eq!(record["status"], "completed", "{}: {record}", case.file);
-        assert_eq!(record["result"], "Reviewed.", "{}", case.file);
-        let model = case.model.split(['/', ' ']).nth(1).unwrap();
-        assert_eq!(record["model"], model, "{}", case.file);
-
-        let requests = mock.requests();
-        let first = &requests[before];
-        assert_eq!(first.body["model"], model, "{}", case.file);
-        let mut offered: Vec<&str> = first.body["tools"]
-            .as_array()
-            .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
-            .unwrap_or_default();
-        let mut expected: Vec<String> = case
-            .workspace
-            .iter()
-            .map(|t| format!("workspace__{t}"))
-            .collect();
-        offered.sort_unstable();
-        expected.sort_unstable();
-        assert_eq!(offered, expected, "{}", case.file);
-        if reads {
-            let used = &record["tools_used"];
-            assert!(
-                used.to_string().contains("workspace__read"),
-                "{}: {record}",
-                case.file
-            );
-            assert!(
-                requests[before + 1].body.to_string().contains("It builds."),
-                "{}: the model was given the file",
-                case.file
-            );
-        }
-        conn.close().await;
+        run_alone(&mock, case, name, &env).await;
     }
     let gemini = FILES
         .iter()
@@ -443,4 +411,56 @@ async fn every_published_file_that_loads_runs_against_the_mocks() {
         ran + gemini,
         FILES.iter().filter(|c| c.agent.is_some()).count()
     );
+}
+
+/// Runs `case`'s agent `name` alone in a workspace through the server, with `env`: one
+/// workspace read where it has `read`, then the answer; the model, the tools offered and
+/// the tools used are checked against what `check` showed.
+async fn run_alone(mock: &MockProvider, case: &Alone, name: &str, env: &[(&str, &str)]) {
+    let ws = alone(case.file);
+    let conn = binary::stdio_env(ws.path(), Generation::Modern, env, PROVIDER_VARS).await;
+    let reads = case.workspace.contains(&"read");
+    if reads {
+        mock.push([Step::tool_call(
+            "workspace__read",
+            json!({"path": "README.md"}),
+        )]);
+    }
+    mock.push([Step::text("Reviewed.")]);
+    let before = mock.requests().len();
+    let record = conn.run_to_end(name, "Review the project.").await;
+    assert_eq!(record["status"], "completed", "{}: {record}", case.file);
+    assert_eq!(record["result"], "Reviewed.", "{}", case.file);
+    let model = case.model.split(['/', ' ']).nth(1).unwrap();
+    assert_eq!(record["model"], model, "{}", case.file);
+
+    let requests = mock.requests();
+    let first = &requests[before];
+    assert_eq!(first.body["model"], model, "{}", case.file);
+    let mut offered: Vec<&str> = first.body["tools"]
+        .as_array()
+        .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
+        .unwrap_or_default();
+    let mut expected: Vec<String> = case
+        .workspace
+        .iter()
+        .map(|t| format!("workspace__{t}"))
+        .collect();
+    offered.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(offered, expected, "{}", case.file);
+    if reads {
+        let used = &record["tools_used"];
+        assert!(
+            used.to_string().contains("workspace__read"),
+            "{}: {record}",
+            case.file
+        );
+        assert!(
+            requests[before + 1].body.to_string().contains("It builds."),
+            "{}: the model was given the file",
+            case.file
+        );
+    }
+    conn.close().await;
 }
