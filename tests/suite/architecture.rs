@@ -617,18 +617,7 @@ fn a_wire_is_named_only_in_its_row_the_one_switch_and_its_mock() {
          `WireRules` row instead:\n{}",
         elsewhere.join("\n")
     );
-    let rows = where_a_change_goes();
-    let (_, wire_row) = rows
-        .iter()
-        .find(|(change, _)| change == "a new wire API")
-        .expect("\"Where a change goes\" has a row for a new wire API");
-    let named = named_paths(wire_row);
-    for place in WIRE_NAMED_IN {
-        assert!(
-            named.iter().any(|p| p == place),
-            "the row for a new wire API names `{place}`: {named:?}"
-        );
-    }
+    row_names("a new wire API", WIRE_NAMED_IN);
 }
 
 /// The format modules `discovery/mod.rs` lists in `FORMATS`, in order.
@@ -696,20 +685,28 @@ fn every_format_module_is_listed_once_and_a_format_is_named_only_by_its_own() {
             .collect();
         assert_eq!(naming.len(), 1, "{path} is named by {naming:?}");
     }
+    row_names(
+        "a new definition format",
+        &[
+            "discovery/mod.rs",
+            "discovery/spec.rs",
+            "definition/agent.rs",
+        ],
+    );
+}
+
+/// Asserts that the row of "Where a change goes" for `change` names each of `places`.
+fn row_names(change: &str, places: &[&str]) {
     let rows = where_a_change_goes();
-    let (_, format_row) = rows
+    let (_, row) = rows
         .iter()
-        .find(|(change, _)| change == "a new definition format")
-        .expect("\"Where a change goes\" has a row for a new definition format");
-    let named = named_paths(format_row);
-    for place in [
-        "discovery/mod.rs",
-        "discovery/spec.rs",
-        "definition/agent.rs",
-    ] {
+        .find(|(c, _)| c == change)
+        .unwrap_or_else(|| panic!("\"Where a change goes\" has a row for {change}"));
+    let named = named_paths(row);
+    for place in places {
         assert!(
             named.iter().any(|p| p == place),
-            "the row for a new definition format names `{place}`: {named:?}"
+            "the row for {change} names `{place}`: {named:?}"
         );
     }
 }
