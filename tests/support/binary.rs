@@ -396,6 +396,12 @@ impl Connection {
         .await
     }
 
+    /// Waits up to `timeout_ms` for the one agent `id` and returns its record, however
+    /// the wait ended.
+    pub async fn wait_one(&self, id: &str, timeout_ms: u64) -> Value {
+        self.wait(&[id], timeout_ms).await["agents"][0].clone()
+    }
+
     /// Spawns `name` with `task` and returns its record once it has ended (60 s at most).
     pub async fn run_to_end(&self, name: &str, task: &str) -> Value {
         let id = self.spawn(name, task).await;
@@ -439,11 +445,13 @@ pub fn split_wait_text(text: &str) -> (Vec<&str>, &str) {
 /// preloads a skill.
 pub fn workspace(mock: &MockProvider) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: String| {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
+    write_standard_agents(dir.path(), mock);
+    dir
+}
+
+/// Writes [`workspace`]'s agents and skill into `dir`.
+pub fn write_standard_agents(dir: &Path, mock: &MockProvider) {
+    let write = |rel: &str, text: String| super::children::write(dir, rel, &text);
     for (name, wire, base) in [
         ("worker", "responses", mock.responses_base_url()),
         (
@@ -474,7 +482,6 @@ pub fn workspace(mock: &MockProvider) -> tempfile::TempDir {
         ".agents/skills/style/SKILL.md",
         "---\nname: style\ndescription: House style.\n---\nUse short sentences.\n".to_owned(),
     );
-    dir
 }
 
 /// The server on an empty workspace, spoken to line by line: stdin and stdout piped, stderr

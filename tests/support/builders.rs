@@ -1,0 +1,279 @@
+//! The set-up most integration tests share, built in one expression: a mock provider, a
+//! throwaway workspace whose agents point at it, and the real binary serving that
+//! workspace over stdio or HTTP.
+//!
+//! ```ignore
+//! // The standard agents (`worker`, `claude-worker`, `chat-worker`, `skilled`), over stdio.
+//! let s = ServerUnderTest::stdio().await;
+//! // One agent whose only child is the fixture server, its processes marked "eof".
+//! let s = TestWorkspace::new().marked("eof").fixture_agent("sleeper", &[]).stdio().await;
+//! // Any file, written once the mock's endpoints are known; then over HTTP with a token.
+//! let s = TestWorkspace::new()
+//!     .agent(".agents/agents/a.md", |mock, marker| children::agent(mock, "a", "", ""))
+//!     .http(&["--auth-token-env", VAR], &[(VAR, TOKEN)])
+//!     .await;
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use mcp_agents::definition::Catalog;
+use mcp_agents::discovery::LoadOptions;
+use mcp_agents::testkit::MockProvider;
+
+use super::binary::{self, Connection, Generation};
+use super::children::{self, agent, stdio_child, tagged_marker};
+use super::run_kit::KEY;
+
+/// Writes one or more files into the workspace at the path given, once the mock is up,
+/// from the mock and the marker.
+type Writer<'a> = Box<dyn FnOnce(&Path, &MockProvider, &str) + 'a>;
+
+/// What a test's workspace holds, said before anything starts: files and agents pointing at
+/// a mock provider, the marker their child processes carry, and the server's environment.
+/// [`TestWorkspace::stdio`], [`TestWorkspace::http`] and [`TestWorkspace::written`] start the
+/// mock, write the files and (the first two) start the server.
+pub struct TestWorkspace<'a> {
+    tag: &'a str,
+    files: Vec<Writer<'a>>,
+    env: Vec<(String, String)>,
+    generation: Generation,
+}
+
+impl Default for TestWorkspace<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> TestWorkspace<'a> {
+    /// An empty workspace, its child processes to be marked with a fresh marker tagged `m`.
+    pub fn new() -> Self {
+        TestWorkspace {
+            tag: "m",
+            files: Vec::new(),
+            env: Vec::new(),
+            generation: Generation::Modern,
+        }
+    }
+
+    /// The fresh marker starts with `tag` (a name for the processes of this test).
+    pub fn marked(mut self, tag: &'a str) -> Self {
+        self.tag = tag;
+        self
+    }
+
+    /// [`binary::workspace`]'s agents: `worker` (Responses), `claude-worker` (Messages),
+    /// `chat-worker` (Chat Completions) and `skilled`, with its skill `style`.
+    pub fn standard_agents(mut self) -> Self {
+        self.files.push(Box::new(|dir, mock, _| {
+            binary::write_standard_agents(dir, mock)
+        }));
+        self
+    }
+
+    /// An agent `name` (at `.agents/agents/{name}.md`) on the mock's Responses endpoint, whose
+    /// only child `fx` is the fixture server started with `args`, carrying the marker.
+    pub fn fixture_agent(self, name: &'a str, args: &'a [&'a str]) -> Self {
+        self.fixture_agent_with(name, args, "")
+    }
+
+    /// [`Self::fixture_agent`] with `extra` lines of the child's configuration (indented by
+    /// six spaces: `startup_timeout_sec: 1`, …).
+    pub fn fixture_agent_with(self, name: &'a str, args: &'a [&'a str], extra: &'a str) -> Self {
+        self.agent(&format!(".agents/agents/{name}.md"), move |mock, marker| {
+            agent(mock, name, &stdio_child("fx", args, marker, extra), "")
+        })
+    }
+
+    /// A file at `rel` whose text is made from the mock and the marker.
+    pub fn agent(
+        mut self,
+        rel: &str,
+        text: impl FnOnce(&MockProvider, &str) -> String + 'a,
+    ) -> Self {
+        let rel = rel.to_owned();
+        self.files.push(Box::new(move |dir, mock, marker| {
+            children::write(dir, &rel, &text(mock, marker));
+        }));
+        self
+    }
+
+    /// A file at `rel` holding `text`.
+    pub fn file(self, rel: &str, text: impl Into<String>) -> Self {
+        let text = text.into();
+        self.agent(rel, move |_, _| text)
+    }
+
+    /// A variable set in the server's environment.
+    pub fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The server speaks this protocol generation (2026-07-28 unless told).
+    pub fn generation(mut self, generation: Generation) -> Self {
+        self.generation = generation;
+        self
+    }
+
+    /// Starts the mock and writes the files; no server.
+    pub async fn written(self) -> MockWorkspace {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        let marker = tagged_marker(self.tag);
+        let ws = tempfile::tempdir().unwrap();
+        for write in self.files {
+            write(ws.path(), &mock, &marker);
+        }
+        MockWorkspace { mock, marker, ws }
+    }
+
+    /// Starts the mock, writes the files and serves them over stdio.
+    pub async fn stdio(self) -> ServerUnderTest {
+        let (generation, env) = (self.generation, self.env.clone());
+        let MockWorkspace { mock, marker, ws } = self.written().await;
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (&**k, &**v)).collect();
+        let c = binary::stdio(ws.path(), generation, &env).await;
+        ServerUnderTest {
+            mock,
+            marker,
+            ws,
+            c,
+        }
+    }
+
+    /// Starts the mock, writes the files and serves them over HTTP with `args` (on a free
+    /// loopback port unless `args` say `--http`); panics with what the server printed if it
+    /// does not start.
+    pub async fn http(self, args: &[&str]) -> HttpServerUnderTest {
+        let env = self.env.clone();
+        let MockWorkspace { mock, marker, ws } = self.written().await;
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (&**k, &**v)).collect();
+        let (process, url) = binary::start_http_server(ws.path(), args, &env)
+            .await
+            .unwrap_or_else(|printed| panic!("the HTTP server did not start: {printed}"));
+        HttpServerUnderTest {
+            mock,
+            marker,
+            ws,
+            process,
+            url,
+        }
+    }
+}
+
+/// A mock provider and a workspace written for it, served by nothing yet. The workspace is
+/// deleted when this drops.
+pub struct MockWorkspace {
+    pub mock: MockProvider,
+    /// The marker the workspace's fixture children carry in their environment.
+    pub marker: String,
+    pub ws: tempfile::TempDir,
+}
+
+impl MockWorkspace {
+    pub fn path(&self) -> &Path {
+        self.ws.path()
+    }
+}
+
+/// The real binary serving a [`TestWorkspace`] over stdio, with a client connected: the
+/// client's calls (`spawn`, `wait`, `ok`, …) are the server's.
+pub struct ServerUnderTest {
+    pub mock: MockProvider,
+    /// The marker the workspace's fixture children carry in their environment.
+    pub marker: String,
+    /// The workspace, deleted when this drops.
+    pub ws: tempfile::TempDir,
+    pub c: Connection,
+}
+
+impl ServerUnderTest {
+    /// The standard agents (see [`TestWorkspace::standard_agents`]) over stdio.
+    pub async fn stdio() -> ServerUnderTest {
+        TestWorkspace::new().standard_agents().stdio().await
+    }
+
+    /// Ends the session: the server sees its stdin close.
+    pub async fn close(self) {
+        self.c.close().await;
+    }
+}
+
+impl std::ops::Deref for ServerUnderTest {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        &self.c
+    }
+}
+
+/// The real binary serving a [`TestWorkspace`] over streamable HTTP; clients connect with
+/// [`HttpServerUnderTest::connect`].
+pub struct HttpServerUnderTest {
+    pub mock: MockProvider,
+    /// The marker the workspace's fixture children carry in their environment.
+    pub marker: String,
+    /// The workspace, deleted when this drops.
+    pub ws: tempfile::TempDir,
+    /// The server process, killed when this drops.
+    pub process: tokio::process::Child,
+    /// Its `/mcp` endpoint.
+    pub url: String,
+}
+
+impl HttpServerUnderTest {
+    /// The standard agents (see [`TestWorkspace::standard_agents`]) over HTTP on a free
+    /// loopback port, with no token.
+    pub async fn start() -> HttpServerUnderTest {
+        TestWorkspace::new().standard_agents().http(&[]).await
+    }
+
+    /// [`Self::start`], every request needing the bearer token `token`, read from the
+    /// variable `var` (`--auth-token-env`).
+    pub async fn with_token(var: &str, token: &str) -> HttpServerUnderTest {
+        TestWorkspace::new()
+            .standard_agents()
+            .env(var, token)
+            .http(&["--auth-token-env", var])
+            .await
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.process.id().unwrap()
+    }
+
+    /// A client of `generation`, sending `token` as its bearer token if any.
+    pub async fn connect(&self, generation: Generation, token: Option<&str>) -> Connection {
+        binary::connect_http(&self.url, generation, token).await
+    }
+}
+
+/// A throwaway workspace for tests that build files at run time.
+pub struct TempWorkspace {
+    pub dir: tempfile::TempDir,
+}
+
+impl TempWorkspace {
+    pub fn new() -> Self {
+        TempWorkspace {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `contents` at `rel`, creating parent directories.
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+
+    pub fn load(&self, options: &LoadOptions) -> Catalog {
+        super::load_at(self.path(), options)
+    }
+}
