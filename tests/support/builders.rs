@@ -73,15 +73,18 @@ impl<'a> TestWorkspace<'a> {
 
     /// An agent `name` (at `.agents/agents/{name}.md`) on the mock's Responses endpoint, whose
     /// only child `fx` is the fixture server started with `args`, carrying the marker.
-    pub fn fixture_agent(self, name: &'a str, args: &'a [&'a str]) -> Self {
+    pub fn fixture_agent(self, name: &str, args: &[&str]) -> Self {
         self.fixture_agent_with(name, args, "")
     }
 
     /// [`Self::fixture_agent`] with `extra` lines of the child's configuration (indented by
     /// six spaces: `startup_timeout_sec: 1`, …).
-    pub fn fixture_agent_with(self, name: &'a str, args: &'a [&'a str], extra: &'a str) -> Self {
+    pub fn fixture_agent_with(self, name: &str, args: &[&str], extra: &str) -> Self {
+        let (name, extra) = (name.to_owned(), extra.to_owned());
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
         self.agent(&format!(".agents/agents/{name}.md"), move |mock, marker| {
-            agent(mock, name, &stdio_child("fx", args, marker, extra), "")
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            agent(mock, &name, &stdio_child("fx", &args, marker, &extra), "")
         })
     }
 

@@ -4,10 +4,12 @@
 use std::path::Path;
 
 use mcp_agents::child_mcp::{ChildServers, SelfCommand};
-use mcp_agents::testkit::MockProvider;
+use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::EnvLookup;
+use serde_json::json;
 
 use super::binary::{self, BIN, Connection, Generation, KEY_VAR};
+use super::builders::{ServerUnderTest, TestWorkspace};
 use super::run_kit::KEY;
 
 /// A canonical agent named `name` at the mock's Responses endpoint with `servers` (YAML for
@@ -225,4 +227,41 @@ pub fn offered_tools(mock: &MockProvider, n: usize) -> Vec<String> {
 /// Completions `tool` messages).
 pub fn call_outputs(mock: &MockProvider) -> Vec<String> {
     super::run_kit::function_outputs(&mock.requests().last().unwrap().body)
+}
+
+/// Agent `name`, whose fixture child starts a grandchild of `kind` (`--grandchild KIND`:
+/// `group`, `session` or `daemon`), runs one call to its end; the server still serves, and
+/// nothing the run started is left.
+pub async fn assert_grandchild_ends_with_its_run(tag: &str, name: &str, kind: &str) {
+    let s = TestWorkspace::new()
+        .marked(tag)
+        .fixture_agent(name, &["--grandchild", kind])
+        .stdio()
+        .await;
+    s.mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("done"),
+    ]);
+    let id = s.spawn(name, "t").await;
+    assert_eq!(s.wait_one(&id, 30_000).await["result"], "done");
+    assert_no_process_left(&s.marker, 6).await;
+    s.close().await;
+}
+
+/// A server with two agents, `group` and `second`, each of whose fixture child starts a
+/// grandchild of its kind (`--grandchild KIND`) and is then in a 60 s call.
+pub async fn two_grandchildren_mid_call(tag: &str, second: &str) -> ServerUnderTest {
+    let s = TestWorkspace::new()
+        .marked(tag)
+        .fixture_agent("group", &["--grandchild", "group"])
+        .fixture_agent(second, &["--grandchild", second])
+        .stdio()
+        .await;
+    s.mock
+        .push(vec![Step::tool_call("fx__sleep", json!({"ms": 60_000})); 2]);
+    let a = s.spawn("group", "t").await;
+    let b = s.spawn(second, "t").await;
+    s.wait_for_phase(&a, "tool_call").await;
+    s.wait_for_phase(&b, "tool_call").await;
+    s
 }
