@@ -21,7 +21,7 @@ use mcp_agents::discovery::LoadOptions;
 use mcp_agents::testkit::MockProvider;
 
 use super::binary::{self, Connection, Generation};
-use super::children::{self, agent, stdio_child, tagged_marker};
+use super::children::{self, stdio_child, tagged_marker};
 use super::run_kit::KEY;
 
 /// Writes one or more files into the workspace at the path given, once the mock is up,
@@ -74,18 +74,16 @@ impl<'a> TestWorkspace<'a> {
     /// An agent `name` (at `.agents/agents/{name}.md`) on the mock's Responses endpoint, whose
     /// only child `fx` is the fixture server started with `args`, carrying the marker.
     pub fn fixture_agent(self, name: &str, args: &[&str]) -> Self {
-        self.fixture_agent_with(name, args, "")
+        self.with(FixtureAgent::named(name).args(args))
     }
 
-    /// [`Self::fixture_agent`] with `extra` lines of the child's configuration (indented by
-    /// six spaces: `startup_timeout_sec: 1`, …).
-    pub fn fixture_agent_with(self, name: &str, args: &[&str], extra: &str) -> Self {
-        let (name, extra) = (name.to_owned(), extra.to_owned());
-        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-        self.agent(&format!(".agents/agents/{name}.md"), move |mock, marker| {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            agent(mock, &name, &stdio_child("fx", &args, marker, &extra), "")
-        })
+    /// The agent `agent` describes, at `.agents/agents/{name}.md`.
+    pub fn with(mut self, agent: FixtureAgent) -> Self {
+        self.files.push(Box::new(move |dir, mock, marker| {
+            let rel = format!(".agents/agents/{}.md", agent.name);
+            children::write(dir, &rel, &agent.text(dir, mock, marker));
+        }));
+        self
     }
 
     /// A file at `rel` whose text is made from the mock and the marker.
@@ -164,6 +162,78 @@ impl<'a> TestWorkspace<'a> {
     }
 }
 
+/// An agent whose only child, `fx`, is the fixture server (`mcp-agents fixture-server`),
+/// carrying the workspace's marker: on the mock's Responses endpoint unless [`Self::on`]
+/// says otherwise.
+pub struct FixtureAgent {
+    name: String,
+    wire: String,
+    args: Vec<String>,
+    child_lines: String,
+    lines: String,
+    log_calls: bool,
+}
+
+/// Where a [`FixtureAgent::logging_calls`] child logs the tools it is called with, in the
+/// workspace.
+pub const CALL_LOG: &str = "calls.log";
+
+impl FixtureAgent {
+    pub fn named(name: &str) -> Self {
+        FixtureAgent {
+            name: name.to_owned(),
+            wire: "responses".to_owned(),
+            args: Vec::new(),
+            child_lines: String::new(),
+            lines: String::new(),
+            log_calls: false,
+        }
+    }
+
+    /// On the mock's endpoint for `wire` (a `wire_api` value).
+    pub fn on(mut self, wire: &str) -> Self {
+        wire.clone_into(&mut self.wire);
+        self
+    }
+
+    /// The fixture's arguments (`--hang`, `--grandchild daemon`, …).
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(|a| (*a).to_owned()));
+        self
+    }
+
+    /// Lines of the child's configuration, indented by six spaces
+    /// (`      startup_timeout_sec: 1\n`).
+    pub fn child_lines(mut self, lines: &str) -> Self {
+        self.child_lines.push_str(lines);
+        self
+    }
+
+    /// Lines of the agent's frontmatter (`max_tool_calls: 3`).
+    pub fn lines(mut self, lines: &str) -> Self {
+        self.lines.push_str(lines);
+        self
+    }
+
+    /// The child logs each tool it is called with to [`CALL_LOG`] in the workspace
+    /// (`--call-log`).
+    pub fn logging_calls(mut self) -> Self {
+        self.log_calls = true;
+        self
+    }
+
+    fn text(&self, dir: &Path, mock: &MockProvider, marker: &str) -> String {
+        let log = dir.join(CALL_LOG).display().to_string();
+        let mut args: Vec<&str> = Vec::new();
+        if self.log_calls {
+            args.extend(["--call-log", &log]);
+        }
+        args.extend(self.args.iter().map(String::as_str));
+        let child = stdio_child("fx", &args, marker, &self.child_lines);
+        children::agent_on(&self.wire, mock, &self.name, &child, &self.lines)
+    }
+}
+
 /// A mock provider and a workspace written for it, served by nothing yet. The workspace is
 /// deleted when this drops.
 pub struct MockWorkspace {
@@ -194,6 +264,12 @@ impl ServerUnderTest {
     /// The standard agents (see [`TestWorkspace::standard_agents`]) over stdio.
     pub async fn stdio() -> ServerUnderTest {
         TestWorkspace::new().standard_agents().stdio().await
+    }
+
+    /// The tools the workspace's [`FixtureAgent::logging_calls`] children were called with,
+    /// one a call.
+    pub fn calls_logged(&self) -> Vec<String> {
+        children::calls_logged(&self.ws.path().join(CALL_LOG))
     }
 
     /// Ends the session: the server sees its stdin close.
