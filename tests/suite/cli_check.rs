@@ -535,12 +535,7 @@ fn check_reports_what_each_run_would_miss_without_failing() {
         reviewer["needs"][0],
         serde_json::json!({"kind": "env", "name": "ANTHROPIC_API_KEY", "or": "ANTHROPIC_AUTH_TOKEN", "for": "its provider key"})
     );
-    let effects: Vec<&str> = report["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["effect"].as_str().unwrap())
-        .collect();
+    let effects = support::each_str(&report["warnings"], "effect");
     assert_eq!(effects, ["will_fail_at_spawn"; 6]);
     assert!(report["warnings"][0]["agent"].is_string());
 

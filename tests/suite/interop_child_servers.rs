@@ -89,12 +89,7 @@ async fn python_sdk_servers_work_over_stdio_and_http() {
     let time: Value = serde_json::from_str(&output(&mock)).expect("JSON time");
     assert_eq!(time["timezone"], "Etc/UTC");
     let first = mock.requests()[0].body.clone();
-    let offered: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let offered = support::each_str(&first["tools"], "name");
     assert_eq!(
         offered,
         ["time__convert_time", "time__get_current_time"],
@@ -214,12 +209,7 @@ async fn the_documented_agent_changes_a_file_through_filesystem_mcp() {
                {"tool": "files__write_file", "calls": 1, "errors": 0}])
     );
     let requests = mock.requests();
-    let offered: Vec<&str> = requests[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let offered = support::each_str(&requests[0].body["tools"], "name");
     for tool in ["files__write_file", "files__read_file", "workspace__grep"] {
         assert!(offered.contains(&tool), "{tool} in {offered:?}");
     }

@@ -27,10 +27,7 @@ struct Outcome {
 
 impl Outcome {
     fn code(&self) -> Option<ErrorCode> {
-        self.result
-            .as_ref()
-            .err()
-            .map(|e| AgentError::from(e.clone()).code)
+        support::run_kit::error_code(&self.result)
     }
 
     /// Fails, showing the message, unless it contains `text`.

@@ -243,12 +243,7 @@ async fn blank_text_blocks_from_the_api_are_not_sent_back() {
             requests.iter().filter_map(refused).collect::<Vec<_>>()
         );
         let turn = requests[1].body["messages"][1]["content"].clone();
-        let kinds: Vec<&str> = turn
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|b| b["type"].as_str().unwrap())
-            .collect();
+        let kinds = support::each_str(&turn, "type");
         assert_eq!(kinds, ["thinking", "tool_use"], "{turn}");
     }
 }

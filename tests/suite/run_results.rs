@@ -382,12 +382,7 @@ async fn the_tools_output_schemas_describe_every_record_and_name_the_new_fields(
     }
     let targets: Vec<&str> = ids.iter().map(String::as_str).collect();
     let all = c.wait(&targets, 0).await;
-    let statuses: Vec<&str> = all["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["status"].as_str().unwrap())
-        .collect();
+    let statuses = support::each_str(&all["agents"], "status");
     assert_eq!(
         statuses,
         ["completed", "completed", "failed", "running"],

@@ -442,12 +442,7 @@ async fn a_published_fixer_makes_a_failing_test_pass_through_mcp_agents_run() {
         "{stderr}"
     );
     let requests = mock.requests();
-    let tools: Vec<&str> = requests[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let tools = support::each_str(&requests[0].body["tools"], "name");
     for tool in ["workspace__read", "workspace__edit", "workspace__write"] {
         assert!(tools.contains(&tool), "{tools:?}");
     }

@@ -257,14 +257,8 @@ pub async fn start_http_server(
         .args(extra_args)
         .env(KEY_VAR, KEY)
         .env_remove("MCP_AGENTS_DEFAULT_MODEL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for (k, v) in extra_env {
-        command.env(k, v);
-    }
-    let mut child = command.spawn().expect("start mcp-agents");
+        .envs(extra_env.iter().copied());
+    let mut child = spawn_with_stderr(&mut command, Stdio::null(), Stdio::null());
     let stderr = child.stderr.take().expect("piped stderr");
     let mut lines = tokio::io::BufReader::new(stderr).lines();
     let mut seen = String::new();
@@ -431,6 +425,22 @@ impl Connection {
     }
 }
 
+/// Starts `command` with `stdin` and `stdout` as given and stderr piped, to be killed when
+/// dropped.
+pub fn spawn_with_stderr(
+    command: &mut tokio::process::Command,
+    stdin: Stdio,
+    stdout: Stdio,
+) -> tokio::process::Child {
+    command
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start mcp-agents")
+}
+
 /// A tool result's text split into the human lines before its JSON, and the JSON (the last
 /// line).
 pub fn split_wait_text(text: &str) -> (Vec<&str>, &str) {
@@ -497,15 +507,9 @@ pub struct RawServer {
 impl RawServer {
     pub fn start(workspace: &std::path::Path) -> RawServer {
         use tokio::io::AsyncBufReadExt;
-        let mut child = tokio::process::Command::new(BIN)
-            .arg(workspace)
-            .env_remove("RUST_LOG")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut command = tokio::process::Command::new(BIN);
+        command.arg(workspace).env_remove("RUST_LOG");
+        let mut child = spawn_with_stderr(&mut command, Stdio::piped(), Stdio::piped());
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
         let seen = stderr.clone();
@@ -581,14 +585,8 @@ pub async fn run_json(
         .args([name, "-", "--json"])
         .env_remove("RUST_LOG")
         .env_remove("MCP_AGENTS_DEFAULT_MODEL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let mut child = command.spawn().expect("start mcp-agents run");
+        .envs(env.iter().copied());
+    let mut child = spawn_with_stderr(&mut command, Stdio::piped(), Stdio::piped());
     let mut stdin = child.stdin.take().expect("stdin");
     stdin
         .write_all(task.as_bytes())

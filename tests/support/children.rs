@@ -127,16 +127,13 @@ pub async fn assert_no_process_left(marker: &str, secs: u64) {
 
 /// Starts an HTTP fixture (optionally with more args); returns the process and its URL.
 pub async fn http_fixture(args: &[&str]) -> (tokio::process::Child, String) {
+    use std::process::Stdio;
     use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(BIN)
+    let mut command = tokio::process::Command::new(BIN);
+    command
         .args(["fixture-server", "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        .args(args);
+    let mut child = binary::spawn_with_stderr(&mut command, Stdio::null(), Stdio::null());
     let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let url = loop {
         let line = lines
