@@ -63,14 +63,20 @@ async fn wait_for(marker: &str, count: usize) {
 /// A server whose agent `daemonizer` has one child that starts a daemon, with the child in
 /// a 60 s call.
 async fn daemon_mid_call() -> ServerUnderTest {
+    mid_call("daemon", "daemonizer", &["--grandchild", "daemon"]).await
+}
+
+/// A server whose one agent `name` has one fixture child started with `args`, marked with a
+/// marker tagged `tag`, in a 60 s call; the child and its grandchild are running.
+async fn mid_call(tag: &str, name: &str, args: &[&str]) -> ServerUnderTest {
     let s = TestWorkspace::new()
-        .marked("daemon")
-        .fixture_agent("daemonizer", &["--grandchild", "daemon"])
+        .marked(tag)
+        .fixture_agent(name, args)
         .stdio()
         .await;
     s.mock
         .push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
-    let id = s.spawn("daemonizer", "t").await;
+    let id = s.spawn(name, "t").await;
     s.wait_for_phase(&id, "tool_call").await;
     wait_for(&s.marker, 2).await;
     s
@@ -152,16 +158,7 @@ async fn forged_lines_in_the_servers_pipes_neither_spare_the_child_nor_kill_a_by
     let victim_pid = victim.id();
     let victim_arg = victim_pid.to_string();
     let args = ["--grandchild", "group", "--forge-reaper-lines", &victim_arg];
-    let s = TestWorkspace::new()
-        .marked("forger")
-        .fixture_agent("forger", &args)
-        .stdio()
-        .await;
-    s.mock
-        .push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
-    let id = s.spawn("forger", "t").await;
-    s.wait_for_phase(&id, "tool_call").await;
-    wait_for(&s.marker, 2).await;
+    let s = mid_call("forger", "forger", &args).await;
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(s.pid.unwrap() as i32, libc::SIGKILL) };
     tokio::time::sleep(Duration::from_secs(1)).await;

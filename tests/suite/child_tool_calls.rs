@@ -149,11 +149,7 @@ async fn an_interrupt_mid_tool_call_stops_the_call_and_carries_on() {
     assert_eq!(activity["summary"], "Calling fx.sleep");
     assert_eq!(activity["tool"], "sleep");
     assert_eq!(activity["target"], "fx");
-    c.ok(
-        "send_input",
-        json!({"target": id, "message": "Stop sleeping.", "interrupt": true}),
-    )
-    .await;
+    c.interrupt(&id, "Stop sleeping.").await;
     let done = c.wait(&[&id], 30_000).await;
     assert_eq!(done["agents"][0]["result"], "switched", "{done}");
     assert!(

@@ -10,7 +10,7 @@ use support::children::{
     self, agent, assert_no_process_left, call_outputs, offered_tools, one_fixture_agent,
     serve_files, stdio_child, tagged_marker,
 };
-use support::run_kit::KEY;
+use support::run_kit::{KEY, first_tool_result};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
@@ -319,23 +319,7 @@ async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() 
             "{wire}: {}",
             lookup["description"]
         );
-        let answer = match wire {
-            "responses" => requests[1].body["input"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|i| i["type"] == "function_call_output")
-                .unwrap()["output"]
-                .clone(),
-            "chat-completions" => requests[1].body["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["role"] == "tool")
-                .unwrap()["content"]
-                .clone(),
-            _ => requests[1].body["messages"][2]["content"][0]["content"].clone(),
-        };
+        let answer = first_tool_result(wire, &requests[1].body);
         assert_eq!(answer, "record at https://example.com/r/1", "{wire}");
         c.close().await;
         assert_no_process_left(&m, 6).await;

@@ -345,11 +345,7 @@ async fn interrupted_round_on(wire: &str) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(s.calls_logged().len(), 2, "both calls reached the child");
-    s.ok(
-        "send_input",
-        json!({"target": id, "message": "Stop sleeping.", "interrupt": true}),
-    )
-    .await;
+    s.interrupt(&id, "Stop sleeping.").await;
     let record = wait_done(&s, &id).await;
     assert_eq!(record["result"], "switched", "{record}");
     let interrupted = outputs(&s.mock, 1);

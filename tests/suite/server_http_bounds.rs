@@ -46,6 +46,18 @@ async fn stalled_connections(url: &str, count: usize, prefix: &[u8]) -> Vec<toki
     held
 }
 
+/// Fails unless a new client is served (its tools listed) within `secs`; it closes again.
+async fn assert_serves_another_client(server: &HttpServerUnderTest, secs: u64) {
+    let client = tokio::time::timeout(
+        Duration::from_secs(secs),
+        server.connect(Generation::Modern, None),
+    )
+    .await
+    .expect("another client is served");
+    assert!(!client.tools().await.is_empty());
+    client.close().await;
+}
+
 const HALF_HEADERS: &[u8] = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,14 +95,7 @@ async fn stalled_http_clients_are_cut_off_at_the_bounds() {
     .await;
     // A legitimate client gets through once the stalled headers are cut (10 s), even with
     // 500 of them queued.
-    let legit = tokio::time::timeout(
-        Duration::from_secs(60),
-        server.connect(Generation::Modern, None),
-    )
-    .await
-    .expect("a legitimate client is served while stalled ones wait");
-    assert!(!legit.tools().await.is_empty());
-    legit.close().await;
+    assert_serves_another_client(&server, 60).await;
     // Every stalled-header connection is closed by the server: after 10 s, not at once.
     for stream in &mut headers {
         let mut byte = [0u8; 1024];
@@ -412,19 +417,12 @@ async fn long_waits_cannot_lock_other_clients_out() {
         "only {shortened} waits came back; the others hold their connections"
     );
     // Another client is served while the long waits go on.
-    let other = tokio::time::timeout(
-        Duration::from_secs(15),
-        server.connect(Generation::Modern, None),
-    )
-    .await
-    .expect("another client is served");
-    assert!(!other.tools().await.is_empty());
+    assert_serves_another_client(&server, 15).await;
     assert_eq!(
         waits.len(),
         mcp_agents::limits::HTTP_LONG_WAITS,
         "the rest wait on"
     );
-    other.close().await;
     waits.abort_all();
 }
 

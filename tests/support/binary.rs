@@ -109,9 +109,16 @@ pub async fn stdio(
     generation: Generation,
     extra_env: &[(&str, &str)],
 ) -> Connection {
-    stdio_with(workspace, generation, extra_env, &[], Stdio::inherit())
-        .await
-        .0
+    stdio_with_program(
+        Path::new(BIN),
+        workspace,
+        generation,
+        extra_env,
+        &[],
+        Stdio::inherit(),
+    )
+    .await
+    .0
 }
 
 /// [`stdio`], with the variables `removed` taken out of the server's environment (a
@@ -122,9 +129,16 @@ pub async fn stdio_env(
     extra_env: &[(&str, &str)],
     removed: &[&str],
 ) -> Connection {
-    stdio_with(workspace, generation, extra_env, removed, Stdio::inherit())
-        .await
-        .0
+    stdio_with_program(
+        Path::new(BIN),
+        workspace,
+        generation,
+        extra_env,
+        removed,
+        Stdio::inherit(),
+    )
+    .await
+    .0
 }
 
 /// [`stdio`] with the server's stderr going to `stderr`; a piped stderr is returned, for
@@ -135,7 +149,15 @@ pub async fn stdio_with_stderr(
     extra_env: &[(&str, &str)],
     stderr: Stdio,
 ) -> (Connection, Option<tokio::process::ChildStderr>) {
-    stdio_with(workspace, generation, extra_env, &[], stderr).await
+    stdio_with_program(
+        Path::new(BIN),
+        workspace,
+        generation,
+        extra_env,
+        &[],
+        stderr,
+    )
+    .await
 }
 
 /// [`stdio`] with `program` as the server: a copy of the binary elsewhere.
@@ -143,17 +165,6 @@ pub async fn stdio_of(program: &Path, workspace: &Path, generation: Generation) 
     stdio_with_program(program, workspace, generation, &[], &[], Stdio::inherit())
         .await
         .0
-}
-
-async fn stdio_with(
-    workspace: &Path,
-    generation: Generation,
-    extra_env: &[(&str, &str)],
-    removed: &[&str],
-    stderr: Stdio,
-) -> (Connection, Option<tokio::process::ChildStderr>) {
-    let program = Path::new(BIN);
-    stdio_with_program(program, workspace, generation, extra_env, removed, stderr).await
 }
 
 async fn stdio_with_program(
@@ -382,6 +393,15 @@ impl Connection {
         value["agent_id"].as_str().unwrap().to_owned()
     }
 
+    /// Interrupts agent `id` with `message` (`send_input` with `interrupt: true`).
+    pub async fn interrupt(&self, id: &str, message: &str) -> Value {
+        self.ok(
+            "send_input",
+            serde_json::json!({"target": id, "message": message, "interrupt": true}),
+        )
+        .await
+    }
+
     pub async fn wait(&self, targets: &[&str], timeout_ms: u64) -> Value {
         self.ok(
             "wait_agent",
@@ -557,6 +577,52 @@ impl RawServer {
             .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
             .unwrap()
     }
+}
+
+/// What `mcp-agents run NAME TASK` printed: whether it succeeded, its stdout and its stderr.
+pub struct Ran {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// The warning lines of stderr about the canonical agent file of `name`.
+    pub fn warnings(&self, name: &str) -> Vec<&str> {
+        let prefix = format!("warning: .agents/agents/{name}.md: ");
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with(&prefix))
+            .collect()
+    }
+}
+
+/// Runs agent `name` of `workspace` with `mcp-agents run --workspace WS NAME TASK`, the test
+/// key set and the machine's `RUST_LOG` removed.
+pub async fn run_plain(workspace: &Path, name: &str, task: &str) -> Ran {
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--workspace"])
+        .arg(workspace)
+        .args([name, task])
+        .env(KEY_VAR, KEY)
+        .env_remove("RUST_LOG")
+        .output()
+        .await
+        .expect("mcp-agents run");
+    Ran {
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `command` (the machine's `RUST_LOG` removed) to its end and fails unless it
+/// succeeded; its stdout, and its stderr as text.
+pub async fn run_to_success(command: &mut tokio::process::Command) -> (Vec<u8>, String) {
+    let out = command.env_remove("RUST_LOG").output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (out.stdout, stderr)
 }
 
 /// What `mcp-agents run --json` did: its exit, the record it printed, its stderr.

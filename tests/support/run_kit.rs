@@ -344,3 +344,24 @@ pub fn error_code<T>(
     let error = result.as_ref().err()?;
     Some(mcp_agents::error::AgentError::from(error.clone()).code)
 }
+
+/// The first tool result in the request `body` of `wire` (a `wire_api` value): the first
+/// `function_call_output`'s output (Responses), the first `tool` message's content (Chat
+/// Completions), or the content of the first block of the third message (Messages, whose
+/// conversation is then the task, the call and its result).
+pub fn first_tool_result(wire: &str, body: &Value) -> Value {
+    let first = |list: &str, kind: &str, is: &str, text: &str| {
+        body[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|item| item[kind] == is)
+            .unwrap()[text]
+            .clone()
+    };
+    match wire {
+        "responses" => first("input", "type", "function_call_output", "output"),
+        "chat-completions" => first("messages", "role", "tool", "content"),
+        _ => body["messages"][2]["content"][0]["content"].clone(),
+    }
+}
