@@ -103,22 +103,34 @@ pub struct Connection {
     pub pid: Option<u32>,
 }
 
+/// How the binary is started over stdio: the program, the variables taken out of its
+/// environment, where its stderr goes.
+struct Launch<'a> {
+    program: &'a Path,
+    removed: &'a [&'a str],
+    stderr: Stdio,
+}
+
+impl Default for Launch<'_> {
+    fn default() -> Self {
+        Launch {
+            program: Path::new(BIN),
+            removed: &[],
+            stderr: Stdio::inherit(),
+        }
+    }
+}
+
 /// Starts the binary on `workspace` over stdio.
 pub async fn stdio(
     workspace: &Path,
     generation: Generation,
     extra_env: &[(&str, &str)],
 ) -> Connection {
-    stdio_with_program(
-        Path::new(BIN),
-        workspace,
-        generation,
-        extra_env,
-        &[],
-        Stdio::inherit(),
-    )
-    .await
-    .0
+    let launch = Launch::default();
+    launch_stdio(launch, workspace, generation, extra_env)
+        .await
+        .0
 }
 
 /// [`stdio`], with the variables `removed` taken out of the server's environment (a
@@ -129,16 +141,13 @@ pub async fn stdio_env(
     extra_env: &[(&str, &str)],
     removed: &[&str],
 ) -> Connection {
-    stdio_with_program(
-        Path::new(BIN),
-        workspace,
-        generation,
-        extra_env,
+    let launch = Launch {
         removed,
-        Stdio::inherit(),
-    )
-    .await
-    .0
+        ..Launch::default()
+    };
+    launch_stdio(launch, workspace, generation, extra_env)
+        .await
+        .0
 }
 
 /// [`stdio`] with the server's stderr going to `stderr`; a piped stderr is returned, for
@@ -149,33 +158,29 @@ pub async fn stdio_with_stderr(
     extra_env: &[(&str, &str)],
     stderr: Stdio,
 ) -> (Connection, Option<tokio::process::ChildStderr>) {
-    stdio_with_program(
-        Path::new(BIN),
-        workspace,
-        generation,
-        extra_env,
-        &[],
+    let launch = Launch {
         stderr,
-    )
-    .await
+        ..Launch::default()
+    };
+    launch_stdio(launch, workspace, generation, extra_env).await
 }
 
 /// [`stdio`] with `program` as the server: a copy of the binary elsewhere.
 pub async fn stdio_of(program: &Path, workspace: &Path, generation: Generation) -> Connection {
-    stdio_with_program(program, workspace, generation, &[], &[], Stdio::inherit())
-        .await
-        .0
+    let launch = Launch {
+        program,
+        ..Launch::default()
+    };
+    launch_stdio(launch, workspace, generation, &[]).await.0
 }
 
-async fn stdio_with_program(
-    program: &Path,
+async fn launch_stdio(
+    launch: Launch<'_>,
     workspace: &Path,
     generation: Generation,
     extra_env: &[(&str, &str)],
-    removed: &[&str],
-    stderr: Stdio,
 ) -> (Connection, Option<tokio::process::ChildStderr>) {
-    let mut command = tokio::process::Command::new(program);
+    let mut command = tokio::process::Command::new(launch.program);
     command
         .arg(workspace)
         .env(KEY_VAR, KEY)
@@ -183,14 +188,14 @@ async fn stdio_with_program(
         // The user's default logging (our warnings, rmcp's own lines off), as a client that
         // starts the server sees it.
         .env_remove("RUST_LOG");
-    for var in removed {
+    for var in launch.removed {
         command.env_remove(var);
     }
     for (k, v) in extra_env {
         command.env(k, v);
     }
     let (transport, stderr) = TokioChildProcess::builder(command)
-        .stderr(stderr)
+        .stderr(launch.stderr)
         .spawn()
         .expect("start mcp-agents");
     let pid = transport.id();

@@ -39,11 +39,6 @@ pub fn child_servers(env: EnvLookup) -> ChildServers {
     ChildServers::new(env).with_self_command(SelfCommand::new(BIN, &[]))
 }
 
-/// [`agent`] on the mock's Chat Completions endpoint.
-pub fn chat_agent(mock: &MockProvider, name: &str, servers: &str, extra: &str) -> String {
-    agent_on("chat-completions", mock, name, servers, extra)
-}
-
 /// [`agent`] on the mock's endpoint for `wire` (a `wire_api` value).
 pub fn agent_on(wire: &str, mock: &MockProvider, name: &str, servers: &str, extra: &str) -> String {
     match wire {
