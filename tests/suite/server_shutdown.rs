@@ -6,15 +6,14 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::Step;
 use serde_json::json;
 use support::binary::RawServer;
 use support::binary::{self, Generation};
 use support::children::{
-    assert_grandchild_ends_with_its_run, assert_no_process_left, one_agent_workspace,
-    processes_with, tagged_marker, two_grandchildren_mid_call,
+    assert_grandchild_ends_with_its_run, assert_no_process_left, processes_with,
+    two_grandchildren_mid_call,
 };
-use support::run_kit::KEY;
 use support::{HttpServerUnderTest, ServerUnderTest, TestWorkspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -149,17 +148,24 @@ enum Stop {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn children_still_starting_are_stopped_with_the_server() {
-    let mock = MockProvider::start(KEY).await.unwrap();
     for stop in [
         Stop::StdinEof,
         Stop::Signal(libc::SIGTERM),
         Stop::Signal(libc::SIGINT),
     ] {
-        let m = tagged_marker("starting");
         // Never answers server/discover: it is still starting when the server stops, well
         // within the 15 s startup bound.
-        let ws = one_agent_workspace(&mock, "starting", &["--hang"], &m);
-        let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+        let s = TestWorkspace::new()
+            .marked("starting")
+            .fixture_agent("starting", &["--hang"])
+            .stdio()
+            .await;
+        let ServerUnderTest {
+            marker: m,
+            c,
+            ws: _ws,
+            ..
+        } = s;
         for _ in 0..3 {
             c.spawn("starting", "t").await;
         }

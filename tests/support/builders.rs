@@ -36,7 +36,6 @@ pub struct TestWorkspace<'a> {
     tag: &'a str,
     files: Vec<Writer<'a>>,
     env: Vec<(String, String)>,
-    generation: Generation,
 }
 
 impl Default for TestWorkspace<'_> {
@@ -52,7 +51,6 @@ impl<'a> TestWorkspace<'a> {
             tag: "m",
             files: Vec::new(),
             env: Vec::new(),
-            generation: Generation::Modern,
         }
     }
 
@@ -111,12 +109,6 @@ impl<'a> TestWorkspace<'a> {
         self
     }
 
-    /// The server speaks this protocol generation (2026-07-28 unless told).
-    pub fn generation(mut self, generation: Generation) -> Self {
-        self.generation = generation;
-        self
-    }
-
     /// Starts the mock and writes the files; no server.
     pub async fn written(self) -> MockWorkspace {
         let mock = MockProvider::start(KEY).await.unwrap();
@@ -130,10 +122,10 @@ impl<'a> TestWorkspace<'a> {
 
     /// Starts the mock, writes the files and serves them over stdio.
     pub async fn stdio(self) -> ServerUnderTest {
-        let (generation, env) = (self.generation, self.env.clone());
+        let env = self.env.clone();
         let MockWorkspace { mock, marker, ws } = self.written().await;
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (&**k, &**v)).collect();
-        let c = binary::stdio(ws.path(), generation, &env).await;
+        let c = binary::stdio(ws.path(), Generation::Modern, &env).await;
         ServerUnderTest {
             mock,
             marker,
@@ -270,6 +262,13 @@ impl ServerUnderTest {
     /// one a call.
     pub fn calls_logged(&self) -> Vec<String> {
         children::calls_logged(&self.ws.path().join(CALL_LOG))
+    }
+
+    /// Fails unless every process carrying the marker is gone within `secs` while the
+    /// server still serves (no child outlives its run), then ends the session.
+    pub async fn close_once_children_gone(self, secs: u64) {
+        children::assert_no_process_left(&self.marker, secs).await;
+        self.close().await;
     }
 
     /// Ends the session: the server sees its stdin close.

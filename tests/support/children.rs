@@ -8,9 +8,8 @@ use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::EnvLookup;
 use serde_json::json;
 
-use super::binary::{self, BIN, Connection, Generation, KEY_VAR};
+use super::binary::{self, BIN, KEY_VAR};
 use super::builders::{ServerUnderTest, TestWorkspace};
-use super::run_kit::KEY;
 
 /// A canonical agent named `name` at the mock's Responses endpoint with `servers` (YAML for
 /// `mcp_servers`, indented by four spaces) and `extra` frontmatter lines.
@@ -144,23 +143,6 @@ pub async fn http_fixture(args: &[&str]) -> (tokio::process::Child, String) {
     (child, url)
 }
 
-/// A workspace with one agent `name` whose one stdio child `fx` is the fixture with
-/// `args`, marked `marker`.
-pub fn one_agent_workspace(
-    mock: &MockProvider,
-    name: &str,
-    args: &[&str],
-    marker: &str,
-) -> tempfile::TempDir {
-    let ws = tempfile::tempdir().unwrap();
-    write(
-        ws.path(),
-        &format!(".agents/agents/{name}.md"),
-        &agent(mock, name, &stdio_child("fx", args, marker, ""), ""),
-    );
-    ws
-}
-
 /// A marker unique to this moment of this process, starting with `tag`, for the processes
 /// of one test.
 pub fn tagged_marker(tag: &str) -> String {
@@ -169,37 +151,6 @@ pub fn tagged_marker(tag: &str) -> String {
         .unwrap()
         .as_nanos() as u64;
     format!("{tag}{}", nanos ^ u64::from(std::process::id()))
-}
-
-/// The server over a fresh workspace holding `files`, on stdio, with `env` set.
-pub async fn serve_files(
-    files: &[(&str, String)],
-    env: &[(&str, &str)],
-) -> (tempfile::TempDir, Connection) {
-    let ws = tempfile::tempdir().unwrap();
-    for (rel, text) in files {
-        write(ws.path(), rel, text);
-    }
-    let connection = binary::stdio(ws.path(), Generation::Modern, env).await;
-    (ws, connection)
-}
-
-/// A server over a workspace with one agent, `name`, whose only child is the fixture `fx`
-/// started with `args` (and `extra` lines of its configuration) and tagged with a fresh
-/// marker: the mock, the marker, the workspace and the connection.
-pub async fn one_fixture_agent(
-    name: &str,
-    args: &[&str],
-    extra: &str,
-) -> (MockProvider, String, tempfile::TempDir, Connection) {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("m");
-    let files = vec![(
-        ".agents/agents/a.md",
-        agent(&mock, name, &stdio_child("fx", args, &m, extra), ""),
-    )];
-    let (ws, c) = serve_files(&files, &[]).await;
-    (mock, m, ws, c)
 }
 
 /// The names of the tools the provider was offered in request `n`.
