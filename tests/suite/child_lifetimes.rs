@@ -8,22 +8,14 @@ use std::time::Duration;
 
 use mcp_agents::testkit::Step;
 use serde_json::json;
+use support::ServerUnderTest;
 use support::binary::{self};
 use support::children::{self, assert_no_process_left, call_outputs, tagged_marker};
-use support::{ServerUnderTest, TestWorkspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_child_outlives_failure_interruption_or_the_server() {
-    let s = TestWorkspace::new()
-        .fixture_agent("worker", &[])
-        .stdio()
-        .await;
-    let ServerUnderTest {
-        mock,
-        marker: m,
-        c,
-        ws: _ws,
-    } = s;
+    let s = ServerUnderTest::fixture_agent("worker", &[]).await;
+    let (mock, m, _ws, c) = s.into_parts();
     // Failure: the provider refuses while the child runs.
     mock.push([Step::openai_error(400, "invalid_request_error", None, "no")]);
     assert_eq!(
@@ -45,10 +37,7 @@ async fn no_child_outlives_failure_interruption_or_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_session_holds_no_child_and_a_resume_reconnects() {
-    let s = TestWorkspace::new()
-        .fixture_agent("again", &[])
-        .stdio()
-        .await;
+    let s = ServerUnderTest::fixture_agent("again", &[]).await;
     s.mock.push([
         Step::tool_call("fx__echo", json!({"text": "first"})),
         Step::text("first done"),

@@ -13,7 +13,7 @@ use support::children::{
     self, agent, assert_no_process_left, call_outputs, http_child, offered_tools, stdio_child,
 };
 use support::run_kit::{KEY, assert_all_scripted};
-use support::{MockWorkspace, ServerUnderTest, TestWorkspace};
+use support::{ServerUnderTest, TestWorkspace};
 
 /// A stdio fixture child `local` marked `marker` and an HTTP child `remote` at `url`.
 fn local_and_remote(marker: &str, url: &str) -> String {
@@ -341,11 +341,7 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
 /// runs, never the new one (here one that could not serve them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn children_still_start_after_the_servers_binary_was_replaced() {
-    let MockWorkspace {
-        mock,
-        marker: m,
-        ws,
-    } = TestWorkspace::new()
+    let (mock, m, ws) = TestWorkspace::new()
         .file("notes.txt", "still here\n")
         .agent(".agents/agents/a.md", |mock, m| {
             let fx = stdio_child("fx", &[], m, "");
@@ -353,7 +349,8 @@ async fn children_still_start_after_the_servers_binary_was_replaced() {
             agent(mock, "upgraded", &servers, "")
         })
         .written()
-        .await;
+        .await
+        .into_parts();
     let installed = tempfile::tempdir().unwrap();
     let program = installed.path().join("mcp-agents");
     std::fs::copy(binary::BIN, &program).unwrap();

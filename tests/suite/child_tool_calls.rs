@@ -6,9 +6,9 @@ use crate::support;
 
 use mcp_agents::testkit::{RecordedOutcome, Step};
 use serde_json::{Value, json};
-use support::TestWorkspace;
 use support::builders::FixtureAgent;
 use support::children::call_outputs;
+use support::{ServerUnderTest, TestWorkspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn call_failures_reach_the_model_and_the_run_goes_on() {
@@ -95,10 +95,7 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
-    let s = TestWorkspace::new()
-        .fixture_agent("refused", &[])
-        .stdio()
-        .await;
+    let s = ServerUnderTest::fixture_agent("refused", &[]).await;
     s.mock.push([
         Step::tool_calls(vec![
             ("fx__refuse", json!({"bytes": 1_200_000})),
@@ -137,10 +134,7 @@ async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_mid_tool_call_stops_the_call_and_carries_on() {
-    let s = TestWorkspace::new()
-        .fixture_agent("sleeper", &[])
-        .stdio()
-        .await;
+    let s = ServerUnderTest::fixture_agent("sleeper", &[]).await;
     s.mock.push([
         Step::tool_call("fx__sleep", json!({"ms": 60_000})).with_reasoning(),
         Step::text("switched"),

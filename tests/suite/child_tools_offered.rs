@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use support::builders::FixtureAgent;
 use support::children::{self, assert_no_process_left, call_outputs, offered_tools};
 use support::run_kit::first_tool_result;
-use support::{MockWorkspace, ServerUnderTest, TestWorkspace};
+use support::{MockWorkspace, TestWorkspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
@@ -223,12 +223,7 @@ async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() 
             .with(FixtureAgent::named("looker").on(wire))
             .stdio()
             .await;
-        let ServerUnderTest {
-            mock,
-            marker: m,
-            c,
-            ws: _ws,
-        } = s;
+        let (mock, m, _ws, c) = s.into_parts();
         mock.push([
             Step::tool_call("fx__lookup", json!({"url": "https://example.com/r/1"})),
             Step::text("found it"),

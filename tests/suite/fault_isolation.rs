@@ -311,27 +311,29 @@ async fn tool_results_past_the_transport_limit_reach_the_model_cut_not_as_failur
             started.elapsed()
         );
         let output = children::call_outputs(&mock).remove(0);
-        assert!(
-            output.contains("[output truncated"),
-            "{tool} {bytes}: {}",
-            &output[output.len().saturating_sub(300)..]
-        );
-        assert!(
-            output.len() <= 1024 * 1024 + 1024,
-            "{tool} {bytes}: {} bytes reached the model",
-            output.len()
-        );
-        assert!(
-            !output.contains("timed out") && !output.contains("closed the connection"),
-            "{tool} {bytes}: {}",
-            &output[output.len().saturating_sub(300)..]
-        );
-        assert!(
-            output.starts_with("xxxxxxxx"),
-            "{tool} {bytes}: the start of the text is kept"
-        );
+        assert_cut_not_failed(&output, &format!("{tool} {bytes}"));
     }
     c.close().await;
+}
+
+/// Fails unless `output` is a result cut to 1 MiB (and a marker) that keeps the start of its
+/// text, not a failure (`what` says which).
+fn assert_cut_not_failed(output: &str, what: &str) {
+    let end = &output[output.len().saturating_sub(300)..];
+    assert!(output.contains("[output truncated"), "{what}: {end}");
+    assert!(
+        output.len() <= 1024 * 1024 + 1024,
+        "{what}: {} bytes reached the model",
+        output.len()
+    );
+    assert!(
+        !output.contains("timed out") && !output.contains("closed the connection"),
+        "{what}: {end}"
+    );
+    assert!(
+        output.starts_with("xxxxxxxx"),
+        "{what}: the start of the text is kept"
+    );
 }
 
 /// A 20 MiB result from an HTTP child, in an event stream or a JSON body, reaches the model

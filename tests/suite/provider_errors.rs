@@ -462,26 +462,36 @@ async fn dropped_connections_and_garbage_are_retried_then_reported() {
     outcome.assert_says("not a Messages API message");
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_connection_refused_is_retried_then_reported() {
-    // Bind, learn the port, close: nothing listens there any more.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let definition =
-        support::run_kit::definition(Responses, &format!("http://127.0.0.1:{port}/v1"));
+/// A loopback port where nothing listens: bound, learnt, closed.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// How a request of `wire` to `definition`'s endpoint fails, with the default retries.
+async fn failure_of(
+    definition: &mcp_agents::definition::AgentDefinition,
+    wire: WireApi,
+) -> AgentError {
     let provider = mcp_agents::providers::ProviderClient::new(
-        &definition,
+        definition,
         mcp_agents::providers::ApiKey::for_tests(KEY),
     );
-    let mut conversation = Conversation::new(Responses);
+    let mut conversation = Conversation::new(wire);
     conversation.push_user_texts(&["x".into()]);
     let err = provider
         .complete("s", &conversation, &[], &|_| {})
         .await
         .unwrap_err();
-    let err = AgentError::from(err);
+    AgentError::from(err)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_refused_is_retried_then_reported() {
+    let port = closed_port();
+    let definition =
+        support::run_kit::definition(Responses, &format!("http://127.0.0.1:{port}/v1"));
+    let err = failure_of(&definition, Responses).await;
     assert_eq!(err.code, ErrorCode::ProviderError);
     // Issue 28: the origin tried is named; an endpoint from the definition needs no hint.
     assert!(
@@ -505,25 +515,12 @@ async fn a_connection_refused_is_retried_then_reported() {
 /// standing in for the public one, so no test reaches the network.
 #[tokio::test(start_paused = true)]
 async fn a_failure_to_reach_the_built_in_endpoint_says_the_base_url_variable_is_not_set() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let mut definition =
         support::run_kit::definition(Messages, &format!("http://127.0.0.1:{port}"));
     definition.provider.kind = mcp_agents::definition::ProviderKind::Anthropic;
     definition.provider.base_url_source = mcp_agents::definition::EndpointSource::BuiltIn;
-    let provider = mcp_agents::providers::ProviderClient::new(
-        &definition,
-        mcp_agents::providers::ApiKey::for_tests(KEY),
-    );
-    let mut conversation = Conversation::new(Messages);
-    conversation.push_user_texts(&["x".into()]);
-    let err = provider
-        .complete("s", &conversation, &[], &|_| {})
-        .await
-        .unwrap_err();
-    let message = AgentError::from(err).message;
+    let message = failure_of(&definition, Messages).await.message;
     assert!(
         message.starts_with(&format!(
             "could not connect to anthropic at http://127.0.0.1:{port}: "
@@ -543,15 +540,7 @@ async fn a_failure_to_reach_the_built_in_endpoint_says_the_base_url_variable_is_
     // The same endpoint taken from the server's variable: no hint.
     definition.provider.base_url_source =
         mcp_agents::definition::EndpointSource::Environment("ANTHROPIC_BASE_URL".into());
-    let provider = mcp_agents::providers::ProviderClient::new(
-        &definition,
-        mcp_agents::providers::ApiKey::for_tests(KEY),
-    );
-    let err = provider
-        .complete("s", &conversation, &[], &|_| {})
-        .await
-        .unwrap_err();
-    let message = AgentError::from(err).message;
+    let message = failure_of(&definition, Messages).await.message;
     assert!(
         message.starts_with("could not connect to anthropic at "),
         "{message}"

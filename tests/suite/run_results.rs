@@ -22,6 +22,14 @@ async fn start(agents: Vec<FixtureAgent>) -> ServerUnderTest {
     ws.stdio().await
 }
 
+/// Spawns `worker` with `task`, its model never answering; its id once it waits for it.
+async fn worker_waiting_for_its_model(s: &ServerUnderTest, task: &str) -> String {
+    s.mock.push([Step::Hang]);
+    let id = s.spawn("worker", task).await;
+    s.wait_for_phase(&id, "provider_request").await;
+    id
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_results_and_records_name_the_model_and_provider_sent() {
     let s = start(Vec::new()).await;
@@ -240,12 +248,8 @@ async fn an_unknown_id_is_answered_with_the_ids_still_held() {
         "most recent first: {message}"
     );
     // send_input says the same.
-    let (code, message) = c
-        .err(
-            "send_input",
-            json!({"target": "00000000feedface", "message": "hi"}),
-        )
-        .await;
+    let to_nobody = json!({"target": "00000000feedface", "message": "hi"});
+    let (code, message) = c.err("send_input", to_nobody).await;
     assert_eq!(code, "unknown_agent");
     assert!(message.contains(&ids[17].0), "{message}");
     s.close().await;
@@ -254,10 +258,8 @@ async fn an_unknown_id_is_answered_with_the_ids_still_held() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_on_an_agent_waiting_for_its_model_is_told_at_once() {
     let s = start(Vec::new()).await;
-    let (mock, c) = (&s.mock, &s.c);
-    mock.push([Step::Hang]);
-    let id = c.spawn("worker", "single request").await;
-    c.wait_for_phase(&id, "provider_request").await;
+    let c = &s.c;
+    let id = worker_waiting_for_its_model(&s, "single request").await;
     let called = Instant::now();
     let waited = c.wait(&[&id], 1_000).await;
     assert_eq!(waited["timed_out"], true);
@@ -284,9 +286,7 @@ async fn a_wait_on_an_agent_waiting_for_its_model_is_told_at_once() {
 async fn a_target_that_ends_while_others_run_is_a_notification() {
     let s = start(Vec::new()).await;
     let (mock, c) = (&s.mock, &s.c);
-    mock.push([Step::Hang]);
-    let slow = c.spawn("worker", "hang").await;
-    c.wait_for_phase(&slow, "provider_request").await;
+    let slow = worker_waiting_for_its_model(&s, "hang").await;
     mock.push([Step::text("quick").delayed(Duration::from_millis(300))]);
     let quick = c.spawn("claude-worker", "finish").await;
     let waited = c.wait(&[&slow, &quick], 3_000).await;

@@ -18,6 +18,21 @@ const STRICT: &str = "output_schema:\n  type: object\n  properties:\n    verdict
 /// Valid JSON Schema, but not strict mode's subset.
 const LOOSE: &str = "output_schema:\n  type: object\n  properties:\n    verdict: { type: string, enum: [ok, bad] }\n    note: { type: string, minLength: 1 }\n  required: [verdict]";
 
+/// A judge with the strict schema on each wire: name, `wire_api`, frontmatter.
+const JUDGES: [(&str, &str, &str); 3] = [
+    ("judge", "responses", STRICT),
+    ("claude-judge", "anthropic-messages", STRICT),
+    ("chat-judge", "chat-completions", STRICT),
+];
+
+/// Agents with the strict schema on each wire, and one with the loose schema on Responses.
+const STRICT_AND_LOOSE: [(&str, &str, &str); 4] = [
+    ("strict", "responses", STRICT),
+    ("loose", "responses", LOOSE),
+    ("claude-strict", "anthropic-messages", STRICT),
+    ("chat-strict", "chat-completions", STRICT),
+];
+
 /// A server whose agents are `agents`: each a name (its file `.agents/agents/NAME.md`), a
 /// `wire_api` and frontmatter lines, with no child server.
 async fn start(agents: &[(&'static str, &'static str, &'static str)]) -> ServerUnderTest {
@@ -78,12 +93,7 @@ fn system(body: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalid_answer_then_a_valid_one_completes_with_structured_result() {
-    let s = start(&[
-        ("judge", "responses", STRICT),
-        ("claude-judge", "anthropic-messages", STRICT),
-        ("chat-judge", "chat-completions", STRICT),
-    ])
-    .await;
+    let s = start(&JUDGES).await;
     let (mock, c) = (&s.mock, &s.c);
     for name in ["judge", "claude-judge", "chat-judge"] {
         let first = mock.requests().len();
@@ -148,13 +158,7 @@ async fn two_invalid_answers_fail_with_invalid_output_and_partial_result() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn responses_get_the_schema_as_text_format_only_when_it_fits_strict_mode() {
-    let s = start(&[
-        ("strict", "responses", STRICT),
-        ("loose", "responses", LOOSE),
-        ("claude-strict", "anthropic-messages", STRICT),
-        ("chat-strict", "chat-completions", STRICT),
-    ])
-    .await;
+    let s = start(&STRICT_AND_LOOSE).await;
     let (mock, c) = (&s.mock, &s.c);
     for name in ["strict", "loose", "claude-strict", "chat-strict"] {
         mock.push([Step::text(r#"{"verdict": "bad"}"#)]);

@@ -23,12 +23,7 @@ async fn closing_stdin_stops_every_run_and_child_within_the_bound() {
         .fixture_agent("sleeper", &[])
         .stdio()
         .await;
-    let ServerUnderTest {
-        mock,
-        marker: m,
-        c,
-        ws: _ws,
-    } = s;
+    let (mock, m, _ws, c) = s.into_parts();
     mock.push(vec![
         Step::tool_call("fx__sleep", json!({"ms": 120_000}));
         4

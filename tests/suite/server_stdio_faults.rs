@@ -8,22 +8,19 @@ use std::time::{Duration, Instant};
 
 use mcp_agents::testkit::Step;
 use serde_json::json;
+use support::TestWorkspace;
 use support::binary::RawServer;
 use support::binary::{self, Generation};
 use support::children::assert_no_process_left;
-use support::{MockWorkspace, TestWorkspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_never_reads_stderr_is_still_answered() {
-    let MockWorkspace {
-        mock,
-        marker: m,
-        ws,
-    } = TestWorkspace::new()
+    let (mock, m, ws) = TestWorkspace::new()
         .marked("chatty")
         .fixture_agent("chatty", &["--stderr-bytes", "1048576"])
         .written()
-        .await;
+        .await
+        .into_parts();
     // Our stderr is a pipe this test never reads (64 KiB fill it).
     let (c, stderr) = binary::stdio_with_stderr(
         ws.path(),

@@ -127,10 +127,7 @@ pub async fn stdio(
     generation: Generation,
     extra_env: &[(&str, &str)],
 ) -> Connection {
-    let launch = Launch::default();
-    launch_stdio(launch, workspace, generation, extra_env)
-        .await
-        .0
+    stdio_env(workspace, generation, extra_env, &[]).await
 }
 
 /// [`stdio`], with the variables `removed` taken out of the server's environment (a

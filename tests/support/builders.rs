@@ -239,6 +239,11 @@ impl MockWorkspace {
     pub fn path(&self) -> &Path {
         self.ws.path()
     }
+
+    /// The mock, the marker and the workspace, for a test that uses them apart.
+    pub fn into_parts(self) -> (MockProvider, String, tempfile::TempDir) {
+        (self.mock, self.marker, self.ws)
+    }
 }
 
 /// The real binary serving a [`TestWorkspace`] over stdio, with a client connected: the
@@ -256,6 +261,17 @@ impl ServerUnderTest {
     /// The standard agents (see [`TestWorkspace::standard_agents`]) over stdio.
     pub async fn stdio() -> ServerUnderTest {
         TestWorkspace::new().standard_agents().stdio().await
+    }
+
+    /// One agent `name` whose only child is the fixture server started with `args` (see
+    /// [`TestWorkspace::fixture_agent`]), over stdio.
+    pub async fn fixture_agent(name: &str, args: &[&str]) -> ServerUnderTest {
+        TestWorkspace::new().fixture_agent(name, args).stdio().await
+    }
+
+    /// The mock, the marker, the workspace and the client, for a test that uses them apart.
+    pub fn into_parts(self) -> (MockProvider, String, tempfile::TempDir, Connection) {
+        (self.mock, self.marker, self.ws, self.c)
     }
 
     /// The tools the workspace's [`FixtureAgent::logging_calls`] children were called with,

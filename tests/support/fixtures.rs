@@ -365,6 +365,17 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>, wanted: &dyn Fn(&str) -> bool) {
     }
 }
 
+/// Fails if any warning of `catalog` quotes `secret`.
+pub fn assert_no_warning_quotes(catalog: &Catalog, secret: &str) {
+    let quoting: Vec<&str> = catalog
+        .warnings()
+        .iter()
+        .map(|w| w.reason.as_str())
+        .filter(|reason| reason.contains(secret))
+        .collect();
+    assert!(quoting.is_empty(), "{quoting:?}");
+}
+
 /// The agent named `name` in a `check --json` report.
 pub fn agent_named<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     report["agents"]

@@ -29,7 +29,9 @@ pub mod workspace;
 pub use builders::{
     HttpServerUnderTest, MockWorkspace, ServerUnderTest, TempWorkspace, TestWorkspace,
 };
-pub use fixtures::{agent_named, check_fixture, fixture_path, load_at, load_fixture};
+pub use fixtures::{
+    agent_named, assert_no_warning_quotes, check_fixture, fixture_path, load_at, load_fixture,
+};
 
 /// The string `field` of each object in the JSON array `list` (`"name"` of each tool, …).
 pub fn each_str<'a>(list: &'a serde_json::Value, field: &str) -> Vec<&'a str> {
