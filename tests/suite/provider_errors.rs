@@ -84,9 +84,9 @@ async fn play(wire: WireApi, steps: Vec<Step>) -> Outcome {
 const OVERFLOW: &str =
     "Your input exceeds the context window of this model. Please adjust your input and try again.";
 
-#[tokio::test(start_paused = true)]
-async fn context_overflow_from_every_route_is_context_limit_and_never_retried() {
-    let cases = vec![
+/// OpenAI's context overflows on Responses: an error, a failed response, a gateway's error.
+fn openai_overflows() -> Vec<(WireApi, Step)> {
+    vec![
         (
             Responses,
             Step::openai_error(
@@ -111,6 +111,12 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
                 json!({"error": {"code": "invalid_prompt", "message": "This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens."}, "metadata": null}),
             ),
         ),
+    ]
+}
+
+/// Anthropic's context overflows: a 413, a 400, and a reply stopped at the window.
+fn anthropic_overflows() -> Vec<(WireApi, Step)> {
+    vec![
         (
             Messages,
             Step::anthropic_error(
@@ -131,7 +137,12 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
             Messages,
             Step::text("").with_stop_reason("model_context_window_exceeded"),
         ),
-        // Local engines (issue 25), in the shapes they answer with.
+    ]
+}
+
+/// Local engines' context overflows (issue 25), in the shapes they answer with.
+fn local_engine_overflows() -> Vec<(WireApi, Step)> {
+    vec![
         (
             Messages,
             Step::json(
@@ -163,6 +174,12 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
                 json!({"error": "Trying to keep the first 111490 tokens when context the overflows. However, the model is loaded with context length of only 32768 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input."}),
             ),
         ),
+    ]
+}
+
+/// Chat Completions' context overflows: OpenAI's, DeepSeek's, Gemini's, and one mid-stream.
+fn chat_overflows() -> Vec<(WireApi, Step)> {
+    vec![
         (
             Chat,
             Step::openai_error(
@@ -204,7 +221,15 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
                 ),
             },
         ),
-    ];
+    ]
+}
+
+#[tokio::test(start_paused = true)]
+async fn context_overflow_from_every_route_is_context_limit_and_never_retried() {
+    let mut cases = openai_overflows();
+    cases.extend(anthropic_overflows());
+    cases.extend(local_engine_overflows());
+    cases.extend(chat_overflows());
     for (wire, step) in cases {
         let outcome = play(wire, vec![step.clone(), Step::text("never reached")]).await;
         assert_eq!(

@@ -8,6 +8,8 @@
 //!   throwaway directory for discovery tests.
 //! - [`binary`]: driving the real binary as Claude Code or Codex would (stdio, HTTP, both
 //!   protocol generations, `mcp-agents run`), and the standard agents.
+//! - [`cli`]: `mcp-agents check` and the other one-shot commands, and the example
+//!   workspace in a prepared environment.
 //! - [`children`]: agent definitions with child MCP servers (the `fixture-server`), and the
 //!   process table, to prove no child outlives its run.
 //! - [`run_kit`]: the provider clients, the model loop and in-process tools against the mock.
@@ -19,6 +21,7 @@
 pub mod binary;
 pub mod builders;
 pub mod children;
+pub mod cli;
 pub mod engine;
 pub mod fixtures;
 pub mod interop;
