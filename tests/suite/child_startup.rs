@@ -210,10 +210,7 @@ const STARTUP_FAILURES: [(&str, &str); 7] = [
 /// the error's message.
 async fn startup_error(c: &Connection, name: &str) -> String {
     let record = c.run_to_end(name, "Use the tools.").await;
-    assert_eq!(record["status"], "failed", "{name}: {record}");
-    let code = &record["error"]["code"];
-    assert_eq!(code, "child_mcp_startup_error", "{name}: {record}");
-    record["error"]["message"].as_str().unwrap().to_owned()
+    binary::failed_with(&record, "child_mcp_startup_error")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -129,9 +129,7 @@ async fn the_legacy_everything_server_is_refused_with_what_it_offers() {
     );
     let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
     let record = run(&c, "everything").await;
-    assert_eq!(record["status"], "failed", "{record}");
-    assert_eq!(record["error"]["code"], "child_mcp_startup_error");
-    let message = record["error"]["message"].as_str().unwrap();
+    let message = binary::failed_with(&record, "child_mcp_startup_error");
     assert!(
         message.starts_with("MCP server everything does not support MCP 2026-07-28: server/discover failed (-32601 Method not found); it offers only 2025-11-25, through initialize"),
         "{message}"

@@ -81,6 +81,11 @@ async fn play(wire: WireApi, steps: Vec<Step>) -> Outcome {
     outcome
 }
 
+/// A 429 of `wire` asking for a wait of `retry_after`, then the text `then`.
+fn rate_limited_then(wire: MockWire, retry_after: &str, then: &str) -> Vec<Step> {
+    vec![Step::rate_limited(wire, retry_after), Step::text(then)]
+}
+
 const OVERFLOW: &str =
     "Your input exceeds the context window of this model. Please adjust your input and try again.";
 
@@ -310,10 +315,7 @@ async fn rate_limits_are_retried_after_the_delay_the_provider_asks_for() {
 async fn long_and_dated_retry_afters_are_waited_for_up_to_the_request_ceiling() {
     let outcome = play(
         Responses,
-        vec![
-            Step::rate_limited(MockWire::Responses, "90"),
-            Step::text("ok"),
-        ],
+        rate_limited_then(MockWire::Responses, "90", "ok"),
     )
     .await;
     assert_eq!(outcome.result.unwrap().text, "ok");
@@ -322,14 +324,7 @@ async fn long_and_dated_retry_afters_are_waited_for_up_to_the_request_ceiling() 
     assert!(outcome.elapsed >= Duration::from_secs(90));
 
     let date = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(300));
-    let outcome = play(
-        Messages,
-        vec![
-            Step::rate_limited(MockWire::Messages, &date),
-            Step::text("ok"),
-        ],
-    )
-    .await;
+    let outcome = play(Messages, rate_limited_then(MockWire::Messages, &date, "ok")).await;
     assert!(outcome.result.is_ok(), "{}", outcome.message());
     let waited = outcome.retries[0].delay;
     assert!(
@@ -339,10 +334,7 @@ async fn long_and_dated_retry_afters_are_waited_for_up_to_the_request_ceiling() 
 
     let outcome = play(
         Messages,
-        vec![
-            Step::rate_limited(MockWire::Messages, "1000"),
-            Step::text("no"),
-        ],
+        rate_limited_then(MockWire::Messages, "1000", "no"),
     )
     .await;
     assert_eq!(outcome.requests, 1);
@@ -516,21 +508,15 @@ async fn a_connection_refused_is_retried_then_reported() {
     let port = closed_port();
     let definition =
         support::run_kit::definition(Responses, &format!("http://127.0.0.1:{port}/v1"));
-    let err = failure_of(&definition, Responses).await;
-    assert_eq!(err.code, ErrorCode::ProviderError);
+    let AgentError { code, message, .. } = failure_of(&definition, Responses).await;
+    assert_eq!(code, ErrorCode::ProviderError);
     // Issue 28: the origin tried is named; an endpoint from the definition needs no hint.
+    let origin = format!("could not connect to 127.0.0.1 at http://127.0.0.1:{port}: ");
+    assert!(message.starts_with(&origin), "{message}");
+    assert!(!message.contains("_BASE_URL"), "{message}");
     assert!(
-        err.message.starts_with(&format!(
-            "could not connect to 127.0.0.1 at http://127.0.0.1:{port}: "
-        )),
-        "{}",
-        err.message
-    );
-    assert!(!err.message.contains("_BASE_URL"), "{}", err.message);
-    assert!(
-        err.message.contains("after 5 attempts"),
-        "the default policy: {}",
-        err.message
+        message.contains("after 5 attempts"),
+        "the default policy: {message}"
     );
 }
 

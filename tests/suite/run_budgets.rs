@@ -50,13 +50,8 @@ async fn the_call_that_would_pass_max_tool_calls_is_not_made() {
 }
 
 async fn max_tool_calls_on(wire: &str) {
-    let s = serve(
-        FixtureAgent::named("capped")
-            .on(wire)
-            .lines("max_tool_calls: 3"),
-        "calls",
-    )
-    .await;
+    let capped = FixtureAgent::named("capped").on(wire);
+    let s = serve(capped.lines("max_tool_calls: 3"), "calls").await;
     s.mock.push([
         Step::tool_calls(vec![
             ("fx__echo", json!({"text": "1"})),

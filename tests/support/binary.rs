@@ -463,6 +463,14 @@ pub fn spawn_with_stderr(
         .expect("start mcp-agents")
 }
 
+/// Fails unless `record` (a `wait_agent` record) is of a failed run whose error has `code`;
+/// the error's message.
+pub fn failed_with(record: &Value, code: &str) -> String {
+    assert_eq!(record["status"], "failed", "{record}");
+    assert_eq!(record["error"]["code"], code, "{record}");
+    record["error"]["message"].as_str().unwrap().to_owned()
+}
+
 /// A tool result's text split into the human lines before its JSON, and the JSON (the last
 /// line).
 pub fn split_wait_text(text: &str) -> (Vec<&str>, &str) {
