@@ -87,7 +87,7 @@ async fn stalled_http_clients_are_cut_off_at_the_bounds() {
     let mut headers = stalled_connections(url, 500, HALF_HEADERS).await;
     // Whole headers, then 10 of the 1,000 bytes of body they announce.
     let bodies = stalled_connections(
-        &url,
+        url,
         40,
         b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
           Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"",

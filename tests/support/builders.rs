@@ -5,14 +5,25 @@
 //! ```ignore
 //! // The standard agents (`worker`, `claude-worker`, `chat-worker`, `skilled`), over stdio.
 //! let s = ServerUnderTest::stdio().await;
+//! s.mock.push([Step::text("hi")]);
+//! let id = s.spawn("worker", "Say hi.").await; // the client's calls, through `Deref`
 //! // One agent whose only child is the fixture server, its processes marked "eof".
 //! let s = TestWorkspace::new().marked("eof").fixture_agent("sleeper", &[]).stdio().await;
-//! // Any file, written once the mock's endpoints are known; then over HTTP with a token.
-//! let s = TestWorkspace::new()
-//!     .agent(".agents/agents/a.md", |mock, marker| children::agent(mock, "a", "", ""))
-//!     .http(&["--auth-token-env", VAR], &[(VAR, TOKEN)])
+//! // An agent on Chat Completions whose fixture child logs its calls, with a budget.
+//! let agent = FixtureAgent::named("capped").on("chat-completions").lines("max_tool_calls: 3");
+//! let s = TestWorkspace::new().with(agent.logging_calls()).stdio().await;
+//! // Any file, written once the mock's endpoints and the marker are known; then over HTTP,
+//! // every request needing a bearer token.
+//! let server = TestWorkspace::new()
+//!     .agent(".claude/agents/a.md", |mock, marker| claude_agent(mock, marker))
+//!     .env(VAR, TOKEN)
+//!     .http(&["--auth-token-env", VAR])
 //!     .await;
+//! let client = server.connect(Generation::Modern, Some(TOKEN)).await;
 //! ```
+//!
+//! Each result owns its workspace (a temporary directory, deleted when it drops): bind it
+//! for as long as the server runs (`let (mock, m, _ws, c) = s.into_parts()`, never `..`).
 
 use std::path::{Path, PathBuf};
 
@@ -84,7 +95,8 @@ impl<'a> TestWorkspace<'a> {
         self
     }
 
-    /// A file at `rel` whose text is made from the mock and the marker.
+    /// An agent definition (or any file) at `rel`, its text made from the mock and the
+    /// marker once they exist.
     pub fn agent(
         mut self,
         rel: &str,
