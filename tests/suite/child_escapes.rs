@@ -9,14 +9,14 @@ use crate::support;
 
 use std::time::Duration;
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::Step;
 use serde_json::json;
-use support::binary::{self, BIN, Connection, Generation};
+use support::binary::BIN;
 use support::children::{
-    agent, assert_no_process_left, live_processes, one_agent_workspace, processes_with,
-    stdio_child, tagged_marker, write,
+    assert_grandchild_ends_with_its_run, assert_no_process_left, live_processes, processes_with,
+    two_grandchildren_mid_call,
 };
-use support::run_kit::KEY;
+use support::{ServerUnderTest, TestWorkspace};
 
 /// Whether `pid` is a live (not zombie) process.
 fn alive(pid: u32) -> bool {
@@ -60,51 +60,49 @@ async fn wait_for(marker: &str, count: usize) {
     );
 }
 
-/// A server whose agent `daemonizer` has one child that starts a daemon, with the
-/// child in a 60 s call; the mock, the marker, the workspace and the connection.
-async fn daemon_mid_call() -> (MockProvider, String, tempfile::TempDir, Connection) {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("daemon");
-    let ws = one_agent_workspace(&mock, "daemonizer", &["--grandchild", "daemon"], &m);
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
-    let id = c.spawn("daemonizer", "t").await;
-    c.wait_for_phase(&id, "tool_call").await;
-    wait_for(&m, 2).await;
-    (mock, m, ws, c)
+/// A server whose agent `daemonizer` has one child that starts a daemon, with the child in
+/// a 60 s call.
+async fn daemon_mid_call() -> ServerUnderTest {
+    mid_call("daemon", "daemonizer", &["--grandchild", "daemon"]).await
+}
+
+/// A server whose one agent `name` has one fixture child started with `args`, marked with a
+/// marker tagged `tag`, in a 60 s call; the child and its grandchild are running.
+async fn mid_call(tag: &str, name: &str, args: &[&str]) -> ServerUnderTest {
+    let s = TestWorkspace::new()
+        .marked(tag)
+        .fixture_agent(name, args)
+        .stdio()
+        .await;
+    s.mock
+        .push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
+    let id = s.spawn(name, "t").await;
+    s.wait_for_phase(&id, "tool_call").await;
+    wait_for(&s.marker, 2).await;
+    s
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daemon_a_child_started_ends_with_its_run() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("daemon-run");
-    let ws = one_agent_workspace(&mock, "daemonizer", &["--grandchild", "daemon"], &m);
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    mock.push([
-        Step::tool_call("fx__echo", json!({"text": "x"})),
-        Step::text("done"),
-    ]);
-    let id = c.spawn("daemonizer", "t").await;
-    assert_eq!(c.wait(&[&id], 30_000).await["agents"][0]["result"], "done");
     // The run is over and the server still serves: its daemon is gone too.
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    assert_grandchild_ends_with_its_run("daemon-run", "daemonizer", "daemon").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daemon_a_child_started_ends_with_the_server() {
-    let (_mock, m, _ws, c) = daemon_mid_call().await;
-    c.close().await; // stdin EOF: the server stops its runs and exits
+    let s = daemon_mid_call().await;
+    let m = s.marker.clone();
+    s.close().await; // stdin EOF: the server stops its runs and exits
     assert_no_process_left(&m, 6).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daemon_a_child_started_ends_with_a_server_killed_with_sigkill() {
-    let (_mock, m, _ws, c) = daemon_mid_call().await;
+    let s = daemon_mid_call().await;
     // SAFETY: signalling our own child process.
-    unsafe { libc::kill(c.pid.unwrap() as i32, libc::SIGKILL) };
-    assert_no_process_left(&m, 4).await;
-    c.close().await;
+    unsafe { libc::kill(s.pid.unwrap() as i32, libc::SIGKILL) };
+    assert_no_process_left(&s.marker, 4).await;
+    s.close().await;
 }
 
 /// The server's helper processes (every child of it that is not a child server itself):
@@ -118,31 +116,11 @@ fn helpers_of(server: u32) -> Vec<u32> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_servers_helpers_first_and_then_the_server_leaves_nothing() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("helpers");
-    let ws = tempfile::tempdir().unwrap();
     // One grandchild stays in its parent's group (no death signal reaches it), one is a
     // daemon.
-    for kind in ["group", "daemon"] {
-        write(
-            ws.path(),
-            &format!(".agents/agents/{kind}.md"),
-            &agent(
-                &mock,
-                kind,
-                &stdio_child("fx", &["--grandchild", kind], &m, ""),
-                "",
-            ),
-        );
-    }
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    mock.push(vec![Step::tool_call("fx__sleep", json!({"ms": 60_000})); 2]);
-    let a = c.spawn("group", "t").await;
-    let b = c.spawn("daemon", "t").await;
-    c.wait_for_phase(&a, "tool_call").await;
-    c.wait_for_phase(&b, "tool_call").await;
-    wait_for(&m, 4).await;
-    let server = c.pid.unwrap();
+    let s = two_grandchildren_mid_call("helpers", "daemon").await;
+    wait_for(&s.marker, 4).await;
+    let server = s.pid.unwrap();
     let helpers = helpers_of(server);
     assert!(!helpers.is_empty(), "the server has helper processes");
     for pid in &helpers {
@@ -159,8 +137,8 @@ async fn killing_the_servers_helpers_first_and_then_the_server_leaves_nothing() 
     tokio::time::sleep(Duration::from_millis(500)).await;
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(server as i32, libc::SIGKILL) };
-    assert_no_process_left(&m, 4).await;
-    c.close().await;
+    assert_no_process_left(&s.marker, 4).await;
+    s.close().await;
 }
 
 /// A process in a group of its own, started by this test and nothing to do with the
@@ -178,33 +156,18 @@ fn bystander() -> std::process::Child {
 async fn forged_lines_in_the_servers_pipes_neither_spare_the_child_nor_kill_a_bystander() {
     let mut victim = bystander();
     let victim_pid = victim.id();
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("forger");
-    let ws = one_agent_workspace(
-        &mock,
-        "forger",
-        &[
-            "--grandchild",
-            "group",
-            "--forge-reaper-lines",
-            &victim_pid.to_string(),
-        ],
-        &m,
-    );
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
-    let id = c.spawn("forger", "t").await;
-    c.wait_for_phase(&id, "tool_call").await;
-    wait_for(&m, 2).await;
+    let victim_arg = victim_pid.to_string();
+    let args = ["--grandchild", "group", "--forge-reaper-lines", &victim_arg];
+    let s = mid_call("forger", "forger", &args).await;
     // SAFETY: signalling our own child process.
-    unsafe { libc::kill(c.pid.unwrap() as i32, libc::SIGKILL) };
+    unsafe { libc::kill(s.pid.unwrap() as i32, libc::SIGKILL) };
     tokio::time::sleep(Duration::from_secs(1)).await;
     let spared = alive(victim_pid);
     let _ = victim.kill();
     victim.wait().unwrap();
     assert!(spared, "the bystander's group was killed on a forged line");
-    assert_no_process_left(&m, 4).await;
-    c.close().await;
+    assert_no_process_left(&s.marker, 4).await;
+    s.close().await;
 }
 
 /// Runs `script` under `sh` in a process group of its own and returns its output and

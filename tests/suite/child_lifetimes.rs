@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use mcp_agents::testkit::Step;
 use serde_json::json;
+use support::ServerUnderTest;
 use support::binary::{self};
-use support::children::{
-    self, assert_no_process_left, call_outputs, one_fixture_agent, tagged_marker,
-};
+use support::children::{self, assert_no_process_left, call_outputs, tagged_marker};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_child_outlives_failure_interruption_or_the_server() {
-    let (mock, m, _ws, c) = one_fixture_agent("worker", &[], "").await;
+    let s = ServerUnderTest::fixture_agent("worker", &[]).await;
+    let (mock, m, _ws, c) = s.into_parts();
     // Failure: the provider refuses while the child runs.
     mock.push([Step::openai_error(400, "invalid_request_error", None, "no")]);
     assert_eq!(
@@ -37,30 +37,26 @@ async fn no_child_outlives_failure_interruption_or_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_session_holds_no_child_and_a_resume_reconnects() {
-    let (mock, m, _ws, c) = one_fixture_agent("again", &[], "").await;
-    mock.push([
+    let s = ServerUnderTest::fixture_agent("again", &[]).await;
+    s.mock.push([
         Step::tool_call("fx__echo", json!({"text": "first"})),
         Step::text("first done"),
         Step::tool_call("fx__echo", json!({"text": "second"})),
         Step::text("second done"),
     ]);
-    let id = c.spawn("again", "Go.").await;
-    assert_eq!(
-        c.wait(&[&id], 30_000).await["agents"][0]["result"],
-        "first done"
-    );
-    assert_no_process_left(&m, 6).await;
-    c.ok("send_input", json!({"target": id, "message": "Once more."}))
+    let id = s.spawn("again", "Go.").await;
+    assert_eq!(s.wait_one(&id, 30_000).await["result"], "first done");
+    assert_no_process_left(&s.marker, 6).await;
+    s.ok("send_input", json!({"target": id, "message": "Once more."}))
         .await;
-    let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    let record = s.wait_one(&id, 30_000).await;
     assert_eq!(record["result"], "second done", "{record}");
     assert_eq!(
-        call_outputs(&mock),
+        call_outputs(&s.mock),
         ["echo: first", "echo: second"],
         "one conversation, two runs"
     );
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    s.close_once_children_gone(6).await;
 }
 
 /// A connection dropped without `shutdown` (a run that panicked drops its tools) still ends

@@ -6,60 +6,60 @@ use crate::support;
 
 use std::time::Duration;
 
-use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::Step;
 use serde_json::{Value, json};
-use support::binary::{self};
+use support::binary::{self, Connection};
 use support::children::{
-    self, agent, assert_no_process_left, call_outputs, http_child, offered_tools, serve_files,
-    stdio_child, tagged_marker,
+    self, agent, assert_no_process_left, call_outputs, http_child, offered_tools, stdio_child,
 };
-use support::run_kit::KEY;
+use support::run_kit::{KEY, assert_all_scripted};
+use support::{ServerUnderTest, TestWorkspace};
+
+/// A stdio fixture child `local` marked `marker` and an HTTP child `remote` at `url`.
+fn local_and_remote(marker: &str, url: &str) -> String {
+    format!(
+        "{}{}",
+        stdio_child("local", &[], marker, ""),
+        http_child("remote", url)
+    )
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subagent_uses_stdio_and_http_children_in_every_format() {
-    let mock = MockProvider::start(KEY).await.unwrap();
     let (_http, url) = children::http_fixture(&[]).await;
-    let m = tagged_marker("m");
-    let servers = format!(
-        "{}{}",
-        stdio_child("local", &[], &m, ""),
-        http_child("remote", &url)
-    );
-    let base = mock.responses_base_url();
-    let key = binary::KEY_VAR;
-    let stdio_yaml = stdio_child("local", &[], &m, "");
-    let files = vec![
-        (
-            ".agents/agents/canonical.md",
-            agent(&mock, "canonical", &servers, ""),
-        ),
-        (
-            ".claude/agents/claude.md",
+    let s = TestWorkspace::new()
+        .agent(".agents/agents/canonical.md", |mock, m| {
+            agent(mock, "canonical", &local_and_remote(m, &url), "")
+        })
+        .agent(".claude/agents/claude.md", |mock, m| {
+            let (base, key) = (mock.responses_base_url(), binary::KEY_VAR);
+            let servers = local_and_remote(m, &url);
             format!(
                 "---\nname: claude-agent\ndescription: d\nmodel: mock-model\nmodel_provider: custom\nbase_url: {base}\n\
                  env_key: {key}\nwire_api: responses\nmcpServers:\n{servers}\n---\nUse tools.\n"
-            ),
-        ),
-        (
-            ".codex/agents/codex.toml",
+            )
+        })
+        .agent(".codex/agents/codex.toml", |mock, m| {
+            let (base, key) = (mock.responses_base_url(), binary::KEY_VAR);
             format!(
                 "name = \"codex-agent\"\ndescription = \"d\"\nmodel = \"mock-model\"\nmodel_provider = \"mock\"\n\
                  developer_instructions = \"Use tools.\"\n\n[model_providers.mock]\nbase_url = \"{base}\"\nenv_key = \"{key}\"\n\
                  wire_api = \"responses\"\n\n[mcp_servers.local]\ncommand = \"{}\"\nargs = [\"fixture-server\"]\n\
                  env = {{ MCP_AGENTS_TEST_MARKER = \"{m}\" }}\n\n[mcp_servers.remote]\nurl = \"{url}\"\n",
                 binary::BIN
-            ),
-        ),
-        (
-            ".opencode/agents/opencode.md",
+            )
+        })
+        .agent(".opencode/agents/opencode.md", |mock, m| {
+            let (base, key) = (mock.responses_base_url(), binary::KEY_VAR);
             format!(
                 "---\ndescription: d\nmodel: mock/mock-model\nbase_url: {base}\nenv_key: {key}\nwire_api: responses\n\
-                 mcp_servers:\n{stdio_yaml}{}---\nUse tools.\n",
-                http_child("remote", &url)
-            ),
-        ),
-    ];
-    let (_ws, c) = serve_files(&files, &[]).await;
+                 mcp_servers:\n{}---\nUse tools.\n",
+                local_and_remote(m, &url)
+            )
+        })
+        .stdio()
+        .await;
+    let (mock, c) = (&s.mock, &s.c);
     for name in ["canonical", "claude-agent", "codex-agent", "opencode"] {
         mock.push([
             Step::tool_calls(vec![
@@ -73,44 +73,37 @@ async fn a_subagent_uses_stdio_and_http_children_in_every_format() {
         assert_eq!(record["status"], "completed", "{name}: {record}");
         assert_eq!(record["result"], "used both");
         assert_eq!(record["usage"]["tool_calls"], 2);
-        let tools = offered_tools(&mock, before);
+        let tools = offered_tools(mock, before);
         assert!(
             tools.contains(&"local__echo".to_owned())
                 && tools.contains(&"remote__print_env".to_owned()),
             "{name}: {tools:?}"
         );
         assert_eq!(
-            call_outputs(&mock),
+            call_outputs(mock),
             ["echo: from stdio", "echo: from http"],
             "{name}"
         );
     }
-    assert!(
-        mock.requests()
-            .iter()
-            .all(|r| r.outcome == RecordedOutcome::Scripted)
-    );
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    assert_all_scripted(mock);
+    s.close_once_children_gone(6).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_children_see_only_a_cleared_environment_and_their_own_variables() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("m");
-    let servers = format!(
-        "    fx:\n      command: {}\n      args: [fixture-server]\n      env:\n        MCP_AGENTS_TEST_MARKER: \"{m}\"\n        CHILD_TOKEN: \"Bearer ${{OUTER_TOKEN}}\"\n",
-        binary::BIN
-    );
-    let files = vec![(
-        ".agents/agents/env.md",
-        agent(&mock, "env-agent", &servers, ""),
-    )];
-    let (_ws, c) = serve_files(
-        &files,
-        &[("OUTER_TOKEN", "tok-123"), ("SHOULD_NOT_LEAK", "secret")],
-    )
-    .await;
+    let s = TestWorkspace::new()
+        .agent(".agents/agents/env.md", |mock, m| {
+            let servers = format!(
+                "    fx:\n      command: {}\n      args: [fixture-server]\n      env:\n        MCP_AGENTS_TEST_MARKER: \"{m}\"\n        CHILD_TOKEN: \"Bearer ${{OUTER_TOKEN}}\"\n",
+                binary::BIN
+            );
+            agent(mock, "env-agent", &servers, "")
+        })
+        .env("OUTER_TOKEN", "tok-123")
+        .env("SHOULD_NOT_LEAK", "secret")
+        .stdio()
+        .await;
+    let (mock, c) = (&s.mock, &s.c);
     mock.push([
         Step::tool_call("fx__print_env", json!({})),
         Step::text("seen"),
@@ -119,8 +112,7 @@ async fn stdio_children_see_only_a_cleared_environment_and_their_own_variables()
         c.run_to_end("env-agent", "Use the tools.").await["status"],
         "completed"
     );
-    let env: serde_json::Map<String, Value> =
-        serde_json::from_str(&call_outputs(&mock)[0]).unwrap();
+    let env: serde_json::Map<String, Value> = serde_json::from_str(&call_outputs(mock)[0]).unwrap();
     let mut keys: Vec<&str> = env.keys().map(String::as_str).collect();
     keys.retain(|k| !["PATH", "HOME", "TMPDIR", "TEMP", "TMP"].contains(k));
     assert_eq!(keys, ["CHILD_TOKEN", "MCP_AGENTS_TEST_MARKER"], "{env:?}");
@@ -129,88 +121,108 @@ async fn stdio_children_see_only_a_cleared_environment_and_their_own_variables()
         "placeholders are rendered from our environment"
     );
     assert!(env.contains_key("PATH"));
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    s.close_once_children_gone(6).await;
+}
+
+/// Agents each of whose one child fails to start in its own way: it never answers
+/// (`hanging`, its bound lowered to 1 s), speaks only older protocols (`legacy`), redirects
+/// (`redirected`, to `redirect_url`), needs a variable that is not set in its environment
+/// (`unset`) or a header (`unset-header`, at `target_url`), exits at once (`quits`), or is
+/// not there (`missing`).
+fn failing_children<'a>(target_url: &'a str, redirect_url: &'a str) -> TestWorkspace<'a> {
+    let never_set_env = format!(
+        "    fx:\n      command: {}\n      args: [fixture-server]\n      env: {{ T: \"${{MCP_AGENTS_TEST_NEVER_SET}}\" }}\n",
+        binary::BIN
+    );
+    let never_set_header = format!(
+        "{}      headers:\n        Authorization: \"Bearer ${{MCP_AGENTS_TEST_NEVER_SET}}\"\n",
+        http_child("remote", target_url)
+    );
+    TestWorkspace::new()
+        .agent(".agents/agents/hang.md", |mock, m| {
+            let timeout = "      startup_timeout_sec: 1\n";
+            agent(
+                mock,
+                "hanging",
+                &stdio_child("slow", &["--hang"], m, timeout),
+                "",
+            )
+        })
+        .agent(".agents/agents/legacy.md", |mock, m| {
+            agent(
+                mock,
+                "legacy",
+                &stdio_child("old", &["--legacy"], m, ""),
+                "",
+            )
+        })
+        .agent(".agents/agents/redirect.md", |mock, _| {
+            agent(mock, "redirected", &http_child("moved", redirect_url), "")
+        })
+        .agent(".agents/agents/unset.md", move |mock, _| {
+            agent(mock, "unset", &never_set_env, "")
+        })
+        .agent(".agents/agents/unset-header.md", move |mock, _| {
+            agent(mock, "unset-header", &never_set_header, "")
+        })
+        .agent(".agents/agents/quits.md", |mock, _| {
+            let quits = "    quits:\n      command: /bin/sh\n      args: [\"-c\", \"exit 3\"]\n";
+            agent(mock, "quits", quits, "")
+        })
+        .agent(".agents/agents/missing.md", |mock, _| {
+            agent(
+                mock,
+                "missing",
+                "    gone:\n      command: /nonexistent/mcp-server\n",
+                "",
+            )
+        })
+}
+
+/// How each agent of [`failing_children`] fails: the start of its message.
+const STARTUP_FAILURES: [(&str, &str); 7] = [
+    (
+        "hanging",
+        "MCP server slow did not answer server/discover in time",
+    ),
+    (
+        "legacy",
+        "MCP server old does not support MCP 2026-07-28; it offers 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25",
+    ),
+    ("redirected", "MCP server moved"),
+    // Issue 28, point 6: where to set it, in each client, as a missing key says.
+    (
+        "unset",
+        "MCP server fx needs the environment variable MCP_AGENTS_TEST_NEVER_SET (for its env T), which is not set in this server's environment; MCP clients pass their servers only the variables they are told to: in Claude Code set it in the shell that starts `claude`, or in the server's `env` in .mcp.json; in Codex list it in `env_vars` of [mcp_servers.agents] in config.toml. Then restart the client (in Claude Code, /mcp reconnects the server) so that mcp-agents starts again with MCP_AGENTS_TEST_NEVER_SET",
+    ),
+    (
+        "unset-header",
+        "MCP server remote needs the environment variable MCP_AGENTS_TEST_NEVER_SET (for its header Authorization), which is not set in this server's environment; MCP clients pass their servers only the variables they are told to",
+    ),
+    (
+        "missing",
+        "MCP server gone cannot start `/nonexistent/mcp-server`",
+    ),
+    ("quits", "MCP server quits failed during server/discover: "),
+];
+
+/// Runs `name` to its end and fails unless its run failed with `child_mcp_startup_error`;
+/// the error's message.
+async fn startup_error(c: &Connection, name: &str) -> String {
+    let record = c.run_to_end(name, "Use the tools.").await;
+    binary::failed_with(&record, "child_mcp_startup_error")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
-    let mock = MockProvider::start(KEY).await.unwrap();
     let (_target, target_url) = children::http_fixture(&[]).await;
     let (_redirector, redirect_url) = children::http_fixture(&["--redirect-to", &target_url]).await;
-    let m = tagged_marker("m");
-    let files = vec![
-        (
-            ".agents/agents/hang.md",
-            agent(
-                &mock,
-                "hanging",
-                &stdio_child("slow", &["--hang"], &m, "      startup_timeout_sec: 1\n"),
-                "",
-            ),
-        ),
-        (
-            ".agents/agents/legacy.md",
-            agent(
-                &mock,
-                "legacy",
-                &stdio_child("old", &["--legacy"], &m, ""),
-                "",
-            ),
-        ),
-        (
-            ".agents/agents/redirect.md",
-            agent(&mock, "redirected", &http_child("moved", &redirect_url), ""),
-        ),
-        (
-            ".agents/agents/unset.md",
-            agent(
-                &mock,
-                "unset",
-                &format!(
-                    "    fx:\n      command: {}\n      args: [fixture-server]\n      env: {{ T: \"${{MCP_AGENTS_TEST_NEVER_SET}}\" }}\n",
-                    binary::BIN
-                ),
-                "",
-            ),
-        ),
-        (
-            ".agents/agents/unset-header.md",
-            agent(
-                &mock,
-                "unset-header",
-                &format!(
-                    "{}      headers:\n        Authorization: \"Bearer ${{MCP_AGENTS_TEST_NEVER_SET}}\"\n",
-                    http_child("remote", &target_url)
-                ),
-                "",
-            ),
-        ),
-        (
-            ".agents/agents/quits.md",
-            agent(
-                &mock,
-                "quits",
-                "    quits:\n      command: /bin/sh\n      args: [\"-c\", \"exit 3\"]\n",
-                "",
-            ),
-        ),
-        (
-            ".agents/agents/missing.md",
-            agent(
-                &mock,
-                "missing",
-                "    gone:\n      command: /nonexistent/mcp-server\n",
-                "",
-            ),
-        ),
-    ];
-    let (_ws, c) = serve_files(&files, &[]).await;
+    let s = failing_children(&target_url, &redirect_url).stdio().await;
     // The startup activity is bounded by the definition's lowered timeout, not 15 s.
-    let id = c.spawn("hanging", "t").await;
+    let id = s.spawn("hanging", "t").await;
     let mut activity = serde_json::Value::Null;
     for _ in 0..100 {
-        activity = c.wait(&[&id], 0).await["agents"][0]["activity"].clone();
+        activity = s.wait_one(&id, 0).await["activity"].clone();
         if activity["phase"] == "child_mcp_startup" {
             break;
         }
@@ -220,69 +232,38 @@ async fn startup_failures_fail_the_run_with_child_mcp_startup_error() {
     assert_eq!(activity["target"], "slow", "{activity}");
     let remaining = activity["operation_timeout_remaining_ms"].as_u64().unwrap();
     assert!(remaining <= 1_000, "{activity}");
-    c.wait(&[&id], 20_000).await;
-    let expectations = [
-        (
-            "hanging",
-            "MCP server slow did not answer server/discover in time",
-        ),
-        (
-            "legacy",
-            "MCP server old does not support MCP 2026-07-28; it offers 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25",
-        ),
-        ("redirected", "MCP server moved"),
-        // Issue 28, point 6: where to set it, in each client, as a missing key says.
-        (
-            "unset",
-            "MCP server fx needs the environment variable MCP_AGENTS_TEST_NEVER_SET (for its env T), which is not set in this server's environment; MCP clients pass their servers only the variables they are told to: in Claude Code set it in the shell that starts `claude`, or in the server's `env` in .mcp.json; in Codex list it in `env_vars` of [mcp_servers.agents] in config.toml. Then restart the client (in Claude Code, /mcp reconnects the server) so that mcp-agents starts again with MCP_AGENTS_TEST_NEVER_SET",
-        ),
-        (
-            "unset-header",
-            "MCP server remote needs the environment variable MCP_AGENTS_TEST_NEVER_SET (for its header Authorization), which is not set in this server's environment; MCP clients pass their servers only the variables they are told to",
-        ),
-        (
-            "missing",
-            "MCP server gone cannot start `/nonexistent/mcp-server`",
-        ),
-        ("quits", "MCP server quits failed during server/discover: "),
-    ];
-    for (name, expected) in expectations {
+    s.wait(&[&id], 20_000).await;
+    for (name, expected) in STARTUP_FAILURES {
         let started = std::time::Instant::now();
-        let record = c.run_to_end(name, "Use the tools.").await;
-        assert_eq!(record["status"], "failed", "{name}: {record}");
-        assert_eq!(
-            record["error"]["code"], "child_mcp_startup_error",
-            "{name}: {record}"
-        );
-        let message = record["error"]["message"].as_str().unwrap();
+        let message = startup_error(&s, name).await;
         assert!(message.starts_with(expected), "{name}: {message}");
-        if name == "redirected" {
-            assert!(
-                message.contains("307"),
-                "the redirect is reported, not followed: {message}"
-            );
-        }
-        if name == "quits" {
-            assert!(
-                message.contains("the process ended or closed its output before answering"),
-                "the cause, not the transport's type names: {message}"
-            );
-        }
-        if name == "hanging" {
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "the lowered bound holds"
-            );
-        }
+        assert_failure_details(name, &message, started.elapsed());
     }
-    assert!(mock.requests().is_empty(), "no run reached the provider");
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    assert!(s.mock.requests().is_empty(), "no run reached the provider");
+    s.close_once_children_gone(6).await;
+}
+
+/// What [`STARTUP_FAILURES`]' messages say beyond their start, and the lowered bound.
+fn assert_failure_details(name: &str, message: &str, took: Duration) {
+    if name == "redirected" {
+        assert!(
+            message.contains("307"),
+            "the redirect is reported, not followed: {message}"
+        );
+    }
+    if name == "quits" {
+        assert!(
+            message.contains("the process ended or closed its output before answering"),
+            "the cause, not the transport's type names: {message}"
+        );
+    }
+    if name == "hanging" {
+        assert!(took < Duration::from_secs(10), "the lowered bound holds");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_childs_url_stays_out_of_its_startup_error() {
-    let mock = MockProvider::start(KEY).await.unwrap();
     // A port where nothing listens, and one that accepts connections and drops them.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let closed_port = closed.local_addr().unwrap().port();
@@ -303,25 +284,17 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
             secret_url(port)
         )
     };
-    let files = vec![
-        (
-            ".agents/agents/closed.md",
-            agent(&mock, "closed-port", &child(closed_port), ""),
-        ),
-        (
-            ".agents/agents/dropped.md",
-            agent(&mock, "dropped", &child(dropper_port), ""),
-        ),
-    ];
-    let (_ws, c) = serve_files(&files, &[]).await;
+    let s = TestWorkspace::new()
+        .agent(".agents/agents/closed.md", |mock, _| {
+            agent(mock, "closed-port", &child(closed_port), "")
+        })
+        .agent(".agents/agents/dropped.md", |mock, _| {
+            agent(mock, "dropped", &child(dropper_port), "")
+        })
+        .stdio()
+        .await;
     for (name, port) in [("closed-port", closed_port), ("dropped", dropper_port)] {
-        let record = c.run_to_end(name, "Use the tools.").await;
-        assert_eq!(record["status"], "failed", "{name}: {record}");
-        assert_eq!(
-            record["error"]["code"], "child_mcp_startup_error",
-            "{record}"
-        );
-        let message = record["error"]["message"].as_str().unwrap();
+        let message = startup_error(&s, name).await;
         assert!(message.starts_with("MCP server remote"), "{message}");
         assert!(
             message.contains(&format!("127.0.0.1:{port}")),
@@ -336,13 +309,14 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
         }
         assert!(!message.contains("/mcp"), "{name}: {message}");
     }
-    assert!(mock.requests().is_empty());
+    assert!(s.mock.requests().is_empty());
+    let ServerUnderTest { c, ws, .. } = s;
     c.close().await;
 
     // Nor in rmcp's own log lines, when RUST_LOG asks for them.
     let out = tokio::process::Command::new(binary::BIN)
         .args(["run", "--workspace"])
-        .arg(_ws.path())
+        .arg(ws.path())
         .args(["dropped", "t"])
         .env(binary::KEY_VAR, KEY)
         .env("RUST_LOG", "debug")
@@ -364,23 +338,16 @@ async fn an_http_childs_url_stays_out_of_its_startup_error() {
 /// runs, never the new one (here one that could not serve them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn children_still_start_after_the_servers_binary_was_replaced() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("m");
-    let ws = tempfile::tempdir().unwrap();
-    children::write(ws.path(), "notes.txt", "still here\n");
-    children::write(
-        ws.path(),
-        ".agents/agents/a.md",
-        &agent(
-            &mock,
-            "upgraded",
-            &format!(
-                "{}    workspace: {{ builtin: workspace }}\n",
-                stdio_child("fx", &[], &m, "")
-            ),
-            "",
-        ),
-    );
+    let (mock, m, ws) = TestWorkspace::new()
+        .file("notes.txt", "still here\n")
+        .agent(".agents/agents/a.md", |mock, m| {
+            let fx = stdio_child("fx", &[], m, "");
+            let servers = format!("{fx}    workspace: {{ builtin: workspace }}\n");
+            agent(mock, "upgraded", &servers, "")
+        })
+        .written()
+        .await
+        .into_parts();
     let installed = tempfile::tempdir().unwrap();
     let program = installed.path().join("mcp-agents");
     std::fs::copy(binary::BIN, &program).unwrap();
@@ -398,7 +365,7 @@ async fn children_still_start_after_the_servers_binary_was_replaced() {
         Step::text("done"),
     ]);
     let id = c.spawn("upgraded", "t").await;
-    let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    let record = c.wait_one(&id, 30_000).await;
     assert_eq!(record["result"], "done", "{record}");
     let outputs = call_outputs(&mock).join("\n");
     assert!(

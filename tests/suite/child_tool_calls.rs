@@ -4,22 +4,19 @@
 
 use crate::support;
 
-use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{RecordedOutcome, Step};
 use serde_json::{Value, json};
-use support::children::{
-    agent, assert_no_process_left, call_outputs, one_fixture_agent, serve_files, stdio_child,
-    tagged_marker,
-};
-use support::run_kit::KEY;
+use support::builders::FixtureAgent;
+use support::children::call_outputs;
+use support::{ServerUnderTest, TestWorkspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn call_failures_reach_the_model_and_the_run_goes_on() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("m");
-    let servers = stdio_child("fx", &[], &m, "      tool_timeout_sec: 1\n");
-    let files = vec![(".agents/agents/a.md", agent(&mock, "caller", &servers, ""))];
-    let (_ws, c) = serve_files(&files, &[]).await;
-    mock.push([
+    let s = TestWorkspace::new()
+        .with(FixtureAgent::named("caller").child_lines("      tool_timeout_sec: 1\n"))
+        .stdio()
+        .await;
+    s.mock.push([
         Step::tool_calls(vec![
             ("fx__sleep", json!({"ms": 10_000})),
             ("fx__fail", json!({})),
@@ -32,10 +29,10 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
         Step::tool_call("fx__crash", json!({})),
         Step::text("coped with everything"),
     ]);
-    let record = c.run_to_end("caller", "Use the tools.").await;
+    let record = s.run_to_end("caller", "Use the tools.").await;
     assert_eq!(record["status"], "completed", "{record}");
     assert_eq!(record["result"], "coped with everything");
-    let requests = mock.requests();
+    let requests = s.mock.requests();
     let round = |n: usize| -> Vec<String> {
         requests[n].body["input"]
             .as_array()
@@ -93,23 +90,22 @@ async fn call_failures_reach_the_model_and_the_run_goes_on() {
             .contains("closed the connection during the call"),
         "{second:?}"
     );
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    s.close_once_children_gone(6).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
-    let (mock, m, _ws, c) = one_fixture_agent("refused", &[], "").await;
-    mock.push([
+    let s = ServerUnderTest::fixture_agent("refused", &[]).await;
+    s.mock.push([
         Step::tool_calls(vec![
             ("fx__refuse", json!({"bytes": 1_200_000})),
             ("fx__refuse", json!({"bytes": 10})),
         ]),
         Step::text("refused twice"),
     ]);
-    let record = c.run_to_end("refused", "Use the tools.").await;
+    let record = s.run_to_end("refused", "Use the tools.").await;
     assert_eq!(record["status"], "completed", "{record}");
-    let out = call_outputs(&mock);
+    let out = call_outputs(&s.mock);
     let long = &out[0];
     assert!(
         long.starts_with("Error: the MCP server fx refused the call: rrrr"),
@@ -133,36 +129,31 @@ async fn a_refusal_longer_than_the_output_cap_is_cut_like_output() {
             "r".repeat(10)
         )
     );
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    s.close_once_children_gone(6).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupt_mid_tool_call_stops_the_call_and_carries_on() {
-    let (mock, m, _ws, c) = one_fixture_agent("sleeper", &[], "").await;
-    mock.push([
+    let s = ServerUnderTest::fixture_agent("sleeper", &[]).await;
+    s.mock.push([
         Step::tool_call("fx__sleep", json!({"ms": 60_000})).with_reasoning(),
         Step::text("switched"),
     ]);
-    let id = c.spawn("sleeper", "Sleep.").await;
-    let activity = &c.wait_for_phase(&id, "tool_call").await["activity"];
+    let id = s.spawn("sleeper", "Sleep.").await;
+    let activity = &s.wait_for_phase(&id, "tool_call").await["activity"];
     assert_eq!(activity["summary"], "Calling fx.sleep");
     assert_eq!(activity["tool"], "sleep");
     assert_eq!(activity["target"], "fx");
-    c.ok(
-        "send_input",
-        json!({"target": id, "message": "Stop sleeping.", "interrupt": true}),
-    )
-    .await;
-    let done = c.wait(&[&id], 30_000).await;
+    s.interrupt(&id, "Stop sleeping.").await;
+    let done = s.wait(&[&id], 30_000).await;
     assert_eq!(done["agents"][0]["result"], "switched", "{done}");
     assert!(
-        mock.requests()
+        s.mock
+            .requests()
             .iter()
             .all(|r| r.outcome == RecordedOutcome::Scripted),
         "the repaired history is valid"
     );
-    assert!(call_outputs(&mock)[0].contains("interrupted"));
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    assert!(call_outputs(&s.mock)[0].contains("interrupted"));
+    s.close_once_children_gone(6).await;
 }

@@ -4,42 +4,28 @@
 
 use crate::support;
 
-use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{RecordedOutcome, Step};
 use serde_json::{Value, json};
-use support::children::{
-    self, agent, assert_no_process_left, call_outputs, offered_tools, one_fixture_agent,
-    serve_files, stdio_child, tagged_marker,
-};
-use support::run_kit::KEY;
+use support::builders::FixtureAgent;
+use support::children::{self, assert_no_process_left, call_outputs, offered_tools};
+use support::run_kit::first_tool_result;
+use support::{MockWorkspace, TestWorkspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("m");
-    let files = vec![
-        (
-            ".agents/agents/ro.md",
-            agent(
-                &mock,
-                "read-only",
-                &stdio_child("fx", &[], &m, ""),
-                "sandbox: read-only",
-            ),
-        ),
-        (
-            ".agents/agents/lists.md",
-            agent(
-                &mock,
-                "lists",
-                &stdio_child("fx", &[], &m, "      disabled_tools: [sleep]\n"),
-                "tools: [\"fx__*\"]\ndisallowed_tools: [\"fx__delete_*\", \"fx__crash\"]",
-            ),
-        ),
-    ];
-    let (_ws, c) = serve_files(&files, &[]).await;
+    let s = TestWorkspace::new()
+        .with(FixtureAgent::named("read-only").lines("sandbox: read-only"))
+        .with(
+            FixtureAgent::named("lists")
+                .child_lines("      disabled_tools: [sleep]\n")
+                .lines("tools: [\"fx__*\"]\ndisallowed_tools: [\"fx__delete_*\", \"fx__crash\"]"),
+        )
+        .stdio()
+        .await;
+    let (mock, c) = (&s.mock, &s.c);
     mock.push([Step::text("a"), Step::text("b")]);
     c.run_to_end("read-only", "Use the tools.").await;
-    let read_only = offered_tools(&mock, 0);
+    let read_only = offered_tools(mock, 0);
     assert!(
         !read_only.contains(&"fx__delete_everything".to_owned()),
         "destructive"
@@ -50,7 +36,7 @@ async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
     );
     assert!(read_only.contains(&"fx__echo".to_owned()));
     c.run_to_end("lists", "Use the tools.").await;
-    let listed = offered_tools(&mock, 1);
+    let listed = offered_tools(mock, 1);
     for denied in ["fx__delete_everything", "fx__crash", "fx__sleep"] {
         assert!(
             !listed.contains(&denied.to_owned()),
@@ -93,8 +79,7 @@ async fn filtering_naming_and_sanitizing_shape_what_the_model_sees() {
         schema["properties"]["description"]["description"],
         "a property named description"
     );
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    s.close_once_children_gone(6).await;
 }
 
 /// Control characters and the invisible ones of SPEC §8.3 beyond zero-width and bidi
@@ -116,63 +101,30 @@ fn invisible(c: char) -> bool {
 async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
     // The fixture's `delete.issue` is offered as `fx__delete_issue`; a list naming it that
     // way must hold (it once matched only `fx__delete.issue`, so the deny failed open).
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("m");
-    let files = vec![
-        (
-            ".agents/agents/none.md",
-            agent(&mock, "no-lists", &stdio_child("fx", &[], &m, ""), ""),
-        ),
-        (
-            ".agents/agents/deny.md",
-            agent(
-                &mock,
-                "deny-offered",
-                &stdio_child("fx", &[], &m, ""),
-                "disallowed_tools: [\"fx__delete_issue\"]",
-            ),
-        ),
-        (
-            ".agents/agents/deny-raw.md",
-            agent(
-                &mock,
-                "deny-raw",
-                &stdio_child("fx", &[], &m, ""),
-                "disallowed_tools: [\"fx__delete.issue\"]",
-            ),
-        ),
-        (
-            ".agents/agents/server-deny.md",
-            agent(
-                &mock,
-                "server-deny",
-                &stdio_child("fx", &[], &m, "      disabled_tools: [delete_issue]\n"),
-                "",
-            ),
-        ),
-        (
-            ".agents/agents/allow.md",
-            agent(
-                &mock,
-                "allow-offered",
-                &stdio_child("fx", &[], &m, ""),
-                "tools: [\"fx__delete_issue\", \"fx__echo\"]",
-            ),
-        ),
-        (
-            // `delete.issue` and its twin `delete_issue` are offered as `fx__delete_issue`
-            // and `fx__delete_issue_2`; denying both by those names must hold, although
-            // the first one's denial frees its name.
-            ".agents/agents/twins.md",
-            agent(
-                &mock,
-                "deny-twins",
-                &stdio_child("fx", &["--colliding"], &m, ""),
-                "disallowed_tools: [\"fx__delete.issue\", \"fx__delete_issue_2\"]",
-            ),
-        ),
-    ];
-    let (_ws, c) = serve_files(&files, &[]).await;
+    let deny = |list: &str| format!("disallowed_tools: [{list}]");
+    let s = TestWorkspace::new()
+        .with(FixtureAgent::named("no-lists"))
+        .with(FixtureAgent::named("deny-offered").lines(&deny("\"fx__delete_issue\"")))
+        .with(FixtureAgent::named("deny-raw").lines(&deny("\"fx__delete.issue\"")))
+        .with(
+            FixtureAgent::named("server-deny")
+                .child_lines("      disabled_tools: [delete_issue]\n"),
+        )
+        .with(
+            FixtureAgent::named("allow-offered")
+                .lines("tools: [\"fx__delete_issue\", \"fx__echo\"]"),
+        )
+        // `delete.issue` and its twin `delete_issue` are offered as `fx__delete_issue` and
+        // `fx__delete_issue_2`; denying both by those names must hold, although the first
+        // one's denial frees its name.
+        .with(
+            FixtureAgent::named("deny-twins")
+                .args(&["--colliding"])
+                .lines(&deny("\"fx__delete.issue\", \"fx__delete_issue_2\"")),
+        )
+        .stdio()
+        .await;
+    let (mock, c) = (&s.mock, &s.c);
     mock.push([
         Step::text("a"),
         Step::text("b"),
@@ -191,7 +143,7 @@ async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
             "completed",
             "{name}"
         );
-        let tools = offered_tools(&mock, n);
+        let tools = offered_tools(mock, n);
         assert_eq!(
             tools.contains(&"fx__delete_issue".to_owned()),
             name == "no-lists",
@@ -204,30 +156,32 @@ async fn lists_match_the_name_the_model_is_offered_as_well_as_the_childs() {
     }
     let record = c.run_to_end("allow-offered", "Use the tools.").await;
     assert_eq!(record["status"], "completed", "{record}");
-    assert_eq!(offered_tools(&mock, 4), ["fx__delete_issue", "fx__echo"]);
+    assert_eq!(offered_tools(mock, 4), ["fx__delete_issue", "fx__echo"]);
     assert_eq!(
-        call_outputs(&mock),
+        call_outputs(mock),
         ["issue deleted"],
         "the call reaches the child under its own name"
     );
     let record = c.run_to_end("deny-twins", "Use the tools.").await;
     assert_eq!(record["status"], "completed", "{record}");
-    let tools = offered_tools(&mock, 6);
+    let tools = offered_tools(mock, 6);
     assert!(
         !tools.iter().any(|t| t.starts_with("fx__delete_issue")),
         "{tools:?}"
     );
     assert!(tools.contains(&"fx__echo".to_owned()), "{tools:?}");
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    s.close_once_children_gone(6).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
     use mcp_agents::child_mcp::model_tool_name;
     use mcp_agents::testkit::odd_tool_name;
-    let (mock, m, _ws, c) =
-        one_fixture_agent("odd", &["--odd-name"], "      tool_timeout_sec: 2\n").await;
+    let odd = FixtureAgent::named("odd")
+        .args(&["--odd-name"])
+        .child_lines("      tool_timeout_sec: 2\n");
+    let s = TestWorkspace::new().with(odd).stdio().await;
+    let (mock, c) = (&s.mock, &s.c);
     let offered_name = model_tool_name("fx", &odd_tool_name(), &Default::default());
     mock.push([
         Step::tool_call(&offered_name, json!({"ms": 10_000})),
@@ -246,7 +200,7 @@ async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
     }
     let done = c.wait(&[&id], 30_000).await["agents"][0].clone();
     assert_eq!(done["result"], "done", "{done}");
-    let out = call_outputs(&mock);
+    let out = call_outputs(mock);
     assert_eq!(
         out[0],
         format!("Error: the call to fx.{tool} did not finish within 2 s and was cancelled")
@@ -255,8 +209,7 @@ async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
         out[1], "slept 1 ms",
         "the child is called by the name it listed"
     );
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    s.close_once_children_gone(6).await;
 }
 
 /// A child tool whose schema has a top-level `oneOf` (and no `type`), as many published MCP
@@ -266,18 +219,11 @@ async fn activity_shows_a_clean_short_tool_name_and_the_child_gets_its_own() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() {
     for wire in ["responses", "anthropic-messages", "chat-completions"] {
-        let mock = MockProvider::start(KEY).await.unwrap();
-        let m = tagged_marker("m");
-        let base = match wire {
-            "responses" => mock.responses_base_url(),
-            "chat-completions" => mock.chat_base_url(),
-            _ => mock.messages_base_url(),
-        };
-        let text = agent(&mock, "looker", &stdio_child("fx", &[], &m, ""), "")
-            .replace(&mock.responses_base_url(), &base)
-            .replace("wire_api: responses", &format!("wire_api: {wire}"));
-        let files = vec![(".agents/agents/a.md", text)];
-        let (_ws, c) = serve_files(&files, &[]).await;
+        let s = TestWorkspace::new()
+            .with(FixtureAgent::named("looker").on(wire))
+            .stdio()
+            .await;
+        let (mock, m, _ws, c) = s.into_parts();
         mock.push([
             Step::tool_call("fx__lookup", json!({"url": "https://example.com/r/1"})),
             Step::text("found it"),
@@ -319,23 +265,7 @@ async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() 
             "{wire}: {}",
             lookup["description"]
         );
-        let answer = match wire {
-            "responses" => requests[1].body["input"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|i| i["type"] == "function_call_output")
-                .unwrap()["output"]
-                .clone(),
-            "chat-completions" => requests[1].body["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["role"] == "tool")
-                .unwrap()["content"]
-                .clone(),
-            _ => requests[1].body["messages"][2]["content"][0]["content"].clone(),
-        };
+        let answer = first_tool_result(wire, &requests[1].body);
         assert_eq!(answer, "record at https://example.com/r/1", "{wire}");
         c.close().await;
         assert_no_process_left(&m, 6).await;
@@ -348,14 +278,10 @@ async fn a_tool_with_a_top_level_one_of_is_offered_in_a_form_each_api_accepts() 
 async fn the_childs_own_schema_stays_on_the_descriptor() {
     use mcp_agents::discovery::{LoadOptions, Workspace, load_catalog};
     use mcp_agents::toolbox::{EnvLookup, ToolsFactory};
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("m");
-    let ws = tempfile::tempdir().unwrap();
-    children::write(
-        ws.path(),
-        ".agents/agents/a.md",
-        &agent(&mock, "looker", &stdio_child("fx", &[], &m, ""), ""),
-    );
+    let MockWorkspace { marker: m, ws, .. } = TestWorkspace::new()
+        .fixture_agent("looker", &[])
+        .written()
+        .await;
     let catalog = load_catalog(
         &Workspace::open(ws.path()).unwrap(),
         &LoadOptions::default(),

@@ -10,8 +10,10 @@ use std::time::Duration;
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, BIN};
-use support::children::{self, agent, assert_no_process_left, stdio_child};
+use support::builders::FixtureAgent;
+use support::children::{self, agent, assert_no_process_left};
 use support::run_kit::KEY;
+use support::{MockWorkspace, TestWorkspace};
 
 async fn run(args: &[&str], dir: &std::path::Path) -> std::process::Output {
     tokio::process::Command::new(BIN)
@@ -206,19 +208,12 @@ async fn run_prints_the_result_or_the_error_code() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_the_agent_and_its_children_and_prints_its_partial_result() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let marker = format!("ctrlc{}", std::process::id());
-    let ws = tempfile::tempdir().unwrap();
-    children::write(
-        ws.path(),
-        ".agents/agents/s.md",
-        &agent(
-            &mock,
-            "sleeper",
-            &stdio_child("fx", &["--say", "child log line"], &marker, ""),
-            "",
-        ),
-    );
+    let sleeper = FixtureAgent::named("sleeper").args(&["--say", "child log line"]);
+    let MockWorkspace { mock, marker, ws } = TestWorkspace::new()
+        .marked("ctrlc")
+        .with(sleeper)
+        .written()
+        .await;
     mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000})).with_text("Half way there.")]);
     let mut child = tokio::process::Command::new(BIN)
         .args(["run", "sleeper", "Sleep."])
@@ -277,6 +272,13 @@ async fn ctrl_c_stops_the_agent_and_its_children_and_prints_its_partial_result()
     );
 }
 
+/// Runs the binary with `args` in `dir` and fails unless it exits with 1; its stderr.
+async fn run_failed(args: &[&str], dir: &std::path::Path) -> String {
+    let out = run(args, dir).await;
+    assert_eq!(out.status.code(), Some(1));
+    text(&out.stderr)
+}
+
 async fn run_with_stdin(args: &[&str], dir: &std::path::Path, stdin: &str) -> std::process::Output {
     use tokio::io::AsyncWriteExt;
     let mut child = tokio::process::Command::new(BIN)
@@ -317,9 +319,7 @@ async fn run_explains_names_it_cannot_run_and_shows_only_its_agents_warnings() {
         ),
     );
 
-    let out = run(&["run", "a-model", "Do it."], ws.path()).await;
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = text(&out.stderr);
+    let stderr = run_failed(&["run", "a-model", "Do it."], ws.path()).await;
     assert_eq!(
         stderr.lines().collect::<Vec<_>>(),
         [
@@ -406,9 +406,7 @@ async fn run_says_what_to_do_in_the_shell() {
             binary::KEY_VAR
         ),
     );
-    let out = run(&["run", "keyless", "Do it."], ws.path()).await;
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = text(&out.stderr);
+    let stderr = run_failed(&["run", "keyless", "Do it."], ws.path()).await;
     assert!(
         stderr.contains(
             "error: missing_credential: the environment variable MCP_AGENTS_TEST_UNSET_KEY \
@@ -439,9 +437,7 @@ async fn run_says_what_to_do_in_the_shell() {
             "",
         ),
     );
-    let out = run(&["run", "childless", "Do it."], ws.path()).await;
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = text(&out.stderr);
+    let stderr = run_failed(&["run", "childless", "Do it."], ws.path()).await;
     assert!(
         stderr.contains(
             "error: child_mcp_startup_error: agent `childless` (.agents/agents/childless.md) \

@@ -14,7 +14,8 @@ use mcp_agents::definition::{
 use mcp_agents::discovery::LoadOptions;
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::json;
-use support::binary::{self, BIN, Generation, KEY_VAR};
+use support::TestWorkspace;
+use support::binary::{self, BIN, KEY_VAR};
 use support::run_kit::KEY;
 
 /// The variables each of a server's `env` (or `headers`) values reads, by key.
@@ -217,14 +218,16 @@ fn copilot_agent(mock: &MockProvider, extra: &str) -> String {
 /// for it by name says why; a person runs it with `mcp-agents run`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hand_only_agent_is_not_offered_to_the_parent_model_but_runs_by_hand() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = support::TempWorkspace::new();
-    ws.write(
-        ".github/agents/release.agent.md",
-        copilot_agent(&mock, "disable-model-invocation: true"),
-    );
-    ws.write(".github/agents/helper.agent.md", copilot_agent(&mock, ""));
-    let conn = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let s = TestWorkspace::new()
+        .agent(".github/agents/release.agent.md", |mock, _| {
+            copilot_agent(mock, "disable-model-invocation: true")
+        })
+        .agent(".github/agents/helper.agent.md", |mock, _| {
+            copilot_agent(mock, "")
+        })
+        .stdio()
+        .await;
+    let (mock, ws, conn) = (s.mock, s.ws, s.c);
 
     let tools = conn.tools().await;
     let spawn = tools.iter().find(|t| t.name == "spawn_agent").unwrap();
@@ -257,33 +260,21 @@ async fn a_hand_only_agent_is_not_offered_to_the_parent_model_but_runs_by_hand()
     assert!(mock.requests().is_empty(), "nothing ran");
 
     mock.push([Step::text("Released.")]);
-    let out = tokio::process::Command::new(BIN)
-        .args(["run", "--workspace"])
-        .arg(ws.path())
-        .args(["release", "Cut 1.2."])
-        .env(KEY_VAR, KEY)
-        .env_remove("RUST_LOG")
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "Released.\n");
+    let ran = binary::run_plain(ws.path(), "release", "Cut 1.2.").await;
+    assert!(ran.success, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "Released.\n");
     assert_eq!(mock.requests().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workspace_of_hand_only_agents_offers_no_tools() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = support::TempWorkspace::new();
-    ws.write(
-        ".github/agents/release.agent.md",
-        copilot_agent(&mock, "infer: false"),
-    );
-    let conn = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let s = TestWorkspace::new()
+        .agent(".github/agents/release.agent.md", |mock, _| {
+            copilot_agent(mock, "infer: false")
+        })
+        .stdio()
+        .await;
+    let (_mock, ws, conn) = (s.mock, s.ws, s.c);
     assert!(conn.tools().await.is_empty());
     conn.close().await;
 

@@ -114,13 +114,7 @@ fn codex_keys_map_onto_the_canonical_configuration() {
 #[test]
 fn literal_credentials_never_reach_warnings_or_debug_output() {
     let catalog = support::load_fixture("servers");
-    for warning in catalog.warnings() {
-        assert!(
-            !warning.reason.contains("DO_NOT_LEAK"),
-            "{}",
-            warning.reason
-        );
-    }
+    support::assert_no_warning_quotes(&catalog, "DO_NOT_LEAK");
     let debug = format!("{:?}", catalog.agents());
     assert!(
         !debug.contains("fast"),

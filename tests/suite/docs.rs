@@ -161,6 +161,13 @@ fn field(example: &str, key: &str) -> String {
         .to_owned()
 }
 
+/// The catalog of `ws` with no default model; fails on any warning.
+fn loaded_without_warnings(ws: &crate::support::TempWorkspace) -> mcp_agents::definition::Catalog {
+    let catalog = ws.load(&mcp_agents::discovery::LoadOptions::default());
+    assert!(catalog.warnings().is_empty(), "{:?}", catalog.warnings());
+    catalog
+}
+
 #[test]
 fn the_gateway_examples_load_as_written_and_send_a_bearer_token() {
     let examples = gateway_examples();
@@ -173,8 +180,7 @@ fn the_gateway_examples_load_as_written_and_send_a_bearer_token() {
     for (i, example) in examples.iter().enumerate() {
         ws.write(&format!(".agents/agents/example-{i}.md"), example);
     }
-    let catalog = ws.load(&mcp_agents::discovery::LoadOptions::default());
-    assert!(catalog.warnings().is_empty(), "{:?}", catalog.warnings());
+    let catalog = loaded_without_warnings(&ws);
     let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
     assert_eq!(
         names,
@@ -305,8 +311,7 @@ fn the_chat_completions_examples_load_as_written() {
         "---\nname: built-in\ndescription: d\nmodel: gemini-3-flash-preview\n\
          model_provider: gemini\n---\nDo.\n",
     );
-    let catalog = ws.load(&mcp_agents::discovery::LoadOptions::default());
-    assert!(catalog.warnings().is_empty(), "{:?}", catalog.warnings());
+    let catalog = loaded_without_warnings(&ws);
     let names: Vec<&str> = catalog.agents().iter().map(|a| a.name.as_str()).collect();
     assert_eq!(
         names,

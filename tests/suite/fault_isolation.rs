@@ -15,6 +15,7 @@ use support::children::{
     self, agent, assert_no_process_left, processes_with, stdio_child, tagged_marker,
 };
 use support::run_kit::KEY;
+use support::{ServerUnderTest, TestWorkspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_faults_fail_only_their_session() {
@@ -90,94 +91,86 @@ async fn provider_faults_fail_only_their_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn child_faults_fail_or_inform_only_their_session() {
-    let mock = MockProvider::start(KEY).await.unwrap();
     let (killed_m, flood_m, silent_m) = (
         tagged_marker("killed"),
         tagged_marker("flood"),
         tagged_marker("silent"),
     );
-    let ws = tempfile::tempdir().unwrap();
-    children::write(
-        ws.path(),
-        ".agents/agents/killed.md",
-        &agent(&mock, "killed", &stdio_child("fx", &[], &killed_m, ""), ""),
-    );
-    children::write(
-        ws.path(),
-        ".agents/agents/flood.md",
-        &agent(
-            &mock,
-            "flood",
-            &stdio_child(
-                "fx",
-                &["--garbage"],
-                &flood_m,
-                // Skipping the 1 MiB of noise takes well under a second alone, but the
-                // debug build under a loaded machine's full suite took over 3 s once.
-                "      startup_timeout_sec: 10\n",
-            ),
-            "",
-        ),
-    );
-    children::write(
-        ws.path(),
-        ".agents/agents/silent.md",
-        &agent(
-            &mock,
-            "silent",
-            &stdio_child(
-                "fx",
-                &["--hang-list"],
-                &silent_m,
-                "      startup_timeout_sec: 1\n",
-            ),
-            "",
-        ),
-    );
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let s = TestWorkspace::new()
+        .agent(".agents/agents/killed.md", |mock, _| {
+            agent(mock, "killed", &stdio_child("fx", &[], &killed_m, ""), "")
+        })
+        // Skipping the 1 MiB of noise takes well under a second alone, but the debug build
+        // under a loaded machine's full suite took over 3 s once.
+        .agent(".agents/agents/flood.md", |mock, _| {
+            let timeout = "      startup_timeout_sec: 10\n";
+            let child = stdio_child("fx", &["--garbage"], &flood_m, timeout);
+            agent(mock, "flood", &child, "")
+        })
+        .agent(".agents/agents/silent.md", |mock, _| {
+            let timeout = "      startup_timeout_sec: 1\n";
+            let child = stdio_child("fx", &["--hang-list"], &silent_m, timeout);
+            agent(mock, "silent", &child, "")
+        })
+        .stdio()
+        .await;
+    a_child_killed_mid_call_is_heard_of(&s, &killed_m).await;
+    noise_before_a_child_speaks_is_skipped(&s).await;
+    a_child_that_never_lists_its_tools_fails_its_run(&s).await;
+    for m in [&killed_m, &flood_m, &silent_m] {
+        assert_no_process_left(m, 6).await;
+    }
+    s.close().await;
+}
 
-    // A child killed from outside in the middle of a call: the model hears of it.
-    mock.push([
+/// A child killed from outside in the middle of a call: the model hears of it.
+async fn a_child_killed_mid_call_is_heard_of(s: &ServerUnderTest, marker: &str) {
+    s.mock.push([
         Step::tool_call("fx__sleep", json!({"ms": 60_000})),
         Step::text("noticed"),
     ]);
-    let id = c.spawn("killed", "t").await;
-    c.wait_for_phase(&id, "tool_call").await;
-    let pids = processes_with(&killed_m);
+    let id = s.spawn("killed", "t").await;
+    s.wait_for_phase(&id, "tool_call").await;
+    let pids = processes_with(marker);
     assert!(!pids.is_empty(), "the child runs during the call");
     for pid in &pids {
         // SAFETY: signalling a test child process.
         unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
     }
-    let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    let record = s.wait_one(&id, 30_000).await;
     assert_eq!(record["result"], "noticed", "{record}");
-    let body = mock.requests().last().unwrap().body.to_string();
+    let body = s.mock.requests().last().unwrap().body.to_string();
     assert!(
         body.contains("closed the connection during the call"),
         "{body}"
     );
+}
 
-    // 1 MiB of non-protocol bytes on stdout before the server speaks: skipped, and it works.
-    mock.push([
+/// 1 MiB of non-protocol bytes on stdout before the server speaks: skipped, and it works.
+async fn noise_before_a_child_speaks_is_skipped(s: &ServerUnderTest) {
+    s.mock.push([
         Step::tool_call("fx__echo", json!({"text": "through the noise"})),
         Step::text("heard"),
     ]);
-    let id = c.spawn("flood", "t").await;
-    let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+    let id = s.spawn("flood", "t").await;
+    let record = s.wait_one(&id, 30_000).await;
     assert_eq!(record["result"], "heard", "{record}");
     assert!(
-        mock.requests()
+        s.mock
+            .requests()
             .last()
             .unwrap()
             .body
             .to_string()
             .contains("echo: through the noise")
     );
+}
 
+async fn a_child_that_never_lists_its_tools_fails_its_run(s: &ServerUnderTest) {
     for (name, expected) in [("silent", "MCP server fx did not list its tools within 1 s")] {
         let started = Instant::now();
-        let id = c.spawn(name, "t").await;
-        let record = c.wait(&[&id], 30_000).await["agents"][0].clone();
+        let id = s.spawn(name, "t").await;
+        let record = s.wait_one(&id, 30_000).await;
         assert_eq!(record["status"], "failed", "{name}: {record}");
         assert_eq!(
             record["error"]["code"], "child_mcp_startup_error",
@@ -196,10 +189,6 @@ async fn child_faults_fail_or_inform_only_their_session() {
             started.elapsed()
         );
     }
-    for m in [&killed_m, &flood_m, &silent_m] {
-        assert_no_process_left(m, 6).await;
-    }
-    c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,26 +250,21 @@ async fn a_workspace_of_hostile_files_still_serves_its_valid_agent() {
     );
     mock.push([Step::text("still fine")]);
     let id = c.spawn("valid", "t").await;
-    assert_eq!(
-        c.wait(&[&id], 20_000).await["agents"][0]["result"],
-        "still fine"
-    );
+    assert_eq!(c.wait_one(&id, 20_000).await["result"], "still fine");
     c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_failed_response_message_is_quoted_in_1000_characters() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    mock.push([Step::json(
+    let s = ServerUnderTest::stdio().await;
+    s.mock.push([Step::json(
         200,
         json!({"id": "resp_1", "object": "response", "status": "failed", "output": [],
                "error": {"code": "invalid_prompt", "message": "m".repeat(20 * 1024 * 1024)}}),
     )]);
-    let id = c.spawn("worker", "t").await;
+    let id = s.spawn("worker", "t").await;
     // A 20 MiB message would make the record too large for the client to read at all.
-    let record = tokio::time::timeout(Duration::from_secs(60), c.wait(&[&id], 30_000))
+    let record = tokio::time::timeout(Duration::from_secs(60), s.wait(&[&id], 30_000))
         .await
         .expect("the record is answered")["agents"][0]
         .clone();
@@ -291,26 +275,23 @@ async fn a_huge_failed_response_message_is_quoted_in_1000_characters() {
         "{} characters",
         message.chars().count()
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_results_past_the_transport_limit_reach_the_model_cut_not_as_failures() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("huge");
     let (_http_child, http_url) = children::http_fixture(&[]).await;
-    let ws = tempfile::tempdir().unwrap();
-    let servers = format!(
-        "{}{}",
-        stdio_child("local", &[], &m, ""),
-        children::http_child("remote", &http_url)
-    );
-    children::write(
-        ws.path(),
-        ".agents/agents/big.md",
-        &agent(&mock, "big", &servers, ""),
-    );
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let ServerUnderTest {
+        mock, c, ws: _ws, ..
+    } = TestWorkspace::new()
+        .marked("huge")
+        .agent(".agents/agents/big.md", |mock, m| {
+            let local = stdio_child("local", &[], m, "");
+            let servers = format!("{local}{}", children::http_child("remote", &http_url));
+            agent(mock, "big", &servers, "")
+        })
+        .stdio()
+        .await;
     for (tool, bytes) in [
         ("local__huge", 20usize << 20),
         ("local__huge", 100 << 20),
@@ -322,44 +303,37 @@ async fn tool_results_past_the_transport_limit_reach_the_model_cut_not_as_failur
         ]);
         let started = Instant::now();
         let id = c.spawn("big", "t").await;
-        let record = c.wait(&[&id], 60_000).await["agents"][0].clone();
+        let record = c.wait_one(&id, 60_000).await;
         assert_eq!(record["result"], "read it", "{tool} {bytes}: {record}");
         assert!(
             started.elapsed() < Duration::from_secs(45),
             "{tool} {bytes}: took {:?}, as long as a timed-out call",
             started.elapsed()
         );
-        let body = mock.requests().last().unwrap().body.clone();
-        let output = body["input"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["type"] == "function_call_output")
-            .unwrap()["output"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        assert!(
-            output.contains("[output truncated"),
-            "{tool} {bytes}: {}",
-            &output[output.len().saturating_sub(300)..]
-        );
-        assert!(
-            output.len() <= 1024 * 1024 + 1024,
-            "{tool} {bytes}: {} bytes reached the model",
-            output.len()
-        );
-        assert!(
-            !output.contains("timed out") && !output.contains("closed the connection"),
-            "{tool} {bytes}: {}",
-            &output[output.len().saturating_sub(300)..]
-        );
-        assert!(
-            output.starts_with("xxxxxxxx"),
-            "{tool} {bytes}: the start of the text is kept"
-        );
+        let output = children::call_outputs(&mock).remove(0);
+        assert_cut_not_failed(&output, &format!("{tool} {bytes}"));
     }
     c.close().await;
+}
+
+/// Fails unless `output` is a result cut to 1 MiB (and a marker) that keeps the start of its
+/// text, not a failure (`what` says which).
+fn assert_cut_not_failed(output: &str, what: &str) {
+    let end = &output[output.len().saturating_sub(300)..];
+    assert!(output.contains("[output truncated"), "{what}: {end}");
+    assert!(
+        output.len() <= 1024 * 1024 + 1024,
+        "{what}: {} bytes reached the model",
+        output.len()
+    );
+    assert!(
+        !output.contains("timed out") && !output.contains("closed the connection"),
+        "{what}: {end}"
+    );
+    assert!(
+        output.starts_with("xxxxxxxx"),
+        "{what}: the start of the text is kept"
+    );
 }
 
 /// A 20 MiB result from an HTTP child, in an event stream or a JSON body, reaches the model
@@ -367,21 +341,21 @@ async fn tool_results_past_the_transport_limit_reach_the_model_cut_not_as_failur
 /// refusals, read the same way, reach it as they are.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_childs_oversized_result_shows_the_start_of_its_text() {
-    let mock = MockProvider::start(KEY).await.unwrap();
     let (_sse_child, sse_url) = children::http_fixture(&[]).await;
     let (_json_child, json_url) = children::http_fixture(&["--json-response"]).await;
-    let ws = tempfile::tempdir().unwrap();
     let servers = format!(
         "{}{}",
         children::http_child("sse", &sse_url),
         children::http_child("json", &json_url)
     );
-    children::write(
-        ws.path(),
-        ".agents/agents/big.md",
-        &agent(&mock, "big", &servers, ""),
-    );
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let ServerUnderTest {
+        mock, c, ws: _ws, ..
+    } = TestWorkspace::new()
+        .agent(".agents/agents/big.md", |mock, _| {
+            agent(mock, "big", &servers, "")
+        })
+        .stdio()
+        .await;
     for server in ["sse", "json"] {
         mock.push([
             Step::tool_call(&format!("{server}__echo"), json!({"text": "hi"})),
@@ -389,7 +363,7 @@ async fn an_http_childs_oversized_result_shows_the_start_of_its_text() {
             Step::text("heard"),
         ]);
         let id = c.spawn("big", "t").await;
-        let record = c.wait(&[&id], 60_000).await["agents"][0].clone();
+        let record = c.wait_one(&id, 60_000).await;
         assert_eq!(record["result"], "heard", "{server}: {record}");
         let requests = mock.requests();
         let outputs = |n: usize| requests[requests.len() - n].body.to_string();
@@ -406,7 +380,7 @@ async fn an_http_childs_oversized_result_shows_the_start_of_its_text() {
             Step::text("read it"),
         ]);
         let id = c.spawn("big", "t").await;
-        let record = c.wait(&[&id], 60_000).await["agents"][0].clone();
+        let record = c.wait_one(&id, 60_000).await;
         assert_eq!(record["result"], "read it", "{tool}: {record}");
         let output = children::call_outputs(&mock).pop().unwrap();
         let text = output.split("\n[output truncated").next().unwrap();

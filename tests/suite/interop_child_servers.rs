@@ -89,12 +89,7 @@ async fn python_sdk_servers_work_over_stdio_and_http() {
     let time: Value = serde_json::from_str(&output(&mock)).expect("JSON time");
     assert_eq!(time["timezone"], "Etc/UTC");
     let first = mock.requests()[0].body.clone();
-    let offered: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let offered = support::each_str(&first["tools"], "name");
     assert_eq!(
         offered,
         ["time__convert_time", "time__get_current_time"],
@@ -134,9 +129,7 @@ async fn the_legacy_everything_server_is_refused_with_what_it_offers() {
     );
     let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
     let record = run(&c, "everything").await;
-    assert_eq!(record["status"], "failed", "{record}");
-    assert_eq!(record["error"]["code"], "child_mcp_startup_error");
-    let message = record["error"]["message"].as_str().unwrap();
+    let message = binary::failed_with(&record, "child_mcp_startup_error");
     assert!(
         message.starts_with("MCP server everything does not support MCP 2026-07-28: server/discover failed (-32601 Method not found); it offers only 2025-11-25, through initialize"),
         "{message}"
@@ -214,12 +207,7 @@ async fn the_documented_agent_changes_a_file_through_filesystem_mcp() {
                {"tool": "files__write_file", "calls": 1, "errors": 0}])
     );
     let requests = mock.requests();
-    let offered: Vec<&str> = requests[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let offered = support::each_str(&requests[0].body["tools"], "name");
     for tool in ["files__write_file", "files__read_file", "workspace__grep"] {
         assert!(offered.contains(&tool), "{tool} in {offered:?}");
     }

@@ -39,21 +39,12 @@ async fn drive(sdk: Sdk, scripts: (&str, &str), config: Value) -> Value {
             c
         }
     };
-    let output = tokio::time::timeout(
+    interop::last_json_line(
+        command.arg(config.to_string()),
         Duration::from_secs(60),
-        command.arg(config.to_string()).kill_on_drop(true).output(),
+        &format!("{sdk:?} client failed"),
     )
     .await
-    .expect("the client finishes")
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{sdk:?} client failed:\n{}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or(""))
-        .unwrap_or_else(|e| panic!("{sdk:?}: {e}: {stdout}"))
 }
 
 fn check(report: &Value, label: &str, modern: bool) {

@@ -32,27 +32,24 @@ async fn sdk_reads(wire: Wire, step: Step) -> Value {
         Wire::Messages => ("messages", mock.messages_base_url()),
         Wire::Chat => ("chat", mock.chat_base_url()),
     };
-    let output = tokio::time::timeout(
-        Duration::from_secs(120),
+    let read = interop::last_json_line(
         tokio::process::Command::new(interop::python())
             .arg(interop::script("sdk_stream.py"))
-            .args([name, &base, KEY])
-            .kill_on_drop(true)
-            .output(),
+            .args([name, &base, KEY]),
+        Duration::from_secs(120),
+        &format!("{wire:?}: the SDK refused the stream"),
     )
-    .await
-    .expect("the SDK finishes")
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{wire:?}: the SDK refused the stream:\n{}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    .await;
     for r in mock.requests() {
         assert_eq!(r.body["stream"], true, "the SDK asked for a stream");
     }
-    serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap()
+    read
+}
+
+/// The names of the events the SDK read, in order.
+fn events_of(read: &Value) -> Vec<&str> {
+    let events = read["events"].as_array().unwrap();
+    events.iter().map(|e| e.as_str().unwrap()).collect()
 }
 
 /// The reply a non-streamed request gets from a fresh mock playing `step`.
@@ -127,12 +124,7 @@ async fn the_openai_sdk_assembles_the_responses_mocks_stream() {
         "the SDK's assembled output is the whole reply's"
     );
     assert_eq!(final_["usage"], expected["usage"]);
-    let events: Vec<&str> = read["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e.as_str().unwrap())
-        .collect();
+    let events = events_of(&read);
     assert_eq!(events.first(), Some(&"response.created"));
     assert_eq!(events.last(), Some(&"response.completed"));
     assert!(events.contains(&"response.function_call_arguments.delta"));
@@ -151,12 +143,7 @@ async fn the_anthropic_sdk_assembles_the_messages_mocks_stream() {
         final_["usage"]["output_tokens"],
         expected["usage"]["output_tokens"]
     );
-    let events: Vec<&str> = read["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e.as_str().unwrap())
-        .collect();
+    let events = events_of(&read);
     assert_eq!(events.first(), Some(&"message_start"));
     assert_eq!(events.last(), Some(&"message_stop"));
     // The SDK's own events for each kind of delta it assembled.

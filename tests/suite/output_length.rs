@@ -12,7 +12,7 @@ use mcp_agents::providers::{ApiKey, Conversation, ProviderClient, RetryPolicy};
 use mcp_agents::run::{Failure, RunContext, RunLimits, RunOutcome, Spent, run_model_loop};
 use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
 use serde_json::{Value, json};
-use support::run_kit::{KEY, Queue, Recorder, TestTools, definition};
+use support::run_kit::{KEY, Queue, Recorder, TestTools, assert_all_scripted, definition};
 use tokio_util::sync::CancellationToken;
 
 use WireApi::{AnthropicMessages as Messages, ChatCompletions as Chat, Responses};
@@ -70,17 +70,6 @@ async fn run(
     )
     .await;
     (outcome, conversation)
-}
-
-fn assert_all_accepted(mock: &MockProvider) {
-    for r in mock.requests() {
-        assert_eq!(
-            r.outcome,
-            RecordedOutcome::Scripted,
-            "refused: {:#}",
-            r.body
-        );
-    }
 }
 
 /// The text of the last user turn of a request body.
@@ -208,7 +197,7 @@ async fn a_reply_cut_off_by_the_limit_continues_with_a_user_turn_never_prefill()
             RunOutcome::Completed("The first half, and the second half.".into()),
             "{wire:?}"
         );
-        assert_all_accepted(&mock);
+        assert_all_scripted(&mock);
         let requests = mock.requests();
         assert_eq!(requests.len(), 2);
         let asked = last_user_text(wire, &requests[1].body);
@@ -282,7 +271,7 @@ async fn a_tool_call_cut_off_by_the_limit_is_never_run() {
             RunOutcome::Completed("Understood.".into()),
             "{wire:?}"
         );
-        assert_all_accepted(&mock);
+        assert_all_scripted(&mock);
         let calls = tools.calls.lock().unwrap().clone();
         assert_eq!(
             calls,

@@ -27,16 +27,23 @@ struct Outcome {
 
 impl Outcome {
     fn code(&self) -> Option<ErrorCode> {
-        self.result
-            .as_ref()
-            .err()
-            .map(|e| AgentError::from(e.clone()).code)
+        support::run_kit::error_code(&self.result)
     }
 
     /// Fails, showing the message, unless it contains `text`.
     fn assert_says(&self, text: &str) {
         let message = self.message();
         assert!(message.contains(text), "{message}");
+    }
+
+    /// Fails unless the request failed with a provider error after exactly one attempt.
+    fn assert_refused_at_once(&self) {
+        assert_eq!(
+            (self.code(), self.requests),
+            (Some(ErrorCode::ProviderError), 1),
+            "{}",
+            self.message()
+        );
     }
 
     fn message(&self) -> String {
@@ -74,12 +81,17 @@ async fn play(wire: WireApi, steps: Vec<Step>) -> Outcome {
     outcome
 }
 
+/// A 429 of `wire` asking for a wait of `retry_after`, then the text `then`.
+fn rate_limited_then(wire: MockWire, retry_after: &str, then: &str) -> Vec<Step> {
+    vec![Step::rate_limited(wire, retry_after), Step::text(then)]
+}
+
 const OVERFLOW: &str =
     "Your input exceeds the context window of this model. Please adjust your input and try again.";
 
-#[tokio::test(start_paused = true)]
-async fn context_overflow_from_every_route_is_context_limit_and_never_retried() {
-    let cases = vec![
+/// OpenAI's context overflows on Responses: an error, a failed response, a gateway's error.
+fn openai_overflows() -> Vec<(WireApi, Step)> {
+    vec![
         (
             Responses,
             Step::openai_error(
@@ -104,6 +116,12 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
                 json!({"error": {"code": "invalid_prompt", "message": "This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens."}, "metadata": null}),
             ),
         ),
+    ]
+}
+
+/// Anthropic's context overflows: a 413, a 400, and a reply stopped at the window.
+fn anthropic_overflows() -> Vec<(WireApi, Step)> {
+    vec![
         (
             Messages,
             Step::anthropic_error(
@@ -124,7 +142,12 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
             Messages,
             Step::text("").with_stop_reason("model_context_window_exceeded"),
         ),
-        // Local engines (issue 25), in the shapes they answer with.
+    ]
+}
+
+/// Local engines' context overflows (issue 25), in the shapes they answer with.
+fn local_engine_overflows() -> Vec<(WireApi, Step)> {
+    vec![
         (
             Messages,
             Step::json(
@@ -156,6 +179,12 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
                 json!({"error": "Trying to keep the first 111490 tokens when context the overflows. However, the model is loaded with context length of only 32768 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input."}),
             ),
         ),
+    ]
+}
+
+/// Chat Completions' context overflows: OpenAI's, DeepSeek's, Gemini's, and one mid-stream.
+fn chat_overflows() -> Vec<(WireApi, Step)> {
+    vec![
         (
             Chat,
             Step::openai_error(
@@ -197,7 +226,15 @@ async fn context_overflow_from_every_route_is_context_limit_and_never_retried() 
                 ),
             },
         ),
-    ];
+    ]
+}
+
+#[tokio::test(start_paused = true)]
+async fn context_overflow_from_every_route_is_context_limit_and_never_retried() {
+    let mut cases = openai_overflows();
+    cases.extend(anthropic_overflows());
+    cases.extend(local_engine_overflows());
+    cases.extend(chat_overflows());
     for (wire, step) in cases {
         let outcome = play(wire, vec![step.clone(), Step::text("never reached")]).await;
         assert_eq!(
@@ -278,10 +315,7 @@ async fn rate_limits_are_retried_after_the_delay_the_provider_asks_for() {
 async fn long_and_dated_retry_afters_are_waited_for_up_to_the_request_ceiling() {
     let outcome = play(
         Responses,
-        vec![
-            Step::rate_limited(MockWire::Responses, "90"),
-            Step::text("ok"),
-        ],
+        rate_limited_then(MockWire::Responses, "90", "ok"),
     )
     .await;
     assert_eq!(outcome.result.unwrap().text, "ok");
@@ -290,14 +324,7 @@ async fn long_and_dated_retry_afters_are_waited_for_up_to_the_request_ceiling() 
     assert!(outcome.elapsed >= Duration::from_secs(90));
 
     let date = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(300));
-    let outcome = play(
-        Messages,
-        vec![
-            Step::rate_limited(MockWire::Messages, &date),
-            Step::text("ok"),
-        ],
-    )
-    .await;
+    let outcome = play(Messages, rate_limited_then(MockWire::Messages, &date, "ok")).await;
     assert!(outcome.result.is_ok(), "{}", outcome.message());
     let waited = outcome.retries[0].delay;
     assert!(
@@ -307,10 +334,7 @@ async fn long_and_dated_retry_afters_are_waited_for_up_to_the_request_ceiling() 
 
     let outcome = play(
         Messages,
-        vec![
-            Step::rate_limited(MockWire::Messages, "1000"),
-            Step::text("no"),
-        ],
+        rate_limited_then(MockWire::Messages, "1000", "no"),
     )
     .await;
     assert_eq!(outcome.requests, 1);
@@ -371,10 +395,7 @@ async fn refusals_are_not_retried_and_quote_the_provider() {
         "You exceeded your current quota, please check your plan and billing details.",
     );
     let outcome = play(Responses, vec![quota, Step::text("no")]).await;
-    assert_eq!(
-        (outcome.code(), outcome.requests),
-        (Some(ErrorCode::ProviderError), 1)
-    );
+    outcome.assert_refused_at_once();
     assert!(
         outcome
             .message()
@@ -388,10 +409,7 @@ async fn refusals_are_not_retried_and_quote_the_provider() {
         "Invalid value for 'model'.",
     );
     let outcome = play(Responses, vec![invalid]).await;
-    assert_eq!(
-        (outcome.code(), outcome.requests),
-        (Some(ErrorCode::ProviderError), 1)
-    );
+    outcome.assert_refused_at_once();
     assert!(
         outcome
             .message()
@@ -400,10 +418,7 @@ async fn refusals_are_not_retried_and_quote_the_provider() {
 
     let auth = Step::anthropic_error(401, "authentication_error", "invalid x-api-key");
     let outcome = play(Messages, vec![auth]).await;
-    assert_eq!(
-        (outcome.code(), outcome.requests),
-        (Some(ErrorCode::ProviderError), 1)
-    );
+    outcome.assert_refused_at_once();
 
     let told_not_to =
         Step::openai_error(503, "server_error", None, "no").with_header("x-should-retry", "false");
@@ -423,12 +438,8 @@ async fn a_reply_slower_than_the_request_timeout_is_provider_timeout() {
         vec![Step::Hang, Step::Hang, Step::Hang, Step::Hang],
     )
     .await;
-    assert_eq!(
-        outcome.code(),
-        Some(ErrorCode::ProviderTimeout),
-        "{}",
-        outcome.message()
-    );
+    let timed_out = outcome.code() == Some(ErrorCode::ProviderTimeout);
+    assert!(timed_out, "{}", outcome.message());
     assert_eq!(outcome.requests, 4);
     assert!(outcome.elapsed >= Duration::from_secs(4 * 120));
     assert!(outcome.message().contains("did not answer within 120 s"));
@@ -468,40 +479,44 @@ async fn dropped_connections_and_garbage_are_retried_then_reported() {
     outcome.assert_says("not a Messages API message");
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_connection_refused_is_retried_then_reported() {
-    // Bind, learn the port, close: nothing listens there any more.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let definition =
-        support::run_kit::definition(Responses, &format!("http://127.0.0.1:{port}/v1"));
+/// A loopback port where nothing listens: bound, learnt, closed.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// How a request of `wire` to `definition`'s endpoint fails, with the default retries.
+async fn failure_of(
+    definition: &mcp_agents::definition::AgentDefinition,
+    wire: WireApi,
+) -> AgentError {
     let provider = mcp_agents::providers::ProviderClient::new(
-        &definition,
+        definition,
         mcp_agents::providers::ApiKey::for_tests(KEY),
     );
-    let mut conversation = Conversation::new(Responses);
+    let mut conversation = Conversation::new(wire);
     conversation.push_user_texts(&["x".into()]);
     let err = provider
         .complete("s", &conversation, &[], &|_| {})
         .await
         .unwrap_err();
-    let err = AgentError::from(err);
-    assert_eq!(err.code, ErrorCode::ProviderError);
+    AgentError::from(err)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_refused_is_retried_then_reported() {
+    let port = closed_port();
+    let definition =
+        support::run_kit::definition(Responses, &format!("http://127.0.0.1:{port}/v1"));
+    let AgentError { code, message, .. } = failure_of(&definition, Responses).await;
+    assert_eq!(code, ErrorCode::ProviderError);
     // Issue 28: the origin tried is named; an endpoint from the definition needs no hint.
+    let origin = format!("could not connect to 127.0.0.1 at http://127.0.0.1:{port}: ");
+    assert!(message.starts_with(&origin), "{message}");
+    assert!(!message.contains("_BASE_URL"), "{message}");
     assert!(
-        err.message.starts_with(&format!(
-            "could not connect to 127.0.0.1 at http://127.0.0.1:{port}: "
-        )),
-        "{}",
-        err.message
-    );
-    assert!(!err.message.contains("_BASE_URL"), "{}", err.message);
-    assert!(
-        err.message.contains("after 5 attempts"),
-        "the default policy: {}",
-        err.message
+        message.contains("after 5 attempts"),
+        "the default policy: {message}"
     );
 }
 
@@ -511,25 +526,12 @@ async fn a_connection_refused_is_retried_then_reported() {
 /// standing in for the public one, so no test reaches the network.
 #[tokio::test(start_paused = true)]
 async fn a_failure_to_reach_the_built_in_endpoint_says_the_base_url_variable_is_not_set() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let mut definition =
         support::run_kit::definition(Messages, &format!("http://127.0.0.1:{port}"));
     definition.provider.kind = mcp_agents::definition::ProviderKind::Anthropic;
     definition.provider.base_url_source = mcp_agents::definition::EndpointSource::BuiltIn;
-    let provider = mcp_agents::providers::ProviderClient::new(
-        &definition,
-        mcp_agents::providers::ApiKey::for_tests(KEY),
-    );
-    let mut conversation = Conversation::new(Messages);
-    conversation.push_user_texts(&["x".into()]);
-    let err = provider
-        .complete("s", &conversation, &[], &|_| {})
-        .await
-        .unwrap_err();
-    let message = AgentError::from(err).message;
+    let message = failure_of(&definition, Messages).await.message;
     assert!(
         message.starts_with(&format!(
             "could not connect to anthropic at http://127.0.0.1:{port}: "
@@ -549,15 +551,7 @@ async fn a_failure_to_reach_the_built_in_endpoint_says_the_base_url_variable_is_
     // The same endpoint taken from the server's variable: no hint.
     definition.provider.base_url_source =
         mcp_agents::definition::EndpointSource::Environment("ANTHROPIC_BASE_URL".into());
-    let provider = mcp_agents::providers::ProviderClient::new(
-        &definition,
-        mcp_agents::providers::ApiKey::for_tests(KEY),
-    );
-    let err = provider
-        .complete("s", &conversation, &[], &|_| {})
-        .await
-        .unwrap_err();
-    let message = AgentError::from(err).message;
+    let message = failure_of(&definition, Messages).await.message;
     assert!(
         message.starts_with("could not connect to anthropic at "),
         "{message}"
@@ -587,10 +581,7 @@ async fn huge_error_messages_are_quoted_in_part_and_huge_replies_refused() {
         body: "x".repeat(PROVIDER_REPLY_BYTES + 1),
     };
     let outcome = play(Responses, vec![huge, Step::text("never")]).await;
-    assert_eq!(
-        (outcome.code(), outcome.requests),
-        (Some(ErrorCode::ProviderError), 1)
-    );
+    outcome.assert_refused_at_once();
     outcome.assert_says("larger than 32 MiB");
 }
 
@@ -644,10 +635,7 @@ async fn chat_completions_errors_are_classified_as_on_the_other_wires() {
         "Incorrect API key provided.",
     );
     let outcome = play(Chat, vec![key, Step::text("no")]).await;
-    assert_eq!(
-        (outcome.code(), outcome.requests),
-        (Some(ErrorCode::ProviderError), 1)
-    );
+    outcome.assert_refused_at_once();
     outcome.assert_says("HTTP 401 invalid_api_key: Incorrect API key provided.");
 
     let gemini_refusal = Step::json(

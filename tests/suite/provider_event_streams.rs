@@ -7,47 +7,51 @@
 
 use crate::support;
 
-use mcp_agents::testkit::{MockProvider, Step};
-use support::binary::{self, Generation};
+use mcp_agents::testkit::Step;
+use support::binary;
 use support::run_kit::KEY;
+use support::{MockWorkspace, ServerUnderTest, TestWorkspace};
 
 /// The test workspace's agent on each wire.
 const AGENTS: [&str; 2] = ["worker", "claude-worker"];
 
+/// Each agent of [`AGENTS`] answers with the reply `step` (given the agent's name) makes,
+/// whose text is `result`, in one request (`retried` says what a second one would mean).
+async fn each_agent_completes_in_one_request(
+    step: impl Fn(&str) -> Step,
+    result: impl Fn(&str) -> String,
+    retried: &str,
+) {
+    let s = ServerUnderTest::stdio().await;
+    for agent in AGENTS {
+        let before = s.mock.requests().len();
+        s.mock.push([step(agent)]);
+        let record = s.run_to_end(agent, "Go.").await;
+        assert_eq!(record["status"], "completed", "{agent}: {record}");
+        assert_eq!(record["result"], result(agent));
+        assert_eq!(s.mock.requests().len() - before, 1, "{agent}: {retried}");
+    }
+    s.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_last_event_without_its_blank_line_completes_the_reply_once() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    for agent in AGENTS {
-        let before = mock.requests().len();
-        mock.push([Step::text(&format!("{agent} done")).unclosed()]);
-        let record = c.run_to_end(agent, "Go.").await;
-        assert_eq!(record["status"], "completed", "{agent}: {record}");
-        assert_eq!(record["result"], format!("{agent} done"));
-        assert_eq!(
-            mock.requests().len() - before,
-            1,
-            "{agent}: the reply was complete; the request is not sent again"
-        );
-    }
-    c.close().await;
+    each_agent_completes_in_one_request(
+        |agent| Step::text(&format!("{agent} done")).unclosed(),
+        |agent| format!("{agent} done"),
+        "the reply was complete; the request is not sent again",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keep_alive_comment_with_a_stray_byte_does_not_fail_the_reply() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    for agent in AGENTS {
-        let before = mock.requests().len();
-        mock.push([Step::text("still fine").with_keep_alive(b"OPENROUTER PROCESSING \xff\xfe")]);
-        let record = c.run_to_end(agent, "Go.").await;
-        assert_eq!(record["status"], "completed", "{agent}: {record}");
-        assert_eq!(record["result"], "still fine");
-        assert_eq!(mock.requests().len() - before, 1, "{agent}: not retried");
-    }
-    c.close().await;
+    each_agent_completes_in_one_request(
+        |_| Step::text("still fine").with_keep_alive(b"OPENROUTER PROCESSING \xff\xfe"),
+        |_| "still fine".to_owned(),
+        "not retried",
+    )
+    .await;
 }
 
 /// One text delta of 16 MiB, arriving 16 KiB at a time, through `mcp-agents run` (whose
@@ -56,8 +60,7 @@ async fn a_keep_alive_comment_with_a_stray_byte_does_not_fail_the_reply() {
 /// reading after 60 s in a debug one); the reply is now read as fast as it arrives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_of_16_mib_in_one_event_is_read_as_it_arrives() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
+    let MockWorkspace { mock, ws, .. } = TestWorkspace::new().standard_agents().written().await;
     let answer = "x".repeat(16 * 1024 * 1024);
     mock.push([Step::text(&answer).in_pieces(16 * 1024)]);
     let run = tokio::process::Command::new(binary::BIN)

@@ -13,9 +13,9 @@ use mcp_agents::testkit::{
     ChatServer, MockProvider, ModelRefuses, Recorded, RecordedOutcome, Step,
 };
 use serde_json::{Value, json};
-use support::binary::{BIN, KEY_VAR};
+use support::binary::{self, KEY_VAR, Ran};
 use support::children::stdio_child;
-use support::run_kit::KEY;
+use support::run_kit::{KEY, first_tool_result};
 
 /// A canonical agent `name` for `model` on `wire` at the mock, with a fixture child `fx`
 /// (marked `marker`) and `extra` frontmatter lines.
@@ -33,48 +33,30 @@ fn agent(mock: &MockProvider, name: &str, model: &str, wire: &str, extra: &str) 
     )
 }
 
-/// What `mcp-agents run` printed: whether it succeeded, its stdout and its stderr.
-struct Ran {
-    success: bool,
-    stdout: String,
-    stderr: String,
-}
-
-impl Ran {
-    /// The warning lines of stderr about the agent's file.
-    fn warnings(&self, name: &str) -> Vec<&str> {
-        let prefix = format!("warning: .agents/agents/{name}.md: ");
-        self.stderr
-            .lines()
-            .filter(|l| l.starts_with(&prefix))
-            .collect()
-    }
-}
-
 /// Runs agent `name` (written as `definition`) with `mcp-agents run`.
 async fn run(name: &str, definition: &str) -> Ran {
     let ws = tempfile::tempdir().unwrap();
-    let path = ws.path().join(format!(".agents/agents/{name}.md"));
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, definition).unwrap();
-    let out = tokio::process::Command::new(BIN)
-        .args([
-            "run",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            name,
-            "Go.",
-        ])
-        .env(KEY_VAR, KEY)
-        .env_remove("RUST_LOG")
-        .output()
-        .await
-        .unwrap();
-    Ran {
-        success: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    support::children::write(ws.path(), &format!(".agents/agents/{name}.md"), definition);
+    binary::run_plain(ws.path(), name, "Go.").await
+}
+
+/// The model calls `fx__echo` once and then answers "Done.", through agent `name` for
+/// `model` on `wire` with `extra` frontmatter lines, run with `mcp-agents run`, which must
+/// succeed.
+async fn run_echo_then_done(
+    mock: &MockProvider,
+    name: &str,
+    model: &str,
+    wire: &str,
+    extra: &str,
+) -> Ran {
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("Done."),
+    ]);
+    let ran = run(name, &agent(mock, name, model, wire, extra)).await;
+    assert!(ran.success, "{model} on {wire}: {}", ran.stderr);
+    ran
 }
 
 fn refused(request: &Recorded) -> Option<&str> {
@@ -91,22 +73,14 @@ async fn claude_4_5_thinks_with_a_budget_and_no_request_is_refused() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.refuse(ModelRefuses::AdaptiveThinking);
     mock.refuse(ModelRefuses::Effort);
-    mock.push([
-        Step::tool_call("fx__echo", json!({"text": "x"})),
-        Step::text("Done."),
-    ]);
-    let ran = run(
+    let ran = run_echo_then_done(
+        &mock,
         "sonnet",
-        &agent(
-            &mock,
-            "sonnet",
-            "claude-sonnet-4-5-20250929",
-            "anthropic-messages",
-            "reasoning_effort: high",
-        ),
+        "claude-sonnet-4-5-20250929",
+        "anthropic-messages",
+        "reasoning_effort: high",
     )
     .await;
-    assert!(ran.success, "{}", ran.stderr);
     assert_eq!(ran.stdout, "Done.\n");
     let requests = mock.requests();
     assert_eq!(
@@ -143,22 +117,14 @@ async fn a_refused_effort_level_is_lowered_to_the_nearest_the_refusal_lists() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.refuse(ModelRefuses::AdaptiveThinking);
     mock.take_efforts(&["low", "medium", "high"]);
-    mock.push([
-        Step::tool_call("fx__echo", json!({"text": "x"})),
-        Step::text("Done."),
-    ]);
-    let ran = run(
+    let ran = run_echo_then_done(
+        &mock,
         "opus",
-        &agent(
-            &mock,
-            "opus",
-            "claude-opus-4-5",
-            "anthropic-messages",
-            "reasoning_effort: max",
-        ),
+        "claude-opus-4-5",
+        "anthropic-messages",
+        "reasoning_effort: max",
     )
     .await;
-    assert!(ran.success, "{}", ran.stderr);
     let requests = mock.requests();
     assert_eq!(requests.len(), 3, "one refused, then the run");
     assert_eq!(
@@ -187,22 +153,14 @@ async fn a_refused_effort_level_is_lowered_to_the_nearest_the_refusal_lists() {
 async fn openai_refusing_xhigh_runs_with_high() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.take_efforts(&["minimal", "low", "medium", "high"]);
-    mock.push([
-        Step::tool_call("fx__echo", json!({"text": "x"})),
-        Step::text("Done."),
-    ]);
-    let ran = run(
+    let ran = run_echo_then_done(
+        &mock,
         "gpt",
-        &agent(
-            &mock,
-            "gpt",
-            "gpt-5",
-            "responses",
-            "reasoning_effort: xhigh",
-        ),
+        "gpt-5",
+        "responses",
+        "reasoning_effort: xhigh",
     )
     .await;
-    assert!(ran.success, "{}", ran.stderr);
     assert_eq!(ran.stdout, "Done.\n");
     let requests = mock.requests();
     assert_eq!(
@@ -243,12 +201,7 @@ async fn blank_text_blocks_from_the_api_are_not_sent_back() {
             requests.iter().filter_map(refused).collect::<Vec<_>>()
         );
         let turn = requests[1].body["messages"][1]["content"].clone();
-        let kinds: Vec<&str> = turn
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|b| b["type"].as_str().unwrap())
-            .collect();
+        let kinds = support::each_str(&turn, "type");
         assert_eq!(kinds, ["thinking", "tool_use"], "{turn}");
     }
 }
@@ -266,27 +219,11 @@ async fn a_failed_tool_with_no_content_still_tells_the_model_it_failed() {
         let ran = run("silent", &agent(&mock, "silent", "mock-model", wire, "")).await;
         assert!(ran.success, "{wire}: {}", ran.stderr);
         let body = mock.requests()[1].body.clone();
-        let result: Value = match wire {
-            "responses" => body["input"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|i| i["type"] == "function_call_output")
-                .unwrap()["output"]
-                .clone(),
-            "chat-completions" => body["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["role"] == "tool")
-                .unwrap()["content"]
-                .clone(),
-            _ => {
-                let block = &body["messages"][2]["content"][0];
-                assert_eq!(block["is_error"], true, "{block}");
-                block["content"].clone()
-            }
-        };
+        if wire == "anthropic-messages" {
+            let block = &body["messages"][2]["content"][0];
+            assert_eq!(block["is_error"], true, "{block}");
+        }
+        let result = first_tool_result(wire, &body);
         let text = result.as_str().unwrap();
         assert!(text.ends_with(SILENT_FAILURE_TEXT), "{wire}: {text:?}");
     }
@@ -312,22 +249,14 @@ async fn chat_models_refusing_an_effort_level_run_with_the_nearest() {
         let mock = MockProvider::start(KEY).await.unwrap();
         mock.set_chat_server(server);
         mock.take_efforts(&["minimal", "low", "medium", "high"]);
-        mock.push([
-            Step::tool_call("fx__echo", json!({"text": "x"})),
-            Step::text("Done."),
-        ]);
-        let ran = run(
+        let ran = run_echo_then_done(
+            &mock,
             "chatty",
-            &agent(
-                &mock,
-                "chatty",
-                model,
-                "chat-completions",
-                "reasoning_effort: xhigh",
-            ),
+            model,
+            "chat-completions",
+            "reasoning_effort: xhigh",
         )
         .await;
-        assert!(ran.success, "{server:?}: {}", ran.stderr);
         assert_eq!(ran.stdout, "Done.\n");
         let requests = mock.requests();
         assert_eq!(refused(&requests[0]), Some(refusal), "{server:?}");
@@ -404,22 +333,14 @@ async fn chat_provider_extras_are_sent_back_where_the_provider_requires_them() {
 async fn a_chat_server_without_max_completion_tokens_gets_max_tokens_with_a_warning() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.refuse(ModelRefuses::CompletionTokens);
-    mock.push([
-        Step::tool_call("fx__echo", json!({"text": "x"})),
-        Step::text("Done."),
-    ]);
-    let ran = run(
+    let ran = run_echo_then_done(
+        &mock,
         "older",
-        &agent(
-            &mock,
-            "older",
-            "mock-model",
-            "chat-completions",
-            "max_output_tokens: 4000",
-        ),
+        "mock-model",
+        "chat-completions",
+        "max_output_tokens: 4000",
     )
     .await;
-    assert!(ran.success, "{}", ran.stderr);
     let requests = mock.requests();
     assert_eq!(
         refused(&requests[0]),

@@ -10,7 +10,7 @@ use crate::support;
 use std::time::{Duration, SystemTime};
 
 use mcp_agents::testkit::{MockProvider, MockWire, Step, StreamFault};
-use support::binary::{self, BIN, Generation, KEY_VAR};
+use support::binary::{self, Generation, KEY_VAR};
 use support::run_kit::KEY;
 
 /// A Responses agent `name` at the mock with `extra` frontmatter lines.
@@ -35,24 +35,16 @@ fn workspace(files: &[(&str, String)]) -> tempfile::TempDir {
 
 /// `mcp-agents run NAME Go.` on `ws`: success, stdout, stderr.
 async fn run(ws: &tempfile::TempDir, name: &str) -> (bool, String, String) {
-    let out = tokio::process::Command::new(BIN)
-        .args([
-            "run",
-            "--workspace",
-            ws.path().to_str().unwrap(),
-            name,
-            "Go.",
-        ])
-        .env(KEY_VAR, KEY)
-        .env_remove("RUST_LOG")
-        .output()
-        .await
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let ran = binary::run_plain(ws.path(), name, "Go.").await;
+    (ran.success, ran.stdout, ran.stderr)
+}
+
+/// Runs `name` on `ws` and checks that it succeeded with `answer` on stdout; its stderr.
+async fn answers(ws: &tempfile::TempDir, name: &str, answer: &str) -> String {
+    let (success, stdout, stderr) = run(ws, name).await;
+    assert!(success, "{stderr}");
+    assert_eq!(stdout, answer);
+    stderr
 }
 
 /// The activity summary of agent `id` once it starts with "Waiting " and a number of
@@ -145,9 +137,7 @@ async fn a_gateways_error_frame_is_an_error_of_its_code() {
         Step::text("never whole").failing_after(3, StreamFault::GatewayErrorEvent(500)),
         Step::text("Recovered."),
     ]);
-    let (success, stdout, stderr) = run(&ws, "gated").await;
-    assert!(success, "{stderr}");
-    assert_eq!(stdout, "Recovered.\n");
+    answers(&ws, "gated", "Recovered.\n").await;
 }
 
 /// A `response.completed` whose response has no `status` (not required by the spec) is a
@@ -157,9 +147,7 @@ async fn a_completed_response_without_status_is_completed() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.push([Step::text("Fine.").without_status()]);
     let ws = workspace(&[("plain", agent(&mock, "plain", ""))]);
-    let (success, stdout, stderr) = run(&ws, "plain").await;
-    assert!(success, "{stderr}");
-    assert_eq!(stdout, "Fine.\n");
+    answers(&ws, "plain", "Fine.\n").await;
 }
 
 /// A reply cut off at `max_output_tokens` with only reasoning is asked for once more with a
@@ -177,9 +165,7 @@ async fn a_reply_of_reasoning_only_is_retried_once_with_room_then_fails() {
         ),
     )]);
     mock.push([Step::reasoning_only().cut_off(), Step::text("Room enough.")]);
-    let (success, stdout, stderr) = run(&ws, "deep").await;
-    assert!(success, "{stderr}");
-    assert_eq!(stdout, "Room enough.\n");
+    let stderr = answers(&ws, "deep", "Room enough.\n").await;
     let limits: Vec<_> = mock
         .requests()
         .iter()

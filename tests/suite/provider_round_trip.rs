@@ -7,9 +7,9 @@ use crate::support;
 use mcp_agents::definition::WireApi;
 use mcp_agents::providers::Conversation;
 use mcp_agents::run::{RunContext, RunLimits, RunOutcome, Spent, run_model_loop};
-use mcp_agents::testkit::{MockProvider, RecordedOutcome, Step};
+use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
-use support::run_kit::{KEY, Queue, Recorder, TestTools, client};
+use support::run_kit::{KEY, Queue, Recorder, TestTools, assert_all_scripted, client};
 use tokio_util::sync::CancellationToken;
 
 /// One conversation against a mock that plays a script, with in-process tools and a
@@ -58,17 +58,6 @@ impl Talk {
     }
 }
 
-fn all_scripted(mock: &MockProvider) {
-    for r in mock.requests() {
-        assert_eq!(
-            r.outcome,
-            RecordedOutcome::Scripted,
-            "the mock refused {:#}",
-            r.body
-        );
-    }
-}
-
 #[tokio::test]
 async fn responses_tool_calls_then_text() {
     let mut talk = Talk::new(
@@ -87,7 +76,7 @@ async fn responses_tool_calls_then_text() {
     let outcome = talk.run("Do it.").await;
 
     assert_eq!(outcome, RunOutcome::Completed("All done.".into()));
-    all_scripted(&talk.mock);
+    assert_all_scripted(&talk.mock);
     let requests = talk.mock.requests();
     assert_eq!(requests.len(), 3);
     let first = &requests[0].body;
@@ -157,7 +146,7 @@ async fn messages_tool_calls_then_text() {
     let outcome = talk.run("Go.").await;
 
     assert_eq!(outcome, RunOutcome::Completed("Finished.".into()));
-    all_scripted(&talk.mock);
+    assert_all_scripted(&talk.mock);
     let requests = talk.mock.requests();
     let headers = &requests[0].headers;
     assert_eq!(headers["x-api-key"], KEY);
@@ -176,10 +165,7 @@ async fn messages_tool_calls_then_text() {
     );
 
     let messages = requests[2].body["messages"].as_array().unwrap().clone();
-    let roles: Vec<&str> = messages
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+    let roles = support::each_str(&requests[2].body["messages"], "role");
     assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
     assert_eq!(
         messages[1]["content"][0],
@@ -211,7 +197,7 @@ async fn a_paused_messages_turn_continues_with_the_same_content() {
         outcome,
         RunOutcome::Completed("First half, second half.".into())
     );
-    all_scripted(&talk.mock);
+    assert_all_scripted(&talk.mock);
     let last = &talk.mock.requests()[1].body["messages"];
     assert_eq!(
         last.as_array().unwrap().len(),

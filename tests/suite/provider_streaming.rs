@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use mcp_agents::definition::WireApi;
-use mcp_agents::error::{AgentError, ErrorCode};
+use mcp_agents::error::ErrorCode;
 use mcp_agents::providers::format;
 use mcp_agents::providers::{
     Conversation, ProviderError, Reply, RequestEvents, RetryNotice, StopReason,
@@ -57,10 +57,7 @@ struct Outcome {
 
 impl Outcome {
     fn code(&self) -> Option<ErrorCode> {
-        self.result
-            .as_ref()
-            .err()
-            .map(|e| AgentError::from(e.clone()).code)
+        support::run_kit::error_code(&self.result)
     }
 
     fn message(&self) -> String {

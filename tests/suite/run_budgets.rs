@@ -8,87 +8,27 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
-use support::binary::{self, Connection, Generation};
-use support::children::{self, agent_on, calls_logged, processes_with, stdio_child};
-use support::run_kit::{KEY, function_outputs};
+use support::binary::Connection;
+use support::builders::FixtureAgent;
+use support::children::processes_with;
+use support::run_kit::function_outputs;
+use support::{ServerUnderTest, TestWorkspace};
 
 /// The wires the tool rounds and budgets are tested on (`wire_api` values).
 const WIRES: [&str; 2] = ["responses", "chat-completions"];
 
-/// A server whose one agent, `name`, has a fixture child `fx` that logs its calls, and
-/// `extra` frontmatter lines. Returns the log's path too.
-async fn one_agent(
-    mock: &MockProvider,
-    name: &str,
-    marker: &str,
-    extra: &str,
-) -> (tempfile::TempDir, PathBuf, Connection) {
-    one_agent_with(mock, name, marker, extra, &[], &[]).await
-}
-
-/// [`one_agent`] on `wire`.
-async fn one_agent_on(
-    wire: &str,
-    mock: &MockProvider,
-    name: &str,
-    marker: &str,
-    extra: &str,
-) -> (tempfile::TempDir, PathBuf, Connection) {
-    one_agent_full(wire, mock, name, marker, extra, &[], &[]).await
-}
-
-/// [`one_agent`], with more arguments for the child and variables for the server.
-async fn one_agent_with(
-    mock: &MockProvider,
-    name: &str,
-    marker: &str,
-    extra: &str,
-    child_args: &[&str],
-    server_env: &[(&str, &str)],
-) -> (tempfile::TempDir, PathBuf, Connection) {
-    one_agent_full(
-        "responses",
-        mock,
-        name,
-        marker,
-        extra,
-        child_args,
-        server_env,
-    )
-    .await
-}
-
-async fn one_agent_full(
-    wire: &str,
-    mock: &MockProvider,
-    name: &str,
-    marker: &str,
-    extra: &str,
-    child_args: &[&str],
-    server_env: &[(&str, &str)],
-) -> (tempfile::TempDir, PathBuf, Connection) {
-    let ws = tempfile::tempdir().unwrap();
-    let log = ws.path().join("calls.log");
-    let log_arg = log.display().to_string();
-    let mut args = vec!["--call-log", &log_arg];
-    args.extend_from_slice(child_args);
-    let servers = stdio_child("fx", &args, marker, "");
-    children::write(
-        ws.path(),
-        &format!(".agents/agents/{name}.md"),
-        &agent_on(wire, mock, name, &servers, extra),
-    );
-    let c = binary::stdio(ws.path(), Generation::Modern, server_env).await;
-    (ws, log, c)
-}
-
-fn marker(tag: &str) -> String {
-    format!("budget-{tag}-{}", std::process::id())
+/// A server whose one agent is `agent`, its fixture child logging its calls, its processes
+/// marked with a marker tagged `tag`.
+async fn serve(agent: FixtureAgent, tag: &str) -> ServerUnderTest {
+    TestWorkspace::new()
+        .marked(tag)
+        .with(agent.logging_calls())
+        .stdio()
+        .await
 }
 
 /// The tool results of request `n`.
@@ -102,10 +42,6 @@ async fn wait_done(c: &Connection, id: &str) -> Value {
     done["agents"][0].clone()
 }
 
-fn count(log: &Path) -> usize {
-    calls_logged(log).len()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_call_that_would_pass_max_tool_calls_is_not_made() {
     for wire in WIRES {
@@ -114,10 +50,9 @@ async fn the_call_that_would_pass_max_tool_calls_is_not_made() {
 }
 
 async fn max_tool_calls_on(wire: &str) {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, log, c) =
-        one_agent_on(wire, &mock, "capped", &marker("calls"), "max_tool_calls: 3").await;
-    mock.push([
+    let capped = FixtureAgent::named("capped").on(wire);
+    let s = serve(capped.lines("max_tool_calls: 3"), "calls").await;
+    s.mock.push([
         Step::tool_calls(vec![
             ("fx__echo", json!({"text": "1"})),
             ("fx__echo", json!({"text": "2"})),
@@ -129,17 +64,21 @@ async fn max_tool_calls_on(wire: &str) {
         ]),
         Step::text("never asked for"),
     ]);
-    let id = c.spawn("capped", "Call a lot.").await;
-    let record = wait_done(&c, &id).await;
+    let id = s.spawn("capped", "Call a lot.").await;
+    let record = wait_done(&s, &id).await;
     assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
     let message = record["error"]["message"].as_str().unwrap();
     assert!(
         message.contains("made 3 tool calls, its max_tool_calls of 3, and asked for 1 more"),
         "{message}"
     );
-    assert_eq!(count(&log), 3, "the child received exactly the budget");
     assert_eq!(
-        mock.requests().len(),
+        s.calls_logged().len(),
+        3,
+        "the child received exactly the budget"
+    );
+    assert_eq!(
+        s.mock.requests().len(),
         2,
         "no request after the budget ran out"
     );
@@ -147,12 +86,12 @@ async fn max_tool_calls_on(wire: &str) {
     assert_eq!(record["partial_result"], "Working on it.");
 
     // A resume starts a fresh budget; the history says which call was not made.
-    c.ok("send_input", json!({"target": id, "message": "Go on."}))
+    s.ok("send_input", json!({"target": id, "message": "Go on."}))
         .await;
-    let resumed = wait_done(&c, &id).await;
+    let resumed = wait_done(&s, &id).await;
     assert_eq!(resumed["status"], "completed", "{resumed}");
     assert_eq!(
-        outputs(&mock, 2),
+        outputs(&s.mock, 2),
         [
             "echo: 1",
             "echo: 2",
@@ -160,18 +99,21 @@ async fn max_tool_calls_on(wire: &str) {
             "Error: not made: the run has used all 3 tool calls of its budget (max_tool_calls)"
         ]
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_servers_default_budget_applies_to_a_definition_that_sets_none() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let server_env = [("MCP_AGENTS_MAX_TOOL_CALLS", "2")];
-    let (_ws, log, c) =
-        one_agent_with(&mock, "plain", &marker("default"), "", &[], &server_env).await;
-    mock.push(vec![Step::tool_call("fx__echo", json!({"text": "x"})); 3]);
-    let id = c.spawn("plain", "Call a lot.").await;
-    let record = wait_done(&c, &id).await;
+    let s = TestWorkspace::new()
+        .marked("default")
+        .with(FixtureAgent::named("plain").logging_calls())
+        .env("MCP_AGENTS_MAX_TOOL_CALLS", "2")
+        .stdio()
+        .await;
+    s.mock
+        .push(vec![Step::tool_call("fx__echo", json!({"text": "x"})); 3]);
+    let id = s.spawn("plain", "Call a lot.").await;
+    let record = wait_done(&s, &id).await;
     assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
     assert!(
         record["error"]["message"]
@@ -181,11 +123,11 @@ async fn the_servers_default_budget_applies_to_a_definition_that_sets_none() {
         "{record}"
     );
     assert_eq!(
-        count(&log),
+        s.calls_logged().len(),
         2,
         "the child received exactly the server's budget"
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -196,52 +138,57 @@ async fn max_run_tokens_stops_the_run_after_the_reply_that_passes_it() {
 }
 
 async fn max_run_tokens_on(wire: &str) {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, log, c) = one_agent_on(
-        wire,
-        &mock,
-        "frugal",
-        &marker("tokens"),
-        "max_run_tokens: 250",
+    let s = serve(
+        FixtureAgent::named("frugal")
+            .on(wire)
+            .lines("max_run_tokens: 250"),
+        "tokens",
     )
     .await;
     // 120 tokens per reply: 120, 240, then 360 passes 250.
-    mock.push(vec![
+    s.mock.push(vec![
         Step::tool_call("fx__echo", json!({"text": "x"}))
             .with_usage(100, 20);
         4
     ]);
-    let id = c.spawn("frugal", "Spend.").await;
-    let record = wait_done(&c, &id).await;
+    let id = s.spawn("frugal", "Spend.").await;
+    let record = wait_done(&s, &id).await;
     assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
     let message = record["error"]["message"].as_str().unwrap();
     assert!(message.contains("used 360 tokens"), "{message}");
     assert!(message.contains("max_run_tokens of 250"), "{message}");
-    assert_eq!(mock.requests().len(), 3, "over by one reply at most");
-    assert_eq!(count(&log), 2, "the passing reply's call is not run");
+    assert_eq!(s.mock.requests().len(), 3, "over by one reply at most");
+    assert_eq!(
+        s.calls_logged().len(),
+        2,
+        "the passing reply's call is not run"
+    );
     assert_eq!(
         record["usage"]["input_tokens"].as_u64().unwrap()
             + record["usage"]["output_tokens"].as_u64().unwrap(),
         360
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_run_seconds_cancels_a_tool_call_in_flight_and_the_child_is_gone() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = marker("seconds");
-    let (_ws, log, c) = one_agent(&mock, "timed", &m, "max_run_seconds: 2").await;
-    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
+    let s = serve(
+        FixtureAgent::named("timed").lines("max_run_seconds: 2"),
+        "seconds",
+    )
+    .await;
+    s.mock
+        .push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
     let spawned = Instant::now();
-    let id = c.spawn("timed", "Sleep long.").await;
+    let id = s.spawn("timed", "Sleep long.").await;
     // The call's 60 s bound is shown as what the run's 2 s leave of it.
-    let calling = c.wait_for_phase(&id, "tool_call").await;
+    let calling = s.wait_for_phase(&id, "tool_call").await;
     let remaining = calling["activity"]["operation_timeout_remaining_ms"]
         .as_u64()
         .unwrap();
     assert!(remaining <= 2_000, "{calling}");
-    let record = wait_done(&c, &id).await;
+    let record = wait_done(&s, &id).await;
     let took = spawned.elapsed();
     assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
     let message = record["error"]["message"].as_str().unwrap();
@@ -259,27 +206,29 @@ async fn max_run_seconds_cancels_a_tool_call_in_flight_and_the_child_is_gone() {
     );
     // The run is terminal only once its children are shut down.
     assert_eq!(
-        processes_with(&m),
+        processes_with(&s.marker),
         Vec::<u32>::new(),
         "the child's group is gone"
     );
-    assert_eq!(calls_logged(&log), ["sleep"]);
+    assert_eq!(s.calls_logged(), ["sleep"]);
     assert_eq!(
         record["tools_used"],
         json!([{"tool": "fx__sleep", "calls": 1, "errors": 1}])
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_run_seconds_cancels_a_model_request_in_flight() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, _log, c) =
-        one_agent(&mock, "waiting", &marker("request"), "max_run_seconds: 1").await;
-    mock.push([Step::Hang]);
+    let s = serve(
+        FixtureAgent::named("waiting").lines("max_run_seconds: 1"),
+        "request",
+    )
+    .await;
+    s.mock.push([Step::Hang]);
     let spawned = Instant::now();
-    let id = c.spawn("waiting", "Think.").await;
-    let record = wait_done(&c, &id).await;
+    let id = s.spawn("waiting", "Think.").await;
+    let record = wait_done(&s, &id).await;
     assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
     assert!(
         record["error"]["message"]
@@ -293,22 +242,22 @@ async fn max_run_seconds_cancels_a_model_request_in_flight() {
         took < Duration::from_secs(2),
         "failed {took:?} after the spawn"
     );
-    assert_eq!(mock.requests().len(), 1);
-    c.close().await;
+    assert_eq!(s.mock.requests().len(), 1);
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_run_seconds_does_not_wait_for_a_child_slow_to_exit() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = marker("linger");
     // The child takes 10 s to exit once its input ends, twice the shutdown bound.
-    let linger = ["--linger-ms", "10000"];
-    let (_ws, _log, c) =
-        one_agent_with(&mock, "lingering", &m, "max_run_seconds: 1", &linger, &[]).await;
-    mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
+    let lingering = FixtureAgent::named("lingering")
+        .args(&["--linger-ms", "10000"])
+        .lines("max_run_seconds: 1");
+    let s = serve(lingering, "linger").await;
+    s.mock
+        .push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
     let spawned = Instant::now();
-    let id = c.spawn("lingering", "Sleep long.").await;
-    let record = wait_done(&c, &id).await;
+    let id = s.spawn("lingering", "Sleep long.").await;
+    let record = wait_done(&s, &id).await;
     let took = spawned.elapsed();
     assert_eq!(record["error"]["code"], "budget_exceeded", "{record}");
     assert!(
@@ -317,11 +266,11 @@ async fn max_run_seconds_does_not_wait_for_a_child_slow_to_exit() {
     );
     // Cut short, the shutdown killed the child rather than waiting for it.
     assert_eq!(
-        processes_with(&m),
+        processes_with(&s.marker),
         Vec::<u32>::new(),
         "the child's group is gone"
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -332,9 +281,8 @@ async fn the_calls_of_one_reply_run_concurrently_with_results_in_call_order() {
 }
 
 async fn concurrent_calls_on(wire: &str) {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, _log, c) = one_agent_on(wire, &mock, "parallel", &marker("parallel"), "").await;
-    mock.push([
+    let s = serve(FixtureAgent::named("parallel").on(wire), "parallel").await;
+    s.mock.push([
         Step::tool_calls(vec![
             ("fx__sleep", json!({"ms": 1000})),
             ("fx__sleep", json!({"ms": 1000})),
@@ -345,22 +293,22 @@ async fn concurrent_calls_on(wire: &str) {
         ]),
         Step::text("done"),
     ]);
-    let id = c.spawn("parallel", "Sleep twice.").await;
-    let record = wait_done(&c, &id).await;
+    let id = s.spawn("parallel", "Sleep twice.").await;
+    let record = wait_done(&s, &id).await;
     assert_eq!(record["status"], "completed", "{record}");
-    let requests = mock.requests();
+    let requests = s.mock.requests();
     let round = requests[1].received.duration_since(requests[0].received);
     assert!(
         round < Duration::from_millis(1800),
         "two 1 s calls of one reply took {round:?}"
     );
-    assert_eq!(outputs(&mock, 1), ["slept 1000 ms", "slept 1000 ms"]);
+    assert_eq!(outputs(&s.mock, 1), ["slept 1000 ms", "slept 1000 ms"]);
     assert_eq!(
-        outputs(&mock, 2)[2..],
+        outputs(&s.mock, 2)[2..],
         ["slept 500 ms", "echo: second, done first"],
         "results in the order of the calls, not of their ends"
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -371,36 +319,31 @@ async fn an_interrupt_cancels_every_call_of_the_round() {
 }
 
 async fn interrupted_round_on(wire: &str) {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, log, c) = one_agent_on(wire, &mock, "steered", &marker("interrupt"), "").await;
-    mock.push([
+    let s = serve(FixtureAgent::named("steered").on(wire), "interrupt").await;
+    s.mock.push([
         Step::tool_calls(vec![
             ("fx__sleep", json!({"ms": 30_000})),
             ("fx__sleep", json!({"ms": 30_000})),
         ]),
         Step::text("switched"),
     ]);
-    let id = c.spawn("steered", "Sleep.").await;
-    let activity = c.wait_for_phase(&id, "tool_call").await;
+    let id = s.spawn("steered", "Sleep.").await;
+    let activity = s.wait_for_phase(&id, "tool_call").await;
     assert_eq!(
         activity["activity"]["summary"], "Calling 2 tools at once: fx.sleep, fx.sleep",
         "{activity}"
     );
     for _ in 0..100 {
-        if count(&log) == 2 {
+        if s.calls_logged().len() == 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(count(&log), 2, "both calls reached the child");
-    c.ok(
-        "send_input",
-        json!({"target": id, "message": "Stop sleeping.", "interrupt": true}),
-    )
-    .await;
-    let record = wait_done(&c, &id).await;
+    assert_eq!(s.calls_logged().len(), 2, "both calls reached the child");
+    s.interrupt(&id, "Stop sleeping.").await;
+    let record = wait_done(&s, &id).await;
     assert_eq!(record["result"], "switched", "{record}");
-    let interrupted = outputs(&mock, 1);
+    let interrupted = outputs(&s.mock, 1);
     assert_eq!(interrupted.len(), 2);
     assert!(
         interrupted.iter().all(|o| o.contains("interrupted")),
@@ -410,5 +353,5 @@ async fn interrupted_round_on(wire: &str) {
         record["tools_used"],
         json!([{"tool": "fx__sleep", "calls": 2, "errors": 2}])
     );
-    c.close().await;
+    s.close().await;
 }

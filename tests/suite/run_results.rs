@@ -7,27 +7,33 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::Step;
 use serde_json::{Value, json};
-use support::binary::{self, Connection, Generation};
-use support::children::{self, agent, calls_logged, stdio_child};
-use support::run_kit::KEY;
+use support::builders::FixtureAgent;
+use support::{ServerUnderTest, TestWorkspace};
 
 /// A server over a workspace with the standard mock agents (`worker`, `claude-worker`,
-/// `chat-worker`) plus `files`.
-async fn start(mock: &MockProvider, files: &[(&str, String)]) -> (tempfile::TempDir, Connection) {
-    let ws = binary::workspace(mock);
-    for (rel, text) in files {
-        children::write(ws.path(), rel, text);
+/// `chat-worker`) plus `agents`.
+async fn start(agents: Vec<FixtureAgent>) -> ServerUnderTest {
+    let mut ws = TestWorkspace::new().standard_agents();
+    for agent in agents {
+        ws = ws.with(agent);
     }
-    let connection = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    (ws, connection)
+    ws.stdio().await
+}
+
+/// Spawns `worker` with `task`, its model never answering; its id once it waits for it.
+async fn worker_waiting_for_its_model(s: &ServerUnderTest, task: &str) -> String {
+    s.mock.push([Step::Hang]);
+    let id = s.spawn("worker", task).await;
+    s.wait_for_phase(&id, "provider_request").await;
+    id
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_results_and_records_name_the_model_and_provider_sent() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, c) = start(&mock, &[]).await;
+    let s = start(Vec::new()).await;
+    let (mock, c) = (&s.mock, &s.c);
     for (name, text) in [
         ("worker", "one"),
         ("claude-worker", "two"),
@@ -57,24 +63,13 @@ async fn spawn_results_and_records_name_the_model_and_provider_sent() {
     let running = c.wait(&[&id], 0).await["agents"][0].clone();
     assert_eq!(running["status"], "running");
     assert_eq!(running["model"], "mock-model");
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_used_counts_the_calls_made_and_their_errors() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let log_dir = tempfile::tempdir().unwrap();
-    let log = log_dir.path().join("calls.log");
-    let log_arg = log.display().to_string();
-    let servers = stdio_child("fx", &["--call-log", &log_arg], "results-tools", "");
-    let (_ws, c) = start(
-        &mock,
-        &[(
-            ".agents/agents/caller.md",
-            agent(&mock, "caller", &servers, ""),
-        )],
-    )
-    .await;
+    let s = start(vec![FixtureAgent::named("caller").logging_calls()]).await;
+    let (mock, c) = (&s.mock, &s.c);
     mock.push([
         Step::tool_calls(vec![
             ("fx__echo", json!({"text": "a"})),
@@ -97,32 +92,25 @@ async fn tools_used_counts_the_calls_made_and_their_errors() {
          not calls"
     );
     assert_eq!(record["usage"]["tool_calls"], 3);
-    let mut received = calls_logged(&log);
+    let mut received = s.calls_logged();
     received.sort();
     assert_eq!(
         received,
         ["echo", "echo", "fail"],
         "the child saw exactly the calls counted"
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_run_keeps_its_last_assistant_text_as_partial_result() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let servers = stdio_child("fx", &[], "results-partial", "");
     let long = format!("{}é tail", "x".repeat(70 * 1024));
-    let files = [
-        (
-            ".agents/agents/short.md",
-            agent(&mock, "short", &servers, "max_turns: 2"),
-        ),
-        (
-            ".agents/agents/chatty.md",
-            agent(&mock, "chatty", &servers, "max_turns: 5"),
-        ),
-    ];
-    let (_ws, c) = start(&mock, &files).await;
+    let s = start(vec![
+        FixtureAgent::named("short").lines("max_turns: 2"),
+        FixtureAgent::named("chatty").lines("max_turns: 5"),
+    ])
+    .await;
+    let (mock, c) = (&s.mock, &s.c);
 
     // turn_limit: the last text of the run, not the first.
     mock.push([
@@ -154,19 +142,15 @@ async fn a_failed_run_keeps_its_last_assistant_text_as_partial_result() {
     let record = c.run_to_end("worker", "Do the task.").await;
     assert_eq!(record["status"], "failed");
     assert!(record.get("partial_result").is_none(), "{record}");
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_carried_on_by_input_that_then_fails_keeps_the_answer_before_it() {
-    let mock = MockProvider::start(KEY).await.unwrap();
     // The child takes 2 s to exit, so the run is still closing when the input comes.
-    let servers = stdio_child("fx", &["--linger-ms", "2000"], "results-carried", "");
-    let files = [(
-        ".agents/agents/closing.md",
-        agent(&mock, "closing", &servers, ""),
-    )];
-    let (_ws, c) = start(&mock, &files).await;
+    let closing = FixtureAgent::named("closing").args(&["--linger-ms", "2000"]);
+    let s = start(vec![closing]).await;
+    let (mock, c) = (&s.mock, &s.c);
     mock.push([
         Step::text("Answer one, the real work."),
         Step::openai_error(400, "invalid_request_error", None, "bad request"),
@@ -187,13 +171,13 @@ async fn a_run_carried_on_by_input_that_then_fails_keeps_the_answer_before_it() 
         "the input carried the same run on"
     );
     assert_eq!(record["partial_result"], "Answer one, the real work.");
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_completes_with_the_refusal_as_result_on_every_wire() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, c) = start(&mock, &[]).await;
+    let s = start(Vec::new()).await;
+    let (mock, c) = (&s.mock, &s.c);
     for name in ["worker", "claude-worker", "chat-worker"] {
         mock.push([Step::refusal("I can't help with that request.")]);
         let id = c.spawn(name, "Do something it refuses.").await;
@@ -218,13 +202,13 @@ async fn a_refusal_completes_with_the_refusal_as_result_on_every_wire() {
         );
         assert!(again.get("refused").is_none(), "{name}: {again}");
     }
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_id_is_answered_with_the_ids_still_held() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, c) = start(&mock, &[]).await;
+    let s = start(Vec::new()).await;
+    let (mock, c) = (&s.mock, &s.c);
     mock.push(vec![Step::text("done"); 18]);
     let mut ids = Vec::new();
     for i in 0..18 {
@@ -264,24 +248,18 @@ async fn an_unknown_id_is_answered_with_the_ids_still_held() {
         "most recent first: {message}"
     );
     // send_input says the same.
-    let (code, message) = c
-        .err(
-            "send_input",
-            json!({"target": "00000000feedface", "message": "hi"}),
-        )
-        .await;
+    let to_nobody = json!({"target": "00000000feedface", "message": "hi"});
+    let (code, message) = c.err("send_input", to_nobody).await;
     assert_eq!(code, "unknown_agent");
     assert!(message.contains(&ids[17].0), "{message}");
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_on_an_agent_waiting_for_its_model_is_told_at_once() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, c) = start(&mock, &[]).await;
-    mock.push([Step::Hang]);
-    let id = c.spawn("worker", "single request").await;
-    c.wait_for_phase(&id, "provider_request").await;
+    let s = start(Vec::new()).await;
+    let c = &s.c;
+    let id = worker_waiting_for_its_model(&s, "single request").await;
     let called = Instant::now();
     let waited = c.wait(&[&id], 1_000).await;
     assert_eq!(waited["timed_out"], true);
@@ -301,16 +279,14 @@ async fn a_wait_on_an_agent_waiting_for_its_model_is_told_at_once() {
         after < Duration::from_millis(100),
         "the first notification came {after:?} after the call"
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_target_that_ends_while_others_run_is_a_notification() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let (_ws, c) = start(&mock, &[]).await;
-    mock.push([Step::Hang]);
-    let slow = c.spawn("worker", "hang").await;
-    c.wait_for_phase(&slow, "provider_request").await;
+    let s = start(Vec::new()).await;
+    let (mock, c) = (&s.mock, &s.c);
+    let slow = worker_waiting_for_its_model(&s, "hang").await;
     mock.push([Step::text("quick").delayed(Duration::from_millis(300))]);
     let quick = c.spawn("claude-worker", "finish").await;
     let waited = c.wait(&[&slow, &quick], 3_000).await;
@@ -331,21 +307,13 @@ async fn a_target_that_ends_while_others_run_is_a_notification() {
         messages[0].starts_with(&format!("worker {}: Waiting", &slow[..8])),
         "the current activity of each running target comes first: {messages:?}"
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tools_output_schemas_describe_every_record_and_name_the_new_fields() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let servers = stdio_child("fx", &[], "results-schema", "");
-    let (_ws, c) = start(
-        &mock,
-        &[(
-            ".agents/agents/caller.md",
-            agent(&mock, "caller", &servers, "max_turns: 1"),
-        )],
-    )
-    .await;
+    let s = start(vec![FixtureAgent::named("caller").lines("max_turns: 1")]).await;
+    let (mock, c) = (&s.mock, &s.c);
     let tools = c.tools().await;
     let schema_of = |name: &str| {
         let tool = tools.iter().find(|t| t.name == name).unwrap();
@@ -382,12 +350,7 @@ async fn the_tools_output_schemas_describe_every_record_and_name_the_new_fields(
     }
     let targets: Vec<&str> = ids.iter().map(String::as_str).collect();
     let all = c.wait(&targets, 0).await;
-    let statuses: Vec<&str> = all["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["status"].as_str().unwrap())
-        .collect();
+    let statuses = support::each_str(&all["agents"], "status");
     assert_eq!(
         statuses,
         ["completed", "completed", "failed", "running"],
@@ -400,5 +363,5 @@ async fn the_tools_output_schemas_describe_every_record_and_name_the_new_fields(
         .map(|e| e.to_string())
         .collect();
     assert!(errors.is_empty(), "{errors:?}\n{all}");
-    c.close().await;
+    s.close().await;
 }

@@ -6,24 +6,43 @@
 
 use crate::support;
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::Step;
 use serde_json::{Value, json};
-use support::binary::{self, Connection, Generation};
-use support::children::{self, agent, calls_logged, chat_agent, messages_agent, stdio_child};
-use support::run_kit::{KEY, function_outputs};
+use support::builders::FixtureAgent;
+use support::children::agent_on;
+use support::run_kit::function_outputs;
+use support::{ServerUnderTest, TestWorkspace};
 
 /// Strict-mode shape: every property required, nothing else allowed.
 const STRICT: &str = "output_schema:\n  type: object\n  properties:\n    verdict: { type: string, enum: [ok, bad] }\n  required: [verdict]\n  additionalProperties: false";
 /// Valid JSON Schema, but not strict mode's subset.
 const LOOSE: &str = "output_schema:\n  type: object\n  properties:\n    verdict: { type: string, enum: [ok, bad] }\n    note: { type: string, minLength: 1 }\n  required: [verdict]";
 
-async fn start(files: &[(&str, String)]) -> (tempfile::TempDir, Connection) {
-    let ws = tempfile::tempdir().unwrap();
-    for (rel, text) in files {
-        children::write(ws.path(), rel, text);
+/// A judge with the strict schema on each wire: name, `wire_api`, frontmatter.
+const JUDGES: [(&str, &str, &str); 3] = [
+    ("judge", "responses", STRICT),
+    ("claude-judge", "anthropic-messages", STRICT),
+    ("chat-judge", "chat-completions", STRICT),
+];
+
+/// Agents with the strict schema on each wire, and one with the loose schema on Responses.
+const STRICT_AND_LOOSE: [(&str, &str, &str); 4] = [
+    ("strict", "responses", STRICT),
+    ("loose", "responses", LOOSE),
+    ("claude-strict", "anthropic-messages", STRICT),
+    ("chat-strict", "chat-completions", STRICT),
+];
+
+/// A server whose agents are `agents`: each a name (its file `.agents/agents/NAME.md`), a
+/// `wire_api` and frontmatter lines, with no child server.
+async fn start(agents: &[(&'static str, &'static str, &'static str)]) -> ServerUnderTest {
+    let mut ws = TestWorkspace::new();
+    for &(name, wire, lines) in agents {
+        ws = ws.agent(&format!(".agents/agents/{name}.md"), move |mock, _| {
+            agent_on(wire, mock, name, "", lines)
+        });
     }
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    (ws, c)
+    ws.stdio().await
 }
 
 /// The text of the user turns of a request body, any wire.
@@ -74,19 +93,8 @@ fn system(body: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalid_answer_then_a_valid_one_completes_with_structured_result() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let files = [
-        (".agents/agents/judge.md", agent(&mock, "judge", "", STRICT)),
-        (
-            ".agents/agents/claude-judge.md",
-            messages_agent(&mock, "claude-judge", "", STRICT),
-        ),
-        (
-            ".agents/agents/chat-judge.md",
-            chat_agent(&mock, "chat-judge", "", STRICT),
-        ),
-    ];
-    let (_ws, c) = start(&files).await;
+    let s = start(&JUDGES).await;
+    let (mock, c) = (&s.mock, &s.c);
     for name in ["judge", "claude-judge", "chat-judge"] {
         let first = mock.requests().len();
         mock.push([
@@ -117,14 +125,13 @@ async fn an_invalid_answer_then_a_valid_one_completes_with_structured_result() {
             "{name}: {instructions}"
         );
     }
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_invalid_answers_fail_with_invalid_output_and_partial_result() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let files = [(".agents/agents/judge.md", agent(&mock, "judge", "", STRICT))];
-    let (_ws, c) = start(&files).await;
+    let s = start(&[("judge", "responses", STRICT)]).await;
+    let (mock, c) = (&s.mock, &s.c);
     mock.push([
         Step::text(r#"{"verdict": "maybe"}"#),
         Step::text(r#"{"verdict": "perhaps"}"#),
@@ -146,28 +153,13 @@ async fn two_invalid_answers_fail_with_invalid_output_and_partial_result() {
         repair.last().unwrap().contains("`/verdict`") && repair.last().unwrap().contains("maybe"),
         "the model is told what was wrong with its own value: {repair:?}"
     );
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn responses_get_the_schema_as_text_format_only_when_it_fits_strict_mode() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let files = [
-        (
-            ".agents/agents/strict.md",
-            agent(&mock, "strict", "", STRICT),
-        ),
-        (".agents/agents/loose.md", agent(&mock, "loose", "", LOOSE)),
-        (
-            ".agents/agents/claude-strict.md",
-            messages_agent(&mock, "claude-strict", "", STRICT),
-        ),
-        (
-            ".agents/agents/chat-strict.md",
-            chat_agent(&mock, "chat-strict", "", STRICT),
-        ),
-    ];
-    let (_ws, c) = start(&files).await;
+    let s = start(&STRICT_AND_LOOSE).await;
+    let (mock, c) = (&s.mock, &s.c);
     for name in ["strict", "loose", "claude-strict", "chat-strict"] {
         mock.push([Step::text(r#"{"verdict": "bad"}"#)]);
         let record = c.run_to_end(name, "Judge it.").await;
@@ -196,21 +188,16 @@ async fn responses_get_the_schema_as_text_format_only_when_it_fits_strict_mode()
     // their own, and the answer is checked against the schema either way.
     assert!(requests[3].body.get("response_format").is_none());
     assert!(system(&requests[3].body).contains("## Final answer format"));
-    c.close().await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arguments_are_checked_against_the_childs_schema_before_the_call() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws_log = tempfile::tempdir().unwrap();
-    let log = ws_log.path().join("calls.log");
-    let log_arg = log.display().to_string();
-    let servers = stdio_child("fx", &["--call-log", &log_arg], "schemas-args", "");
-    let files = [(
-        ".agents/agents/caller.md",
-        agent(&mock, "caller", &servers, ""),
-    )];
-    let (_ws, c) = start(&files).await;
+    let s = TestWorkspace::new()
+        .with(FixtureAgent::named("caller").logging_calls())
+        .stdio()
+        .await;
+    let (mock, c) = (&s.mock, &s.c);
     mock.push([
         Step::tool_calls(vec![
             ("fx__sleep", json!({"ms": "soon"})),
@@ -235,9 +222,9 @@ async fn arguments_are_checked_against_the_childs_schema_before_the_call() {
          called: `/text`: required"
     );
     assert_eq!(
-        calls_logged(&log),
+        s.calls_logged(),
         ["echo"],
         "only the fixed call reached the child"
     );
-    c.close().await;
+    s.close().await;
 }

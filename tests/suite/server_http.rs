@@ -4,10 +4,10 @@
 
 use crate::support;
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::Step;
 use serde_json::json;
+use support::HttpServerUnderTest;
 use support::binary::{self, Generation};
-use support::run_kit::KEY;
 
 const TOKEN_VAR: &str = "MCP_AGENTS_TEST_BEARER";
 const TOKEN: &str = "bearer-test-token-42";
@@ -47,64 +47,44 @@ async fn post(url: &str, headers: &[(&str, &str)]) -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn origins_that_are_not_loopback_are_refused() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (_server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
+    let server = HttpServerUnderTest::start().await;
+    let url = &server.url;
+    assert_eq!(post(url, &[]).await, 200, "no Origin: a non-browser client");
+    assert_eq!(post(url, &[("origin", "http://localhost:5173")]).await, 200);
+    assert_eq!(post(url, &[("origin", "http://127.0.0.1")]).await, 200);
+    assert_eq!(post(url, &[("origin", "https://evil.example")]).await, 403);
     assert_eq!(
-        post(&url, &[]).await,
-        200,
-        "no Origin: a non-browser client"
-    );
-    assert_eq!(
-        post(&url, &[("origin", "http://localhost:5173")]).await,
-        200
-    );
-    assert_eq!(post(&url, &[("origin", "http://127.0.0.1")]).await, 200);
-    assert_eq!(post(&url, &[("origin", "https://evil.example")]).await, 403);
-    assert_eq!(
-        post(&url, &[("origin", "http://localhost.evil.example")]).await,
+        post(url, &[("origin", "http://localhost.evil.example")]).await,
         403
     );
-    assert_eq!(post(&url, &[("origin", "null")]).await, 403);
+    assert_eq!(post(url, &[("origin", "null")]).await, 403);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bearer_token_is_required_on_every_request() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (_server, url) = binary::start_http_server(
-        ws.path(),
-        &["--auth-token-env", TOKEN_VAR],
-        &[(TOKEN_VAR, TOKEN)],
-    )
-    .await
-    .unwrap();
-    assert_eq!(post(&url, &[]).await, 401);
-    assert_eq!(post(&url, &[("authorization", "Bearer wrong")]).await, 401);
+    let server = HttpServerUnderTest::with_token(TOKEN_VAR, TOKEN).await;
+    let url = &server.url;
+    assert_eq!(post(url, &[]).await, 401);
+    assert_eq!(post(url, &[("authorization", "Bearer wrong")]).await, 401);
     assert_eq!(
-        post(&url, &[("authorization", &format!("Bearer {TOKEN}x"))]).await,
+        post(url, &[("authorization", &format!("Bearer {TOKEN}x"))]).await,
         401
     );
     assert_eq!(
-        post(&url, &[("authorization", &format!("Bearer {TOKEN}"))]).await,
+        post(url, &[("authorization", &format!("Bearer {TOKEN}"))]).await,
         200
     );
     assert_eq!(
-        post(&url, &[("authorization", &format!("bearer {TOKEN}"))]).await,
+        post(url, &[("authorization", &format!("bearer {TOKEN}"))]).await,
         200,
         "the scheme is case-insensitive"
     );
 
     for generation in [Generation::Modern, Generation::Legacy] {
-        let c = binary::connect_http(&url, generation, Some(TOKEN)).await;
-        mock.push([Step::text("authorized")]);
+        let c = server.connect(generation, Some(TOKEN)).await;
+        server.mock.push([Step::text("authorized")]);
         let id = c.spawn("worker", "t").await;
-        assert_eq!(
-            c.wait(&[&id], 20_000).await["agents"][0]["result"],
-            "authorized"
-        );
+        assert_eq!(c.wait_one(&id, 20_000).await["result"], "authorized");
         c.close().await;
     }
 }
@@ -168,16 +148,13 @@ async fn a_network_address_needs_a_token() {
 /// SPEC §4: arguments that are not an object are `invalid_input` over HTTP too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arguments_that_are_not_an_object_are_invalid_input() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (_server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
+    let server = HttpServerUnderTest::start().await;
+    let url = &server.url;
     let mut call = discover_body();
     call["method"] = json!("tools/call");
     call["params"]["name"] = json!("spawn_agent");
     call["params"]["arguments"] = json!(["worker", "task"]);
-    let response = send(&url, "tools/call", &call, &[("mcp-name", "spawn_agent")]).await;
+    let response = send(url, "tools/call", &call, &[("mcp-name", "spawn_agent")]).await;
     assert_eq!(response.status().as_u16(), 200);
     let text = response.text().await.unwrap();
     // A JSON body, or one SSE event carrying it.
@@ -193,19 +170,16 @@ async fn arguments_that_are_not_an_object_are_invalid_input() {
         error["message"].as_str().unwrap().contains("not an array"),
         "{answer}"
     );
-    assert!(mock.requests().is_empty(), "nothing was spawned");
+    assert!(server.mock.requests().is_empty(), "nothing was spawned");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_over_4_mib_is_refused_with_413() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (_server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
+    let server = HttpServerUnderTest::start().await;
+    let url = &server.url;
     let mut call = discover_body();
     call["params"]["padding"] = json!("x".repeat(4 * 1024 * 1024));
-    let status = send(&url, "server/discover", &call, &[]).await.status();
+    let status = send(url, "server/discover", &call, &[]).await.status();
     assert_eq!(status.as_u16(), 413);
-    assert_eq!(post(&url, &[]).await, 200, "and the server serves on");
+    assert_eq!(post(url, &[]).await, 200, "and the server serves on");
 }

@@ -8,10 +8,10 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::Step;
 use serde_json::json;
-use support::binary::{self, Generation};
-use support::run_kit::KEY;
+use support::HttpServerUnderTest;
+use support::binary::Generation;
 
 // ----- HTTP: stalled clients, legacy sessions, who may use an id (issue 14) -----
 
@@ -46,18 +46,26 @@ async fn stalled_connections(url: &str, count: usize, prefix: &[u8]) -> Vec<toki
     held
 }
 
+/// Fails unless a new client is served (its tools listed) within `secs`; it closes again.
+async fn assert_serves_another_client(server: &HttpServerUnderTest, secs: u64) {
+    let client = tokio::time::timeout(
+        Duration::from_secs(secs),
+        server.connect(Generation::Modern, None),
+    )
+    .await
+    .expect("another client is served");
+    assert!(!client.tools().await.is_empty());
+    client.close().await;
+}
+
 const HALF_HEADERS: &[u8] = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_hundred_stalled_http_connections_hold_under_300_descriptors() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
-    let pid = server.id().unwrap();
+    let server = HttpServerUnderTest::start().await;
+    let (pid, url) = (server.pid(), &server.url);
     let before = open_fds_of(pid);
-    let held = stalled_connections(&url, 500, HALF_HEADERS).await;
+    let held = stalled_connections(url, 500, HALF_HEADERS).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let during = open_fds_of(pid);
     assert!(
@@ -73,17 +81,13 @@ async fn five_hundred_stalled_http_connections_hold_under_300_descriptors() {
 #[ignore = "waits past the 30 s body bound; .ci/run runs it"]
 async fn stalled_http_clients_are_cut_off_at_the_bounds() {
     use tokio::io::AsyncReadExt;
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
-    let pid = server.id().unwrap();
+    let server = HttpServerUnderTest::start().await;
+    let (pid, url) = (server.pid(), &server.url);
     let started = Instant::now();
-    let mut headers = stalled_connections(&url, 500, HALF_HEADERS).await;
+    let mut headers = stalled_connections(url, 500, HALF_HEADERS).await;
     // Whole headers, then 10 of the 1,000 bytes of body they announce.
     let bodies = stalled_connections(
-        &url,
+        url,
         40,
         b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
           Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"",
@@ -91,14 +95,7 @@ async fn stalled_http_clients_are_cut_off_at_the_bounds() {
     .await;
     // A legitimate client gets through once the stalled headers are cut (10 s), even with
     // 500 of them queued.
-    let legit = tokio::time::timeout(
-        Duration::from_secs(60),
-        binary::connect_http(&url, Generation::Modern, None),
-    )
-    .await
-    .expect("a legitimate client is served while stalled ones wait");
-    assert!(!legit.tools().await.is_empty());
-    legit.close().await;
+    assert_serves_another_client(&server, 60).await;
     // Every stalled-header connection is closed by the server: after 10 s, not at once.
     for stream in &mut headers {
         let mut byte = [0u8; 1024];
@@ -169,48 +166,38 @@ async fn use_session(url: &str, id: &str, token: Option<&str>) -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_http_sessions_are_capped_at_64_least_recently_used_first() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (_server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
+    let server = HttpServerUnderTest::start().await;
+    let url = &server.url;
     let mut ids = Vec::new();
     for _ in 0..64 {
-        ids.push(legacy_session(&url, None).await);
+        ids.push(legacy_session(url, None).await);
     }
     // The oldest is used again; the second oldest is now the least recently used.
-    assert_eq!(use_session(&url, &ids[0], None).await, 202);
+    assert_eq!(use_session(url, &ids[0], None).await, 202);
     for _ in 0..10 {
-        ids.push(legacy_session(&url, None).await);
+        ids.push(legacy_session(url, None).await);
     }
-    assert_eq!(use_session(&url, &ids[0], None).await, 202, "used, kept");
+    assert_eq!(use_session(url, &ids[0], None).await, 202, "used, kept");
     for id in &ids[1..11] {
         assert_eq!(
-            use_session(&url, id, None).await,
+            use_session(url, id, None).await,
             404,
             "closed for a newer one"
         );
     }
     for id in &ids[11..] {
-        assert_eq!(use_session(&url, id, None).await, 202);
+        assert_eq!(use_session(url, id, None).await, 202);
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_a_token_ids_are_usable_by_any_holder_of_it_and_by_nobody_else() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (_server, url) = binary::start_http_server(
-        ws.path(),
-        &["--auth-token-env", TOKEN_VAR],
-        &[(TOKEN_VAR, TOKEN)],
-    )
-    .await
-    .unwrap();
+    let server = HttpServerUnderTest::with_token(TOKEN_VAR, TOKEN).await;
+    let (mock, url) = (&server.mock, &server.url);
     // One trust domain: a second client holding the token may wait on and steer an agent
     // the first spawned (docs/security.md).
-    let first = binary::connect_http(&url, Generation::Modern, Some(TOKEN)).await;
-    let second = binary::connect_http(&url, Generation::Legacy, Some(TOKEN)).await;
+    let first = server.connect(Generation::Modern, Some(TOKEN)).await;
+    let second = server.connect(Generation::Legacy, Some(TOKEN)).await;
     mock.push([Step::text("first answer")]);
     let id = first.spawn("worker", "t").await;
     assert_eq!(
@@ -231,7 +218,7 @@ async fn with_a_token_ids_are_usable_by_any_holder_of_it_and_by_nobody_else() {
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientCapabilities": {}}}});
     let refused = mcp_agents::net::loopback_client()
-        .post(&url)
+        .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
@@ -241,13 +228,13 @@ async fn with_a_token_ids_are_usable_by_any_holder_of_it_and_by_nobody_else() {
         .await
         .unwrap();
     assert_eq!(refused.status(), 401);
-    let session = legacy_session(&url, Some(TOKEN)).await;
+    let session = legacy_session(url, Some(TOKEN)).await;
     let delete = |token: Option<&'static str>| {
         let url = url.clone();
         let session = session.clone();
         async move {
             let mut request = mcp_agents::net::loopback_client()
-                .delete(&url)
+                .delete(url)
                 .header("mcp-session-id", &session);
             if let Some(token) = token {
                 request = request.bearer_auth(token);
@@ -258,12 +245,12 @@ async fn with_a_token_ids_are_usable_by_any_holder_of_it_and_by_nobody_else() {
     assert_eq!(delete(None).await, 401);
     assert_eq!(delete(Some("wrong")).await, 401);
     assert_eq!(
-        use_session(&url, &session, Some(TOKEN)).await,
+        use_session(url, &session, Some(TOKEN)).await,
         202,
         "still there"
     );
     assert!(matches!(delete(Some(TOKEN)).await, 200 | 202 | 204));
-    assert_eq!(use_session(&url, &session, Some(TOKEN)).await, 404);
+    assert_eq!(use_session(url, &session, Some(TOKEN)).await, 404);
     first.close().await;
     second.close().await;
 }
@@ -307,12 +294,9 @@ async fn answer_within(stream: &mut tokio::net::TcpStream, secs: u64) -> Option<
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_declared_over_4_mib_is_refused_before_it_is_read() {
     use tokio::io::AsyncWriteExt;
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (_server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
-    let mut stream = tokio::net::TcpStream::connect(authority(&url))
+    let server = HttpServerUnderTest::start().await;
+    let url = &server.url;
+    let mut stream = tokio::net::TcpStream::connect(authority(url))
         .await
         .unwrap();
     // 10 GB announced, a few bytes sent: the answer must not wait for the rest (the body
@@ -343,12 +327,8 @@ async fn a_body_declared_over_4_mib_is_refused_before_it_is_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_sent_a_byte_at_a_time_costs_a_few_times_its_size() {
     use tokio::io::AsyncWriteExt;
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
-    let pid = server.id().unwrap();
+    let server = HttpServerUnderTest::start().await;
+    let (pid, url) = (server.pid(), &server.url);
     let mut request =
         b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n\
@@ -365,7 +345,7 @@ async fn a_body_sent_a_byte_at_a_time_costs_a_few_times_its_size() {
     }
     request.extend_from_slice(b"0\r\n\r\n");
     let (before, _) = memory_kib(pid);
-    let mut stream = tokio::net::TcpStream::connect(authority(&url))
+    let mut stream = tokio::net::TcpStream::connect(authority(url))
         .await
         .unwrap();
     stream.write_all(&request).await.unwrap();
@@ -402,20 +382,17 @@ fn wait_request(id: &str, timeout_ms: u64) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_waits_cannot_lock_other_clients_out() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (_server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
-    let first = binary::connect_http(&url, Generation::Modern, None).await;
-    mock.push([Step::Hang]);
+    let server = HttpServerUnderTest::start().await;
+    let url = &server.url;
+    let first = server.connect(Generation::Modern, None).await;
+    server.mock.push([Step::Hang]);
     let id = first.spawn("worker", "Take your time.").await;
     first.close().await;
     let request = wait_request(&id, 300_000);
     let mut waits = tokio::task::JoinSet::new();
     for _ in 0..mcp_agents::limits::HTTP_CONNECTIONS {
         let request = request.clone();
-        let authority = authority(&url);
+        let authority = authority(url);
         waits.spawn(async move {
             let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
             stream.write_all(&request).await.unwrap();
@@ -440,19 +417,12 @@ async fn long_waits_cannot_lock_other_clients_out() {
         "only {shortened} waits came back; the others hold their connections"
     );
     // Another client is served while the long waits go on.
-    let other = tokio::time::timeout(
-        Duration::from_secs(15),
-        binary::connect_http(&url, Generation::Modern, None),
-    )
-    .await
-    .expect("another client is served");
-    assert!(!other.tools().await.is_empty());
+    assert_serves_another_client(&server, 15).await;
     assert_eq!(
         waits.len(),
         mcp_agents::limits::HTTP_LONG_WAITS,
         "the rest wait on"
     );
-    other.close().await;
     waits.abort_all();
 }
 
@@ -462,14 +432,10 @@ async fn long_waits_cannot_lock_other_clients_out() {
 #[ignore = "waits past the 30 s write bound; .ci/run runs it"]
 async fn answers_nobody_reads_are_given_up_after_30_s() {
     use tokio::io::AsyncWriteExt;
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
-    let pid = server.id().unwrap();
-    let first = binary::connect_http(&url, Generation::Modern, None).await;
-    mock.push([Step::text(&"y".repeat(3_900_000))]);
+    let server = HttpServerUnderTest::start().await;
+    let (pid, url) = (server.pid(), &server.url);
+    let first = server.connect(Generation::Modern, None).await;
+    server.mock.push([Step::text(&"y".repeat(3_900_000))]);
     let id = first.spawn("worker", "Write a lot.").await;
     let done = first.wait(&[&id], 30_000).await;
     assert_eq!(done["agents"][0]["status"], "completed");
@@ -483,7 +449,7 @@ async fn answers_nobody_reads_are_given_up_after_30_s() {
         let socket = tokio::net::TcpSocket::new_v4().unwrap();
         socket.set_recv_buffer_size(4096).unwrap();
         let mut stream = socket
-            .connect(authority(&url).parse().unwrap())
+            .connect(authority(url).parse().unwrap())
             .await
             .unwrap();
         stream.write_all(&wait_request(&id, 0)).await.unwrap();
@@ -515,7 +481,7 @@ async fn answers_nobody_reads_are_given_up_after_30_s() {
         "the connections were closed: {after} descriptors, {before} before, {during} during"
     );
     // The server serves on.
-    let last = binary::connect_http(&url, Generation::Modern, None).await;
+    let last = server.connect(Generation::Modern, None).await;
     assert!(!last.tools().await.is_empty());
     last.close().await;
     drop(held);

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, GENERATIONS, Generation};
-use support::run_kit::KEY;
+use support::{HttpServerUnderTest, ServerUnderTest, TestWorkspace};
 
 async fn round_trip(connection: &binary::Connection, mock: &MockProvider, label: &str) {
     let tools = connection.tools().await;
@@ -75,8 +75,7 @@ async fn round_trip(connection: &binary::Connection, mock: &MockProvider, label:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_serves_both_generations() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
+    let ws = TestWorkspace::new().standard_agents().written().await;
     for generation in GENERATIONS {
         let connection = binary::stdio(ws.path(), generation, &[]).await;
         let info = connection.client.peer_info().expect("server info");
@@ -97,21 +96,17 @@ async fn stdio_serves_both_generations() {
                 && instructions.contains("use your client's own subagent tool when"),
             "{instructions}"
         );
-        round_trip(&connection, &mock, &format!("stdio {generation:?}")).await;
+        round_trip(&connection, &ws.mock, &format!("stdio {generation:?}")).await;
         connection.close().await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_serves_both_generations() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let (server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
+    let server = HttpServerUnderTest::start().await;
     for generation in GENERATIONS {
-        let connection = binary::connect_http(&url, generation, None).await;
-        round_trip(&connection, &mock, &format!("http {generation:?}")).await;
+        let connection = server.connect(generation, None).await;
+        round_trip(&connection, &server.mock, &format!("http {generation:?}")).await;
         connection.close().await;
     }
     drop(server);
@@ -129,13 +124,11 @@ async fn an_empty_catalog_offers_no_tools() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_tool_is_a_protocol_error() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = binary::workspace(&mock);
-    let connection = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let s = ServerUnderTest::stdio().await;
     let params = rmcp::model::CallToolRequestParams::new("close_agent");
-    let err = connection.client.call_tool(params).await.unwrap_err();
+    let err = s.client.call_tool(params).await.unwrap_err();
     assert!(err.to_string().contains("tool not found"), "{err}");
-    connection.close().await;
+    s.close().await;
 }
 
 /// The binary on a workspace with one valid Claude agent (`ok`) and `extra` files in

@@ -6,27 +6,24 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::Step;
 use serde_json::json;
 use support::binary::RawServer;
 use support::binary::{self, Generation};
 use support::children::{
-    self, agent, assert_no_process_left, one_agent_workspace, processes_with, stdio_child,
-    tagged_marker,
+    assert_grandchild_ends_with_its_run, assert_no_process_left, processes_with,
+    two_grandchildren_mid_call,
 };
-use support::run_kit::KEY;
+use support::{HttpServerUnderTest, ServerUnderTest, TestWorkspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_stdin_stops_every_run_and_child_within_the_bound() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("eof");
-    let ws = tempfile::tempdir().unwrap();
-    children::write(
-        ws.path(),
-        ".agents/agents/a.md",
-        &agent(&mock, "sleeper", &stdio_child("fx", &[], &m, ""), ""),
-    );
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+    let s = TestWorkspace::new()
+        .marked("eof")
+        .fixture_agent("sleeper", &[])
+        .stdio()
+        .await;
+    let (mock, m, _ws, c) = s.into_parts();
     mock.push(vec![
         Step::tool_call("fx__sleep", json!({"ms": 120_000}));
         4
@@ -70,17 +67,17 @@ async fn closing_stdin_stops_every_run_and_child_within_the_bound() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_the_http_server_and_its_children() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("term");
-    let ws = tempfile::tempdir().unwrap();
-    children::write(
-        ws.path(),
-        ".agents/agents/a.md",
-        &agent(&mock, "sleeper", &stdio_child("fx", &[], &m, ""), ""),
-    );
-    let (mut server, url) = binary::start_http_server(ws.path(), &[], &[])
-        .await
-        .unwrap();
+    let HttpServerUnderTest {
+        mock,
+        marker: m,
+        ws: _ws,
+        process: mut server,
+        url,
+    } = TestWorkspace::new()
+        .marked("term")
+        .fixture_agent("sleeper", &[])
+        .http(&[])
+        .await;
     let c = binary::connect_http(&url, Generation::Modern, None).await;
     mock.push(vec![
         Step::tool_call("fx__sleep", json!({"ms": 120_000}));
@@ -146,17 +143,24 @@ enum Stop {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn children_still_starting_are_stopped_with_the_server() {
-    let mock = MockProvider::start(KEY).await.unwrap();
     for stop in [
         Stop::StdinEof,
         Stop::Signal(libc::SIGTERM),
         Stop::Signal(libc::SIGINT),
     ] {
-        let m = tagged_marker("starting");
         // Never answers server/discover: it is still starting when the server stops, well
         // within the 15 s startup bound.
-        let ws = one_agent_workspace(&mock, "starting", &["--hang"], &m);
-        let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
+        let s = TestWorkspace::new()
+            .marked("starting")
+            .fixture_agent("starting", &["--hang"])
+            .stdio()
+            .await;
+        let ServerUnderTest {
+            marker: m,
+            c,
+            ws: _ws,
+            ..
+        } = s;
         for _ in 0..3 {
             c.spawn("starting", "t").await;
         }
@@ -183,51 +187,21 @@ async fn children_still_starting_are_stopped_with_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_of_the_server_leaves_no_child_or_grandchild() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("sigkill");
-    let ws = tempfile::tempdir().unwrap();
     // Each child starts a grandchild that never reads its stdin: one stays in the child's
     // process group, one moves to a session of its own.
-    for kind in ["group", "session"] {
-        children::write(
-            ws.path(),
-            &format!(".agents/agents/{kind}.md"),
-            &agent(
-                &mock,
-                kind,
-                &stdio_child("fx", &["--grandchild", kind], &m, ""),
-                "",
-            ),
-        );
-    }
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    mock.push(vec![Step::tool_call("fx__sleep", json!({"ms": 60_000})); 2]);
-    let a = c.spawn("group", "t").await;
-    let b = c.spawn("session", "t").await;
-    c.wait_for_phase(&a, "tool_call").await;
-    c.wait_for_phase(&b, "tool_call").await;
-    wait_for_processes(&m, 4).await;
+    let s = two_grandchildren_mid_call("sigkill", "session").await;
+    let m = &s.marker;
+    wait_for_processes(m, 4).await;
     // SAFETY: signalling our own child process.
-    unsafe { libc::kill(c.pid.unwrap() as i32, libc::SIGKILL) };
-    assert_no_process_left(&m, 2).await;
-    c.close().await;
+    unsafe { libc::kill(s.pid.unwrap() as i32, libc::SIGKILL) };
+    assert_no_process_left(m, 2).await;
+    s.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_child_started_in_a_session_of_its_own_ends_with_its_run() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("escaped");
-    let ws = one_agent_workspace(&mock, "escaper", &["--grandchild", "session"], &m);
-    let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
-    mock.push([
-        Step::tool_call("fx__echo", json!({"text": "x"})),
-        Step::text("done"),
-    ]);
-    let id = c.spawn("escaper", "t").await;
-    assert_eq!(c.wait(&[&id], 30_000).await["agents"][0]["result"], "done");
     // The run is over, the server still serves: nothing of the run is left.
-    assert_no_process_left(&m, 6).await;
-    c.close().await;
+    assert_grandchild_ends_with_its_run("escaped", "escaper", "session").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

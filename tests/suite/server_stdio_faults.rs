@@ -6,18 +6,21 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::Step;
 use serde_json::json;
+use support::TestWorkspace;
 use support::binary::RawServer;
 use support::binary::{self, Generation};
-use support::children::{assert_no_process_left, one_agent_workspace, tagged_marker};
-use support::run_kit::KEY;
+use support::children::assert_no_process_left;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_never_reads_stderr_is_still_answered() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("chatty");
-    let ws = one_agent_workspace(&mock, "chatty", &["--stderr-bytes", "1048576"], &m);
+    let (mock, m, ws) = TestWorkspace::new()
+        .marked("chatty")
+        .fixture_agent("chatty", &["--stderr-bytes", "1048576"])
+        .written()
+        .await
+        .into_parts();
     // Our stderr is a pipe this test never reads (64 KiB fill it).
     let (c, stderr) = binary::stdio_with_stderr(
         ws.path(),

@@ -26,7 +26,7 @@ use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::{BoxFuture, EnvLookup, RunTools, ToolsFactory};
 use support::binary::{self, KEY_VAR};
 use support::children;
-use support::run_kit::KEY;
+use support::run_kit::{KEY, requests_reach};
 
 /// A manager over the test workspace whose provider key can be taken away and given back.
 struct Setup {
@@ -84,16 +84,6 @@ async fn finished(manager: &SessionManager, id: &str) -> Snapshot {
             return agents.into_iter().next().unwrap();
         }
     }
-}
-
-async fn requests_reach(mock: &MockProvider, n: usize) {
-    for _ in 0..400 {
-        if mock.requests().len() >= n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the mock saw {} requests, not {n}", mock.requests().len());
 }
 
 fn last_body(mock: &MockProvider) -> String {

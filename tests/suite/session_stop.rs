@@ -13,7 +13,7 @@ use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
 use support::children::{agent, messages_agent, processes_with, stdio_child, tagged_marker, write};
-use support::run_kit::KEY;
+use support::run_kit::{KEY, requests_reach};
 
 /// The whole stop, from the call to the answer (SPEC §4.2: under 1 s).
 const STOP_TAKES_LESS_THAN: Duration = Duration::from_secs(1);
@@ -84,16 +84,6 @@ async fn children_gone_within(marker: &str, since: Instant, bound: Duration) {
     );
 }
 
-async fn wait_until_requests(mock: &MockProvider, n: usize) {
-    for _ in 0..400 {
-        if mock.requests().len() >= n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the mock saw {} requests, not {n}", mock.requests().len());
-}
-
 /// The user texts and `function_call_output`s of the last Responses request, in order.
 fn last_input(mock: &MockProvider) -> Vec<String> {
     let requests = mock.requests();
@@ -153,7 +143,7 @@ async fn a_stop_during_a_60_s_tool_call_frees_everything_at_once_and_resumes_on_
         .await;
     assert_eq!(code, "capacity_exceeded");
     // Stops during a model request, each within the second, free their permits too.
-    wait_until_requests(&mock, 9).await;
+    requests_reach(&mock, 9).await;
     for other in &others {
         assert_eq!(stop(&c, other, None).await["error"]["code"], "cancelled");
     }
@@ -249,7 +239,7 @@ async fn a_stopped_session_keeps_its_queue_and_a_resume_delivers_it_first() {
     let (mock, _marker, _ws, c) = setup(&[]).await;
     mock.push([Step::Hang, Step::text("All three checked.")]);
     let id = c.spawn("plain", "Check the code.").await;
-    wait_until_requests(&mock, 1).await;
+    requests_reach(&mock, 1).await;
     for (message, queued) in [("Also the tests.", 1), ("And the docs.", 2)] {
         let sent = c
             .ok("send_input", json!({"target": id, "message": message}))

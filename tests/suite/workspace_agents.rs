@@ -11,8 +11,10 @@ use std::time::Duration;
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation, KEY_VAR};
+use support::children::offered_tools;
 use support::run_kit::KEY;
 use support::workspace::{assert_no_workspace_child, project, workspace_children, write};
+use support::{MockWorkspace, ServerUnderTest, TestWorkspace};
 
 /// The custom-provider lines that point a file of any format at the mock.
 fn provider(mock: &MockProvider) -> String {
@@ -24,15 +26,7 @@ fn provider(mock: &MockProvider) -> String {
 
 /// The names of the tools the provider was offered in request `n`, sorted.
 fn offered(mock: &MockProvider, n: usize) -> Vec<String> {
-    let mut names: Vec<String> = mock.requests()[n].body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["name"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut names = offered_tools(mock, n);
     names.sort();
     names
 }
@@ -151,11 +145,7 @@ async fn a_claude_reviewer_reads_greps_and_globs_a_real_workspace() {
         "a walk never follows the link out"
     );
 
-    c.ok(
-        "send_input",
-        json!({"target": id, "message": "Wrap up.", "interrupt": true}),
-    )
-    .await;
+    c.interrupt(&id, "Wrap up.").await;
     let done = c.wait(&[&id], 60_000).await;
     assert_eq!(done["agents"][0]["status"], "completed", "{done}");
     assert_eq!(done["agents"][0]["result"], "Reviewed.");
@@ -168,31 +158,44 @@ async fn run_once(c: &Connection, name: &str) -> Value {
     c.wait(&[&id], 60_000).await["agents"][0].clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let p = provider(&mock);
-    let all = [
-        "workspace__edit",
-        "workspace__glob",
-        "workspace__grep",
-        "workspace__list",
-        "workspace__read",
-        "workspace__write",
-    ];
-    let reads = [
-        "workspace__glob",
-        "workspace__grep",
-        "workspace__list",
-        "workspace__read",
-    ];
-    let agents: Vec<(&str, &str, String, Vec<&str>)> = vec![
+/// An agent of each format asking for its workspace tools in its own words: its name, its
+/// file, the file's text, and the workspace tools it must be offered.
+type FormatAgent = (&'static str, &'static str, String, Vec<&'static str>);
+
+/// Every workspace tool, sorted.
+const ALL: [&str; 6] = [
+    "workspace__edit",
+    "workspace__glob",
+    "workspace__grep",
+    "workspace__list",
+    "workspace__read",
+    "workspace__write",
+];
+
+/// The workspace tools that only read, sorted.
+const READS: [&str; 4] = [
+    "workspace__glob",
+    "workspace__grep",
+    "workspace__list",
+    "workspace__read",
+];
+
+/// [`FormatAgent`]s of every format, pointing at `mock`: those that take what their format
+/// gives by default, then those whose lists or sandbox narrow it.
+fn agents_of_every_format(mock: &MockProvider) -> Vec<FormatAgent> {
+    let mut agents = agents_by_default(mock);
+    agents.extend(agents_narrowed(mock));
+    agents
+}
+
+fn agents_by_default(mock: &MockProvider) -> Vec<FormatAgent> {
+    let p = provider(mock);
+    vec![
         (
             "claude-all",
             ".claude/agents/all.md",
             format!("---\nname: claude-all\ndescription: d\nmodel: m\n{p}---\nWork.\n"),
-            all.to_vec(),
+            ALL.to_vec(),
         ),
         (
             "codex-agent",
@@ -204,7 +207,7 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
                  developer_instructions = \"Work.\"\n",
                 mock.responses_base_url()
             ),
-            reads.to_vec(),
+            READS.to_vec(),
         ),
         (
             "opencode-all",
@@ -214,7 +217,7 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
                 lines = lines.replace("model_provider: custom\n", "");
                 lines
             }),
-            all.to_vec(),
+            ALL.to_vec(),
         ),
         (
             "opencode-no-read",
@@ -237,6 +240,12 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
             format!("---\nname: canonical-plain\ndescription: d\nmodel: m\n{p}---\nWork.\n"),
             vec![],
         ),
+    ]
+}
+
+fn agents_narrowed(mock: &MockProvider) -> Vec<FormatAgent> {
+    let p = provider(mock);
+    vec![
         (
             "canonical-named",
             ".agents/agents/named.md",
@@ -244,7 +253,7 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
                 "---\nname: canonical-named\ndescription: d\nmodel: m\n{p}\
                  mcp_servers:\n  workspace: {{builtin: workspace}}\n---\nWork.\n"
             ),
-            reads.to_vec(),
+            READS.to_vec(),
         ),
         (
             "canonical-editor",
@@ -263,7 +272,7 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
                 "---\nname: claude-no-edit\ndescription: d\nmodel: m\n{p}\
                  disallowedTools: Edit, Write\n---\nWork.\n"
             ),
-            reads.to_vec(),
+            READS.to_vec(),
         ),
         (
             "claude-read-only",
@@ -283,9 +292,15 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
                  wire_api = \"responses\"\ndeveloper_instructions = \"Work.\"\n",
                 mock.responses_base_url()
             ),
-            all.to_vec(),
+            ALL.to_vec(),
         ),
-    ];
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
+    let MockWorkspace { mock, ws, .. } = TestWorkspace::new().written().await;
+    let agents = agents_of_every_format(&mock);
     for (_, rel, text, _) in &agents {
         write(ws.path(), rel, text);
     }
@@ -301,18 +316,17 @@ async fn each_format_is_offered_the_workspace_tools_its_file_asks_for() {
     c.close().await;
 }
 
-/// A small project with a failing test: `add` subtracts.
-fn failing_project(dir: &std::path::Path) {
-    write(
-        dir,
-        "calc.py",
-        "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n",
-    );
-    write(
-        dir,
-        "test_calc.py",
-        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-    );
+/// A small project with a failing test (`add` subtracts), for a fixer to fix.
+fn failing_project<'a>() -> TestWorkspace<'a> {
+    TestWorkspace::new()
+        .file(
+            "calc.py",
+            "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n",
+        )
+        .file(
+            "test_calc.py",
+            "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+        )
 }
 
 /// The model's side of a fix: read the test and the code, edit the code, add a test.
@@ -341,21 +355,18 @@ const FIXED_CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claude_fixer_changes_the_workspace_and_its_record_says_which_files() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = tempfile::tempdir().unwrap();
+    let ServerUnderTest { mock, c, ws, .. } = failing_project()
+        .agent(".claude/agents/fixer.md", |mock, _| {
+            format!(
+                "---\nname: fixer\ndescription: Fixes failing tests.\nmodel: mock-model\n{}\
+                 tools: Read, Edit, Write, Bash\n---\nFix the failing test.\n",
+                provider(mock)
+            )
+        })
+        .stdio()
+        .await;
     let dir = ws.path();
-    failing_project(dir);
-    write(
-        dir,
-        ".claude/agents/fixer.md",
-        format!(
-            "---\nname: fixer\ndescription: Fixes failing tests.\nmodel: mock-model\n{}\
-             tools: Read, Edit, Write, Bash\n---\nFix the failing test.\n",
-            provider(&mock)
-        ),
-    );
     mock.push(fix_steps());
-    let c = binary::stdio(dir, Generation::Modern, &[]).await;
     let id = c.spawn("fixer", "Make test_calc.py pass.").await;
     let done = c.wait(&[&id], 60_000).await;
     let record = &done["agents"][0];
@@ -405,29 +416,26 @@ async fn a_claude_fixer_changes_the_workspace_and_its_record_says_which_files() 
 /// `mcp-agents run`: the files it changed are listed after the summary and in `--json`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_published_fixer_makes_a_failing_test_pass_through_mcp_agents_run() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let dir = ws.path();
-    failing_project(dir);
     let published =
         std::fs::read_to_string(support::fixture_path("corpus").join(".claude/agents/sato.md"))
             .unwrap();
-    write(dir, ".claude/agents/sato.md", &published);
+    let MockWorkspace { mock, ws, .. } = failing_project()
+        .file(".claude/agents/sato.md", published)
+        .written()
+        .await;
+    let dir = ws.path();
     mock.push(fix_steps());
-    let out = tokio::process::Command::new(binary::BIN)
-        .args(["run", "--json", "sato", "Make test_calc.py pass."])
-        .current_dir(dir)
-        .env("MCP_AGENTS_DEFAULT_MODEL", "anthropic/claude-sonnet-5-5")
-        .env("ANTHROPIC_BASE_URL", mock.messages_base_url())
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env_remove("ANTHROPIC_AUTH_TOKEN")
-        .env_remove("RUST_LOG")
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (stdout, stderr) = binary::run_to_success(
+        tokio::process::Command::new(binary::BIN)
+            .args(["run", "--json", "sato", "Make test_calc.py pass."])
+            .current_dir(dir)
+            .env("MCP_AGENTS_DEFAULT_MODEL", "anthropic/claude-sonnet-5-5")
+            .env("ANTHROPIC_BASE_URL", mock.messages_base_url())
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env_remove("ANTHROPIC_AUTH_TOKEN"),
+    )
+    .await;
+    let record: Value = serde_json::from_slice(&stdout).unwrap();
     assert_eq!(record["status"], "completed", "{record}");
     assert_eq!(
         std::fs::read_to_string(dir.join("calc.py")).unwrap(),
@@ -441,14 +449,8 @@ async fn a_published_fixer_makes_a_failing_test_pass_through_mcp_agents_run() {
         ),
         "{stderr}"
     );
-    let requests = mock.requests();
-    let tools: Vec<&str> = requests[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let tools = offered_tools(&mock, 0);
     for tool in ["workspace__read", "workspace__edit", "workspace__write"] {
-        assert!(tools.contains(&tool), "{tools:?}");
+        assert!(tools.iter().any(|t| t == tool), "{tools:?}");
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::json;
-use support::workspace::{project, serve, write};
+use support::workspace::{Tools, project, serve, write};
 
 fn read(dir: &Path, rel: &str) -> String {
     std::fs::read_to_string(dir.join(rel)).unwrap()
@@ -30,7 +30,23 @@ async fn edit_and_write_change_only_files_read_as_they_are_now() {
     .unwrap();
     let tools = serve(dir).await;
 
-    // A file this run has not read is not changed, and the model is told what to do.
+    an_unread_file_is_not_changed(&tools, dir).await;
+    an_edit_after_a_read_shows_the_changed_lines(&tools, dir).await;
+    edits_after_its_own_change_and_what_is_refused(&tools, dir).await;
+    write_creates_files_and_replaces_read_ones(&tools, dir).await;
+    let leftovers: Vec<_> = walk(dir)
+        .into_iter()
+        .filter(|p| p.contains("mcp-agents-"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "no temporary file left: {leftovers:?}"
+    );
+    let _ = tools.client.cancel().await;
+}
+
+/// A file this run has not read is not changed, and the model is told what to do.
+async fn an_unread_file_is_not_changed(tools: &Tools, dir: &Path) {
     let refusal = tools
         .refusal(
             "edit",
@@ -47,8 +63,10 @@ async fn edit_and_write_change_only_files_read_as_they_are_now() {
         .await;
     assert!(refusal.contains("has not read it"), "{refusal}");
     assert_eq!(read(dir, "README.md"), "# Demo\nRun it with a limit.\n");
+}
 
-    // Read (a part is enough), then edit: the answer shows the changed lines, numbered.
+/// Read (a part is enough), then edit: the answer shows the changed lines, numbered.
+async fn an_edit_after_a_read_shows_the_changed_lines(tools: &Tools, dir: &Path) {
     tools
         .text("read", json!({"path": "src/run.rs", "limit": 1}))
         .await;
@@ -79,8 +97,10 @@ async fn edit_and_write_change_only_files_read_as_they_are_now() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o751, "the file keeps its permissions");
+}
 
-    // Its own change counts as read: a second edit needs no new read.
+/// Its own change counts as read: a second edit needs no new read.
+async fn edits_after_its_own_change_and_what_is_refused(tools: &Tools, dir: &Path) {
     tools
         .text(
             "edit",
@@ -124,8 +144,10 @@ async fn edit_and_write_change_only_files_read_as_they_are_now() {
         )
         .await;
     assert!(refusal.contains("does not exist"), "{refusal}");
+}
 
-    // `write` creates files (and their directories) without a read.
+/// `write` creates files (and their directories) without a read.
+async fn write_creates_files_and_replaces_read_ones(tools: &Tools, dir: &Path) {
     let (text, structured) = tools
         .text(
             "write",
@@ -162,15 +184,6 @@ async fn edit_and_write_change_only_files_read_as_they_are_now() {
             .is_symlink(),
         "the link is still a link"
     );
-    let leftovers: Vec<_> = walk(dir)
-        .into_iter()
-        .filter(|p| p.contains("mcp-agents-"))
-        .collect();
-    assert!(
-        leftovers.is_empty(),
-        "no temporary file left: {leftovers:?}"
-    );
-    let _ = tools.client.cancel().await;
 }
 
 fn walk(dir: &Path) -> Vec<String> {

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
+use crate::support::TempWorkspace;
 use crate::support::workspace::{Tools, serve, workspace_children, write};
 
 /// Longer than any of these calls takes now; a call that blocks never ends.
@@ -61,7 +62,7 @@ fn peak_mib(ws: &Path) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ignore_file_linked_to_a_device_or_to_stdin_is_not_read() {
-    let ws = tempfile::tempdir().unwrap();
+    let ws = TempWorkspace::new();
     let dir = ws.path();
     write(dir, "a.rs", "fn a() {}\n");
     write(dir, "zero/b.rs", "fn b() {}\n");
@@ -154,8 +155,8 @@ async fn ignore_files_above_the_workspace_are_not_applied() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_patterns_are_refused_at_once_in_little_memory() {
-    let ws = tempfile::tempdir().unwrap();
-    write(ws.path(), "a.txt", "alpha\n");
+    let ws = TempWorkspace::new();
+    ws.write("a.txt", "alpha\n");
     let tools = serve(ws.path()).await;
     let stars = "*".repeat(1_000_000);
     let started = Instant::now();
@@ -217,7 +218,7 @@ async fn hostile_patterns_are_refused_at_once_in_little_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_swapped_for_fifos_never_block_read_or_grep() {
     const FILES: usize = 20;
-    let ws = tempfile::tempdir().unwrap();
+    let ws = TempWorkspace::new();
     let dir = ws.path().canonicalize().unwrap();
     let name = |i: usize| format!("f{i:02}.txt");
     for i in 0..FILES {
@@ -283,10 +284,10 @@ async fn files_swapped_for_fifos_never_block_read_or_grep() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_lines_of_an_8_gib_file_are_read_without_reading_the_rest() {
-    let ws = tempfile::tempdir().unwrap();
+    let ws = TempWorkspace::new();
     // Text past the binary sniff, then a hole to 8 GiB (NUL bytes if anything read them).
     let text: String = (1..=1000).map(|i| format!("line {i:>4}\n")).collect();
-    write(ws.path(), "huge.log", &text);
+    ws.write("huge.log", &text);
     std::fs::File::options()
         .write(true)
         .open(ws.path().join("huge.log"))
@@ -312,10 +313,10 @@ async fn the_first_lines_of_an_8_gib_file_are_read_without_reading_the_rest() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_answer_stays_within_one_mebibyte_as_json() {
-    let ws = tempfile::tempdir().unwrap();
+    let ws = TempWorkspace::new();
     // 1 MiB of control bytes (six bytes each in JSON), in lines of 1,000.
     let line = format!("{}\n", "\u{1}".repeat(1000));
-    write(ws.path(), "controls.txt", line.repeat(1048));
+    ws.write("controls.txt", line.repeat(1048));
     write(
         ws.path(),
         "quotes.txt",
@@ -350,7 +351,7 @@ async fn every_answer_stays_within_one_mebibyte_as_json() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn links_out_of_the_workspace_say_nothing_of_what_is_out_there() {
-    let ws = tempfile::tempdir().unwrap();
+    let ws = TempWorkspace::new();
     let outside = tempfile::tempdir().unwrap();
     let dir = ws.path();
     write(outside.path(), "exists.txt", "secret\n");
@@ -394,10 +395,10 @@ async fn links_out_of_the_workspace_say_nothing_of_what_is_out_there() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn names_with_bidi_and_invisible_characters_reach_the_model_escaped() {
-    let ws = tempfile::tempdir().unwrap();
+    let ws = TempWorkspace::new();
     // Reads as "invoice_exe.pdf" where bidi is honoured; it is an .exe file.
-    write(ws.path(), "invoice_\u{202E}fdp.exe", "needle\n");
-    write(ws.path(), "zero\u{200B}width.txt", "needle\n");
+    ws.write("invoice_\u{202E}fdp.exe", "needle\n");
+    ws.write("zero\u{200B}width.txt", "needle\n");
     let tools = serve(ws.path()).await;
     let escaped = ["invoice_\\u{202e}fdp.exe", "zero\\u{200b}width.txt"];
     for (tool, arguments) in [

@@ -4,10 +4,12 @@
 //! `edit` and `write`) (structured content checked against its output
 //! schema), ignore rules, confinement, and the 1 MiB cap.
 
+use std::path::Path;
+
 use serde_json::json;
 
 use crate::support::binary::BIN;
-use crate::support::workspace::{project, serve, write};
+use crate::support::workspace::{Tools, project, serve, write};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn six_tools_with_their_hints_and_both_schemas_over_2026_07_28() {
@@ -59,7 +61,14 @@ use mcp_agents::definition::BuiltinServer;
 async fn each_tool_answers_as_its_description_says() {
     let (ws, _outside) = project();
     let tools = serve(ws.path()).await;
+    read_answers_a_range_of_lines(&tools).await;
+    list_answers_kinds_sizes_and_links(&tools, ws.path()).await;
+    grep_and_glob_answer_matches(&tools).await;
+    bad_arguments_are_refused_with_what_to_do(&tools).await;
+    let _ = tools.client.cancel().await;
+}
 
+async fn read_answers_a_range_of_lines(tools: &Tools) {
     let (text, structured) = tools
         .text(
             "read",
@@ -71,13 +80,11 @@ async fn each_tool_answers_as_its_description_says() {
         "     2\t    let limit = 8;\n     3\t    run(limit);\n[lines 2-3 shown; more lines follow; continue with offset 4]\n"
     );
     assert_eq!(structured["next_offset"], 4);
+}
 
-    let size = |rel: &str| {
-        std::fs::metadata(ws.path().join(rel))
-            .unwrap()
-            .len()
-            .to_string()
-    };
+/// Every entry, with its size or its link's target (hidden and ignored ones too).
+async fn list_answers_kinds_sizes_and_links(tools: &Tools, dir: &Path) {
+    let size = |rel: &str| std::fs::metadata(dir.join(rel)).unwrap().len().to_string();
     let (text, _) = tools.text("list", json!({"path": "src"})).await;
     let rows: Vec<Vec<&str>> = text
         .lines()
@@ -124,7 +131,9 @@ async fn each_tool_answers_as_its_description_says() {
         structured["total"], 8,
         "hidden and ignored entries are listed: {text}"
     );
+}
 
+async fn grep_and_glob_answer_matches(tools: &Tools) {
     let (text, structured) = tools
         .text("grep", json!({"pattern": "limit", "glob": "*.rs"}))
         .await;
@@ -153,7 +162,9 @@ async fn each_tool_answers_as_its_description_says() {
     let mut found: Vec<&str> = text.lines().collect();
     found.sort();
     assert_eq!(found, ["src/main.rs", "src/run.rs"]);
+}
 
+async fn bad_arguments_are_refused_with_what_to_do(tools: &Tools) {
     let refusal = tools
         .refusal("grep", json!({"pattern": "run(", "path": "src"}))
         .await;
@@ -173,7 +184,6 @@ async fn each_tool_answers_as_its_description_says() {
     );
     let refusal = tools.refusal("grep", json!({"path": "src"})).await;
     assert!(refusal.contains("missing field `pattern`"), "{refusal}");
-    let _ = tools.client.cancel().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

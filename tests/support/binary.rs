@@ -103,15 +103,31 @@ pub struct Connection {
     pub pid: Option<u32>,
 }
 
+/// How the binary is started over stdio: the program, the variables taken out of its
+/// environment, where its stderr goes.
+struct Launch<'a> {
+    program: &'a Path,
+    removed: &'a [&'a str],
+    stderr: Stdio,
+}
+
+impl Default for Launch<'_> {
+    fn default() -> Self {
+        Launch {
+            program: Path::new(BIN),
+            removed: &[],
+            stderr: Stdio::inherit(),
+        }
+    }
+}
+
 /// Starts the binary on `workspace` over stdio.
 pub async fn stdio(
     workspace: &Path,
     generation: Generation,
     extra_env: &[(&str, &str)],
 ) -> Connection {
-    stdio_with(workspace, generation, extra_env, &[], Stdio::inherit())
-        .await
-        .0
+    stdio_env(workspace, generation, extra_env, &[]).await
 }
 
 /// [`stdio`], with the variables `removed` taken out of the server's environment (a
@@ -122,7 +138,11 @@ pub async fn stdio_env(
     extra_env: &[(&str, &str)],
     removed: &[&str],
 ) -> Connection {
-    stdio_with(workspace, generation, extra_env, removed, Stdio::inherit())
+    let launch = Launch {
+        removed,
+        ..Launch::default()
+    };
+    launch_stdio(launch, workspace, generation, extra_env)
         .await
         .0
 }
@@ -135,36 +155,29 @@ pub async fn stdio_with_stderr(
     extra_env: &[(&str, &str)],
     stderr: Stdio,
 ) -> (Connection, Option<tokio::process::ChildStderr>) {
-    stdio_with(workspace, generation, extra_env, &[], stderr).await
+    let launch = Launch {
+        stderr,
+        ..Launch::default()
+    };
+    launch_stdio(launch, workspace, generation, extra_env).await
 }
 
 /// [`stdio`] with `program` as the server: a copy of the binary elsewhere.
 pub async fn stdio_of(program: &Path, workspace: &Path, generation: Generation) -> Connection {
-    stdio_with_program(program, workspace, generation, &[], &[], Stdio::inherit())
-        .await
-        .0
+    let launch = Launch {
+        program,
+        ..Launch::default()
+    };
+    launch_stdio(launch, workspace, generation, &[]).await.0
 }
 
-async fn stdio_with(
+async fn launch_stdio(
+    launch: Launch<'_>,
     workspace: &Path,
     generation: Generation,
     extra_env: &[(&str, &str)],
-    removed: &[&str],
-    stderr: Stdio,
 ) -> (Connection, Option<tokio::process::ChildStderr>) {
-    let program = Path::new(BIN);
-    stdio_with_program(program, workspace, generation, extra_env, removed, stderr).await
-}
-
-async fn stdio_with_program(
-    program: &Path,
-    workspace: &Path,
-    generation: Generation,
-    extra_env: &[(&str, &str)],
-    removed: &[&str],
-    stderr: Stdio,
-) -> (Connection, Option<tokio::process::ChildStderr>) {
-    let mut command = tokio::process::Command::new(program);
+    let mut command = tokio::process::Command::new(launch.program);
     command
         .arg(workspace)
         .env(KEY_VAR, KEY)
@@ -172,14 +185,14 @@ async fn stdio_with_program(
         // The user's default logging (our warnings, rmcp's own lines off), as a client that
         // starts the server sees it.
         .env_remove("RUST_LOG");
-    for var in removed {
+    for var in launch.removed {
         command.env_remove(var);
     }
     for (k, v) in extra_env {
         command.env(k, v);
     }
     let (transport, stderr) = TokioChildProcess::builder(command)
-        .stderr(stderr)
+        .stderr(launch.stderr)
         .spawn()
         .expect("start mcp-agents");
     let pid = transport.id();
@@ -257,14 +270,8 @@ pub async fn start_http_server(
         .args(extra_args)
         .env(KEY_VAR, KEY)
         .env_remove("MCP_AGENTS_DEFAULT_MODEL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for (k, v) in extra_env {
-        command.env(k, v);
-    }
-    let mut child = command.spawn().expect("start mcp-agents");
+        .envs(extra_env.iter().copied());
+    let mut child = spawn_with_stderr(&mut command, Stdio::null(), Stdio::null());
     let stderr = child.stderr.take().expect("piped stderr");
     let mut lines = tokio::io::BufReader::new(stderr).lines();
     let mut seen = String::new();
@@ -388,12 +395,27 @@ impl Connection {
         value["agent_id"].as_str().unwrap().to_owned()
     }
 
+    /// Interrupts agent `id` with `message` (`send_input` with `interrupt: true`).
+    pub async fn interrupt(&self, id: &str, message: &str) -> Value {
+        self.ok(
+            "send_input",
+            serde_json::json!({"target": id, "message": message, "interrupt": true}),
+        )
+        .await
+    }
+
     pub async fn wait(&self, targets: &[&str], timeout_ms: u64) -> Value {
         self.ok(
             "wait_agent",
             serde_json::json!({"targets": targets, "timeout_ms": timeout_ms}),
         )
         .await
+    }
+
+    /// Waits up to `timeout_ms` for the one agent `id` and returns its record, however
+    /// the wait ended.
+    pub async fn wait_one(&self, id: &str, timeout_ms: u64) -> Value {
+        self.wait(&[id], timeout_ms).await["agents"][0].clone()
     }
 
     /// Spawns `name` with `task` and returns its record once it has ended (60 s at most).
@@ -425,6 +447,30 @@ impl Connection {
     }
 }
 
+/// Starts `command` with `stdin` and `stdout` as given and stderr piped, to be killed when
+/// dropped.
+pub fn spawn_with_stderr(
+    command: &mut tokio::process::Command,
+    stdin: Stdio,
+    stdout: Stdio,
+) -> tokio::process::Child {
+    command
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start mcp-agents")
+}
+
+/// Fails unless `record` (a `wait_agent` record) is of a failed run whose error has `code`;
+/// the error's message.
+pub fn failed_with(record: &Value, code: &str) -> String {
+    assert_eq!(record["status"], "failed", "{record}");
+    assert_eq!(record["error"]["code"], code, "{record}");
+    record["error"]["message"].as_str().unwrap().to_owned()
+}
+
 /// A tool result's text split into the human lines before its JSON, and the JSON (the last
 /// line).
 pub fn split_wait_text(text: &str) -> (Vec<&str>, &str) {
@@ -439,11 +485,13 @@ pub fn split_wait_text(text: &str) -> (Vec<&str>, &str) {
 /// preloads a skill.
 pub fn workspace(mock: &MockProvider) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: String| {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
+    write_standard_agents(dir.path(), mock);
+    dir
+}
+
+/// Writes [`workspace`]'s agents and skill into `dir`.
+pub fn write_standard_agents(dir: &Path, mock: &MockProvider) {
+    let write = |rel: &str, text: String| super::children::write(dir, rel, &text);
     for (name, wire, base) in [
         ("worker", "responses", mock.responses_base_url()),
         (
@@ -474,7 +522,6 @@ pub fn workspace(mock: &MockProvider) -> tempfile::TempDir {
         ".agents/skills/style/SKILL.md",
         "---\nname: style\ndescription: House style.\n---\nUse short sentences.\n".to_owned(),
     );
-    dir
 }
 
 /// The server on an empty workspace, spoken to line by line: stdin and stdout piped, stderr
@@ -490,15 +537,9 @@ pub struct RawServer {
 impl RawServer {
     pub fn start(workspace: &std::path::Path) -> RawServer {
         use tokio::io::AsyncBufReadExt;
-        let mut child = tokio::process::Command::new(BIN)
-            .arg(workspace)
-            .env_remove("RUST_LOG")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut command = tokio::process::Command::new(BIN);
+        command.arg(workspace).env_remove("RUST_LOG");
+        let mut child = spawn_with_stderr(&mut command, Stdio::piped(), Stdio::piped());
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
         let seen = stderr.clone();
@@ -548,6 +589,52 @@ impl RawServer {
     }
 }
 
+/// What `mcp-agents run NAME TASK` printed: whether it succeeded, its stdout and its stderr.
+pub struct Ran {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    /// The warning lines of stderr about the canonical agent file of `name`.
+    pub fn warnings(&self, name: &str) -> Vec<&str> {
+        let prefix = format!("warning: .agents/agents/{name}.md: ");
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with(&prefix))
+            .collect()
+    }
+}
+
+/// Runs agent `name` of `workspace` with `mcp-agents run --workspace WS NAME TASK`, the test
+/// key set and the machine's `RUST_LOG` removed.
+pub async fn run_plain(workspace: &Path, name: &str, task: &str) -> Ran {
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--workspace"])
+        .arg(workspace)
+        .args([name, task])
+        .env(KEY_VAR, KEY)
+        .env_remove("RUST_LOG")
+        .output()
+        .await
+        .expect("mcp-agents run");
+    Ran {
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `command` (the machine's `RUST_LOG` removed) to its end and fails unless it
+/// succeeded; its stdout, and its stderr as text.
+pub async fn run_to_success(command: &mut tokio::process::Command) -> (Vec<u8>, String) {
+    let out = command.env_remove("RUST_LOG").output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (out.stdout, stderr)
+}
+
 /// What `mcp-agents run --json` did: its exit, the record it printed, its stderr.
 pub struct RunRecord {
     pub success: bool,
@@ -574,14 +661,8 @@ pub async fn run_json(
         .args([name, "-", "--json"])
         .env_remove("RUST_LOG")
         .env_remove("MCP_AGENTS_DEFAULT_MODEL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let mut child = command.spawn().expect("start mcp-agents run");
+        .envs(env.iter().copied());
+    let mut child = spawn_with_stderr(&mut command, Stdio::piped(), Stdio::piped());
     let mut stdin = child.stdin.take().expect("stdin");
     stdin
         .write_all(task.as_bytes())

@@ -4,11 +4,12 @@
 use std::path::Path;
 
 use mcp_agents::child_mcp::{ChildServers, SelfCommand};
-use mcp_agents::testkit::MockProvider;
+use mcp_agents::testkit::{MockProvider, Step};
 use mcp_agents::toolbox::EnvLookup;
+use serde_json::json;
 
-use super::binary::{self, BIN, Connection, Generation, KEY_VAR};
-use super::run_kit::KEY;
+use super::binary::{self, BIN, KEY_VAR};
+use super::builders::{ServerUnderTest, TestWorkspace};
 
 /// A canonical agent named `name` at the mock's Responses endpoint with `servers` (YAML for
 /// `mcp_servers`, indented by four spaces) and `extra` frontmatter lines.
@@ -35,11 +36,6 @@ pub fn messages_agent(mock: &MockProvider, name: &str, servers: &str, extra: &st
 /// test harness is not it): the shims stdio children run under and the built-in servers.
 pub fn child_servers(env: EnvLookup) -> ChildServers {
     ChildServers::new(env).with_self_command(SelfCommand::new(BIN, &[]))
-}
-
-/// [`agent`] on the mock's Chat Completions endpoint.
-pub fn chat_agent(mock: &MockProvider, name: &str, servers: &str, extra: &str) -> String {
-    agent_on("chat-completions", mock, name, servers, extra)
 }
 
 /// [`agent`] on the mock's endpoint for `wire` (a `wire_api` value).
@@ -125,16 +121,13 @@ pub async fn assert_no_process_left(marker: &str, secs: u64) {
 
 /// Starts an HTTP fixture (optionally with more args); returns the process and its URL.
 pub async fn http_fixture(args: &[&str]) -> (tokio::process::Child, String) {
+    use std::process::Stdio;
     use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(BIN)
+    let mut command = tokio::process::Command::new(BIN);
+    command
         .args(["fixture-server", "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        .args(args);
+    let mut child = binary::spawn_with_stderr(&mut command, Stdio::null(), Stdio::null());
     let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let url = loop {
         let line = lines
@@ -150,23 +143,6 @@ pub async fn http_fixture(args: &[&str]) -> (tokio::process::Child, String) {
     (child, url)
 }
 
-/// A workspace with one agent `name` whose one stdio child `fx` is the fixture with
-/// `args`, marked `marker`.
-pub fn one_agent_workspace(
-    mock: &MockProvider,
-    name: &str,
-    args: &[&str],
-    marker: &str,
-) -> tempfile::TempDir {
-    let ws = tempfile::tempdir().unwrap();
-    write(
-        ws.path(),
-        &format!(".agents/agents/{name}.md"),
-        &agent(mock, name, &stdio_child("fx", args, marker, ""), ""),
-    );
-    ws
-}
-
 /// A marker unique to this moment of this process, starting with `tag`, for the processes
 /// of one test.
 pub fn tagged_marker(tag: &str) -> String {
@@ -175,37 +151,6 @@ pub fn tagged_marker(tag: &str) -> String {
         .unwrap()
         .as_nanos() as u64;
     format!("{tag}{}", nanos ^ u64::from(std::process::id()))
-}
-
-/// The server over a fresh workspace holding `files`, on stdio, with `env` set.
-pub async fn serve_files(
-    files: &[(&str, String)],
-    env: &[(&str, &str)],
-) -> (tempfile::TempDir, Connection) {
-    let ws = tempfile::tempdir().unwrap();
-    for (rel, text) in files {
-        write(ws.path(), rel, text);
-    }
-    let connection = binary::stdio(ws.path(), Generation::Modern, env).await;
-    (ws, connection)
-}
-
-/// A server over a workspace with one agent, `name`, whose only child is the fixture `fx`
-/// started with `args` (and `extra` lines of its configuration) and tagged with a fresh
-/// marker: the mock, the marker, the workspace and the connection.
-pub async fn one_fixture_agent(
-    name: &str,
-    args: &[&str],
-    extra: &str,
-) -> (MockProvider, String, tempfile::TempDir, Connection) {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    let m = tagged_marker("m");
-    let files = vec![(
-        ".agents/agents/a.md",
-        agent(&mock, name, &stdio_child("fx", args, &m, extra), ""),
-    )];
-    let (ws, c) = serve_files(&files, &[]).await;
-    (mock, m, ws, c)
 }
 
 /// The names of the tools the provider was offered in request `n`.
@@ -225,4 +170,41 @@ pub fn offered_tools(mock: &MockProvider, n: usize) -> Vec<String> {
 /// Completions `tool` messages).
 pub fn call_outputs(mock: &MockProvider) -> Vec<String> {
     super::run_kit::function_outputs(&mock.requests().last().unwrap().body)
+}
+
+/// Agent `name`, whose fixture child starts a grandchild of `kind` (`--grandchild KIND`:
+/// `group`, `session` or `daemon`), runs one call to its end; the server still serves, and
+/// nothing the run started is left.
+pub async fn assert_grandchild_ends_with_its_run(tag: &str, name: &str, kind: &str) {
+    let s = TestWorkspace::new()
+        .marked(tag)
+        .fixture_agent(name, &["--grandchild", kind])
+        .stdio()
+        .await;
+    s.mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("done"),
+    ]);
+    let id = s.spawn(name, "t").await;
+    assert_eq!(s.wait_one(&id, 30_000).await["result"], "done");
+    assert_no_process_left(&s.marker, 6).await;
+    s.close().await;
+}
+
+/// A server with two agents, `group` and `second`, each of whose fixture child starts a
+/// grandchild of its kind (`--grandchild KIND`) and is then in a 60 s call.
+pub async fn two_grandchildren_mid_call(tag: &str, second: &str) -> ServerUnderTest {
+    let s = TestWorkspace::new()
+        .marked(tag)
+        .fixture_agent("group", &["--grandchild", "group"])
+        .fixture_agent(second, &["--grandchild", second])
+        .stdio()
+        .await;
+    s.mock
+        .push(vec![Step::tool_call("fx__sleep", json!({"ms": 60_000})); 2]);
+    let a = s.spawn("group", "t").await;
+    let b = s.spawn(second, "t").await;
+    s.wait_for_phase(&a, "tool_call").await;
+    s.wait_for_phase(&b, "tool_call").await;
+    s
 }

@@ -33,3 +33,21 @@ pub fn script(name: &str) -> PathBuf {
         .join("tests/interop")
         .join(name)
 }
+
+/// Runs `command` (an SDK's script, killed when dropped) to its end within `limit`; fails
+/// with its output unless it succeeded, saying it was `what`. The JSON of its last line.
+pub async fn last_json_line(
+    command: &mut tokio::process::Command,
+    limit: std::time::Duration,
+    what: &str,
+) -> serde_json::Value {
+    let output = tokio::time::timeout(limit, command.kill_on_drop(true).output())
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{what}:\n{stderr}\n{stdout}");
+    let last = stdout.lines().last().unwrap_or("");
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("{what}: {e}: {stdout}"))
+}

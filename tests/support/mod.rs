@@ -1,370 +1,50 @@
-//! Shared helpers for the integration tests.
+//! Shared helpers for the integration tests, one module a kind of set-up:
 //!
-//! Fixture workspaces under `tests/fixtures/` state what must happen to each of their files,
-//! either inline (a `# expect: …` line anywhere in the file) or in an `expect.toml` at the
-//! fixture's root (for files that must stay unedited, symbolic links and directories):
-//!
-//! ```text
-//! # expect: loaded                      the file is loaded (as an agent or a skill)
-//! # expect: loaded as NAME              … under that name
-//! # expect: caveat: TEXT                … with a warning containing TEXT
-//! # expect: rejected: TEXT              a rejection warning containing TEXT
-//! # expect: shadowed: TEXT              a "name already defined" warning containing TEXT
-//! # expect: skipped: TEXT               a "not searched / not followed" warning
-//! # expect: ignored                     neither loaded nor warned about
-//! # expect: workspace: read, grep       the agent gets exactly these workspace tools
-//! # expect: workspace: none             … and none of them
-//! ```
-//!
-//! [`check_fixture`] loads the workspace and fails on any file whose outcome differs, on any
-//! definition-like file without an expectation, and on any warning nobody expected.
+//! - [`builders`]: what most tests start from, built in one expression. A [`TestWorkspace`]
+//!   (agents and files pointing at a mock provider, the marker their child processes carry,
+//!   the server's environment) becomes a [`ServerUnderTest`] (the real binary over stdio,
+//!   with a client), an [`HttpServerUnderTest`] (over HTTP, clients connect to it) or a
+//!   [`MockWorkspace`] (written, served by nothing yet). [`TempWorkspace`] is a bare
+//!   throwaway directory for discovery tests.
+//! - [`binary`]: driving the real binary as Claude Code or Codex would (stdio, HTTP, both
+//!   protocol generations, `mcp-agents run`), and the standard agents.
+//! - [`cli`]: `mcp-agents check` and the other one-shot commands, and the example
+//!   workspace in a prepared environment.
+//! - [`children`]: agent definitions with child MCP servers (the `fixture-server`), and the
+//!   process table, to prove no child outlives its run.
+//! - [`run_kit`]: the provider clients, the model loop and in-process tools against the mock.
+//! - [`workspace`]: the built-in workspace tools' server (`mcp-agents workspace-tools`).
+//! - [`fixtures`]: fixture workspaces under `tests/fixtures/` and their `# expect:` lines.
+//! - [`engine`], [`interop`], [`recording_proxy`]: the real engine, the other SDKs' clients
+//!   and servers, and a proxy that records what reaches an engine.
 
 pub mod binary;
+pub mod builders;
 pub mod children;
+pub mod cli;
 pub mod engine;
+pub mod fixtures;
 pub mod interop;
 pub mod recording_proxy;
 pub mod run_kit;
 pub mod workspace;
 
-use std::collections::HashMap;
-use std::fs;
-use std::path::{Path, PathBuf};
+pub use builders::{
+    HttpServerUnderTest, MockWorkspace, ServerUnderTest, TempWorkspace, TestWorkspace,
+};
+pub use fixtures::{
+    agent_named, assert_no_warning_quotes, check_fixture, fixture_path, load_at, load_fixture,
+};
 
-use mcp_agents::definition::{Catalog, Effect, SkillRoot};
-use mcp_agents::discovery::{DefaultModel, LoadOptions, Workspace, agent_roots, load_catalog};
-
-pub fn fixture_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-/// What must happen to one file.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Expect {
-    Loaded(Option<String>),
-    Caveat(String),
-    Rejected(String),
-    Shadowed(String),
-    Skipped(String),
-    Ignored,
-    /// The workspace tools the agent gets, in the server's order.
-    Workspace(Vec<String>),
-}
-
-impl Expect {
-    fn parse(text: &str) -> Result<Expect, String> {
-        let text = text.trim();
-        let (word, rest) = text
-            .split_once(':')
-            .map_or((text, ""), |(w, r)| (w, r.trim()));
-        Ok(match word.trim() {
-            "loaded" => Expect::Loaded(None),
-            w if w.starts_with("loaded as ") => {
-                Expect::Loaded(Some(w["loaded as ".len()..].trim().to_owned()))
-            }
-            "caveat" => Expect::Caveat(rest.to_owned()),
-            "rejected" => Expect::Rejected(rest.to_owned()),
-            "shadowed" => Expect::Shadowed(rest.to_owned()),
-            "skipped" => Expect::Skipped(rest.to_owned()),
-            "ignored" => Expect::Ignored,
-            "workspace" if rest == "none" => Expect::Workspace(Vec::new()),
-            "workspace" => {
-                Expect::Workspace(rest.split(',').map(|t| t.trim().to_owned()).collect())
-            }
-            other => return Err(format!("unknown expectation {other:?}")),
-        })
-    }
-
-    fn effect(&self) -> Option<Effect> {
-        match self {
-            Expect::Caveat(_) => Some(Effect::Loaded),
-            Expect::Rejected(_) => Some(Effect::Rejected),
-            Expect::Shadowed(_) => Some(Effect::Shadowed),
-            Expect::Skipped(_) => Some(Effect::Skipped),
-            Expect::Loaded(_) | Expect::Ignored | Expect::Workspace(_) => None,
-        }
-    }
-
-    fn text(&self) -> &str {
-        match self {
-            Expect::Caveat(t) | Expect::Rejected(t) | Expect::Shadowed(t) | Expect::Skipped(t) => t,
-            _ => "",
-        }
-    }
-}
-
-/// The fixture's `expect.toml`, if any.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ExpectFile {
-    default_model: Option<String>,
-    #[serde(default)]
-    env: HashMap<String, String>,
-    /// The server's budget defaults (`--max-tool-calls` …).
-    #[serde(default)]
-    budget: BudgetDefaults,
-    #[serde(default)]
-    file: Vec<FileExpectation>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BudgetDefaults {
-    max_tool_calls: Option<u32>,
-    max_run_tokens: Option<u32>,
-    max_run_seconds: Option<u32>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileExpectation {
-    path: String,
-    expect: Vec<String>,
-}
-
-/// The options a fixture asks for (default model, environment).
-pub fn fixture_options(root: &Path) -> LoadOptions {
-    let spec = read_expect_file(root);
-    LoadOptions {
-        default_model: spec.default_model.map(|m| {
-            m.parse::<DefaultModel>()
-                .expect("default_model in expect.toml")
-        }),
-        budget: mcp_agents::definition::RunBudget {
-            max_tool_calls: spec.budget.max_tool_calls,
-            max_run_tokens: spec.budget.max_run_tokens,
-            max_run_seconds: spec.budget.max_run_seconds,
-        },
-        env: spec.env,
-    }
-}
-
-fn read_expect_file(root: &Path) -> ExpectFile {
-    match fs::read_to_string(root.join("expect.toml")) {
-        Ok(text) => toml::from_str(&text).expect("expect.toml must parse"),
-        Err(_) => ExpectFile::default(),
-    }
-}
-
-/// Loads a fixture workspace with its options.
-pub fn load_fixture(name: &str) -> Catalog {
-    let root = fixture_path(name);
-    load_at(&root, &fixture_options(&root))
-}
-
-pub fn load_at(root: &Path, options: &LoadOptions) -> Catalog {
-    load_catalog(&Workspace::open(root).expect("fixture workspace"), options)
-}
-
-/// Checks every expectation of the fixture `name`; panics with every mismatch listed.
-pub fn check_fixture(name: &str) -> Catalog {
-    let root = fixture_path(name);
-    let spec = read_expect_file(&root);
-    let catalog = load_at(&root, &fixture_options(&root));
-    let root = root.canonicalize().expect("fixture root");
-
-    let mut expectations: Vec<(PathBuf, Expect)> = Vec::new();
-    for entry in spec.file {
-        for e in entry.expect {
-            expectations.push((PathBuf::from(&entry.path), Expect::parse(&e).unwrap()));
-        }
-    }
-    let mut unannotated = Vec::new();
-    for file in definition_like_files(&root) {
-        let rel = file.strip_prefix(&root).unwrap().to_owned();
-        let bytes = fs::read(&file).unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes);
-        let inline: Vec<Expect> = text
-            .lines()
-            .filter_map(|l| l.trim_start().strip_prefix("# expect:"))
-            .map(|e| Expect::parse(e).unwrap_or_else(|err| panic!("{}: {err}", rel.display())))
-            .collect();
-        if inline.is_empty() && !expectations.iter().any(|(p, _)| *p == rel) {
-            unannotated.push(rel.display().to_string());
-        }
-        expectations.extend(inline.into_iter().map(|e| (rel.clone(), e)));
-    }
-
-    let mut problems = Vec::new();
-    if !unannotated.is_empty() {
-        problems.push(format!("files without an expectation: {unannotated:?}"));
-    }
-    let mut claimed = vec![false; catalog.warnings().len()];
-    for (path, expect) in &expectations {
-        let agent = catalog.agents().iter().find(|a| a.source.path == *path);
-        let skill = catalog.skills().iter().find(|s| s.path == *path);
-        let loaded_name = agent
-            .map(|a| a.name.clone())
-            .or(skill.map(|s| s.name.clone()));
-        let warnings_here: Vec<(usize, &mcp_agents::definition::Warning)> = catalog
-            .warnings()
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| w.file == *path)
-            .collect();
-        match expect {
-            Expect::Loaded(name) => match (&loaded_name, name) {
-                (None, _) => problems.push(format!(
-                    "{}: expected to load; warnings: {:?}",
-                    path.display(),
-                    warnings_here
-                        .iter()
-                        .map(|(_, w)| &w.reason)
-                        .collect::<Vec<_>>()
-                )),
-                (Some(got), Some(want)) if got != want => problems.push(format!(
-                    "{}: loaded as {got}, expected {want}",
-                    path.display()
-                )),
-                _ => {}
-            },
-            Expect::Workspace(tools) => match agent {
-                None => problems.push(format!(
-                    "{}: expected an agent with workspace tools {tools:?}; not loaded",
-                    path.display()
-                )),
-                Some(agent) if agent.workspace_tools() != *tools => problems.push(format!(
-                    "{}: expected workspace tools {tools:?}, got {:?}",
-                    path.display(),
-                    agent.workspace_tools()
-                )),
-                Some(_) => {}
-            },
-            Expect::Ignored => {
-                if loaded_name.is_some() || !warnings_here.is_empty() {
-                    problems.push(format!(
-                        "{}: expected to be ignored silently; loaded: {loaded_name:?}, \
-                         warnings: {:?}",
-                        path.display(),
-                        warnings_here
-                            .iter()
-                            .map(|(_, w)| &w.reason)
-                            .collect::<Vec<_>>()
-                    ));
-                }
-            }
-            other => {
-                let effect = other.effect().unwrap();
-                let found = warnings_here
-                    .iter()
-                    .find(|(_, w)| w.effect == effect && w.reason.contains(other.text()));
-                match found {
-                    Some((i, _)) => claimed[*i] = true,
-                    None => problems.push(format!(
-                        "{}: expected a {} warning containing {:?}; got {:?}",
-                        path.display(),
-                        effect.as_str(),
-                        other.text(),
-                        warnings_here
-                            .iter()
-                            .map(|(_, w)| format!("{}: {}", w.effect.as_str(), w.reason))
-                            .collect::<Vec<_>>()
-                    )),
-                }
-                if effect != Effect::Loaded && loaded_name.is_some() {
-                    problems.push(format!(
-                        "{}: expected not to load, but it did",
-                        path.display()
-                    ));
-                }
-            }
-        }
-    }
-    for (i, warning) in catalog.warnings().iter().enumerate() {
-        if !claimed[i] {
-            problems.push(format!(
-                "unexpected warning: {} ({})",
-                warning,
-                warning.effect.as_str()
-            ));
-        }
-    }
-    assert!(
-        problems.is_empty(),
-        "fixture {name}:\n  {}",
-        problems.join("\n  ")
-    );
-    catalog
-}
-
-/// Files discovery would consider (`.md`/`.toml` in agent roots, `SKILL.md` in skill roots),
-/// found without following links, hidden names included so a fixture cannot hide one.
-fn definition_like_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in agent_roots() {
-        collect(&root.join(dir), &mut out, &|n| {
-            n.ends_with(".md") || n.ends_with(".toml")
-        });
-    }
-    for dir in SkillRoot::ALL.map(SkillRoot::path) {
-        collect(&root.join(dir), &mut out, &|n| n == "SKILL.md");
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>, wanted: &dyn Fn(&str) -> bool) {
-    let Ok(meta) = fs::symlink_metadata(dir) else {
-        return;
-    };
-    if meta.file_type().is_symlink() {
-        return;
-    }
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(file_type) = entry.file_type() else {
-            continue;
-        };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if file_type.is_dir() {
-            collect(&path, out, wanted);
-        } else if file_type.is_file() && wanted(&name) {
-            out.push(path);
-        }
-    }
-}
-
-/// The agent named `name` in a `check --json` report.
-pub fn agent_named<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    report["agents"]
-        .as_array()
-        .expect("agents")
+/// The string `field` of each object in the JSON array `list` (`"name"` of each tool, …).
+pub fn each_str<'a>(list: &'a serde_json::Value, field: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
         .iter()
-        .find(|a| a["name"] == name)
-        .unwrap_or_else(|| panic!("no agent {name} in {report}"))
-}
-
-/// A throwaway workspace for tests that build files at run time.
-pub struct TempWorkspace {
-    pub dir: tempfile::TempDir,
-}
-
-impl TempWorkspace {
-    pub fn new() -> Self {
-        TempWorkspace {
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Writes `contents` at `rel`, creating parent directories.
-    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.dir.path().join(rel);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, contents).unwrap();
-        path
-    }
-
-    pub fn load(&self, options: &LoadOptions) -> Catalog {
-        load_at(self.path(), options)
-    }
+        .map(|item| {
+            item[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string {field} in {item}"))
+        })
+        .collect()
 }

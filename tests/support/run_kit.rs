@@ -190,19 +190,19 @@ impl ToolBox for TestTools {
 /// The tool results of a request body, in order: Responses `function_call_output` texts,
 /// Chat Completions `tool` messages.
 pub fn function_outputs(body: &Value) -> Vec<String> {
-    let responses = body["input"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|i| i["type"] == "function_call_output")
-        .map(|i| i["output"].as_str().unwrap_or_default().to_owned());
-    let chat = body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned());
-    responses.chain(chat).collect()
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let mut outputs = Vec::new();
+    for item in body["input"].as_array().into_iter().flatten() {
+        if item["type"] == "function_call_output" {
+            outputs.push(text(&item["output"]));
+        }
+    }
+    for message in body["messages"].as_array().into_iter().flatten() {
+        if message["role"] == "tool" {
+            outputs.push(text(&message["content"]));
+        }
+    }
+    outputs
 }
 
 /// In-process tools with the schemas and answers a test gives: each tool answers every call
@@ -311,5 +311,57 @@ impl Loop {
     /// The request bodies the mock received, in order.
     pub fn bodies(&self) -> Vec<Value> {
         self.mock.requests().into_iter().map(|r| r.body).collect()
+    }
+}
+
+/// Waits (4 s at most) until `mock` has received `n` requests.
+pub async fn requests_reach(mock: &mcp_agents::testkit::MockProvider, n: usize) {
+    for _ in 0..400 {
+        if mock.requests().len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the mock saw {} requests, not {n}", mock.requests().len());
+}
+
+/// Fails on any request `mock` refused, showing its body.
+pub fn assert_all_scripted(mock: &mcp_agents::testkit::MockProvider) {
+    for r in mock.requests() {
+        assert_eq!(
+            r.outcome,
+            mcp_agents::testkit::RecordedOutcome::Scripted,
+            "the mock refused {:#}",
+            r.body
+        );
+    }
+}
+
+/// The error code of a provider's answer, if it failed.
+pub fn error_code<T>(
+    result: &Result<T, mcp_agents::providers::ProviderError>,
+) -> Option<mcp_agents::error::ErrorCode> {
+    let error = result.as_ref().err()?;
+    Some(mcp_agents::error::AgentError::from(error.clone()).code)
+}
+
+/// The first tool result in the request `body` of `wire` (a `wire_api` value): the first
+/// `function_call_output`'s output (Responses), the first `tool` message's content (Chat
+/// Completions), or the content of the first block of the third message (Messages, whose
+/// conversation is then the task, the call and its result).
+pub fn first_tool_result(wire: &str, body: &Value) -> Value {
+    let first = |list: &str, kind: &str, is: &str, text: &str| {
+        body[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|item| item[kind] == is)
+            .unwrap()[text]
+            .clone()
+    };
+    match wire {
+        "responses" => first("input", "type", "function_call_output", "output"),
+        "chat-completions" => first("messages", "role", "tool", "content"),
+        _ => body["messages"][2]["content"][0]["content"].clone(),
     }
 }
