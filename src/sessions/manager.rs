@@ -20,10 +20,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::lifecycle::{RunHost, request_stop, resume, start_run, until_stopped};
+use super::lifecycle::{RunHost, resume, start_run};
 use super::refusals::{at_capacity, no_agent_named, queue_full, require_text, unknown_ids};
 use super::session::{RunSignals, Session, Snapshot, Status, new_agent_id, short_id};
 use super::setup::RunSetup;
+use super::stop::{request_stop, until_stopped};
 use super::wait::{ReturnWhen, Waiter};
 use crate::definition::AgentDefinition;
 use crate::definition::Catalog;

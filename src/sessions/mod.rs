@@ -5,7 +5,8 @@
 //! | file | job |
 //! | --- | --- |
 //! | `manager` | every session, the run permits, retention, and the public calls ([`SessionManager`]) |
-//! | `lifecycle` | one run, from its start to its session's terminal state, and the stop handoff |
+//! | `lifecycle` | one run, from its start to its session's terminal state |
+//! | `stop` | the stop handoff: a run told to stop, the record it ends with |
 //! | `setup` | what a new run is given: its system context, its provider client and secrets |
 //! | `refusals` | what the registry answers when a call cannot be done |
 //! | `session` | one session: frozen definition, conversation, queue, status, timing |
@@ -22,6 +23,7 @@ mod record;
 mod refusals;
 mod session;
 mod setup;
+mod stop;
 mod wait;
 
 pub use manager::{Accepted, ManagerConfig, SessionManager};
