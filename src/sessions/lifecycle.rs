@@ -128,11 +128,7 @@ async fn drive(host: &dyn RunHost, session: &Session, provider: ProviderClient) 
             Pass::Stopped(outcome, tools) => (outcome, Some(tools)),
         };
         let outcome = with_earlier_answer(outcome, &mut run.earlier_answer);
-        let outcome = if stopped.is_none() {
-            hide_in_outcome(outcome, secrets)
-        } else {
-            outcome
-        };
+        let outcome = hide_in_outcome(outcome, secrets);
         {
             // One guard from this check to the terminal state: input accepted in between
             // would otherwise be left queued on a finished session.
@@ -685,6 +681,20 @@ mod tests {
         let failed = failure(&failed.status);
         assert_eq!(failed.error.code, ErrorCode::ProviderError);
         assert_eq!(failed.partial_result.as_deref(), Some("First."));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_that_ends_as_a_stop_lands_still_has_its_secrets_hidden() {
+        let echo = Step::text(&format!("The key is {KEY}."));
+        let h = Harness::new(Open::Now, None, vec![echo]).await;
+        // The stop is seen only after the loop has answered (it never saw the cancel).
+        h.session.lock().run.stopped.cancel();
+        h.start();
+        let done = h.terminal().await;
+        assert_eq!(
+            done.status,
+            Status::Completed("The key is [redacted].".into())
+        );
     }
 
     #[tokio::test(start_paused = true)]
