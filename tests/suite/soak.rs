@@ -162,6 +162,14 @@ fn soak_manager(ws: &std::path::Path) -> Arc<SessionManager> {
 type Serving = tokio::task::JoinHandle<Result<(), String>>;
 type Half = tokio::io::DuplexStream;
 
+/// A new in-memory pipe of `capacity` bytes with `manager` served on one end; the other.
+fn served_pipe(manager: &Arc<SessionManager>, capacity: usize) -> (Serving, Half) {
+    let (server_end, client_end) = tokio::io::duplex(capacity);
+    let (read, write) = tokio::io::split(server_end);
+    let serving = mcp_agents::server::serve_stdio_on(manager.clone(), read, write);
+    (tokio::spawn(serving), client_end)
+}
+
 /// The server stack in this process: an `rmcp` client over one in-memory pipe, and a second
 /// connection to the same manager spoken to in raw lines.
 struct Stack {
@@ -175,21 +183,9 @@ struct Stack {
 
 impl Stack {
     async fn start(manager: Arc<SessionManager>) -> Stack {
-        let (raw_server, raw_client) = tokio::io::duplex(1 << 16);
-        let (raw_server_read, raw_server_write) = tokio::io::split(raw_server);
-        let raw_serving = tokio::spawn(mcp_agents::server::serve_stdio_on(
-            manager.clone(),
-            raw_server_read,
-            raw_server_write,
-        ));
+        let (raw_serving, raw_client) = served_pipe(&manager, 1 << 16);
         let (raw_read, raw_write) = tokio::io::split(raw_client);
-        let (server_end, client_end) = tokio::io::duplex(1 << 20);
-        let (server_read, server_write) = tokio::io::split(server_end);
-        let server = tokio::spawn(mcp_agents::server::serve_stdio_on(
-            manager.clone(),
-            server_read,
-            server_write,
-        ));
+        let (server, client_end) = served_pipe(&manager, 1 << 20);
         let lifecycle = ClientLifecycleMode::Discover {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         };
