@@ -14,13 +14,15 @@
 // face for `pub` to mark (Cargo.toml's lints).
 #![allow(clippy::unwrap_used, clippy::expect_used, unreachable_pub)]
 
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use mcp_agents::testkit::{MockProvider, Step};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
 const KEY: &str = "bench-key";
@@ -45,10 +47,8 @@ fn rss(pid: u32) -> (f64, f64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    let mock = MockProvider::start(KEY).await.unwrap();
-    mock.stop_recording();
+/// A workspace with one agent, `worker`, on the mock's Responses endpoint.
+fn bench_workspace(mock: &MockProvider) -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     let path = ws.path().join(".agents/agents/worker.md");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -62,102 +62,125 @@ async fn main() {
         ),
     )
     .unwrap();
-    let mut command = tokio::process::Command::new(BIN);
-    command.arg(ws.path()).env(KEY_VAR, KEY);
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let pid = transport.id().unwrap();
-    let client = ()
-        .serve_with_lifecycle(
-            transport,
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .unwrap();
-    let call = |name: &'static str, args: Value| {
-        let client = &client;
-        async move {
-            client
-                .call_tool(
-                    CallToolRequestParams::new(name)
-                        .with_arguments(args.as_object().cloned().unwrap_or_default()),
-                )
-                .await
-                .unwrap()
-                .structured_content
-                .unwrap_or(Value::Null)
-        }
-    };
-    // One id at a time: a record carries its 4 MiB result, and the client reads at most
-    // 16 MiB per message.
-    let wait_all = |ids: Vec<String>| async move {
+    ws
+}
+
+/// The binary serving a workspace over stdio, and a client of it.
+struct Server {
+    client: RunningService<RoleClient, ()>,
+    pid: u32,
+}
+
+impl Server {
+    async fn start(workspace: &Path) -> Server {
+        let mut command = tokio::process::Command::new(BIN);
+        command.arg(workspace).env(KEY_VAR, KEY);
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let pid = transport.id().unwrap();
+        let lifecycle = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        let client = ().serve_with_lifecycle(transport, lifecycle).await.unwrap();
+        Server { client, pid }
+    }
+
+    /// Calls `name`; its structured answer.
+    async fn call(&self, name: &'static str, args: Value) -> Value {
+        let arguments = args.as_object().cloned().unwrap_or_default();
+        self.client
+            .call_tool(CallToolRequestParams::new(name).with_arguments(arguments))
+            .await
+            .unwrap()
+            .structured_content
+            .unwrap_or(Value::Null)
+    }
+
+    /// Waits for each of `ids` to complete. One id at a time: a record carries its 4 MiB
+    /// result, and the client reads at most 16 MiB per message.
+    async fn wait_all(&self, ids: &[String]) {
         for id in ids {
-            let done = call(
-                "wait_agent",
-                json!({"targets": [id], "timeout_ms": 120_000}),
-            )
-            .await;
+            let wait = json!({"targets": [id], "timeout_ms": 120_000});
+            let done = self.call("wait_agent", wait).await;
             assert_eq!(done["timed_out"], false, "{done}");
             let agent = &done["agents"][0];
             assert_eq!(agent["status"], "completed", "{}", agent["error"]);
         }
-    };
-    let (idle, _) = rss(pid);
-    let reply = "x".repeat(REPLY_BYTES);
-    let started = Instant::now();
-    let mut big = Vec::new();
-    for _ in 0..SESSIONS / BATCH {
+    }
+
+    /// Spawns a batch of agents, each answered with `reply`, and waits for them.
+    async fn spawn_batch(&self, mock: &MockProvider, reply: &str) -> Vec<String> {
         let mut ids = Vec::new();
-        mock.push(vec![Step::text(&reply); BATCH]);
+        mock.push(vec![Step::text(reply); BATCH]);
         for _ in 0..BATCH {
-            let accepted = call("spawn_agent", json!({"name": "worker", "task": "t"})).await;
+            let task = json!({"name": "worker", "task": "t"});
+            let accepted = self.call("spawn_agent", task).await;
             ids.push(accepted["agent_id"].as_str().unwrap().to_owned());
         }
-        wait_all(ids.clone()).await;
+        self.wait_all(&ids).await;
+        ids
+    }
+}
+
+/// 64 sessions, each with [`RUNS`] replies of [`REPLY_BYTES`] in its history; their ids.
+async fn fill_retention(server: &Server, mock: &MockProvider) -> Vec<String> {
+    let reply = "x".repeat(REPLY_BYTES);
+    let mut big = Vec::new();
+    for _ in 0..SESSIONS / BATCH {
+        let ids = server.spawn_batch(mock, &reply).await;
         for _ in 1..RUNS {
             mock.push(vec![Step::text(&reply); BATCH]);
             for id in &ids {
-                call("send_input", json!({"target": id, "message": "more"})).await;
+                let input = json!({"target": id, "message": "more"});
+                server.call("send_input", input).await;
             }
-            wait_all(ids.clone()).await;
+            server.wait_all(&ids).await;
         }
         big.extend(ids);
     }
+    big
+}
+
+fn allocator() -> &'static str {
+    if cfg!(feature = "mimalloc") {
+        "mimalloc"
+    } else if cfg!(feature = "jemalloc") {
+        "jemalloc"
+    } else {
+        "system (glibc)"
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.stop_recording();
+    let ws = bench_workspace(&mock);
+    let server = Server::start(ws.path()).await;
+    let pid = server.pid;
+    let (idle, _) = rss(pid);
+    let started = Instant::now();
+    let big = fill_retention(&server, &mock).await;
     let (retained, peak) = rss(pid);
     // 64 small sessions finish: the 64 big ones are the least recently used, and go.
-    let mut small = Vec::new();
     for _ in 0..SESSIONS / BATCH {
-        let mut ids = Vec::new();
-        mock.push(vec![Step::text("ok"); BATCH]);
-        for _ in 0..BATCH {
-            let accepted = call("spawn_agent", json!({"name": "worker", "task": "t"})).await;
-            ids.push(accepted["agent_id"].as_str().unwrap().to_owned());
-        }
-        wait_all(ids.clone()).await;
-        small.extend(ids);
+        server.spawn_batch(&mock, "ok").await;
     }
-    let gone = call("wait_agent", json!({"targets": [big[0]], "timeout_ms": 0})).await;
+    let wait = json!({"targets": [big[0]], "timeout_ms": 0});
+    let gone = server.call("wait_agent", wait).await;
     assert_eq!(gone["error"]["code"], "unknown_agent", "{gone}");
     let (evicted, _) = rss(pid);
     tokio::time::sleep(Duration::from_secs(1)).await;
     let (after_1s, _) = rss(pid);
     tokio::time::sleep(Duration::from_secs(11)).await;
     let (after_12s, _) = rss(pid);
-    let allocator = if cfg!(feature = "mimalloc") {
-        "mimalloc"
-    } else if cfg!(feature = "jemalloc") {
-        "jemalloc"
-    } else {
-        "system (glibc)"
-    };
+    let allocator = allocator();
     println!(
         "| {allocator} | {idle:.1} MiB | {retained:.1} MiB (peak {peak:.1}) | {evicted:.1} MiB | \
          {after_1s:.1} MiB | {after_12s:.1} MiB |"
     );
     eprintln!("({} s)", started.elapsed().as_secs());
-    let _ = client.cancel().await;
+    let _ = server.client.cancel().await;
 }

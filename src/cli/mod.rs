@@ -3,6 +3,7 @@
 //! | file | job |
 //! | --- | --- |
 //! | `exit` | the exit statuses |
+//! | `commands` | the wiring of `check`, `run` and the server: the workspace loaded, its warnings |
 //! | `runtime` | the async runtime, signals, and the session manager wired to the process |
 //! | `serve` | `mcp-agents [DIR]`: the stdio or HTTP server |
 //! | `check` | `mcp-agents check`: the table and JSON report |
@@ -13,6 +14,7 @@
 //! | `demo` | `mcp-agents demo`: the offline demo |
 
 mod check;
+mod commands;
 mod demo;
 mod exit;
 mod readiness;
@@ -24,18 +26,17 @@ mod terminal;
 
 pub use demo::{EXAMPLE_WORKSPACE, RESULT as DEMO_RESULT};
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::child_mcp::SelfCommand;
-use crate::definition::{Catalog, RunBudget};
-use crate::discovery::{DefaultModel, LoadOptions, Workspace, load_catalog};
+use crate::definition::RunBudget;
+use crate::discovery::{DefaultModel, LoadOptions};
 use crate::server::HttpOptions;
-use exit::EXIT_USAGE;
-use runtime::{server_manager, with_runtime};
+use commands::RunCommand;
+use runtime::with_runtime;
 
 const ABOUT: &str = "An MCP server that lets any MCP client delegate focused tasks to \
 subagents defined in the workspace's .agents/agents, .claude/agents, .codex/agents and \
@@ -232,47 +233,20 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             workspace,
             json,
             wide,
-        }) => {
-            let Some(catalog) = open_and_load(dir.or(workspace), &options) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            let layout = match (json, wide, terminal::stdout_columns()) {
-                (true, _, _) => check::Layout::Json,
-                (false, false, Some(width)) => check::Layout::Fit(width),
-                (false, _, _) => check::Layout::Wide,
-            };
-            check::run_check(&catalog, layout, &|var| std::env::var(var).ok())
-        }
+        }) => commands::check(dir.or(workspace), &options, json, wide),
         Some(Command::Run {
             workspace,
             name,
             task,
             json,
         }) => {
-            let task = match run::read_task(task) {
-                Ok(task) => task,
-                Err(message) => {
-                    eprintln!("error: {message}");
-                    return ExitCode::from(EXIT_USAGE);
-                }
+            let command = RunCommand {
+                workspace,
+                name,
+                task,
+                json,
             };
-            let Some(catalog) = open_and_load(workspace, &options) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            // Only what concerns this agent, when it loaded (a rejection is the error
-            // below): the rest of the workspace is `check`'s.
-            if catalog.get(&name).is_some() {
-                for warning in catalog.warnings_about(&name) {
-                    log_warning(warning);
-                }
-            }
-            if let Err(e) = run::preflight(&catalog, &name, &|var| std::env::var(var).ok()) {
-                return run::report_refusal(&e, json);
-            }
-            with_runtime(|cancel| async move {
-                let manager = server_manager(catalog, itself);
-                run::run_agent(manager, &name, &task, json, cancel).await
-            })
+            commands::run(command, &options, itself)
         }
         Some(Command::Demo { json }) => {
             with_runtime(|cancel| async move { demo::run_demo(json, itself, cancel).await })
@@ -281,74 +255,11 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
         Some(Command::ChildShim { server }) => crate::child_mcp::run_child_shim(server),
         None => {
-            // Checked before the catalog loads: a bad option is one line, not the last of
-            // the definitions' warnings.
-            let listen = match cli.http.map(|addr| HttpOptions {
+            let http = cli.http.map(|addr| HttpOptions {
                 addr,
                 auth_token_env: cli.auth_token_env,
-            }) {
-                Some(options) => match options.prepare(|var| std::env::var(var).ok()) {
-                    Ok(listen) => Some(listen),
-                    Err(message) => {
-                        eprintln!("error: {message}");
-                        return ExitCode::from(EXIT_USAGE);
-                    }
-                },
-                None => None,
-            };
-            let Some(catalog) = open_and_load(cli.dir.or(cli.workspace), &options) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            for warning in catalog.warnings() {
-                log_warning(warning);
-            }
-            if catalog.agents().is_empty() && catalog.has_rejections() {
-                tracing::warn!(
-                    "no usable agent definitions in {} (the rejected ones are listed above); \
-                     no tools are offered",
-                    catalog.workspace().display()
-                );
-            } else if catalog.agents().is_empty() {
-                tracing::warn!(
-                    "no agent definitions found in {} (looked in {}); no tools are offered",
-                    catalog.workspace().display(),
-                    crate::discovery::agent_roots()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            } else if catalog.offered().next().is_none() {
-                tracing::warn!(
-                    "every agent in {} says a model must not pick it (Copilot's \
-                     `disable-model-invocation`); no tools are offered, and `mcp-agents run` \
-                     runs them",
-                    catalog.workspace().display()
-                );
-            }
-            if listen.is_none() && std::io::stdin().is_terminal() {
-                eprintln!("{}", serve::terminal_hint(&catalog));
-            }
-            serve::serve(catalog, listen, itself)
-        }
-    }
-}
-
-/// Logs a definition's warning: a rejected file's line starts with `rejected:`, as in
-/// `check`.
-fn log_warning(warning: &crate::definition::Warning) {
-    if warning.effect == crate::definition::Effect::Rejected {
-        tracing::warn!(target: crate::logging::REJECTED, "{warning}");
-    } else {
-        tracing::warn!("{warning}");
-    }
-}
-
-fn open_and_load(dir: Option<PathBuf>, options: &LoadOptions) -> Option<Catalog> {
-    let dir = dir.unwrap_or_else(|| PathBuf::from("."));
-    match Workspace::open(&dir) {
-        Ok(workspace) => Some(load_catalog(&workspace, options)),
-        Err(message) => {
-            eprintln!("error: {message}");
-            None
+            });
+            commands::serve(cli.dir.or(cli.workspace), &options, http, itself)
         }
     }
 }

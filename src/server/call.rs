@@ -387,7 +387,7 @@ mod tests {
     }
 
     #[test]
-    fn arguments_are_checked_field_by_field() {
+    fn spawn_agent_arguments_are_checked_field_by_field() {
         assert_eq!(
             call(SPAWN_AGENT, json!({"name": "r", "task": "t"})).unwrap(),
             Call::Spawn {
@@ -411,6 +411,10 @@ mod tests {
             refusal(SPAWN_AGENT, json!({"name": "r", "task": "t", "x": 1}))
                 .contains("unknown field `x`")
         );
+    }
+
+    #[test]
+    fn send_input_arguments_are_checked_field_by_field() {
         assert_eq!(
             call(SEND_INPUT, json!({"target": "a", "message": "m"})).unwrap(),
             Call::SendInput {
@@ -464,6 +468,10 @@ mod tests {
             ),
             "`message` must not be empty"
         );
+    }
+
+    #[test]
+    fn wait_agent_arguments_are_checked_field_by_field() {
         assert_eq!(
             call(WAIT_AGENT, json!({"targets": ["a"]})).unwrap(),
             Call::Wait {
@@ -505,6 +513,10 @@ mod tests {
             refusal(WAIT_AGENT, json!({"targets": [""]})),
             "`targets[0]` must not be empty"
         );
+    }
+
+    #[test]
+    fn wait_agent_timeouts_are_whole_milliseconds_up_to_the_maximum() {
         assert!(
             refusal(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": 300001}))
                 .contains("from 0 to 300000")
@@ -533,6 +545,10 @@ mod tests {
             refusal(WAIT_AGENT, json!({"targets": ["a"], "timeout_ms": -0.5}))
                 .contains("whole number")
         );
+    }
+
+    #[test]
+    fn another_tool_is_not_ours_and_no_arguments_are_missing_ones() {
         assert!(parse_call("other", None).is_none());
         assert_eq!(
             parse_call(SPAWN_AGENT, None).unwrap().unwrap_err().message,

@@ -361,7 +361,31 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
         means the model declined the task and result is its refusal; tools_used shows \
         whether it ran the searches or calls its result claims. {advice}"
     );
-    let agent = json!({
+    let output = result_schema(json!({
+        "type": "object",
+        "properties": {"timed_out": {"type": "boolean", "description": "the timeout passed \
+                           first: some agent still runs (with return_when \"any\": none has \
+                           finished)"},
+                       "agents": {"type": "array", "items": agent_record_schema()},
+                       "note": {"type": "string", "description": "present when the server \
+                           shortened this wait (over HTTP, with many clients waiting at \
+                           once): call wait_agent again to keep waiting"}},
+        "required": ["timed_out", "agents"]
+    }));
+    Tool::new(WAIT_AGENT, description, input_schema::<WaitArgs>())
+        .with_raw_output_schema(object(output))
+        .annotate(
+            ToolAnnotations::with_title("Wait for agents")
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+}
+
+/// One agent's record in `wait_agent`'s answer (SPEC §4.3; `sessions::snapshot_json`).
+fn agent_record_schema() -> Value {
+    json!({
         "type": "object",
         "properties": {
             "agent_id": {"type": "string"}, "name": {"type": "string"},
@@ -384,38 +408,9 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
             "model": {"type": "string", "description": MODEL_FIELD},
             "provider": {"type": "string", "description": PROVIDER_FIELD},
             "total_elapsed_ms": {"type": "integer"}, "turns": {"type": "integer"},
-            "usage": {"type": "object", "properties": {
-                "input_tokens": {"type": "integer"}, "output_tokens": {"type": "integer"},
-                "cache_read_tokens": {"type": "integer"}, "cache_write_tokens": {"type": "integer"},
-                "tool_calls": {"type": "integer"}},
-                "required": ["input_tokens", "output_tokens", "cache_read_tokens",
-                             "cache_write_tokens", "tool_calls"]},
-            "tools_used": {
-                "type": "array",
-                "description": "every child tool the agent called over its life, with how \
-                    many calls and how many failed; a result that claims a search with no \
-                    search here did not search",
-                "items": {
-                    "type": "object",
-                    "properties": {"tool": {"type": "string"},
-                                   "calls": {"type": "integer", "minimum": 0},
-                                   "errors": {"type": "integer", "minimum": 0}},
-                    "required": ["tool", "calls", "errors"]
-                }
-            },
-            "files_changed": {
-                "type": "array",
-                "description": "every file of the workspace the agent created or modified \
-                    over its life (with its edit and write tools), relative to the workspace, \
-                    with how many changes; review these before trusting the work",
-                "items": {
-                    "type": "object",
-                    "properties": {"path": {"type": "string"},
-                                   "created": {"type": "boolean"},
-                                   "changes": {"type": "integer", "minimum": 1}},
-                    "required": ["path", "created", "changes"]
-                }
-            },
+            "usage": usage_schema(),
+            "tools_used": tools_used_schema(),
+            "files_changed": files_changed_schema(),
             "unlisted_changes": {"type": "integer", "minimum": 1, "description": "present \
                 when the agent changed more files than files_changed lists: the changes to \
                 the files not listed"},
@@ -424,27 +419,51 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
         },
         "required": ["agent_id", "name", "status", "model", "provider", "total_elapsed_ms",
                      "turns", "usage", "tools_used", "files_changed"]
-    });
-    let output = result_schema(json!({
-        "type": "object",
-        "properties": {"timed_out": {"type": "boolean", "description": "the timeout passed \
-                           first: some agent still runs (with return_when \"any\": none has \
-                           finished)"},
-                       "agents": {"type": "array", "items": agent},
-                       "note": {"type": "string", "description": "present when the server \
-                           shortened this wait (over HTTP, with many clients waiting at \
-                           once): call wait_agent again to keep waiting"}},
-        "required": ["timed_out", "agents"]
-    }));
-    Tool::new(WAIT_AGENT, description, input_schema::<WaitArgs>())
-        .with_raw_output_schema(object(output))
-        .annotate(
-            ToolAnnotations::with_title("Wait for agents")
-                .read_only(true)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(false),
-        )
+    })
+}
+
+/// A record's `usage`: the session's tokens and tool calls over its life.
+fn usage_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "input_tokens": {"type": "integer"}, "output_tokens": {"type": "integer"},
+        "cache_read_tokens": {"type": "integer"}, "cache_write_tokens": {"type": "integer"},
+        "tool_calls": {"type": "integer"}},
+        "required": ["input_tokens", "output_tokens", "cache_read_tokens",
+                     "cache_write_tokens", "tool_calls"]})
+}
+
+/// A record's `tools_used`.
+fn tools_used_schema() -> Value {
+    json!({
+        "type": "array",
+        "description": "every child tool the agent called over its life, with how \
+            many calls and how many failed; a result that claims a search with no \
+            search here did not search",
+        "items": {
+            "type": "object",
+            "properties": {"tool": {"type": "string"},
+                           "calls": {"type": "integer", "minimum": 0},
+                           "errors": {"type": "integer", "minimum": 0}},
+            "required": ["tool", "calls", "errors"]
+        }
+    })
+}
+
+/// A record's `files_changed`.
+fn files_changed_schema() -> Value {
+    json!({
+        "type": "array",
+        "description": "every file of the workspace the agent created or modified \
+            over its life (with its edit and write tools), relative to the workspace, \
+            with how many changes; review these before trusting the work",
+        "items": {
+            "type": "object",
+            "properties": {"path": {"type": "string"},
+                           "created": {"type": "boolean"},
+                           "changes": {"type": "integer", "minimum": 1}},
+            "required": ["path", "created", "changes"]
+        }
+    })
 }
 
 #[cfg(test)]

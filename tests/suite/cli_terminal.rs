@@ -140,12 +140,9 @@ fn rows(screen: &vt100::Screen) -> Vec<String> {
     screen.rows(0, COLS).collect()
 }
 
-/// A model with a long name, answering after two overloaded retries, and a child server
-/// that writes to stderr while the line is shown: each of them used to leave stale lines.
-#[test]
-fn the_status_line_stays_one_line_at_80_columns() {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mock = runtime.block_on(MockProvider::start(KEY)).unwrap();
+/// An agent whose model has a long name, answering after two overloaded retries, and whose
+/// child server writes to stderr while the line is shown.
+fn long_runner_workspace(mock: &MockProvider) -> tempfile::TempDir {
     let model = "claude-sonnet-5-5-20261101-extended-thinking-preview-with-a-long-name";
     let overloaded = || {
         Step::openai_error(
@@ -163,7 +160,7 @@ fn the_status_line_stays_one_line_at_80_columns() {
     ]);
     let ws = tempfile::tempdir().unwrap();
     let definition = agent(
-        &mock,
+        mock,
         "long-runner",
         &stdio_child(
             "fx",
@@ -175,18 +172,28 @@ fn the_status_line_stays_one_line_at_80_columns() {
     )
     .replace("model: mock-model", &format!("model: {model}"));
     support::children::write(ws.path(), ".agents/agents/long.md", &definition);
+    ws
+}
 
-    let mut term = Terminal::start(&["run", "long-runner", "Do it."], ws.path());
-    let mut frames = 0;
-    let mut saw_retry = false;
-    let mut most = 0;
-    let mut check = |screen: &vt100::Screen| {
-        frames += 1;
+/// What the frames of `long-runner`'s run showed, each checked as it was drawn.
+#[derive(Default)]
+struct StatusFrames {
+    frames: usize,
+    /// A frame showed the retry.
+    saw_retry: bool,
+    /// The most status lines one frame showed.
+    most: usize,
+}
+
+impl StatusFrames {
+    /// At most one status line, never wrapped, never a phase's name.
+    fn check(&mut self, screen: &vt100::Screen) {
+        self.frames += 1;
         let all = rows(screen);
         let status: Vec<usize> = (0..all.len())
             .filter(|&r| all[r].contains("long-runner · "))
             .collect();
-        most = most.max(status.len());
+        self.most = self.most.max(status.len());
         assert!(
             status.len() <= 1,
             "a redraw left a stale status line:\n{}",
@@ -207,15 +214,27 @@ fn the_status_line_stays_one_line_at_80_columns() {
                 all.join("\n")
             );
         }
-        saw_retry |= all
+        self.saw_retry |= all
             .iter()
             .any(|row| row.contains("long-runner · ") && row.contains("after HTTP 503"));
-    };
-    let code = term.finish(&mut check);
+    }
+}
+
+/// A model with a long name, answering after two overloaded retries, and a child server
+/// that writes to stderr while the line is shown: each of them used to leave stale lines.
+#[test]
+fn the_status_line_stays_one_line_at_80_columns() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mock = runtime.block_on(MockProvider::start(KEY)).unwrap();
+    let ws = long_runner_workspace(&mock);
+
+    let mut term = Terminal::start(&["run", "long-runner", "Do it."], ws.path());
+    let mut seen = StatusFrames::default();
+    let code = term.finish(|screen| seen.check(screen));
     assert_eq!(code, 0, "{}", term.screen.screen().contents());
-    assert!(saw_retry, "a frame showed the retry, cut to the width");
-    assert_eq!(most, 1, "the line was shown");
-    assert!(frames > 3, "{frames} frames");
+    assert!(seen.saw_retry, "a frame showed the retry, cut to the width");
+    assert_eq!(seen.most, 1, "the line was shown");
+    assert!(seen.frames > 3, "{} frames", seen.frames);
 
     let end = rows(term.screen.screen());
     assert!(

@@ -156,9 +156,9 @@ fn wait_description(listed: &serde_json::Value) -> String {
         .to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn agents_that_lack_their_tools_or_key_are_marked_and_their_spawn_says_so() {
-    let mock = MockProvider::start(KEY).await.unwrap();
+/// Five agents: three asking for tools this server does not have, one whose key is unset
+/// (`gpt`), one that has all it asks for (`reader`).
+fn marked_workspace(mock: &MockProvider) -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     let marker = tagged_marker("marks");
     write(
@@ -196,6 +196,13 @@ async fn agents_that_lack_their_tools_or_key_are_marked_and_their_spawn_says_so(
             mock.responses_base_url()
         ),
     );
+    ws
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_that_lack_their_tools_or_key_are_marked_and_their_spawn_says_so() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = marked_workspace(&mock);
     let messages = mock.messages_base_url();
     let c = binary::stdio_env(
         ws.path(),
@@ -220,7 +227,22 @@ async fn agents_that_lack_their_tools_or_key_are_marked_and_their_spawn_says_so(
         ],
         "{spawn}"
     );
+    the_fixer_runs_with_what_its_note_says(&c, &mock).await;
 
+    let reader = c
+        .ok("spawn_agent", json!({"name": "reader", "task": "x"}))
+        .await;
+    assert!(reader.get("note").is_none(), "{reader}");
+    let (code, _) = c
+        .err("spawn_agent", json!({"name": "gpt", "task": "x"}))
+        .await;
+    assert_eq!(code, "missing_credential", "the mark was right");
+    c.close().await;
+    drop(mock);
+}
+
+/// `fixer`'s spawn carries its note, and its run is offered exactly the tools it says.
+async fn the_fixer_runs_with_what_its_note_says(c: &binary::Connection, mock: &MockProvider) {
     mock.push([Step::text("Fixed parse.rs line 3; the tests were not run.")]);
     let spawned = c
         .ok(
@@ -244,17 +266,6 @@ async fn agents_that_lack_their_tools_or_key_are_marked_and_their_spawn_says_so(
         ["workspace__edit", "workspace__read"],
         "what the note says it runs with"
     );
-
-    let reader = c
-        .ok("spawn_agent", json!({"name": "reader", "task": "x"}))
-        .await;
-    assert!(reader.get("note").is_none(), "{reader}");
-    let (code, _) = c
-        .err("spawn_agent", json!({"name": "gpt", "task": "x"}))
-        .await;
-    assert_eq!(code, "missing_credential", "the mark was right");
-    c.close().await;
-    drop(mock);
 }
 
 /// `mcp-agents run`'s words for a name it cannot run, from its stderr.
@@ -331,29 +342,52 @@ async fn a_rejected_definition_is_explained_with_the_fix_in_the_clients_own_term
         ),
     ] {
         let c = binary::stdio_as(ws.path(), generation, client).await;
-        let (code, message) = c
-            .err("spawn_agent", json!({"name": "summarizer", "task": "x"}))
-            .await;
-        assert_eq!(code, "unknown_agent");
-        let rest = message
-            .strip_prefix(&format!("{inherit}. To set it: "))
-            .unwrap_or_else(|| panic!("{client}: {message}"));
-        for part in fix {
-            assert!(rest.contains(part), "{client}: {rest}");
-        }
-        let (code, message) = c
-            .err("spawn_agent", json!({"name": "broken", "task": "x"}))
-            .await;
-        assert_eq!(code, "unknown_agent");
-        assert_eq!(
-            message, broken,
-            "the same words as run, and no fix to invent"
-        );
+        let words = RunWords {
+            inherit: &inherit,
+            broken: &broken,
+        };
+        assert_explained(&c, client, &fix, words).await;
         c.close().await;
     }
     // Settled as the message says, the agent runs.
+    let names = offered_with_a_default_model(ws.path()).await;
+    assert!(names.contains(&"summarizer".to_owned()), "{names:?}");
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+/// What `mcp-agents run` said about the two rejected agents.
+struct RunWords<'a> {
+    inherit: &'a str,
+    broken: &'a str,
+}
+
+/// `client` is told why each rejected agent cannot run, with the fix in its own terms
+/// (each of `fix`) when a default model is what it needs, and in `run`'s words.
+async fn assert_explained(c: &binary::Connection, client: &str, fix: &[&str], run: RunWords<'_>) {
+    let (code, message) = c
+        .err("spawn_agent", json!({"name": "summarizer", "task": "x"}))
+        .await;
+    assert_eq!(code, "unknown_agent");
+    let rest = message
+        .strip_prefix(&format!("{}. To set it: ", run.inherit))
+        .unwrap_or_else(|| panic!("{client}: {message}"));
+    for part in fix {
+        assert!(rest.contains(part), "{client}: {rest}");
+    }
+    let (code, message) = c
+        .err("spawn_agent", json!({"name": "broken", "task": "x"}))
+        .await;
+    assert_eq!(code, "unknown_agent");
+    assert_eq!(
+        message, run.broken,
+        "the same words as run, and no fix to invent"
+    );
+}
+
+/// The agents `spawn_agent` offers with a default model set.
+async fn offered_with_a_default_model(ws: &std::path::Path) -> Vec<String> {
     let c = binary::stdio(
-        ws.path(),
+        ws,
         Generation::Modern,
         &[("MCP_AGENTS_DEFAULT_MODEL", "openai/gpt-5.4")],
     )
@@ -372,7 +406,6 @@ async fn a_rejected_definition_is_explained_with_the_fix_in_the_clients_own_term
                 .collect::<Vec<_>>()
         })
         .collect();
-    assert!(names.contains(&"summarizer".to_owned()), "{names:?}");
     c.close().await;
-    tokio::time::sleep(Duration::from_millis(10)).await;
+    names
 }

@@ -253,7 +253,20 @@ async fn waits_send_progress_on_activity_transitions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_malformed_argument_is_invalid_input_naming_the_field() {
     let (_mock, _ws, c) = setup().await;
-    let cases: Vec<(&str, Value, &str)> = vec![
+    let cases = [malformed_spawns(), malformed_inputs(), malformed_waits()].concat();
+    for (tool, args, expected) in cases {
+        let (code, message) = c.err(tool, args.clone()).await;
+        assert_eq!(code, "invalid_input", "{tool} {args}");
+        assert!(message.contains(expected), "{tool} {args}: {message}");
+    }
+    c.close().await;
+}
+
+/// A tool, malformed arguments for it, and what its refusal must say.
+type Malformed = (&'static str, Value, &'static str);
+
+fn malformed_spawns() -> Vec<Malformed> {
+    vec![
         ("spawn_agent", json!({"task": "t"}), "`name` is required"),
         (
             "spawn_agent",
@@ -280,6 +293,11 @@ async fn every_malformed_argument_is_invalid_input_naming_the_field() {
             json!({"name": "worker", "task": "t", "model": "x"}),
             "unknown field `model`",
         ),
+    ]
+}
+
+fn malformed_inputs() -> Vec<Malformed> {
+    vec![
         (
             "send_input",
             json!({"message": "m"}),
@@ -300,6 +318,11 @@ async fn every_malformed_argument_is_invalid_input_naming_the_field() {
             json!({"target": "a", "message": "m", "interrupt": 1}),
             "`interrupt` must be true or false",
         ),
+    ]
+}
+
+fn malformed_waits() -> Vec<Malformed> {
+    vec![
         ("wait_agent", json!({}), "`targets` is required"),
         (
             "wait_agent",
@@ -337,13 +360,7 @@ async fn every_malformed_argument_is_invalid_input_naming_the_field() {
             json!({"targets": ["a"], "timeout_ms": 2.5}),
             "whole number",
         ),
-    ];
-    for (tool, args, expected) in cases {
-        let (code, message) = c.err(tool, args.clone()).await;
-        assert_eq!(code, "invalid_input", "{tool} {args}");
-        assert!(message.contains(expected), "{tool} {args}: {message}");
-    }
-    c.close().await;
+    ]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

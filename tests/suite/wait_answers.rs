@@ -118,6 +118,106 @@ fn secs(record: &Value) -> String {
     )
 }
 
+/// Five agents, each at its own end: completed, refused, failed, stopped, and one still
+/// running a tool call.
+struct FiveEnds {
+    completed: Value,
+    refused: Value,
+    failed: Value,
+    stopped: Value,
+    running: String,
+}
+
+impl FiveEnds {
+    async fn reach(c: &Connection, mock: &MockProvider, long_answer: &str) -> FiveEnds {
+        mock.push([
+            Step::text(long_answer),
+            Step::refusal("I can't help with that."),
+            Step::openai_error(
+                400,
+                "invalid_request_error",
+                None,
+                "The model `x` does not exist",
+            ),
+            Step::Hang,
+            Step::tool_call("fx__sleep", json!({"ms": 60_000})),
+        ]);
+        let completed = c.run_to_end("plain", "Check the parser.").await;
+        let refused = c.run_to_end("plain", "Do something bad.").await;
+        let failed = c
+            .run_to_end("plain", "Use a model that is not there.")
+            .await;
+        let stopped = c.spawn("plain", "Wait forever.").await;
+        for _ in 0..200 {
+            if mock.requests().len() == 4 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let stopped = c
+            .ok("send_input", json!({"target": stopped, "stop": true}))
+            .await;
+        let running = c.spawn("tooled", "Sleep.").await;
+        c.wait_for_phase(&running, "tool_call").await;
+        FiveEnds {
+            completed,
+            refused,
+            failed,
+            stopped,
+            running,
+        }
+    }
+
+    fn ids(&self) -> Vec<&str> {
+        [&self.completed, &self.refused, &self.failed, &self.stopped]
+            .iter()
+            .map(|r| r["agent_id"].as_str().unwrap())
+            .chain([self.running.as_str()])
+            .collect()
+    }
+
+    /// The lines a wait on all five (`value`, its structured answer) opens with.
+    fn lines(&self, value: &Value, first_100: &str) -> Vec<String> {
+        let ids = self.ids();
+        let who = |i: usize| {
+            format!(
+                "{} {}",
+                value["agents"][i]["name"].as_str().unwrap(),
+                &ids[i][..8]
+            )
+        };
+        let running_record = &value["agents"][4];
+        let running_secs = running_record["total_elapsed_ms"].as_u64().unwrap() / 1000;
+        let failed = quoted(self.failed["error"]["message"].as_str().unwrap());
+        vec![
+            format!(
+                "{}: completed in {} s: {first_100}",
+                who(0),
+                secs(&self.completed)
+            ),
+            format!(
+                "{}: completed in {} s, refused: I can't help with that.",
+                who(1),
+                secs(&self.refused)
+            ),
+            format!(
+                "{}: failed in {} s, provider_error: {failed}",
+                who(2),
+                secs(&self.failed),
+            ),
+            format!(
+                "{}: failed in {} s, cancelled: stopped by the parent",
+                who(3),
+                secs(&self.stopped)
+            ),
+            format!(
+                "{}: running {running_secs} s, Calling fx.sleep (1 tool call so far)",
+                who(4)
+            ),
+        ]
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_answer_opens_with_one_human_line_per_target() {
     let mock = MockProvider::start(KEY).await.unwrap();
@@ -132,83 +232,12 @@ async fn every_answer_opens_with_one_human_line_per_target() {
     );
     let c = binary::stdio(ws.path(), Generation::Modern, &[]).await;
     let long_answer = format!("The parser is fine.\n\nDetails:\n{}", "detail ".repeat(40));
-    mock.push([
-        Step::text(&long_answer),
-        Step::refusal("I can't help with that."),
-        Step::openai_error(
-            400,
-            "invalid_request_error",
-            None,
-            "The model `x` does not exist",
-        ),
-        Step::Hang,
-        Step::tool_call("fx__sleep", json!({"ms": 60_000})),
-    ]);
-    let completed = c.run_to_end("plain", "Check the parser.").await;
-    let refused = c.run_to_end("plain", "Do something bad.").await;
-    let failed = c
-        .run_to_end("plain", "Use a model that is not there.")
-        .await;
-    let stopped = c.spawn("plain", "Wait forever.").await;
-    for _ in 0..200 {
-        if mock.requests().len() == 4 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let stopped = c
-        .ok("send_input", json!({"target": stopped, "stop": true}))
-        .await;
-    let running = c.spawn("tooled", "Sleep.").await;
-    c.wait_for_phase(&running, "tool_call").await;
+    let ends = FiveEnds::reach(&c, &mock, &long_answer).await;
 
-    let ids: Vec<&str> = [&completed, &refused, &failed, &stopped]
-        .iter()
-        .map(|r| r["agent_id"].as_str().unwrap())
-        .chain([running.as_str()])
-        .collect();
-    let (lines, value) = wait_text(&c, &ids).await;
-    let who = |i: usize| {
-        format!(
-            "{} {}",
-            value["agents"][i]["name"].as_str().unwrap(),
-            &ids[i][..8]
-        )
-    };
+    let (lines, value) = wait_text(&c, &ends.ids()).await;
     let first_100 = quoted(&long_answer);
     assert!(first_100.starts_with("The parser is fine. Details: detail detail"));
-    let running_record = &value["agents"][4];
-    let running_secs = running_record["total_elapsed_ms"].as_u64().unwrap() / 1000;
-    assert_eq!(
-        lines,
-        [
-            format!(
-                "{}: completed in {} s: {first_100}",
-                who(0),
-                secs(&completed)
-            ),
-            format!(
-                "{}: completed in {} s, refused: I can't help with that.",
-                who(1),
-                secs(&refused)
-            ),
-            format!(
-                "{}: failed in {} s, provider_error: {}",
-                who(2),
-                secs(&failed),
-                quoted(failed["error"]["message"].as_str().unwrap())
-            ),
-            format!(
-                "{}: failed in {} s, cancelled: stopped by the parent",
-                who(3),
-                secs(&stopped)
-            ),
-            format!(
-                "{}: running {running_secs} s, Calling fx.sleep (1 tool call so far)",
-                who(4)
-            ),
-        ]
-    );
+    assert_eq!(lines, ends.lines(&value, &first_100));
     assert_eq!(value["timed_out"], true);
     c.close().await;
 }

@@ -1,0 +1,152 @@
+//! The wiring of the commands that read a workspace, between their parsed arguments and
+//! their own files: the workspace opened and loaded, the warnings that concern the command
+//! logged, and the options checked before anything loads.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::check::{Layout, run_check};
+use super::exit::EXIT_USAGE;
+use super::run::{preflight, read_task, report_refusal, run_agent};
+use super::runtime::{server_manager, with_runtime};
+use super::serve::terminal_hint;
+use super::terminal;
+use crate::child_mcp::SelfCommand;
+use crate::definition::{Catalog, Effect, Warning};
+use crate::discovery::{LoadOptions, Workspace, load_catalog};
+use crate::server::HttpOptions;
+
+/// `mcp-agents check`.
+pub(super) fn check(
+    dir: Option<PathBuf>,
+    options: &LoadOptions,
+    json: bool,
+    wide: bool,
+) -> ExitCode {
+    let Some(catalog) = open_and_load(dir, options) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let layout = match (json, wide, terminal::stdout_columns()) {
+        (true, _, _) => Layout::Json,
+        (false, false, Some(width)) => Layout::Fit(width),
+        (false, _, _) => Layout::Wide,
+    };
+    run_check(&catalog, layout, &|var| std::env::var(var).ok())
+}
+
+/// What `mcp-agents run` is asked to do.
+pub(super) struct RunCommand {
+    pub workspace: Option<PathBuf>,
+    pub name: String,
+    pub task: String,
+    pub json: bool,
+}
+
+/// `mcp-agents run`.
+pub(super) fn run(command: RunCommand, options: &LoadOptions, itself: SelfCommand) -> ExitCode {
+    let RunCommand {
+        workspace,
+        name,
+        task,
+        json,
+    } = command;
+    let task = match read_task(task) {
+        Ok(task) => task,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let Some(catalog) = open_and_load(workspace, options) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    // Only what concerns this agent, when it loaded (a rejection is the error below): the
+    // rest of the workspace is `check`'s.
+    if catalog.get(&name).is_some() {
+        for warning in catalog.warnings_about(&name) {
+            log_warning(warning);
+        }
+    }
+    if let Err(e) = preflight(&catalog, &name, &|var| std::env::var(var).ok()) {
+        return report_refusal(&e, json);
+    }
+    with_runtime(|cancel| async move {
+        let manager = server_manager(catalog, itself);
+        run_agent(manager, &name, &task, json, cancel).await
+    })
+}
+
+/// `mcp-agents [DIR]`: the server, on stdio or, with `http`, over HTTP.
+pub(super) fn serve(
+    dir: Option<PathBuf>,
+    options: &LoadOptions,
+    http: Option<HttpOptions>,
+    itself: SelfCommand,
+) -> ExitCode {
+    // Checked before the catalog loads: a bad option is one line, not the last of the
+    // definitions' warnings.
+    let listen = match http.map(|http| http.prepare(|var| std::env::var(var).ok())) {
+        Some(Ok(listen)) => Some(listen),
+        Some(Err(message)) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+        None => None,
+    };
+    let Some(catalog) = open_and_load(dir, options) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    for warning in catalog.warnings() {
+        log_warning(warning);
+    }
+    warn_when_nothing_is_offered(&catalog);
+    if listen.is_none() && std::io::stdin().is_terminal() {
+        eprintln!("{}", terminal_hint(&catalog));
+    }
+    super::serve::serve(catalog, listen, itself)
+}
+
+/// Says why a server offers no tools, when it offers none.
+fn warn_when_nothing_is_offered(catalog: &Catalog) {
+    if catalog.agents().is_empty() && catalog.has_rejections() {
+        tracing::warn!(
+            "no usable agent definitions in {} (the rejected ones are listed above); no tools \
+             are offered",
+            catalog.workspace().display()
+        );
+    } else if catalog.agents().is_empty() {
+        tracing::warn!(
+            "no agent definitions found in {} (looked in {}); no tools are offered",
+            catalog.workspace().display(),
+            crate::discovery::agent_roots().collect::<Vec<_>>().join(", ")
+        );
+    } else if catalog.offered().next().is_none() {
+        tracing::warn!(
+            "every agent in {} says a model must not pick it (Copilot's \
+             `disable-model-invocation`); no tools are offered, and `mcp-agents run` runs them",
+            catalog.workspace().display()
+        );
+    }
+}
+
+/// Logs a definition's warning: a rejected file's line starts with `rejected:`, as in
+/// `check`.
+fn log_warning(warning: &Warning) {
+    if warning.effect == Effect::Rejected {
+        tracing::warn!(target: crate::logging::REJECTED, "{warning}");
+    } else {
+        tracing::warn!("{warning}");
+    }
+}
+
+fn open_and_load(dir: Option<PathBuf>, options: &LoadOptions) -> Option<Catalog> {
+    let dir = dir.unwrap_or_else(|| PathBuf::from("."));
+    match Workspace::open(&dir) {
+        Ok(workspace) => Some(load_catalog(&workspace, options)),
+        Err(message) => {
+            eprintln!("error: {message}");
+            None
+        }
+    }
+}
