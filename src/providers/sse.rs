@@ -80,6 +80,11 @@ impl SseParser {
     /// Takes the next piece of the stream; the events it completes wait in
     /// [`next_event`](Self::next_event).
     pub fn feed(&mut self, mut chunk: &[u8]) -> Result<(), LineTooLong> {
+        // An empty chunk says nothing: it must not forget that the last one ended in a CR
+        // whose LF may still come (a CR LF split around it is one line end, not two).
+        if chunk.is_empty() {
+            return Ok(());
+        }
         if std::mem::take(&mut self.after_cr)
             && let Some(rest) = chunk.strip_prefix(b"\n")
         {
@@ -217,6 +222,15 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = stream.chunks(1).collect();
         assert_eq!(events_of(&bytes), whole, "byte by byte");
+    }
+
+    #[test]
+    fn an_empty_chunk_between_cr_and_lf_keeps_them_one_line_end() {
+        // Found by the suite's property test: a stream cut as "…\r", "", "\n…" read as
+        // two line ends, so an empty data line made a second event.
+        let whole = events_of(&[b"data: a\r\ndata\n\n"]);
+        assert_eq!(whole, [pair("message", "a\n")]);
+        assert_eq!(events_of(&[b"data: a\r", b"", b"\ndata\n\n"]), whole);
     }
 
     #[test]
