@@ -41,12 +41,15 @@ const PLANTED: &str =
 /// `write` and `edit` of `path` are refused with `why`, and nothing there changes.
 async fn refused(tools: &Tools, dir: &Path, path: &str, why: &str) {
     let before = std::fs::read(dir.join(path)).ok();
+    if before.is_some() {
+        // Read first, so that only the place can be the reason for a refusal.
+        tools.text("read", json!({"path": path})).await;
+    }
     let refusal = tools
         .refusal("write", json!({"path": path, "content": PLANTED}))
         .await;
     assert!(refusal.contains(why), "write {path}: {refusal}");
     if before.is_some() {
-        tools.text("read", json!({"path": path})).await;
         let refusal = tools
             .refusal(
                 "edit",
@@ -152,6 +155,10 @@ async fn every_git_directory_is_refused_wherever_it_sits() {
     ] {
         if path == "fresh/sub/HEAD" {
             write(dir, "fresh/sub/config", "[core]\n");
+        }
+        if dir.join(path).exists() {
+            // Read first, so that only the place can be the reason for a refusal.
+            tools.text("read", json!({"path": path})).await;
         }
         let refusal = tools
             .refusal(
