@@ -13,6 +13,8 @@ use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ErrorData, RequestId, ServerJsonRpcMessage};
+use serde::Deserializer as _;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, mpsc};
 
@@ -187,71 +189,43 @@ async fn read_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Line {
     }
 }
 
-/// The value of the top-level `id` key, from the start of a JSON object.
+/// The value of the top-level `id` key, from the start of a JSON object that may be cut
+/// anywhere: read with `serde_json` key by key, until the `id` or the cut.
 fn leading_id(bytes: &[u8]) -> Option<RequestId> {
-    let mut depth = 0usize;
-    let mut at = 0;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'"' => {
-                let end = string_end(bytes, at)?;
-                if depth == 1 && &bytes[at..=end] == b"\"id\"" {
-                    let colon = skip_space(bytes, end + 1);
-                    if bytes.get(colon) == Some(&b':') {
-                        return first_value(&bytes[colon + 1..]);
-                    }
-                }
-                at = end + 1;
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        at += 1;
+    let mut found = None;
+    // The rest of the object is cut off, so the read ends in an error either way.
+    let _ = serde_json::Deserializer::from_slice(bytes).deserialize_map(IdSeeker(&mut found));
+    found
+}
+
+/// Reads an object's keys in order, skipping each value, and keeps the `id`'s.
+struct IdSeeker<'a>(&'a mut Option<RequestId>);
+
+impl<'de> Visitor<'de> for IdSeeker<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message")
     }
-    None
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "id" {
+                *self.0 = Some(map.next_value()?);
+                return Ok(());
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
 }
 
 /// The value of an `id` key written last in an object, from its end: `…,"id":7}`.
 fn trailing_id(bytes: &[u8]) -> Option<RequestId> {
-    let bytes = bytes.trim_ascii_end();
-    let body = bytes.strip_suffix(b"}")?;
+    let body = bytes.trim_ascii_end().strip_suffix(b"}")?;
     let key = memchr::memmem::rfind(body, b"\"id\"")?;
-    let colon = skip_space(body, key + 4);
-    if body.get(colon) != Some(&b':') {
-        return None;
-    }
-    let value = body[colon + 1..].trim_ascii();
-    serde_json::from_slice(value).ok()
-}
-
-/// The first JSON value at the start of `bytes` (after spaces), with anything after it.
-fn first_value(bytes: &[u8]) -> Option<RequestId> {
-    serde_json::Deserializer::from_slice(bytes)
-        .into_iter::<RequestId>()
-        .next()?
-        .ok()
-}
-
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-    while bytes.get(at).is_some_and(u8::is_ascii_whitespace) {
-        at += 1;
-    }
-    at
-}
-
-/// Where the JSON string opening at `start` ends (its closing quote).
-fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut at = start + 1;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'\\' => at += 2,
-            b'"' => return Some(at),
-            _ => at += 1,
-        }
-    }
-    None
+    let value = body[key + 4..].trim_ascii_start().strip_prefix(b":")?;
+    serde_json::from_slice(value.trim_ascii()).ok()
 }
 
 #[cfg(test)]
