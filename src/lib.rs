@@ -22,6 +22,7 @@
 //! | [`sessions`] | the session registry: sessions, run permits, retention, waiting |
 //! | [`server`] | the MCP server: the three tools over stdio and streamable HTTP |
 //! | [`workspace`] | the built-in `workspace` child server: read-only tools over the workspace |
+//! | [`workspace_contract`] | what the workspace server and the rest agree on: the places it never changes, a change's answer |
 //! | [`testkit`] | loopback model endpoints and a fixture child server, for the demo and tests |
 //! | [`cli`] | the command line, shared by the `mcp-agents` and `modelcontextprotocol` binaries |
 
@@ -45,6 +46,7 @@ pub mod testkit;
 pub mod text;
 pub mod toolbox;
 pub mod workspace;
+pub mod workspace_contract;
 
 // The system allocator unless a feature picks another, for every binary of the package; the
 // features exist to measure the others (docs/performance.md, "Memory after eviction").

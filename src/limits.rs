@@ -266,6 +266,34 @@ pub const WORKSPACE_EDIT_SHOWN_LINES: usize = 200;
 /// changing a file in the same directory, before it answers "try again" (SPEC §8.6). A
 /// change holds the directory for the time of one write of at most 16 MiB.
 pub const WORKSPACE_CHANGE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// The most one `read` scans of a file, in bytes, wherever its lines end (SPEC §8.6; issue
+/// 34): a read stops here and says where, so a line of a tebibyte (a sparse file) costs a
+/// bounded time. Lines past it are not shown; `grep` searches a file whole.
+pub const WORKSPACE_READ_SCAN_BYTES: u64 = 256 * 1024 * 1024;
+/// The longest request the workspace server reads, in bytes (SPEC §8.6, §12's stdio line for
+/// the built-in server): twice the largest file a change writes ([`WORKSPACE_CHANGE_BYTES`]),
+/// so any text of that size whose quotes, backslashes and line breaks double it as JSON
+/// still arrives. A longer request is read through without being kept and answered at
+/// once with why.
+pub const WORKSPACE_REQUEST_BYTES: usize = 2 * WORKSPACE_CHANGE_BYTES as usize;
+/// How much of the start of an oversized request is kept, to find its `id` (SPEC §8.6).
+pub const WORKSPACE_REQUEST_HEAD_BYTES: usize = 64 * 1024;
+/// The bytes one run writes with `edit` and `write` in all, each change counted whole
+/// (SPEC §8.6, §12; issue 34): sixteen files of the largest size, or thousands of source
+/// files. A run that writes more is refused further changes, with why.
+pub const WORKSPACE_RUN_WRITTEN_BYTES: u64 = 256 * 1024 * 1024;
+/// The files one run creates with `write` (SPEC §8.6, §12; issue 34); replacing a file it
+/// made is not a new one.
+pub const WORKSPACE_RUN_CREATED_FILES: u64 = 1000;
+/// Names tried for the server user's private directory (`mcp-agents-<uid>`, then `-1`, …)
+/// when another user took one first (SPEC §8.6).
+pub const WORKSPACE_PRIVATE_DIR_TRIES: usize = 16;
+/// The largest journal of a workspace server read when its temporary files are cleaned up,
+/// in bytes: one line per directory it wrote in (SPEC §8.6).
+pub const WORKSPACE_JOURNAL_BYTES: u64 = 1024 * 1024;
+/// The largest `.git` file whose `gitdir:` line is read, in bytes (SPEC §8.6); git writes
+/// one short line.
+pub const WORKSPACE_GITDIR_FILE_BYTES: u64 = 4096;
 
 // ----- The MCP surface (SPEC §4, §10) -----
 

@@ -15,6 +15,7 @@ use crate::definition::AgentDefinition;
 use crate::toolbox::{
     BoxFuture, FileChange, RunTools, ToolBox, ToolDescriptor, ToolResult, ToolSpec,
 };
+use crate::workspace_contract::ChangedFile;
 
 /// The tools of one run: what the model sees, and which connection serves each.
 #[derive(Default)]
@@ -127,16 +128,13 @@ impl ToolBox for ChildToolSet {
     }
 }
 
-/// The file a built-in tool's successful answer says it changed: its structured content's
-/// `path`, and `created` (absent: an existing file was modified).
+/// The file a built-in tool's successful answer says it changed, read with the type the
+/// workspace server writes it with (an answer without `created` modified an existing file).
 fn file_change(structured: Option<&Value>) -> Option<FileChange> {
-    let structured = structured?;
+    let file = ChangedFile::from_answer(structured?)?;
     Some(FileChange {
-        path: structured.get("path")?.as_str()?.to_owned(),
-        created: structured
-            .get("created")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        path: file.path,
+        created: file.created.unwrap_or(false),
     })
 }
 

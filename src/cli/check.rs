@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use super::exit::EXIT_REJECTED;
 use super::readiness::{self, Env};
 use crate::definition::{AgentDefinition, EndpointSource, KeyChoice, ModelOrigin, ProviderKind};
-use crate::definition::{Catalog, Effect, Warning};
+use crate::definition::{BuiltinServer, Catalog, Effect, Warning};
+use crate::workspace_contract::{AGENT_CONFIG_DIRS, AGENT_CONFIG_FILES};
 
 /// The variable a run of `definition` would read its key from now, and its header.
 fn key_choice(definition: &AgentDefinition, env: Env<'_>) -> KeyChoice {
@@ -160,6 +161,10 @@ pub(super) fn render_table(catalog: &Catalog, env: Env<'_>, width: Option<usize>
         ));
         out.push('\n');
     }
+    if let Some(note) = changes_note(catalog) {
+        out.push_str(&wrap(&note));
+        out.push('\n');
+    }
     if rows.is_empty()
         && let Some((dir, root)) = nearest_parent_with_agents(catalog.workspace())
     {
@@ -172,6 +177,31 @@ pub(super) fn render_table(catalog: &Catalog, env: Env<'_>, width: Option<usize>
         out.push('\n');
     }
     out
+}
+
+/// What the agents that may change files cannot change (SPEC §8.6; issue 34): said once,
+/// naming them, when there are any.
+fn changes_note(catalog: &Catalog) -> Option<String> {
+    let changers: Vec<&str> = catalog
+        .agents()
+        .iter()
+        .filter(|d| {
+            d.workspace_tools()
+                .iter()
+                .any(|tool| BuiltinServer::Workspace.changes_files(tool))
+        })
+        .map(|d| d.name.as_str())
+        .collect();
+    (!changers.is_empty()).then(|| {
+        format!(
+            "Agents with edit or write ({}): edit/write cannot change agent definitions, skills \
+             or client configuration ({}, {} and the like), nor anything in a git directory \
+             (docs/agents.md, \"What edit and write never change\").",
+            changers.join(", "),
+            AGENT_CONFIG_DIRS[1],
+            AGENT_CONFIG_FILES[0]
+        )
+    })
 }
 
 /// The header and one line per agent, each column as wide as its widest cell.

@@ -1,37 +1,40 @@
 //! Changing one file of the workspace (SPEC §8.6), for `edit` and `write`: where the change
-//! goes, the read-before-edit rule, and the atomic replacement.
+//! goes, the read-before-edit rule, the run's totals, and the atomic replacement.
 //!
 //! The path is resolved as the read tools resolve it (links followed only while they stay
-//! inside, so the file changed is the one `read` showed), then refused if it lies under
-//! `.git/`. The directory that holds the file is opened beneath the workspace with no link
-//! on the way (`open::open_dir`), and everything after is relative to that descriptor: a
-//! directory swapped for a link once the path was resolved cannot lead the change outside,
-//! and a file swapped for a link is never followed (`O_NOFOLLOW`).
+//! inside, so the file changed is the one `read` showed), then refused if it lies in a git
+//! directory or a place that configures agents (`guard`). The directory that holds the file
+//! is opened beneath the workspace with no link on the way (`open::open_dir`), and
+//! everything after is relative to that descriptor: a directory swapped for a link once the
+//! path was resolved cannot lead the change outside, and a file swapped for a link is never
+//! followed (`O_NOFOLLOW`).
 //!
-//! Under an exclusive `flock` of that directory (every workspace server takes it, so the
-//! changes of two agents in one directory take turns), the file is read (a regular file
-//! only, never blocking), checked against what this run read, and replaced: the new content
-//! goes to a new temporary file in the same directory (`O_CREAT | O_EXCL`, so nothing found
-//! there is reused), takes the old file's permission bits, is synced, and is renamed over
-//! the name in one step. A reader sees the old file or the new one, never a part of either.
+//! Under the directory's lock (`lock`: the changes of two agents in one directory take
+//! turns), the file is read (a regular file only, never blocking), checked against what this
+//! run read, counted against the run's totals (`totals`), and replaced (`replace`): written
+//! to a temporary file beside it, which is renamed over it only if the call still stands.
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::open::{Refusal, blocking_again, not_regular, open_dir, refusal};
+use super::guard::refuse_protected;
+use super::lock::lock;
+use super::open::{Refusal, blocking_again, c_name, not_regular, open_dir, refusal};
 use super::output::quote;
+use super::replace::{NotReplaced, replace};
 use super::root::{Resolved, WorkspaceRoot};
 use super::seen::{Seen, hash_of};
-use crate::limits::{WORKSPACE_CHANGE_BYTES, WORKSPACE_CHANGE_LOCK_WAIT};
+use super::state::State;
+use crate::limits::WORKSPACE_CHANGE_BYTES;
+
+/// What a cancelled change answers (nobody reads it, but it is true).
+const CANCELLED: &str = "the call was cancelled; the file was not changed";
 
 /// What a change does when the file does not exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,66 +74,87 @@ struct Target {
 /// and this run has not read it, or it has changed since; the content is checked again,
 /// and the file replaced, under the directory's lock.
 pub(super) fn change<T>(
-    root: &WorkspaceRoot,
-    seen: &Seen,
+    state: &State,
     given: &str,
     if_missing: IfMissing,
     cancel: &CancellationToken,
     decide: impl FnOnce(Option<&[u8]>, &str) -> Result<(Vec<u8>, T), String>,
 ) -> Result<Changed<T>, String> {
+    let root = &state.root;
     let target = target(root, given, if_missing)?;
     let shown = root.display(&target.path);
+    if !target.missing_dirs.is_empty() {
+        // A new file for certain: no directory is made for one the run may not create.
+        drop(state.totals.take(&shown, 0, true)?);
+    }
     let mut dir = open_dir(root.anchor(), root.path(), &target.existing_dir)
         .map_err(|e| moved(&shown, &e))?;
     for name in &target.missing_dirs {
         dir = make_dir(&dir, name).map_err(|e| moved(&shown, &e))?;
     }
-    lock(&dir, &shown, cancel)?;
+    let dir_path = target.path.parent().unwrap_or(root.path());
+    let _held = lock(state.private.as_ref(), dir_path, &shown, cancel)?;
     let current = read_current(&dir, &target.name, &shown)?;
-    match &current {
-        Some((bytes, _)) => match seen.hash(&target.path) {
-            None => {
-                return Err(format!(
-                    "`{shown}` exists and this run has not read it: `read` it first (a file \
-                     is changed only when its current content has been read), then make the \
-                     change"
-                ));
-            }
-            Some(hash) if hash != hash_of(bytes) => {
-                return Err(format!(
-                    "`{shown}` has changed since this run read it (another agent or a person \
-                     changed it): `read` it again, then make the change on what it holds now"
-                ));
-            }
-            Some(_) => {}
-        },
-        None if if_missing == IfMissing::Refuse => {
-            return Err(format!(
-                "`{shown}` does not exist in the workspace; `write` creates a file"
-            ));
-        }
-        None => {}
-    }
+    unchanged_since_read(
+        &state.seen,
+        &target.path,
+        current.as_ref(),
+        if_missing,
+        &shown,
+    )?;
     let (content, detail) = decide(current.as_ref().map(|(bytes, _)| bytes.as_slice()), &shown)?;
     if content.len() as u64 > WORKSPACE_CHANGE_BYTES {
         return Err(too_large(&shown, content.len() as u64, "would be"));
     }
+    let share = state
+        .totals
+        .take(&shown, content.len() as u64, current.is_none())?;
     if cancel.is_cancelled() {
-        return Err("the call was cancelled; the file was not changed".to_owned());
+        return Err(CANCELLED.to_owned());
     }
-    replace(
-        &dir,
-        &target.name,
-        &content,
-        current.as_ref().map(|(_, mode)| *mode),
-    )
-    .map_err(|e| format!("`{shown}` could not be written: {e}; it was not changed"))?;
-    seen.remember(&target.path, hash_of(&content));
+    state.journal.note(state.private.as_ref(), root, dir_path);
+    let mode = current.as_ref().map(|(_, mode)| *mode);
+    replace(&dir, &target.name, &content, mode, cancel).map_err(|e| match e {
+        NotReplaced::Cancelled => CANCELLED.to_owned(),
+        NotReplaced::Failed(e) => {
+            format!("`{shown}` could not be written: {e}; it was not changed")
+        }
+    })?;
+    share.landed();
+    state.seen.remember(&target.path, hash_of(&content));
     Ok(Changed {
         shown,
         created: current.is_none(),
         detail,
     })
+}
+
+/// The read-before-edit rule: an existing file must have been read by this run as it is
+/// now; a missing one is refused by `edit`.
+fn unchanged_since_read(
+    seen: &Seen,
+    path: &Path,
+    current: Option<&(Vec<u8>, u32)>,
+    if_missing: IfMissing,
+    shown: &str,
+) -> Result<(), String> {
+    match current {
+        Some((bytes, _)) => match seen.hash(path) {
+            None => Err(format!(
+                "`{shown}` exists and this run has not read it: `read` it first (a file is \
+                 changed only when its current content has been read), then make the change"
+            )),
+            Some(hash) if hash != hash_of(bytes) => Err(format!(
+                "`{shown}` has changed since this run read it (another agent or a person \
+                 changed it): `read` it again, then make the change on what it holds now"
+            )),
+            Some(_) => Ok(()),
+        },
+        None if if_missing == IfMissing::Refuse => Err(format!(
+            "`{shown}` does not exist in the workspace; `write` creates a file"
+        )),
+        None => Ok(()),
+    }
 }
 
 fn too_large(shown: &str, size: u64, is: &str) -> String {
@@ -158,7 +182,7 @@ fn target(root: &WorkspaceRoot, given: &str, if_missing: IfMissing) -> Result<Ta
             quote(given)
         ));
     };
-    not_in_git(root, &path)?;
+    refuse_protected(root, &path)?;
     Ok(Target {
         existing_dir: dir.to_owned(),
         name: name.to_owned(),
@@ -211,7 +235,7 @@ fn new_file(
                     missing_dirs,
                     name: name.to_os_string(),
                 };
-                not_in_git(root, &target.path)?;
+                refuse_protected(root, &target.path)?;
                 return Ok(target);
             }
             other => {
@@ -221,22 +245,6 @@ fn new_file(
     }
     // The empty prefix is the workspace root, which exists.
     Err(format!("`{shown}` does not exist in the workspace"))
-}
-
-/// Refuses a path with a `.git` component: git's own files (objects, refs, hooks, config)
-/// are never changed, whatever their case on a case-insensitive file system.
-fn not_in_git(root: &WorkspaceRoot, path: &Path) -> Result<(), String> {
-    let relative = path.strip_prefix(root.path()).unwrap_or(path);
-    let in_git = relative
-        .components()
-        .any(|c| c.as_os_str().as_bytes().eq_ignore_ascii_case(b".git"));
-    if in_git {
-        return Err(format!(
-            "`{}` is inside `.git/`: the workspace tools never change git's own files",
-            root.display(path)
-        ));
-    }
-    Ok(())
 }
 
 /// Why a directory on the way could not be used: it changed since the path was resolved
@@ -256,10 +264,6 @@ fn moved(shown: &str, e: &io::Error) -> String {
         }
         _ => format!("`{shown}` cannot be changed: {e}"),
     }
-}
-
-fn c_name(name: &OsStr) -> io::Result<CString> {
-    CString::new(name.as_bytes()).map_err(|_| io::Error::other("a name with a NUL byte"))
 }
 
 /// Makes the directory `name` in `dir` (or finds it made by someone else) and opens it,
@@ -287,35 +291,6 @@ fn make_dir(dir: &File, name: &OsStr) -> io::Result<File> {
     }
     // SAFETY: the kernel just returned this descriptor, and nothing else owns it.
     Ok(unsafe { File::from_raw_fd(fd) })
-}
-
-/// Takes the directory's exclusive lock, waiting at most [`WORKSPACE_CHANGE_LOCK_WAIT`] for
-/// another workspace server's change to end. It is released when `dir` is closed. A file
-/// system without locks changes nothing: the content check still refuses a stale change.
-fn lock(dir: &File, shown: &str, cancel: &CancellationToken) -> Result<(), String> {
-    let started = Instant::now();
-    loop {
-        // SAFETY: `dir` is open for the call; `flock` only takes a lock on it.
-        if unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            return Ok(());
-        }
-        match io::Error::last_os_error().raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::EWOULDBLOCK) => {}
-            _ => return Ok(()),
-        }
-        if cancel.is_cancelled() {
-            return Err("the call was cancelled; the file was not changed".to_owned());
-        }
-        if started.elapsed() >= WORKSPACE_CHANGE_LOCK_WAIT {
-            return Err(format!(
-                "`{shown}` was not changed: another agent has been changing a file in the same \
-                 directory for {} s; try again",
-                WORKSPACE_CHANGE_LOCK_WAIT.as_secs()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// The file's content and permission bits, `None` when there is no such file. Only a
@@ -366,70 +341,4 @@ fn read_current(dir: &File, name: &OsStr, shown: &str) -> Result<Option<(Vec<u8>
         return Err(too_large(shown, bytes.len() as u64, "is over"));
     }
     Ok(Some((bytes, meta.permissions().mode() & 0o777)))
-}
-
-/// Replaces `name` in `dir` with `content` in one step: a new temporary file beside it,
-/// synced, with the old file's permission bits (`mode`; a new file gets the usual ones),
-/// renamed over the name. The temporary file is removed if anything fails.
-fn replace(dir: &File, name: &OsStr, content: &[u8], mode: Option<u32>) -> io::Result<()> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let (temp, file) = loop {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let temp = c_name(OsStr::new(&format!(
-            ".mcp-agents-{}-{n}.tmp",
-            std::process::id()
-        )))?;
-        // SAFETY: `temp` is NUL-terminated and outlives the call; the descriptor returned is
-        // owned by the `File` made from it.
-        let fd = unsafe {
-            libc::openat(
-                dir.as_raw_fd(),
-                temp.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                0o666 as libc::c_uint,
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: the kernel just returned this descriptor, and nothing else owns it.
-            break (temp, unsafe { File::from_raw_fd(fd) });
-        }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EEXIST) || n > 1_000_000 {
-            return Err(e);
-        }
-    };
-    let written = fill(file, content, mode).and_then(|()| {
-        let target = c_name(name)?;
-        // SAFETY: both names are NUL-terminated and outlive the call, relative to `dir`.
-        let renamed = unsafe {
-            libc::renameat(
-                dir.as_raw_fd(),
-                temp.as_ptr(),
-                dir.as_raw_fd(),
-                target.as_ptr(),
-            )
-        };
-        if renamed == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    });
-    if written.is_err() {
-        // SAFETY: `temp` is NUL-terminated and names the file this call created.
-        unsafe { libc::unlinkat(dir.as_raw_fd(), temp.as_ptr(), 0) };
-        return written;
-    }
-    // The rename itself reaches the disk with the directory; a failure here loses nothing
-    // that is not already visible.
-    let _ = dir.sync_all();
-    Ok(())
-}
-
-fn fill(mut file: File, content: &[u8], mode: Option<u32>) -> io::Result<()> {
-    if let Some(mode) = mode {
-        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-    }
-    file.write_all(content)?;
-    file.sync_all()
 }

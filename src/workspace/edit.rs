@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::change::{IfMissing, change};
 use super::output::{Answer, Page, count, json_len, show_line};
-use super::root::WorkspaceRoot;
-use super::seen::Seen;
+use super::state::State;
 use crate::limits::{WORKSPACE_EDIT_CONTEXT_LINES, WORKSPACE_EDIT_SHOWN_LINES};
+use crate::workspace_contract::ChangedFile;
 
 /// What the model asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,8 +28,9 @@ pub(super) struct EditRequest {
 /// `edit`'s structured content (its output schema).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub(super) struct EditOutput {
-    /// The file, relative to the workspace root.
-    pub path: String,
+    /// The file (`created` is left out: `edit` changes existing files only).
+    #[serde(flatten)]
+    pub file: ChangedFile,
     /// How many places were replaced.
     pub replacements: u64,
     /// The first and last line of the file, as it is now, that the change touched.
@@ -45,8 +46,7 @@ struct Replaced {
 }
 
 pub(super) fn edit(
-    root: &WorkspaceRoot,
-    seen: &Seen,
+    state: &State,
     request: &EditRequest,
     cancel: &CancellationToken,
 ) -> Result<Answer, String> {
@@ -61,8 +61,7 @@ pub(super) fn edit(
         return Err("`old_text` and `new_text` are the same: nothing would change".to_owned());
     }
     let changed = change(
-        root,
-        seen,
+        state,
         &request.path,
         IfMissing::Refuse,
         cancel,
@@ -91,7 +90,10 @@ pub(super) fn edit(
         ));
     }
     let output = EditOutput {
-        path: shown,
+        file: ChangedFile {
+            path: shown,
+            created: None,
+        },
         replacements: n,
         first_changed_line: first,
         last_changed_line: last,

@@ -4,6 +4,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::path::Path;
 use std::time::SystemTime;
 
 use rmcp::schemars::{self, JsonSchema};
@@ -49,10 +50,29 @@ pub(super) fn glob(
         ));
     }
     let filter = NameGlob::new(pattern)?;
+    let matches = newest_matches(root, &dir, &filter, cancel)?;
+    Ok(render(pattern, shown_dir, matches))
+}
+
+/// What a walk found: the newest matches, newest first, and the counts.
+struct Matches {
+    newest: Vec<Found>,
+    total: u64,
+    unreadable: u64,
+    notes: Vec<String>,
+}
+
+/// Walks `dir`, keeping only the newest [`WORKSPACE_GLOB_RESULTS`] files that match (a
+/// bounded heap); the rest are counted.
+fn newest_matches(
+    root: &WorkspaceRoot,
+    dir: &Path,
+    filter: &NameGlob,
+    cancel: &CancellationToken,
+) -> Result<Matches, String> {
     let mut newest: BinaryHeap<Reverse<Found>> = BinaryHeap::new();
-    let mut total = 0u64;
-    let mut unreadable = 0u64;
-    let mut walk = walk(root, &dir);
+    let (mut total, mut unreadable) = (0u64, 0u64);
+    let mut walk = walk(root, dir);
     for entry in &mut walk {
         if cancel.is_cancelled() {
             return Err("the call was cancelled".to_owned());
@@ -64,7 +84,7 @@ pub(super) fn glob(
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let relative = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
+        let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
         if !filter.matches(relative) {
             continue;
         }
@@ -83,21 +103,32 @@ pub(super) fn glob(
         }
     }
     // Newest first; equally new ones in path order.
-    let mut found: Vec<Found> = newest.into_iter().map(|Reverse(f)| f).collect();
-    found.sort_by(|a, b| b.cmp(a));
+    let mut newest: Vec<Found> = newest.into_iter().map(|Reverse(f)| f).collect();
+    newest.sort_by(|a, b| b.cmp(a));
+    Ok(Matches {
+        newest,
+        total,
+        unreadable,
+        notes: walk.notes(),
+    })
+}
+
+/// The answer: the paths that fit, newest first, then the notes.
+fn render(pattern: &str, shown_dir: String, matches: Matches) -> Answer {
     // The structured content repeats the pattern, the path and every file shown.
     let mut page = Page::reserving(json_len(pattern) + json_len(&shown_dir));
     let mut files = Vec::new();
     for Found {
         path: Reverse(path),
         ..
-    } in found
+    } in matches.newest
     {
         if !page.push_charged(&path, json_size(&path)) {
             break;
         }
         files.push(path);
     }
+    let total = matches.total;
     let mut notes = Vec::new();
     if total == 0 {
         notes.push(format!(
@@ -112,20 +143,24 @@ pub(super) fn glob(
             count(left_out, "more", "more")
         ));
     }
-    if unreadable > 0 {
+    if matches.unreadable > 0 {
         notes.push(format!(
             "{} could not be read",
-            count(unreadable, "directory or file", "directories or files")
+            count(
+                matches.unreadable,
+                "directory or file",
+                "directories or files"
+            )
         ));
     }
-    notes.extend(walk.notes());
+    notes.extend(matches.notes);
     let structured = GlobOutput {
         pattern: pattern.to_owned(),
         path: shown_dir,
         files,
         total_matches: total,
     };
-    Ok(Answer::new(page.finish(&notes), &structured))
+    Answer::new(page.finish(&notes), &structured)
 }
 
 #[cfg(test)]

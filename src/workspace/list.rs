@@ -1,14 +1,16 @@
 //! `list`: one directory's entries with their kinds and sizes (SPEC §8.6). Not recursive,
-//! and nothing is hidden: `.gitignore` decides what a search covers, not what exists.
+//! and nothing is hidden (`.gitignore` decides what a search covers, not what exists) but
+//! the temporary files of changes under way.
 
 use std::collections::BinaryHeap;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use super::leftovers::is_temporary;
 use super::output::{Answer, Page, count, json_len, json_size};
 use super::root::{Resolved, WorkspaceRoot, shown_name};
 use crate::limits::WORKSPACE_LIST_ENTRIES;
@@ -49,12 +51,33 @@ pub(super) fn list(
             "`{shown}` is not a directory; use `read` to see a file"
         ));
     }
-    let reading = fs::read_dir(&dir).map_err(|e| format!("`{shown}` cannot be listed: {e}"))?;
-    // Only the first entries by name are kept (a bounded heap), whatever the directory's
-    // size; the rest are counted.
+    let mut found = first_entries(&dir, &shown, cancel)?;
+    let entries: Vec<ListEntry> = std::mem::take(&mut found.first)
+        .into_iter()
+        .filter_map(|(name, path)| {
+            let entry = describe(root, name, &path);
+            found.unreadable += u64::from(entry.is_none());
+            entry
+        })
+        .collect();
+    Ok(render(shown, &entries, &found))
+}
+
+/// What a directory holds: its first entries by name (with their paths), and how many it
+/// has and could not read.
+struct Found {
+    first: Vec<(String, PathBuf)>,
+    total: usize,
+    unreadable: u64,
+}
+
+/// Reads `dir` through, keeping only its first [`WORKSPACE_LIST_ENTRIES`] entries by name (a
+/// bounded heap), whatever its size; the rest are counted. A change's temporary file is
+/// neither kept nor counted.
+fn first_entries(dir: &Path, shown: &str, cancel: &CancellationToken) -> Result<Found, String> {
+    let reading = fs::read_dir(dir).map_err(|e| format!("`{shown}` cannot be listed: {e}"))?;
     let mut first: BinaryHeap<(String, PathBuf)> = BinaryHeap::new();
-    let mut total = 0usize;
-    let mut unreadable = 0u64;
+    let (mut total, mut unreadable) = (0usize, 0u64);
     for entry in reading {
         if cancel.is_cancelled() {
             return Err("the call was cancelled".to_owned());
@@ -63,47 +86,58 @@ pub(super) fn list(
             unreadable += 1;
             continue;
         };
+        if is_temporary(&entry.file_name()) {
+            continue;
+        }
         total += 1;
         first.push((shown_name(&entry.file_name()), entry.path()));
         if first.len() > WORKSPACE_LIST_ENTRIES {
             first.pop();
         }
     }
-    let mut entries = Vec::new();
-    for (name, path) in first.into_sorted_vec() {
-        let Ok(meta) = path.symlink_metadata() else {
-            unreadable += 1;
-            continue;
+    Ok(Found {
+        first: first.into_sorted_vec(),
+        total,
+        unreadable,
+    })
+}
+
+/// One entry as it is listed: its kind, a file's size, where a link leads; `None` when it
+/// cannot be looked at.
+fn describe(root: &WorkspaceRoot, name: String, path: &Path) -> Option<ListEntry> {
+    let meta = path.symlink_metadata().ok()?;
+    let file_type = meta.file_type();
+    let (kind, size, target) = if file_type.is_symlink() {
+        // Found without looking outside: a target out there is "outside" whether it exists
+        // or not.
+        let target = match root.link_target(path) {
+            Resolved::Inside(target) => root.display(&target),
+            Resolved::Outside => "outside the workspace".to_owned(),
+            Resolved::Missing | Resolved::Loop | Resolved::Failed(_) => {
+                "nothing (a broken link)".to_owned()
+            }
         };
-        let file_type = meta.file_type();
-        let (kind, size, target) = if file_type.is_symlink() {
-            // Found without looking outside: a target out there is "outside" whether it
-            // exists or not.
-            let target = match root.link_target(&path) {
-                Resolved::Inside(target) => root.display(&target),
-                Resolved::Outside => "outside the workspace".to_owned(),
-                Resolved::Missing | Resolved::Loop | Resolved::Failed(_) => {
-                    "nothing (a broken link)".to_owned()
-                }
-            };
-            ("symlink", None, Some(target))
-        } else if file_type.is_dir() {
-            ("dir", None, None)
-        } else if file_type.is_file() {
-            ("file", Some(meta.len()), None)
-        } else {
-            ("other", None, None)
-        };
-        entries.push(ListEntry {
-            name,
-            kind,
-            size,
-            target,
-        });
-    }
+        ("symlink", None, Some(target))
+    } else if file_type.is_dir() {
+        ("dir", None, None)
+    } else if file_type.is_file() {
+        ("file", Some(meta.len()), None)
+    } else {
+        ("other", None, None)
+    };
+    Some(ListEntry {
+        name,
+        kind,
+        size,
+        target,
+    })
+}
+
+/// The answer: one line per entry that fits, then the notes.
+fn render(shown: String, entries: &[ListEntry], found: &Found) -> Answer {
     let mut page = Page::reserving(json_len(&shown));
     let mut shown_entries = Vec::new();
-    for entry in &entries {
+    for entry in entries {
         let size = entry.size.map_or_else(|| "-".to_owned(), |s| s.to_string());
         let name = match (entry.kind, &entry.target) {
             ("dir", _) => format!("{}/", entry.name),
@@ -116,21 +150,22 @@ pub(super) fn list(
         }
         shown_entries.push(entry.clone());
     }
+    let total = found.total;
     let mut notes = Vec::new();
     if total == 0 {
         notes.push(format!("`{shown}` is empty"));
     }
-    let left_out = total - shown_entries.len();
+    let left_out = total.saturating_sub(shown_entries.len());
     if left_out > 0 {
         notes.push(format!(
             "{} of {total} not shown; use `glob` to find what you need",
             count(left_out as u64, "entry", "entries")
         ));
     }
-    if unreadable > 0 {
+    if found.unreadable > 0 {
         notes.push(format!(
             "{} could not be read",
-            count(unreadable, "entry", "entries")
+            count(found.unreadable, "entry", "entries")
         ));
     }
     let structured = ListOutput {
@@ -138,7 +173,7 @@ pub(super) fn list(
         entries: shown_entries,
         total: total as u64,
     };
-    Ok(Answer::new(page.finish(&notes), &structured))
+    Answer::new(page.finish(&notes), &structured)
 }
 
 #[cfg(test)]

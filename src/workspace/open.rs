@@ -119,6 +119,13 @@ pub(super) fn open_dir(anchor: &Anchor, root: &Path, dir: &Path) -> io::Result<F
     })
 }
 
+/// `name` as the C string the system calls take.
+#[cfg(unix)]
+pub(super) fn c_name(name: &std::ffi::OsStr) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(name.as_bytes()).map_err(|_| io::Error::other("a name with a NUL byte"))
+}
+
 /// The flags a file is opened for reading with: non-blocking, so a FIFO put in its place
 /// never waits for a writer.
 #[cfg(unix)]

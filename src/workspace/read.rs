@@ -5,7 +5,10 @@
 //! before the range are only counted, lines in it keep at most what can be shown of them,
 //! and past the range one more byte says whether more lines follow (the total is not
 //! counted: the first lines of an 8 GiB file cost what they cost in a small one). Memory
-//! stays bounded whatever the file's size or its longest line.
+//! stays bounded whatever the file's size or its longest line, and so does time: a read
+//! scans at most [`WORKSPACE_READ_SCAN_BYTES`] of a file, and when it stops there before
+//! the lines asked for, it says in which line (issue 34: a line of a tebibyte of NULs in a
+//! sparse file otherwise kept a read going for minutes).
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -19,7 +22,7 @@ use super::root::WorkspaceRoot;
 use super::seen::{Hashing, Seen};
 use crate::limits::{
     TOOL_OUTPUT_BYTES, WORKSPACE_BINARY_SNIFF_BYTES, WORKSPACE_CHANGE_BYTES, WORKSPACE_LINE_CHARS,
-    WORKSPACE_READ_LINES,
+    WORKSPACE_READ_LINES, WORKSPACE_READ_SCAN_BYTES,
 };
 
 /// What the model asked for.
@@ -59,6 +62,27 @@ struct Scan {
     /// The kept lines' text as JSON, in bytes; past the output cap no more lines are kept
     /// (they could not be shown) and the scan stops.
     bytes: usize,
+    /// Where the scan stopped at [`WORKSPACE_READ_SCAN_BYTES`] before the range ended: the
+    /// line it was in.
+    stopped: Option<Stopped>,
+}
+
+/// Where a scan stopped at its byte bound.
+#[derive(Debug, Clone, Copy)]
+struct Stopped {
+    line: u64,
+    /// Whether some of the line had been read (else the bound fell at its start).
+    inside: bool,
+}
+
+impl Stopped {
+    fn place(self) -> String {
+        if self.inside {
+            format!("inside line {}", self.line)
+        } else {
+            format!("at the start of line {}", self.line)
+        }
+    }
 }
 
 impl Scan {
@@ -107,10 +131,15 @@ pub(super) fn read_noting(
         }
         None => scan(&file, &shown, request, cancel)?,
     };
+    answer(&shown, request, &scan)
+}
+
+/// The answer to `request` from what the scan found.
+fn answer(shown: &str, request: &ReadRequest, scan: &Scan) -> Result<Answer, String> {
     if scan.total == Some(0) {
         return Ok(Answer::new(
             format!("[`{shown}` is empty]\n"),
-            &structured(&shown, request, &scan, 0, None, false),
+            &structured(shown, request, scan, 0, None, false),
         ));
     }
     if let Some(total) = scan.total
@@ -122,7 +151,22 @@ pub(super) fn read_noting(
             request.offset
         ));
     }
-    let mut page = Page::reserving(json_len(&shown));
+    if let Some(stopped) = scan.stopped
+        && scan.lines.is_empty()
+    {
+        let before = if request.offset > stopped.line {
+            format!("line {}", request.offset)
+        } else {
+            "its end".to_owned()
+        };
+        return Err(format!(
+            "`{shown}`: `read` scans at most the first {} MiB of a file, and it stopped there \
+             {}, before {before}",
+            WORKSPACE_READ_SCAN_BYTES / (1024 * 1024),
+            stopped.place()
+        ));
+    }
+    let mut page = Page::reserving(json_len(shown));
     let mut shown_lines = 0;
     for line in &scan.lines {
         if !page.push_numbered(line.number, &line.text) {
@@ -131,10 +175,21 @@ pub(super) fn read_noting(
         shown_lines += 1;
     }
     let last = request.offset + shown_lines - 1;
-    let next = match scan.total {
-        Some(total) => (last < total).then_some(last + 1),
-        None => Some(last + 1),
+    let next = match (scan.total, scan.stopped) {
+        // Nothing past the bound can be read: there is nowhere to continue.
+        (_, Some(stopped)) => (last + 1 < stopped.line).then_some(last + 1),
+        (Some(total), None) => (last < total).then_some(last + 1),
+        (None, None) => Some(last + 1),
     };
+    let notes = notes(request, scan, last, next);
+    let full = page.is_full();
+    let structured = structured(shown, request, scan, shown_lines, next, full);
+    Ok(Answer::new(page.finish(&notes), &structured))
+}
+
+/// What the answer says after the lines: where to continue, what was cut, where the scan
+/// stopped.
+fn notes(request: &ReadRequest, scan: &Scan, last: u64, next: Option<u64>) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(next) = next {
         notes.push(format!(
@@ -152,9 +207,18 @@ pub(super) fn read_noting(
     if scan.lossy {
         notes.push("the file is not valid UTF-8: invalid bytes are shown as U+FFFD".to_owned());
     }
-    let full = page.is_full();
-    let structured = structured(&shown, request, &scan, shown_lines, next, full);
-    Ok(Answer::new(page.finish(&notes), &structured))
+    if let Some(stopped) = scan.stopped
+        && next.is_none()
+    {
+        notes.push(format!(
+            "`read` scans at most the first {} MiB of a file: it stopped there, {}, so lines \
+             {} and after cannot be shown",
+            WORKSPACE_READ_SCAN_BYTES / (1024 * 1024),
+            stopped.place(),
+            stopped.line
+        ));
+    }
+    notes
 }
 
 /// `read`'s structured content (its output schema): where the lines shown sit in the file.
@@ -179,6 +243,10 @@ pub(super) struct ReadOutput {
     pub invalid_utf8: bool,
     /// Whether the answer reached the output cap before the last requested line.
     pub output_cut: bool,
+    /// The line `read` stopped in when it had scanned as much of the file as one read
+    /// scans, before the last requested line (`null` when it did not stop): no line from
+    /// there on can be shown.
+    pub scan_stopped_at_line: Option<u64>,
 }
 
 fn structured(
@@ -199,6 +267,7 @@ fn structured(
         long_lines_cut: scan.cut,
         invalid_utf8: scan.lossy,
         output_cut,
+        scan_stopped_at_line: scan.stopped.map(|s| s.line),
     }
 }
 
@@ -234,6 +303,15 @@ fn scan(
         }
         if number >= end || !out.room() {
             // Past the range (or past what can be shown), and more bytes follow: stop.
+            return Ok(out);
+        }
+        if position >= WORKSPACE_READ_SCAN_BYTES {
+            // As far as one read scans, wherever the lines end: a line of a tebibyte costs
+            // what 256 MiB of lines costs.
+            out.stopped = Some(Stopped {
+                line: number,
+                inside: len > 0,
+            });
             return Ok(out);
         }
         let size = block.len();

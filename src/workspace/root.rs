@@ -241,7 +241,7 @@ pub(super) fn shown_name(name: &std::ffi::OsStr) -> String {
 
 /// `path` with `.` removed and each `..` taking away the component before it, without
 /// looking at the file system (so links are not followed).
-fn lexically_normal(path: &Path) -> PathBuf {
+pub(super) fn lexically_normal(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

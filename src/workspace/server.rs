@@ -1,10 +1,13 @@
 //! The MCP face of the workspace tools: an `rmcp` server (2026-07-28 through
 //! `server/discover`, and the older `initialize` for clients that still use it) with the
-//! six tools, their input schemas (generated from the argument structs below), output
+//! six tools, their input schemas (generated from the argument structs of `args`), output
 //! schemas (from each tool's output type) and annotations. The four that read are
 //! read-only, idempotent and closed-world; `edit` and `write` are destructive (so read-only
 //! agents and deny lists keep them away), and change a file only when this run has read it
-//! as it is now (`seen`, held here: the server is one process per run).
+//! as it is now (`seen`, held in the server's `state`: the server is one process per run).
+//!
+//! [`TOOLS`] is the one table of the tools: what a client is told of each, and what a call
+//! runs. The `rmcp` router is built from it, and so is [`WorkspaceTools::call_now`].
 //!
 //! The descriptions are written for the model that calls the tools: what the tool returns,
 //! in which format, how to page through long results, what is left out and why. Each call
@@ -12,31 +15,36 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::common::schema_for_output;
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::handler::server::common::{schema_for_empty_input, schema_for_input, schema_for_output};
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, InitializeResult, ServerCapabilities,
+    CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeResult,
+    ServerCapabilities, Tool, ToolAnnotations,
 };
-use rmcp::schemars::{self, JsonSchema};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
-use serde::Deserialize;
+use rmcp::schemars::JsonSchema;
+use rmcp::{ServerHandler, tool_handler};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::edit::{EditOutput, EditRequest, edit};
+use super::args::{EditArgs, GlobArgs, GrepArgs, ListArgs, ReadArgs, WriteArgs};
+use super::edit::{EditOutput, edit};
 use super::glob::{GlobOutput, glob};
-use super::grep::{GrepOutput, GrepRequest, Mode, grep};
+use super::grep::{GrepOutput, grep};
 use super::list::{ListOutput, list};
-use super::output::{Answer, cut_json};
-use super::read::{ReadOutput, ReadRequest, read_noting};
+use super::output::{Answer, cut_json, quote};
+use super::read::{ReadOutput, read_noting};
 use super::root::WorkspaceRoot;
-use super::seen::Seen;
+use super::state::State;
 use super::write::{WriteOutput, write};
 use crate::limits::{
-    WORKSPACE_CHANGE_BYTES, WORKSPACE_GLOB_RESULTS, WORKSPACE_GREP_CONTEXT_MAX,
-    WORKSPACE_GREP_RESULTS, WORKSPACE_GREP_RESULTS_MAX, WORKSPACE_LINE_CHARS,
-    WORKSPACE_NOTES_BYTES, WORKSPACE_READ_LINES,
+    WORKSPACE_CHANGE_BYTES, WORKSPACE_GLOB_RESULTS, WORKSPACE_GREP_RESULTS,
+    WORKSPACE_GREP_RESULTS_MAX, WORKSPACE_LINE_CHARS, WORKSPACE_NOTES_BYTES, WORKSPACE_READ_LINES,
+    WORKSPACE_READ_SCAN_BYTES, WORKSPACE_RUN_CREATED_FILES, WORKSPACE_RUN_WRITTEN_BYTES,
 };
+
+const MIB: u64 = 1024 * 1024;
 
 fn read_description() -> String {
     format!(
@@ -45,9 +53,11 @@ fn read_description() -> String {
          for a long file, read a part with `offset` (the first line number to show) and \
          `limit` (how many lines), and when more lines follow, the note at the end says so \
          and where to continue (the file is read no further than the lines shown, so no \
-         total is given). Lines longer than {WORKSPACE_LINE_CHARS} characters are cut. Text that is not valid UTF-8 \
-         is shown with U+FFFD in place of the invalid bytes; binary files are refused. Find \
-         the place first with `grep`, then read around it."
+         total is given; a read scans at most the first {} MiB of a file). Lines longer than \
+         {WORKSPACE_LINE_CHARS} characters are cut. Text that is not valid UTF-8 is shown \
+         with U+FFFD in place of the invalid bytes; binary files are refused. Find the place \
+         first with `grep`, then read around it.",
+        WORKSPACE_READ_SCAN_BYTES / MIB
     )
 }
 
@@ -86,6 +96,19 @@ fn grep_description() -> String {
     )
 }
 
+/// What `edit` and `write` never change, and what one run may write, for their
+/// descriptions.
+fn change_bounds() -> String {
+    format!(
+        "Files of at most {} MiB; one run writes at most {} MiB and creates at most \
+         {WORKSPACE_RUN_CREATED_FILES} files. Nothing in a git directory (`.git/`) is \
+         changed, nor agent definitions, skills or client configuration (`.claude/agents`, \
+         `.mcp.json` and the like).",
+        WORKSPACE_CHANGE_BYTES / MIB,
+        WORKSPACE_RUN_WRITTEN_BYTES / MIB
+    )
+}
+
 fn edit_description() -> String {
     format!(
         "Replace text in a file of the workspace: `old_text` becomes `new_text`. `old_text` \
@@ -96,8 +119,8 @@ fn edit_description() -> String {
          that has changed since it was read (another agent or a person edited it), is not \
          changed, and the error says to read it again; your own edits count as read. The \
          answer shows the changed lines with their numbers. The file is replaced in one step \
-         and keeps its permissions. Files of at most {} MiB; nothing under `.git/`.",
-        WORKSPACE_CHANGE_BYTES / (1024 * 1024)
+         and keeps its permissions. {}",
+        change_bounds()
     )
 }
 
@@ -108,376 +131,212 @@ fn write_description() -> String {
          which sends only the change. An existing file must have been read (`read`) by this \
          run and be unchanged since, or it is not replaced; a new file needs no read. The file \
          is replaced in one step (a reader never sees half of it) and keeps its permissions. \
-         At most {} MiB; nothing under `.git/`.",
-        WORKSPACE_CHANGE_BYTES / (1024 * 1024)
+         {}",
+        change_bounds()
     )
 }
 
 const INSTRUCTIONS: &str = "The files of one workspace: `read` a file's lines, `list` a \
 directory, `glob` for files by name, `grep` their contents; `edit` and `write` change files \
 this run has read. Paths are relative to the workspace root; nothing outside the workspace \
-can be reached, and nothing under `.git/` is changed.";
+can be reached, and nothing in a git directory, nor any agent definition, skill or client \
+configuration, is changed.";
 
-fn default_offset() -> u64 {
-    1
+/// One tool: what a client is told of it (name, description, schemas, annotations), and
+/// what a call runs, on a blocking thread, with the call's arguments.
+struct ToolRow {
+    name: &'static str,
+    describe: fn(&'static str) -> Tool,
+    run: fn(&State, Value, &CancellationToken) -> Result<Answer, String>,
 }
 
-fn default_read_lines() -> u64 {
-    WORKSPACE_READ_LINES
+/// How a tool may affect the workspace, for its annotations.
+#[derive(Clone, Copy)]
+enum Effect {
+    /// Reads only: read-only, idempotent.
+    Reads,
+    /// Changes files (destructive); `idempotent` when the same call twice changes nothing
+    /// more.
+    Changes { idempotent: bool },
 }
 
-fn default_grep_results() -> u64 {
-    WORKSPACE_GREP_RESULTS
+/// A tool as a client is told of it: its arguments' schema from `A`, its output's from `O`.
+fn described<A: JsonSchema + 'static, O: JsonSchema + 'static>(
+    name: &'static str,
+    title: &str,
+    description: String,
+    effect: Effect,
+) -> Tool {
+    let (read_only, idempotent) = match effect {
+        Effect::Reads => (true, true),
+        Effect::Changes { idempotent } => (false, idempotent),
+    };
+    // The argument structs are objects: their schemas always pass `rmcp`'s check.
+    let input = schema_for_input::<A>().unwrap_or_else(|_| schema_for_empty_input());
+    Tool::new_with_raw(name, Some(description.into()), input)
+        .with_raw_output_schema(schema_for_output::<O>())
+        .with_annotations(ToolAnnotations::from_raw(
+            Some(title.to_owned()),
+            Some(read_only),
+            Some(!read_only),
+            Some(idempotent),
+            Some(false),
+        ))
 }
 
-/// `read`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ReadArgs {
-    /// The file, relative to the workspace root (for example `src/main.rs`).
-    pub path: String,
-    /// The number of the first line to show, from 1.
-    #[serde(default = "default_offset")]
-    #[schemars(range(min = 1))]
-    pub offset: u64,
-    /// How many lines to show.
-    #[serde(default = "default_read_lines")]
-    #[schemars(range(min = 1))]
-    pub limit: u64,
+/// A call's arguments as the tool's argument struct, refused as `rmcp` refuses them.
+fn parsed<T: DeserializeOwned>(arguments: Value) -> Result<T, String> {
+    serde_json::from_value(arguments).map_err(|e| format!("failed to deserialize parameters: {e}"))
 }
 
-/// `list`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ListArgs {
-    /// The directory, relative to the workspace root; the root itself when left out.
-    #[serde(default)]
-    pub path: String,
-}
-
-/// `glob`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct GlobArgs {
-    /// The glob pattern, for example `**/*.rs` or `*.md`.
-    pub pattern: String,
-    /// The directory to search, relative to the workspace root; the whole workspace when
-    /// left out.
-    #[serde(default)]
-    pub path: String,
-}
-
-/// What `grep` prints.
-// Inlined in the schema: a plain `enum`, no `$ref`, is what every provider's tool schema
-// takes.
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[schemars(inline)]
-pub(super) enum OutputMode {
-    #[default]
-    Content,
-    FilesWithMatches,
-    Count,
-}
-
-/// `grep`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct GrepArgs {
-    /// The regular expression to search for.
-    pub pattern: String,
-    /// A directory or file to search, relative to the workspace root; the whole workspace
-    /// when left out.
-    #[serde(default)]
-    pub path: String,
-    /// Only search files matching this glob (`*.rs`, `src/**/*.ts`); all files when left
-    /// out.
-    #[serde(default)]
-    pub glob: String,
-    /// `content` (matching lines, the default), `files_with_matches` (paths only) or
-    /// `count` (matching lines per file).
-    #[serde(default)]
-    pub output_mode: OutputMode,
-    /// Match without regard to case.
-    #[serde(default)]
-    pub case_insensitive: bool,
-    /// Search for the pattern as plain text, not as a regular expression.
-    #[serde(default)]
-    pub literal: bool,
-    /// Lines to show before and after each match (`content` mode).
-    #[serde(default)]
-    #[schemars(range(max = WORKSPACE_GREP_CONTEXT_MAX))]
-    pub context: u64,
-    /// The most results to show: lines in `content` mode, files otherwise.
-    #[serde(default = "default_grep_results")]
-    #[schemars(range(min = 1, max = WORKSPACE_GREP_RESULTS_MAX))]
-    pub limit: u64,
-}
-
-/// `edit`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct EditArgs {
-    /// The file, relative to the workspace root (for example `src/main.rs`).
-    pub path: String,
-    /// The exact text to replace, as it is in the file.
-    pub old_text: String,
-    /// The text to put in its place (empty to delete it).
-    pub new_text: String,
-    /// Replace every occurrence of `old_text`, not just one.
-    #[serde(default)]
-    pub replace_all: bool,
-}
-
-/// `write`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct WriteArgs {
-    /// The file, relative to the workspace root (for example `src/main.rs`).
-    pub path: String,
-    /// The file's whole new content.
-    pub content: String,
-}
-
-impl EditArgs {
-    fn request(self) -> EditRequest {
-        EditRequest {
-            path: self.path,
-            old_text: self.old_text,
-            new_text: self.new_text,
-            replace_all: self.replace_all,
-        }
-    }
-}
-
-impl ReadArgs {
-    fn request(&self) -> ReadRequest {
-        ReadRequest::new(&self.path, Some(self.offset), Some(self.limit))
-    }
-}
-
-impl GrepArgs {
-    fn request(self) -> GrepRequest {
-        GrepRequest {
-            pattern: self.pattern,
-            path: self.path,
-            glob: Some(self.glob).filter(|g| !g.is_empty()),
-            mode: match self.output_mode {
-                OutputMode::Content => Mode::Content,
-                OutputMode::FilesWithMatches => Mode::FilesWithMatches,
-                OutputMode::Count => Mode::Count,
-            },
-            case_insensitive: self.case_insensitive,
-            literal: self.literal,
-            context: self.context.min(WORKSPACE_GREP_CONTEXT_MAX),
-            limit: self.limit.clamp(1, WORKSPACE_GREP_RESULTS_MAX),
-        }
-    }
-}
+/// Every tool, in the order they are listed.
+const TOOLS: [ToolRow; 6] = [
+    ToolRow {
+        name: "read",
+        describe: |name| {
+            described::<ReadArgs, ReadOutput>(
+                name,
+                "Read a file",
+                read_description(),
+                Effect::Reads,
+            )
+        },
+        run: |state, arguments, cancel| {
+            let args: ReadArgs = parsed(arguments)?;
+            read_noting(&state.root, &args.request(), cancel, Some(&state.seen))
+        },
+    },
+    ToolRow {
+        name: "list",
+        describe: |name| {
+            described::<ListArgs, ListOutput>(
+                name,
+                "List a directory",
+                LIST.to_owned(),
+                Effect::Reads,
+            )
+        },
+        run: |state, arguments, cancel| {
+            let args: ListArgs = parsed(arguments)?;
+            list(&state.root, &args.path, cancel)
+        },
+    },
+    ToolRow {
+        name: "glob",
+        describe: |name| {
+            described::<GlobArgs, GlobOutput>(
+                name,
+                "Find files by name",
+                glob_description(),
+                Effect::Reads,
+            )
+        },
+        run: |state, arguments, cancel| {
+            let args: GlobArgs = parsed(arguments)?;
+            glob(&state.root, &args.pattern, &args.path, cancel)
+        },
+    },
+    ToolRow {
+        name: "grep",
+        describe: |name| {
+            described::<GrepArgs, GrepOutput>(
+                name,
+                "Search file contents",
+                grep_description(),
+                Effect::Reads,
+            )
+        },
+        run: |state, arguments, cancel| {
+            let args: GrepArgs = parsed(arguments)?;
+            grep(&state.root, &args.request(), cancel)
+        },
+    },
+    ToolRow {
+        name: "edit",
+        describe: |name| {
+            described::<EditArgs, EditOutput>(
+                name,
+                "Edit a file",
+                edit_description(),
+                Effect::Changes { idempotent: false },
+            )
+        },
+        run: |state, arguments, cancel| {
+            let args: EditArgs = parsed(arguments)?;
+            edit(state, &args.request(), cancel)
+        },
+    },
+    ToolRow {
+        name: "write",
+        describe: |name| {
+            described::<WriteArgs, WriteOutput>(
+                name,
+                "Write a file",
+                write_description(),
+                Effect::Changes { idempotent: true },
+            )
+        },
+        run: |state, arguments, cancel| {
+            let args: WriteArgs = parsed(arguments)?;
+            write(state, &args.path, &args.content, cancel)
+        },
+    },
+];
 
 /// The workspace tools of one workspace.
 #[derive(Clone)]
 pub struct WorkspaceTools {
-    root: Arc<WorkspaceRoot>,
-    /// What this run has read, for the read-before-edit rule.
-    seen: Arc<Seen>,
+    state: Arc<State>,
     tool_router: ToolRouter<Self>,
 }
 
-#[tool_router]
 impl WorkspaceTools {
+    /// The tools of `root`, as a server that starts now (the temporary files that servers
+    /// of this workspace killed during a change left are removed first).
     pub fn new(root: WorkspaceRoot) -> Self {
         WorkspaceTools {
-            root: Arc::new(root),
-            seen: Arc::new(Seen::default()),
-            tool_router: Self::tool_router(),
-        }
-    }
-
-    #[tool(
-        description = read_description(),
-        annotations(
-            title = "Read a file",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        ),
-        output_schema = schema_for_output::<ReadOutput>()
-    )]
-    async fn read(
-        &self,
-        Parameters(args): Parameters<ReadArgs>,
-        cancel: CancellationToken,
-    ) -> CallToolResult {
-        let request = args.request();
-        self.blocking(cancel, move |root, seen, cancel| {
-            read_noting(root, &request, cancel, Some(seen))
-        })
-        .await
-    }
-
-    #[tool(
-        description = LIST,
-        annotations(
-            title = "List a directory",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        ),
-        output_schema = schema_for_output::<ListOutput>()
-    )]
-    async fn list(
-        &self,
-        Parameters(args): Parameters<ListArgs>,
-        cancel: CancellationToken,
-    ) -> CallToolResult {
-        self.blocking(cancel, move |root, _, cancel| {
-            list(root, &args.path, cancel)
-        })
-        .await
-    }
-
-    #[tool(
-        description = glob_description(),
-        annotations(
-            title = "Find files by name",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        ),
-        output_schema = schema_for_output::<GlobOutput>()
-    )]
-    async fn glob(
-        &self,
-        Parameters(args): Parameters<GlobArgs>,
-        cancel: CancellationToken,
-    ) -> CallToolResult {
-        self.blocking(cancel, move |root, _, cancel| {
-            glob(root, &args.pattern, &args.path, cancel)
-        })
-        .await
-    }
-
-    #[tool(
-        description = grep_description(),
-        annotations(
-            title = "Search file contents",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        ),
-        output_schema = schema_for_output::<GrepOutput>()
-    )]
-    async fn grep(
-        &self,
-        Parameters(args): Parameters<GrepArgs>,
-        cancel: CancellationToken,
-    ) -> CallToolResult {
-        let request = args.request();
-        self.blocking(cancel, move |root, _, cancel| grep(root, &request, cancel))
-            .await
-    }
-
-    #[tool(
-        description = edit_description(),
-        annotations(
-            title = "Edit a file",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        ),
-        output_schema = schema_for_output::<EditOutput>()
-    )]
-    async fn edit(
-        &self,
-        Parameters(args): Parameters<EditArgs>,
-        cancel: CancellationToken,
-    ) -> CallToolResult {
-        let request = args.request();
-        self.blocking(cancel, move |root, seen, cancel| {
-            edit(root, seen, &request, cancel)
-        })
-        .await
-    }
-
-    #[tool(
-        description = write_description(),
-        annotations(
-            title = "Write a file",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
-        ),
-        output_schema = schema_for_output::<WriteOutput>()
-    )]
-    async fn write(
-        &self,
-        Parameters(args): Parameters<WriteArgs>,
-        cancel: CancellationToken,
-    ) -> CallToolResult {
-        self.blocking(cancel, move |root, seen, cancel| {
-            write(root, seen, &args.path, &args.content, cancel)
-        })
-        .await
-    }
-}
-
-impl WorkspaceTools {
-    /// Runs `work` on a blocking thread (file-system walks must not hold up the runtime
-    /// that reads the client's messages, cancellations included) and shapes its answer.
-    async fn blocking<F>(&self, cancel: CancellationToken, work: F) -> CallToolResult
-    where
-        F: FnOnce(&WorkspaceRoot, &Seen, &CancellationToken) -> Result<Answer, String>
-            + Send
-            + 'static,
-    {
-        let root = self.root.clone();
-        let seen = self.seen.clone();
-        match tokio::task::spawn_blocking(move || work(&root, &seen, &cancel)).await {
-            Ok(answer) => shape(answer),
-            Err(_) => CallToolResult::error(vec![ContentBlock::text(
-                "internal error: the workspace tool failed unexpectedly (a bug in mcp-agents)",
-            )]),
+            state: Arc::new(State::starting(root)),
+            tool_router: router(),
         }
     }
 
     /// One call of `tool` with `arguments` (a JSON object), run on this thread and answered
     /// as the server answers it: what the fuzz targets drive.
-    pub fn call_now(&self, tool: &str, arguments: serde_json::Value) -> CallToolResult {
-        fn parsed<T: serde::de::DeserializeOwned>(
-            arguments: serde_json::Value,
-        ) -> Result<T, String> {
-            serde_json::from_value(arguments).map_err(|e| e.to_string())
-        }
-        let (root, seen) = (&self.root, &self.seen);
+    pub fn call_now(&self, tool: &str, arguments: Value) -> CallToolResult {
         let cancel = CancellationToken::new();
-        shape(match tool {
-            "read" => parsed::<ReadArgs>(arguments)
-                .and_then(|args| read_noting(root, &args.request(), &cancel, Some(seen))),
-            "edit" => parsed::<EditArgs>(arguments)
-                .and_then(|args| edit(root, seen, &args.request(), &cancel)),
-            "write" => parsed::<WriteArgs>(arguments)
-                .and_then(|args| write(root, seen, &args.path, &args.content, &cancel)),
-            "list" => {
-                parsed::<ListArgs>(arguments).and_then(|args| list(root, &args.path, &cancel))
-            }
-            "glob" => parsed::<GlobArgs>(arguments)
-                .and_then(|args| glob(root, &args.pattern, &args.path, &cancel)),
-            "grep" => {
-                parsed::<GrepArgs>(arguments).and_then(|args| grep(root, &args.request(), &cancel))
-            }
-            _ => Err(format!(
-                "no tool is called `{}`",
-                super::output::quote(tool)
-            )),
+        shape(match TOOLS.iter().find(|row| row.name == tool) {
+            Some(row) => (row.run)(&self.state, arguments, &cancel),
+            None => Err(format!("no tool is called `{}`", quote(tool))),
         })
     }
+}
+
+/// The `rmcp` router of [`TOOLS`]: each call runs its row on a blocking thread (file-system
+/// walks must not hold up the runtime that reads the client's messages, cancellations
+/// included), and stops when the client cancels it.
+fn router() -> ToolRouter<WorkspaceTools> {
+    TOOLS.iter().fold(ToolRouter::new(), |router, row| {
+        let run = row.run;
+        router.with_route(ToolRoute::new_dyn(
+            (row.describe)(row.name),
+            move |context: ToolCallContext<'_, WorkspaceTools>| {
+                let arguments = Value::Object(context.arguments.unwrap_or_default());
+                let cancel = context.request_context.ct.clone();
+                let state = context.service.state.clone();
+                Box::pin(async move {
+                    let work = move || run(&state, arguments, &cancel);
+                    let result = match tokio::task::spawn_blocking(work).await {
+                        Ok(answer) => shape(answer),
+                        Err(_) => CallToolResult::error(vec![ContentBlock::text(
+                            "internal error: the workspace tool failed unexpectedly (a bug in \
+                             mcp-agents)",
+                        )]),
+                    };
+                    Ok(CallToolResponse::Complete(result))
+                })
+            },
+        ))
+    })
 }
 
 /// A tool's answer as a result: its text and structured content, or its error. Errors are
@@ -510,21 +369,6 @@ impl ServerHandler for WorkspaceTools {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn schemas_carry_the_limits_that_hold() {
-        let schema = schemars::schema_for!(GrepArgs);
-        let properties = &schema.as_value()["properties"];
-        assert_eq!(properties["limit"]["maximum"], WORKSPACE_GREP_RESULTS_MAX);
-        assert_eq!(properties["limit"]["default"], WORKSPACE_GREP_RESULTS);
-        assert_eq!(properties["context"]["maximum"], WORKSPACE_GREP_CONTEXT_MAX);
-        let schema = schemars::schema_for!(ReadArgs);
-        assert_eq!(
-            schema.as_value()["properties"]["limit"]["default"],
-            WORKSPACE_READ_LINES
-        );
-        assert_eq!(schema.as_value()["required"], serde_json::json!(["path"]));
-    }
 
     #[test]
     fn the_six_tools_are_listed_with_their_hints_and_both_schemas() {

@@ -2,7 +2,8 @@
 //! directories are skipped, `.gitignore`, `.ignore` and `.git/info/exclude` are honoured
 //! even outside a git repository (read by [`Rules`], only inside the workspace), and
 //! symbolic links are neither followed nor listed, so a walk never leaves the directory it
-//! starts in. Entries come in file-name order, so every answer is the same for the same tree.
+//! starts in, and the temporary files of changes under way are never walked. Entries come
+//! in file-name order, so every answer is the same for the same tree.
 //!
 //! [`NameGlob`] is the file filter `glob` and `grep` share, read the way ripgrep reads
 //! `--glob`.
@@ -13,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, WalkBuilder};
 
+use super::leftovers::is_temporary;
 use super::output::{quote, shorten};
 use super::root::WorkspaceRoot;
 use super::rules::Rules;
@@ -36,6 +38,10 @@ pub(super) fn walk(root: &WorkspaceRoot, dir: &Path) -> Walk {
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry(move |entry| {
+            // A change's temporary file is never shown, whatever the rules say.
+            if entry.depth() > 0 && is_temporary(entry.file_name()) {
+                return false;
+            }
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             let mut rules = filter.lock().unwrap_or_else(PoisonError::into_inner);
             !rules.leaves_out(entry.path(), is_dir)

@@ -7,17 +7,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::change::{IfMissing, change};
 use super::output::{Answer, count};
-use super::root::WorkspaceRoot;
-use super::seen::Seen;
+use super::state::State;
 use crate::limits::WORKSPACE_CHANGE_BYTES;
+use crate::workspace_contract::ChangedFile;
 
 /// `write`'s structured content (its output schema).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub(super) struct WriteOutput {
-    /// The file, relative to the workspace root.
-    pub path: String,
-    /// Whether the file is new (it did not exist before).
-    pub created: bool,
+    /// The file, and whether it is new.
+    #[serde(flatten)]
+    pub file: ChangedFile,
     /// Its size now, in bytes.
     pub bytes: u64,
     /// Its lines now.
@@ -25,8 +24,7 @@ pub(super) struct WriteOutput {
 }
 
 pub(super) fn write(
-    root: &WorkspaceRoot,
-    seen: &Seen,
+    state: &State,
     path: &str,
     content: &str,
     cancel: &CancellationToken,
@@ -38,13 +36,15 @@ pub(super) fn write(
             WORKSPACE_CHANGE_BYTES / (1024 * 1024)
         ));
     }
-    let changed = change(root, seen, path, IfMissing::Create, cancel, |_, _| {
+    let changed = change(state, path, IfMissing::Create, cancel, |_, _| {
         Ok((content.as_bytes().to_vec(), ()))
     })?;
     let lines = content.lines().count() as u64;
     let output = WriteOutput {
-        path: changed.shown.clone(),
-        created: changed.created,
+        file: ChangedFile {
+            path: changed.shown.clone(),
+            created: Some(changed.created),
+        },
         bytes: content.len() as u64,
         lines,
     };

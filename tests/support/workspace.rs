@@ -23,8 +23,14 @@ pub struct Tools {
 /// Starts `mcp-agents workspace-tools DIR` (cleared environment) and discovers it over
 /// 2026-07-28.
 pub async fn serve(dir: &Path) -> Tools {
+    serve_with_env(dir, &[]).await
+}
+
+/// [`serve`] with the variables `env` set (a client's `TMPDIR`, say).
+pub async fn serve_with_env(dir: &Path, env: &[(&str, &str)]) -> Tools {
     let mut command = tokio::process::Command::new(BIN);
     command.arg("workspace-tools").arg(dir).env_clear();
+    command.envs(env.iter().copied());
     let transport = TokioChildProcess::new(command).expect("start workspace-tools");
     let client = tokio::time::timeout(
         Duration::from_secs(20),
