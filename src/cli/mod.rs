@@ -11,6 +11,10 @@
 //! | `status_line` | `run`'s live status line on a terminal |
 //! | `terminal` | the terminal's width, which `check` and the status line fit |
 //! | `demo` | `mcp-agents demo`: the offline demo |
+//! | `status` | `mcp-agents status`: every server running for a workspace, a line per agent |
+//! | `watch` | `mcp-agents watch`: the live full-screen view, with stop |
+//! | `watch_model` | what the watch shows and what its keys do, apart from the terminal |
+//! | `watch_draw` | drawing the watch with `ratatui`: columns fitted to the width, the detail |
 
 mod check;
 mod demo;
@@ -19,8 +23,12 @@ mod readiness;
 mod run;
 mod runtime;
 mod serve;
+mod status;
 mod status_line;
 mod terminal;
+mod watch;
+mod watch_draw;
+mod watch_model;
 
 pub use demo::{EXAMPLE_WORKSPACE, RESULT as DEMO_RESULT};
 
@@ -53,7 +61,8 @@ subagents defined in the workspace's .agents/agents, .claude/agents, .codex/agen
         mcp-agents check                           list the agents this directory defines\n  \
         mcp-agents                                 serve MCP on stdio (what a client launches)\n  \
         mcp-agents . --http 127.0.0.1:8765         serve http://127.0.0.1:8765/mcp\n  \
-        mcp-agents run reviewer \"Review PR 12\"     run one agent from the terminal\n\n\
+        mcp-agents run reviewer \"Review PR 12\"     run one agent from the terminal\n  \
+        mcp-agents watch                           watch the agents of the servers running here\n\n\
         Logs and warnings go to stderr; RUST_LOG sets their level (default: warn). \
         Configuring clients: docs/clients.md. Writing agents: docs/agents.md."
 )]
@@ -156,6 +165,30 @@ pub enum Command {
         /// Print the final wait_agent record as JSON instead of the result text
         #[arg(long)]
         json: bool,
+    },
+    /// Every mcp-agents server running for DIR (several clients may each run one), and a
+    /// line per agent, read from their status sockets; exits 0 when none runs
+    Status {
+        /// The workspace (default: the current directory)
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The workspace, as an option (the same as DIR)
+        #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
+        workspace: Option<PathBuf>,
+        /// Print the servers' snapshots as one JSON list instead (`[]` when none runs)
+        #[arg(long)]
+        json: bool,
+    },
+    /// A live full-screen view of the agents of every server running for DIR: what each
+    /// does, its tool calls, and `s` to stop one (without a terminal, prints what `status`
+    /// prints)
+    Watch {
+        /// The workspace (default: the current directory)
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The workspace, as an option (the same as DIR)
+        #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
+        workspace: Option<PathBuf>,
     },
     /// The offline demo: a scripted model on loopback, and the example workspace's reviewer
     /// reading its code through the built-in workspace server; needs no API key and no
@@ -277,6 +310,22 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
         Some(Command::Demo { json }) => {
             with_runtime(|cancel| async move { demo::run_demo(json, itself, cancel).await })
         }
+        Some(Command::Status {
+            dir,
+            workspace,
+            json,
+        }) => {
+            let Some(workspace) = open_workspace(dir.or(workspace)) else {
+                return ExitCode::from(EXIT_USAGE);
+            };
+            with_runtime(|_| async move { status::run_status(workspace.path(), json).await })
+        }
+        Some(Command::Watch { dir, workspace }) => {
+            let Some(workspace) = open_workspace(dir.or(workspace)) else {
+                return ExitCode::from(EXIT_USAGE);
+            };
+            with_runtime(|cancel| async move { watch::run_watch(workspace.path(), cancel).await })
+        }
         Some(Command::WorkspaceTools { dir }) => serve::run_workspace_tools(dir),
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
         Some(Command::ChildShim { server }) => crate::child_mcp::run_child_shim(server),
@@ -341,9 +390,15 @@ fn log_warning(warning: &crate::definition::Warning) {
 }
 
 fn open_and_load(dir: Option<PathBuf>, options: &LoadOptions) -> Option<Catalog> {
+    open_workspace(dir).map(|workspace| load_catalog(&workspace, options))
+}
+
+/// The workspace DIR names (default: the current directory), canonical; `None` after
+/// saying why it cannot be.
+fn open_workspace(dir: Option<PathBuf>) -> Option<Workspace> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("."));
     match Workspace::open(&dir) {
-        Ok(workspace) => Some(load_catalog(&workspace, options)),
+        Ok(workspace) => Some(workspace),
         Err(message) => {
             eprintln!("error: {message}");
             None

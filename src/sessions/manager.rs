@@ -20,6 +20,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::feed::Feed;
 use super::hidden::{Hiding, hide_in_outcome};
 use super::session::{
     RunSignals, Session, SessionState, Snapshot, Status, Totals, new_agent_id, short_id,
@@ -83,6 +84,8 @@ pub struct SessionManager {
     /// Cancels every run (server shutdown).
     shutdown: CancellationToken,
     runs: TaskTracker,
+    /// Rung by every session's changes, for watchers of the whole server (`feed`).
+    pub(super) feed: Feed,
 }
 
 impl SessionManager {
@@ -104,6 +107,7 @@ impl SessionManager {
             recency: AtomicU64::new(0),
             shutdown: CancellationToken::new(),
             runs: TaskTracker::new(),
+            feed: Feed::default(),
         })
     }
 
@@ -145,13 +149,16 @@ impl SessionManager {
         let permit = self.try_permit()?;
 
         let id = new_agent_id();
-        let session = Arc::new(Session::new(
-            id.clone(),
-            definition.clone(),
-            system,
-            task.to_owned(),
-            self.next_recency(),
-        ));
+        let session = Arc::new(
+            Session::new(
+                id.clone(),
+                definition.clone(),
+                system,
+                task.to_owned(),
+                self.next_recency(),
+            )
+            .in_feed(&self.feed),
+        );
         {
             let mut state = session.lock();
             state.permit = Some(permit);
@@ -271,6 +278,16 @@ impl SessionManager {
     /// its children down with a short grace in the background. Returns the record once the
     /// session is terminal. A terminal session is left as it is, and not resumed.
     pub async fn stop(&self, target: &str, reason: Option<&str>) -> Result<Snapshot, AgentError> {
+        let reason = reason.map(str::trim).unwrap_or_default();
+        self.stop_with(target, stopped_message(reason)).await
+    }
+
+    /// [`Self::stop`], the record's error reading `message`.
+    pub(super) async fn stop_with(
+        &self,
+        target: &str,
+        message: String,
+    ) -> Result<Snapshot, AgentError> {
         let session = self.get_one(target)?;
         let run = {
             let mut state = session.lock();
@@ -280,8 +297,7 @@ impl SessionManager {
                 return Ok(session.snapshot());
             }
             if state.stopping.is_none() {
-                let reason = reason.map(str::trim).unwrap_or_default();
-                state.stopping = Some(reason.to_owned());
+                state.stopping = Some(message);
                 state.run.stopped.cancel();
                 state.run.cancel.cancel();
             }
@@ -356,7 +372,7 @@ impl SessionManager {
         self.registry().len()
     }
 
-    fn registry(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    pub(super) fn registry(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -775,14 +791,14 @@ async fn close_tools(
 }
 
 /// The terminal status a run's outcome gives its session; a cancelled run was stopped by
-/// the parent (`stopping`, with its reason) or by the server shutting down.
+/// the parent or a watcher (`stopping`, with the message) or by the server shutting down.
 fn terminal_status(outcome: RunOutcome, stopping: Option<&str>) -> Status {
     match outcome {
         RunOutcome::Completed(answer) => Status::Completed(answer),
         RunOutcome::Failed(failure) => Status::Failed(failure),
         RunOutcome::Cancelled { partial_result } => {
             let error = match stopping {
-                Some(reason) => AgentError::new(ErrorCode::Cancelled, stopped_message(reason)),
+                Some(message) => AgentError::new(ErrorCode::Cancelled, message),
                 None => AgentError::new(
                     ErrorCode::Internal,
                     "the run was cancelled because the server is shutting down (not a bug)",
