@@ -51,7 +51,6 @@ pub(super) async fn run_watch(workspace: &Path, cancel: CancellationToken) -> Ex
     read_keys(wake.clone(), keys_done.clone());
     let mut watch = Watch::new(workspace.display().to_string());
     let mut requests: HashMap<u32, StatusRequests> = HashMap::new();
-    let mut looking = false;
     let mut tick = tokio::time::interval(WATCH_TICK);
     let code = loop {
         if let Err(e) = terminal.draw(|frame| draw(frame, &watch, Instant::now())) {
@@ -61,36 +60,24 @@ pub(super) async fn run_watch(workspace: &Path, cancel: CancellationToken) -> Ex
             () = cancel.cancelled() => break Ok(()),
             woke = wakes.recv() => woke,
             _ = tick.tick() => {
-                if !looking {
-                    looking = true;
+                if !watch.looking {
+                    watch.looking = true;
                     look_for_servers(workspace, &watch, wake.clone());
                 }
                 continue;
             }
         };
         let Some(woke) = woke else { break Ok(()) };
-        match woke {
-            Wake::Key(key) => match watch.key(key) {
-                Action::Quit => break Ok(()),
-                Action::Stop { pid, agent_id } => {
-                    stop(&mut watch, &mut requests, pid, &agent_id).await
-                }
-                Action::Nothing => {}
-            },
-            Wake::Resized => {}
-            Wake::Line(pid, line) => watch.apply(pid, line, Instant::now()),
-            Wake::Gone(pid) => {
-                requests.remove(&pid);
-                watch.gone(pid);
-            }
-            Wake::Found(found) => {
-                looking = false;
-                for connection in found {
-                    watch.add_server(connection.pid, &connection.snapshot, Instant::now());
-                    requests.insert(connection.pid, connection.requests);
-                    forward(connection.pid, connection.lines, wake.clone());
-                }
-            }
+        // Everything already there is taken before the next frame: a server's batch of
+        // lines is drawn once, whole.
+        let mut next = Some(woke);
+        let mut quit = false;
+        while let Some(woke) = next.take() {
+            quit |= handle(woke, &mut watch, &mut requests, &wake).await;
+            next = if quit { None } else { wakes.try_recv().ok() };
+        }
+        if quit {
+            break Ok(());
         }
     };
     keys_done.store(true, Ordering::Relaxed);
@@ -102,6 +89,37 @@ pub(super) async fn run_watch(workspace: &Path, cancel: CancellationToken) -> Ex
             ExitCode::FAILURE
         }
     }
+}
+
+/// Applies one wake to the picture; `true` when it asks to quit.
+async fn handle(
+    woke: Wake,
+    watch: &mut Watch,
+    requests: &mut HashMap<u32, StatusRequests>,
+    wake: &mpsc::Sender<Wake>,
+) -> bool {
+    match woke {
+        Wake::Key(key) => match watch.key(key) {
+            Action::Quit => return true,
+            Action::Stop { pid, agent_id } => stop(watch, requests, pid, &agent_id).await,
+            Action::Nothing => {}
+        },
+        Wake::Resized => {}
+        Wake::Line(pid, line) => watch.apply(pid, line, Instant::now()),
+        Wake::Gone(pid) => {
+            requests.remove(&pid);
+            watch.gone(pid);
+        }
+        Wake::Found(found) => {
+            watch.looking = false;
+            for connection in found {
+                watch.add_server(connection.pid, &connection.snapshot, Instant::now());
+                requests.insert(connection.pid, connection.requests);
+                forward(connection.pid, connection.lines, wake.clone());
+            }
+        }
+    }
+    false
 }
 
 /// Sends server `pid` the stop of `agent_id`; its answer comes as a line.

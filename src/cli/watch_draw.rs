@@ -222,14 +222,18 @@ fn list(watch: &Watch, now: Instant, width: usize, rows: usize) -> Vec<Line<'sta
             all.push((Line::styled(text, style), selected));
         }
     }
-    let room = rows.saturating_sub(1);
-    let at = all.iter().position(|(_, s)| *s).unwrap_or(0);
-    let skip = (at + 1).saturating_sub(room);
-    let mut lines = vec![Line::styled(
+    // The first server's line, then the heading, stay; the rest scrolls.
+    let mut rest = all.into_iter();
+    let mut lines: Vec<Line<'static>> = rest.next().map(|(l, _)| l).into_iter().collect();
+    lines.push(Line::styled(
         heading,
         Style::default().add_modifier(Modifier::BOLD),
-    )];
-    lines.extend(all.into_iter().skip(skip).take(room).map(|(l, _)| l));
+    ));
+    let rest: Vec<(Line<'static>, bool)> = rest.collect();
+    let room = rows.saturating_sub(lines.len());
+    let at = rest.iter().position(|(_, s)| *s).unwrap_or(0);
+    let skip = (at + 1).saturating_sub(room);
+    lines.extend(rest.into_iter().skip(skip).take(room).map(|(l, _)| l));
     lines
 }
 
@@ -264,7 +268,11 @@ fn detail(watch: &Watch, now: Instant, width: usize) -> Vec<Line<'static>> {
                 .cost()
                 .map_or(String::new(), |c| format!(" · ${c:.4}")),
         ),
-        format!("now: {}", agent.now()),
+        format!(
+            "{}: {}",
+            if agent.is_running() { "now" } else { "ended" },
+            agent.now()
+        ),
         String::new(),
         "tool calls:".to_owned(),
     ];

@@ -131,11 +131,14 @@ pub(super) enum Action {
 pub(super) struct Watch {
     pub workspace: String,
     pub servers: Vec<ServerView>,
+    /// By server, each server's in the order they came (spawn order).
     pub agents: Vec<AgentView>,
     pub selected: usize,
     pub mode: Mode,
     /// A line for the person: what a stop did, or why it cannot be done.
     pub note: Option<String>,
+    /// A look for servers started since is under way.
+    pub looking: bool,
 }
 
 impl Watch {
@@ -147,6 +150,7 @@ impl Watch {
             selected: 0,
             mode: Mode::List,
             note: None,
+            looking: false,
         }
     }
 
@@ -212,7 +216,7 @@ impl Watch {
         self.servers.iter().any(|s| s.pid == pid && !s.gone)
     }
 
-    /// The agents in the order shown: by server, each server's in the order they came.
+    /// The agent the selection is on.
     pub(super) fn selected_agent(&self) -> Option<&AgentView> {
         self.agents.get(self.selected)
     }

@@ -1,8 +1,8 @@
 //! What the status endpoint says (SPEC §7.1; the protocol is in docs/tools.md): a snapshot
 //! of the server and of every agent, then the changes as they happen. Each agent is its
 //! `wait_agent` record with its human line and its latest tool calls, but never more of a
-//! result than its first line (SPEC §7): no `structured_result`, no `partial_result`, and
-//! the error's message cut to its first line too. The socket and `GET /status/events` say
+//! result than its first line (SPEC §7): no `structured_result`, no `partial_result`, the
+//! error's message cut to its first line too, and the human line quoting only those. The socket and `GET /status/events` say
 //! the same lines; `GET /status` is the snapshot.
 
 use std::path::PathBuf;
@@ -12,7 +12,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 
 use crate::limits::STATUS_LINE_CHARS;
-use crate::sessions::{Change, Changes, SessionManager, Watched, snapshot_json, summary_line};
+use crate::sessions::{
+    Change, Changes, SessionManager, Snapshot, Status, Watched, snapshot_json, summary_line,
+};
 
 /// The server a status endpoint speaks for.
 #[derive(Debug, Clone)]
@@ -148,20 +150,9 @@ fn server_spend(_info: &ServerInfo) -> Option<Value> {
 
 /// One agent: its record, cut as SPEC §7 asks, with its human line and tool calls.
 pub fn agent_json(watched: &Watched) -> Value {
-    let mut record = snapshot_json(&watched.snapshot);
-    if let Some(fields) = record.as_object_mut() {
-        fields.remove("structured_result");
-        fields.remove("partial_result");
-        if let Some(Value::String(result)) = fields.get_mut("result") {
-            *result = first_line(result);
-        }
-        if let Some(Value::String(message)) =
-            fields.get_mut("error").and_then(|e| e.get_mut("message"))
-        {
-            *message = first_line(message);
-        }
-    }
-    record["line"] = json!(summary_line(&watched.snapshot));
+    let snapshot = first_lines_only(&watched.snapshot);
+    let mut record = snapshot_json(&snapshot);
+    record["line"] = json!(summary_line(&snapshot));
     record["calls"] = watched
         .calls
         .iter()
@@ -178,6 +169,24 @@ pub fn agent_json(watched: &Watched) -> Value {
         })
         .collect();
     record
+}
+
+/// `snapshot` saying no more than the first line of its result or error: no structured
+/// result, no partial result.
+fn first_lines_only(snapshot: &Snapshot) -> Snapshot {
+    let mut snapshot = snapshot.clone();
+    match &mut snapshot.status {
+        Status::Completed(answer) => {
+            answer.text = first_line(&answer.text);
+            answer.structured = None;
+        }
+        Status::Failed(failure) => {
+            failure.error.message = first_line(&failure.error.message);
+            failure.partial_result = None;
+        }
+        Status::Running => {}
+    }
+    snapshot
 }
 
 /// The first line of `text` that holds more than whitespace, trimmed and cut at

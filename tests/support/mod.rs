@@ -23,8 +23,10 @@ pub mod binary;
 pub mod children;
 pub mod engine;
 pub mod interop;
+pub mod pty;
 pub mod recording_proxy;
 pub mod run_kit;
+pub mod status;
 pub mod workspace;
 
 use std::collections::HashMap;
