@@ -314,69 +314,88 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             dir,
             workspace,
             json,
-        }) => {
-            let Some(workspace) = open_workspace(dir.or(workspace)) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            with_runtime(|_| async move { status::run_status(workspace.path(), json).await })
-        }
-        Some(Command::Watch { dir, workspace }) => {
-            let Some(workspace) = open_workspace(dir.or(workspace)) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            with_runtime(|cancel| async move { watch::run_watch(workspace.path(), cancel).await })
-        }
+        }) => watch_command(dir.or(workspace), Some(json)),
+        Some(Command::Watch { dir, workspace }) => watch_command(dir.or(workspace), None),
         Some(Command::WorkspaceTools { dir }) => serve::run_workspace_tools(dir),
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
         Some(Command::ChildShim { server }) => crate::child_mcp::run_child_shim(server),
-        None => {
-            // Checked before the catalog loads: a bad option is one line, not the last of
-            // the definitions' warnings.
-            let listen = match cli.http.map(|addr| HttpOptions {
-                addr,
-                auth_token_env: cli.auth_token_env,
-            }) {
-                Some(options) => match options.prepare(|var| std::env::var(var).ok()) {
-                    Ok(listen) => Some(listen),
-                    Err(message) => {
-                        eprintln!("error: {message}");
-                        return ExitCode::from(EXIT_USAGE);
-                    }
-                },
-                None => None,
-            };
-            let Some(catalog) = open_and_load(cli.dir.or(cli.workspace), &options) else {
-                return ExitCode::from(EXIT_USAGE);
-            };
-            for warning in catalog.warnings() {
-                log_warning(warning);
-            }
-            if catalog.agents().is_empty() && catalog.has_rejections() {
-                tracing::warn!(
-                    "no usable agent definitions in {} (the rejected ones are listed above); \
-                     no tools are offered",
-                    catalog.workspace().display()
-                );
-            } else if catalog.agents().is_empty() {
-                tracing::warn!(
-                    "no agent definitions found in {} (looked in {}); no tools are offered",
-                    catalog.workspace().display(),
-                    Catalog::agent_roots().collect::<Vec<_>>().join(", ")
-                );
-            } else if catalog.offered().next().is_none() {
-                tracing::warn!(
-                    "every agent in {} says a model must not pick it (Copilot's \
-                     `disable-model-invocation`); no tools are offered, and `mcp-agents run` \
-                     runs them",
-                    catalog.workspace().display()
-                );
-            }
-            if listen.is_none() && std::io::stdin().is_terminal() {
-                eprintln!("{}", serve::terminal_hint(&catalog));
-            }
-            serve::serve(catalog, listen, itself)
-        }
+        None => serve_command(
+            cli.http,
+            cli.auth_token_env,
+            cli.dir.or(cli.workspace),
+            &options,
+            itself,
+        ),
     }
+}
+
+/// `mcp-agents [DIR]`: the options checked, the catalog loaded and its warnings logged,
+/// then the server until its client goes or a signal comes.
+fn serve_command(
+    http: Option<String>,
+    auth_token_env: Option<String>,
+    dir: Option<PathBuf>,
+    options: &LoadOptions,
+    itself: SelfCommand,
+) -> ExitCode {
+    // Checked before the catalog loads: a bad option is one line, not the last of
+    // the definitions' warnings.
+    let listen = match http.map(|addr| HttpOptions {
+        addr,
+        auth_token_env,
+    }) {
+        Some(options) => match options.prepare(|var| std::env::var(var).ok()) {
+            Ok(listen) => Some(listen),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
+        None => None,
+    };
+    let Some(catalog) = open_and_load(dir, options) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    for warning in catalog.warnings() {
+        log_warning(warning);
+    }
+    if catalog.agents().is_empty() && catalog.has_rejections() {
+        tracing::warn!(
+            "no usable agent definitions in {} (the rejected ones are listed above); \
+             no tools are offered",
+            catalog.workspace().display()
+        );
+    } else if catalog.agents().is_empty() {
+        tracing::warn!(
+            "no agent definitions found in {} (looked in {}); no tools are offered",
+            catalog.workspace().display(),
+            Catalog::agent_roots().collect::<Vec<_>>().join(", ")
+        );
+    } else if catalog.offered().next().is_none() {
+        tracing::warn!(
+            "every agent in {} says a model must not pick it (Copilot's \
+             `disable-model-invocation`); no tools are offered, and `mcp-agents run` \
+             runs them",
+            catalog.workspace().display()
+        );
+    }
+    if listen.is_none() && std::io::stdin().is_terminal() {
+        eprintln!("{}", serve::terminal_hint(&catalog));
+    }
+    serve::serve(catalog, listen, itself)
+}
+
+/// `status` (with `json`: `Some`) or `watch` (`None`) for the workspace DIR names.
+fn watch_command(dir: Option<PathBuf>, json: Option<bool>) -> ExitCode {
+    let Some(workspace) = open_workspace(dir) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    with_runtime(|cancel| async move {
+        match json {
+            Some(json) => status::run_status(workspace.path(), json).await,
+            None => watch::run_watch(workspace.path(), cancel).await,
+        }
+    })
 }
 
 /// Logs a definition's warning: a rejected file's line starts with `rejected:`, as in

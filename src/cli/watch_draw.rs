@@ -86,9 +86,9 @@ fn columns(width: usize) -> Vec<(Column, usize)> {
         chosen.push((column, least));
     }
     let flexible = chosen.iter().filter(|(c, _)| c.is_flexible()).count();
-    if flexible > 0 {
-        let room = width.saturating_sub(used);
-        let mut shares = vec![room / flexible; flexible];
+    let room = width.saturating_sub(used);
+    if let Some(share) = room.checked_div(flexible) {
+        let mut shares = vec![share; flexible];
         shares[0] += room % flexible;
         let mut shares = shares.into_iter();
         for (column, w) in &mut chosen {

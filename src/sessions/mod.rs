@@ -9,7 +9,8 @@
 //! | `wait` | waiting on sessions, with what they do meanwhile |
 //! | `record` | the JSON of a session record, and its one human line |
 //! | `hidden` | a run's secrets hidden from its activity and outcome |
-//! | `feed` | every session's changes and tool-call timings, for watchers from outside (SPEC §7.1) |
+//! | `feed` | what a session keeps for watchers: the bell it rings, its tool calls' timings |
+//! | `watchers` | every session's changes and the stop, for watchers from outside (SPEC §7.1) |
 //!
 //! The face below is what the MCP server, the command line, the benches and the tests name.
 
@@ -19,9 +20,11 @@ mod manager;
 mod record;
 mod session;
 mod wait;
+mod watchers;
 
-pub use feed::{CallTiming, Change, Changes, WATCH_STOP_MESSAGE, Watched};
+pub use feed::CallTiming;
 pub use manager::{Accepted, ManagerConfig, SessionManager, require_text};
 pub use record::{changed_files, error_json, snapshot_json, summary_line};
 pub use session::{FileChanged, Snapshot, Status, Totals, short_id};
 pub use wait::{Progress, ReturnWhen, Step, WaitEvent};
+pub use watchers::{Change, Changes, WATCH_STOP_MESSAGE, Watched};

@@ -213,13 +213,10 @@ async fn at_160_by_48_every_column_shows_and_an_agent_is_seen_to_finish() {
         let worker = row_of(screen, "worker").unwrap();
         assert!(worker.contains('–'), "no cost without a price: {worker}");
         // It finishes while watched.
-        term.until(
-            |s| assert_no_row_wraps(s),
-            |s| {
-                row_of(s, "worker")
-                    .is_some_and(|r| r.contains("completed") && r.contains("Worker done."))
-            },
-        );
+        term.until(assert_no_row_wraps, |s| {
+            row_of(s, "worker")
+                .is_some_and(|r| r.contains("completed") && r.contains("Worker done."))
+        });
         term.type_keys(ENTER);
         term.until(|_| {}, |s| s.contents().contains("tool calls:"));
         let sleep = rows(term.screen.screen())
