@@ -184,8 +184,17 @@ impl Watch {
             }
             Some("forgotten") => {
                 let id = line["agent_id"].as_str().unwrap_or_default();
-                self.agents.retain(|a| !(a.pid == pid && a.id() == id));
-                self.clamp_selection();
+                if let Some(at) = self
+                    .agents
+                    .iter()
+                    .position(|a| a.pid == pid && a.id() == id)
+                {
+                    self.agents.remove(at);
+                    if at < self.selected {
+                        self.selected -= 1;
+                    }
+                    self.clamp_selection();
+                }
             }
             Some("server") => {
                 if let Some(server) = self.servers.iter_mut().find(|s| s.pid == pid) {
@@ -310,5 +319,93 @@ impl Watch {
             };
             self.note = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn press(watch: &mut Watch, code: KeyCode) -> Action {
+        watch.key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    fn picture() -> Watch {
+        let mut watch = Watch::new("/w".into());
+        let snapshot = json!({
+            "server": {"pid": 7},
+            "agents": [
+                {"agent_id": "aaaaaaaa11", "name": "done", "status": "completed", "result": "Ok."},
+                {"agent_id": "bbbbbbbb22", "name": "busy", "status": "running",
+                 "question": "Which file?", "total_elapsed_ms": 1000},
+            ],
+        });
+        watch.add_server(7, &snapshot, Instant::now());
+        watch
+    }
+
+    #[test]
+    fn keys_select_open_and_stop_only_a_running_agent_after_yes() {
+        let mut watch = picture();
+        assert_eq!(press(&mut watch, KeyCode::Char('s')), Action::Nothing);
+        assert_eq!(watch.note.as_deref(), Some("done aaaaaaaa is not running"));
+        assert_eq!(watch.mode, Mode::List);
+        press(&mut watch, KeyCode::Down);
+        assert_eq!(watch.selected_agent().map(AgentView::name), Some("busy"));
+        assert_eq!(
+            watch.selected_agent().map(AgentView::status),
+            Some("asking")
+        );
+        press(&mut watch, KeyCode::Enter);
+        assert_eq!(watch.mode, Mode::Detail);
+        press(&mut watch, KeyCode::Char('s'));
+        assert!(matches!(watch.mode, Mode::ConfirmStop { .. }));
+        assert_eq!(press(&mut watch, KeyCode::Char('n')), Action::Nothing);
+        assert_eq!(watch.mode, Mode::List);
+        press(&mut watch, KeyCode::Char('s'));
+        assert_eq!(
+            press(&mut watch, KeyCode::Char('y')),
+            Action::Stop {
+                pid: 7,
+                agent_id: "bbbbbbbb22".into()
+            }
+        );
+        watch.gone(7);
+        press(&mut watch, KeyCode::Char('s'));
+        assert_eq!(
+            watch.note.as_deref(),
+            Some("busy bbbbbbbb: its server has gone")
+        );
+        assert_eq!(press(&mut watch, KeyCode::Char('q')), Action::Quit);
+    }
+
+    #[test]
+    fn lines_update_add_and_forget_agents_and_keep_the_selection_on_its_agent() {
+        let mut watch = picture();
+        press(&mut watch, KeyCode::Down);
+        let now = Instant::now();
+        let stopped = json!({"agent_id": "bbbbbbbb22", "name": "busy", "status": "failed",
+                             "error": {"code": "cancelled", "message": "stopped from mcp-agents watch"}});
+        watch.apply(7, json!({"type": "agent", "agent": stopped}), now);
+        assert_eq!(
+            watch.selected_agent().map(AgentView::status),
+            Some("stopped")
+        );
+        watch.add_server(9, &json!({"server": {"pid": 9}, "agents": []}), now);
+        let new = json!({"agent_id": "cccccccc33", "name": "new", "status": "running"});
+        watch.apply(9, json!({"type": "agent", "agent": new}), now);
+        let first = json!({"agent_id": "dddddddd44", "name": "first", "status": "running"});
+        watch.apply(7, json!({"type": "agent", "agent": first}), now);
+        let names: Vec<&str> = watch.agents.iter().map(AgentView::name).collect();
+        assert_eq!(names, ["done", "busy", "first", "new"], "grouped by server");
+        assert_eq!(watch.selected_agent().map(AgentView::name), Some("busy"));
+        watch.apply(
+            7,
+            json!({"type": "forgotten", "agent_id": "aaaaaaaa11"}),
+            now,
+        );
+        assert_eq!(watch.agents.len(), 3);
+        assert_eq!(watch.selected_agent().map(AgentView::name), Some("busy"));
     }
 }

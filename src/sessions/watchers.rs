@@ -43,6 +43,8 @@ pub struct Changes {
     bell: watch::Receiver<u64>,
     /// Each session handed out, with its change counter then.
     seen: HashMap<String, u64>,
+    /// Every session as of the last look.
+    all: Vec<Watched>,
 }
 
 impl SessionManager {
@@ -59,6 +61,7 @@ impl SessionManager {
             manager: self.clone(),
             bell: self.feed.listen(),
             seen: HashMap::new(),
+            all: Vec::new(),
         }
     }
 
@@ -71,14 +74,20 @@ impl SessionManager {
 
 impl Changes {
     /// Every session now, each marked as handed out: what a watcher's first picture shows.
-    pub fn everything(&mut self) -> Vec<Watched> {
+    pub fn everything(&mut self) -> &[Watched] {
         self.bell.borrow_and_update();
-        let all = self.manager.watched();
-        self.seen = all
+        self.all = self.manager.watched();
+        self.seen = self
+            .all
             .iter()
             .map(|w| (w.snapshot.agent_id.clone(), w.snapshot.version))
             .collect();
-        all
+        &self.all
+    }
+
+    /// Every session as of the last look ([`Self::everything`] or [`Self::next`]).
+    pub fn all(&self) -> &[Watched] {
+        &self.all
     }
 
     /// Waits until a session changes, then says what changed since the last call, in spawn
@@ -99,14 +108,14 @@ impl Changes {
     /// The sessions that moved on, and the ones gone, since they were last handed out.
     fn since(&mut self) -> Vec<Change> {
         self.bell.borrow_and_update();
-        let now = self.manager.watched();
+        self.all = self.manager.watched();
         let mut changes = Vec::new();
-        let mut seen = HashMap::with_capacity(now.len());
-        for w in now {
+        let mut seen = HashMap::with_capacity(self.all.len());
+        for w in &self.all {
             let id = w.snapshot.agent_id.clone();
             let version = w.snapshot.version;
             if self.seen.get(&id) != Some(&version) {
-                changes.push(Change::Agent(Box::new(w)));
+                changes.push(Change::Agent(Box::new(w.clone())));
             }
             seen.insert(id, version);
         }

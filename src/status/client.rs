@@ -121,7 +121,7 @@ async fn connect(entry: &SocketEntry, workspace: &Path) -> Reached {
         Err(_) => return Reached::Silent,
     };
     let ours = snapshot["type"] == "snapshot"
-        && snapshot["server"]["workspace"].as_str() == workspace.to_str();
+        && snapshot["server"]["workspace"].as_str() == Some(&workspace.display().to_string());
     if !ours {
         return Reached::Silent;
     }

@@ -52,7 +52,6 @@ impl ServerInfo {
 
 /// One watcher's view of a server: its first picture, then its changes, as JSON lines.
 pub struct StatusFeed {
-    manager: Arc<SessionManager>,
     info: ServerInfo,
     changes: Changes,
     /// The `server` object last said, to say it again only when it changed.
@@ -62,7 +61,6 @@ pub struct StatusFeed {
 impl StatusFeed {
     pub fn new(manager: &Arc<SessionManager>, info: ServerInfo) -> Self {
         StatusFeed {
-            manager: manager.clone(),
             info,
             changes: manager.changes(),
             server: Value::Null,
@@ -72,7 +70,7 @@ impl StatusFeed {
     /// `{"type": "snapshot", "server": {…}, "agents": [{…}, …]}`: everything now.
     pub fn snapshot(&mut self) -> Value {
         let agents = self.changes.everything();
-        self.server = server_json(&self.info, &agents);
+        self.server = server_json(&self.info, agents);
         json!({
             "type": "snapshot",
             "server": self.server,
@@ -94,7 +92,7 @@ impl StatusFeed {
                 Change::Forgotten(id) => json!({"type": "forgotten", "agent_id": id}),
             })
             .collect();
-        let server = server_json(&self.info, &self.manager.watched());
+        let server = server_json(&self.info, self.changes.all());
         if server != self.server {
             lines.push(json!({"type": "server", "server": server}));
             self.server = server;
