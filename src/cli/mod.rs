@@ -133,17 +133,30 @@ impl CommonOptions {
     }
 }
 
+/// The workspace a command looks at: DIR, or `--workspace DIR`.
+#[derive(Debug, Args)]
+pub struct WorkspaceDir {
+    /// The workspace (default: the current directory)
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The workspace, as an option (the same as DIR)
+    #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
+    pub workspace: Option<PathBuf>,
+}
+
+impl WorkspaceDir {
+    fn path(self) -> Option<PathBuf> {
+        self.dir.or(self.workspace)
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Load the catalog exactly as the server would; print each agent and every warning.
     /// Exits with 1 when any definition was rejected.
     Check {
-        /// Workspace to check (default: the current directory)
-        #[arg(value_name = "DIR")]
-        dir: Option<PathBuf>,
-        /// The workspace, as an option (the same as DIR)
-        #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
-        workspace: Option<PathBuf>,
+        #[command(flatten)]
+        workspace: WorkspaceDir,
         /// Print one JSON object {"workspace", "agents", "skills", "warnings"} instead
         #[arg(long)]
         json: bool,
@@ -169,12 +182,8 @@ pub enum Command {
     /// Every mcp-agents server running for DIR (several clients may each run one), and a
     /// line per agent, read from their status sockets; exits 0 when none runs
     Status {
-        /// The workspace (default: the current directory)
-        #[arg(value_name = "DIR")]
-        dir: Option<PathBuf>,
-        /// The workspace, as an option (the same as DIR)
-        #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
-        workspace: Option<PathBuf>,
+        #[command(flatten)]
+        workspace: WorkspaceDir,
         /// Print the servers' snapshots as one JSON list instead (`[]` when none runs)
         #[arg(long)]
         json: bool,
@@ -183,12 +192,8 @@ pub enum Command {
     /// does, its tool calls, and `s` to stop one (without a terminal, prints what `status`
     /// prints)
     Watch {
-        /// The workspace (default: the current directory)
-        #[arg(value_name = "DIR")]
-        dir: Option<PathBuf>,
-        /// The workspace, as an option (the same as DIR)
-        #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
-        workspace: Option<PathBuf>,
+        #[command(flatten)]
+        workspace: WorkspaceDir,
     },
     /// The offline demo: a scripted model on loopback, and the example workspace's reviewer
     /// reading its code through the built-in workspace server; needs no API key and no
@@ -261,12 +266,11 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
     let options = LoadOptions::from_process_env(cli.common.default_model, budget);
     match cli.command {
         Some(Command::Check {
-            dir,
             workspace,
             json,
             wide,
         }) => {
-            let Some(catalog) = open_and_load(dir.or(workspace), &options) else {
+            let Some(catalog) = open_and_load(workspace.path(), &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
             let layout = match (json, wide, terminal::stdout_columns()) {
@@ -310,12 +314,8 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
         Some(Command::Demo { json }) => {
             with_runtime(|cancel| async move { demo::run_demo(json, itself, cancel).await })
         }
-        Some(Command::Status {
-            dir,
-            workspace,
-            json,
-        }) => watch_command(dir.or(workspace), Some(json)),
-        Some(Command::Watch { dir, workspace }) => watch_command(dir.or(workspace), None),
+        Some(Command::Status { workspace, json }) => watch_command(workspace.path(), Some(json)),
+        Some(Command::Watch { workspace }) => watch_command(workspace.path(), None),
         Some(Command::WorkspaceTools { dir }) => serve::run_workspace_tools(dir),
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
         Some(Command::ChildShim { server }) => crate::child_mcp::run_child_shim(server),

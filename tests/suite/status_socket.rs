@@ -13,29 +13,9 @@ use std::time::Duration;
 
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
-use support::binary::{self, Connection, Generation, KEY_VAR};
-use support::children::{agent, stdio_child, tagged_marker, write};
+use support::binary::{self, Connection, Generation};
 use support::run_kit::KEY;
 use support::status::{self as st, Watcher};
-
-/// A workspace with `worker` (the fixture child `fx`) and `plain` (no child), both on the
-/// mock's Responses endpoint.
-fn workspace(mock: &MockProvider) -> tempfile::TempDir {
-    let ws = tempfile::tempdir().unwrap();
-    let fx = stdio_child("fx", &[], &tagged_marker("status"), "");
-    write(
-        ws.path(),
-        ".agents/agents/worker.md",
-        &agent(mock, "worker", &fx, ""),
-    );
-    let plain = format!(
-        "---\nname: plain\ndescription: No tools.\nmodel: mock-model\nmodel_provider: custom\n\
-         base_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\n---\nAnswer.\n",
-        mock.responses_base_url()
-    );
-    write(ws.path(), ".agents/agents/plain.md", &plain);
-    ws
-}
 
 async fn serve(ws: &Path, runtime: &Path) -> Connection {
     binary::stdio(ws, Generation::Modern, &st::env(runtime)).await
@@ -44,7 +24,7 @@ async fn serve(ws: &Path, runtime: &Path) -> Connection {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_socket_is_private_named_for_the_server_and_removed_on_exit() {
     let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = workspace(&mock);
+    let ws = st::workspace(&mock);
     let runtime = st::runtime_dir();
     let c = serve(ws.path(), runtime.path()).await;
     let pid = c.pid.unwrap();
@@ -123,7 +103,7 @@ async fn another_uid_can_neither_reach_the_socket_nor_get_a_word_from_it() {
     }
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.push([Step::tool_call("fx__sleep", json!({"ms": 60_000}))]);
-    let ws = workspace(&mock);
+    let ws = st::workspace(&mock);
     let runtime = st::runtime_dir();
     let c = serve(ws.path(), runtime.path()).await;
     let socket = st::socket_of(runtime.path(), c.pid.unwrap()).await;
@@ -183,7 +163,7 @@ async fn a_directory_of_another_uid_is_refused_by_servers_and_readers() {
         return;
     }
     let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = workspace(&mock);
+    let ws = st::workspace(&mock);
     // No XDG_RUNTIME_DIR: the directory is `mcp-agents-0` under TMPDIR, planted by another
     // user before the server starts.
     let tmp = st::runtime_dir();
@@ -225,7 +205,7 @@ async fn a_directory_of_another_uid_is_refused_by_servers_and_readers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_socket_is_ignored_and_removed() {
     let mock = MockProvider::start(KEY).await.unwrap();
-    let ws = workspace(&mock);
+    let ws = st::workspace(&mock);
     let runtime = st::runtime_dir();
     // A server killed outright leaves its socket behind.
     let killed = serve(ws.path(), runtime.path()).await;
@@ -265,7 +245,7 @@ async fn a_stale_socket_is_ignored_and_removed() {
 async fn two_servers_for_one_workspace_are_both_listed() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.push([Step::text("First done."), Step::text("Second done.")]);
-    let ws = workspace(&mock);
+    let ws = st::workspace(&mock);
     let runtime = st::runtime_dir();
     let one = serve(ws.path(), runtime.path()).await;
     let two = serve(ws.path(), runtime.path()).await;
@@ -306,7 +286,7 @@ async fn a_watcher_stops_an_agent_as_send_input_stop_does_and_hears_no_secrets()
         Step::tool_call("fx__echo", json!({"text": "ARGUMENT-MARKER"})),
         Step::tool_call("fx__sleep", json!({"ms": 60_000})),
     ]);
-    let ws = workspace(&mock);
+    let ws = st::workspace(&mock);
     let runtime = st::runtime_dir();
     let c = serve(ws.path(), runtime.path()).await;
     let socket = st::socket_of(runtime.path(), c.pid.unwrap()).await;
@@ -369,7 +349,7 @@ async fn a_result_is_said_by_its_first_line_only() {
     mock.push([Step::text(
         "Found two bugs.\nSECOND-LINE-MARKER: the details.",
     )]);
-    let ws = workspace(&mock);
+    let ws = st::workspace(&mock);
     let runtime = st::runtime_dir();
     let c = serve(ws.path(), runtime.path()).await;
     let record = c.run_to_end("plain", "Look.").await;
@@ -394,7 +374,7 @@ const TOKEN: &str = "status-test-token-7";
 async fn get_status_over_http_needs_the_token_and_a_loopback_origin() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.push([Step::text("Done over HTTP.")]);
-    let ws = workspace(&mock);
+    let ws = st::workspace(&mock);
     let runtime = st::runtime_dir();
     let runtime_dir = runtime.path().to_str().unwrap();
     let (server, url) = binary::start_http_server(

@@ -11,8 +11,7 @@ use std::path::Path;
 
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::json;
-use support::binary::{self, Connection, Generation, KEY_VAR};
-use support::children::{agent, stdio_child, tagged_marker, write};
+use support::binary::{self, Connection, Generation};
 use support::pty::{Terminal, rows};
 use support::run_kit::KEY;
 use support::status as st;
@@ -21,22 +20,9 @@ const DOWN: &[u8] = b"\x1b[B";
 const ENTER: &[u8] = b"\r";
 const ESC: &[u8] = b"\x1b";
 
-/// A server over a workspace with `worker` (the fixture child `fx`) and `plain`, watched
-/// through `runtime`.
+/// A server over [`st::workspace`], watched through `runtime`.
 async fn serve(mock: &MockProvider, runtime: &Path) -> (tempfile::TempDir, Connection) {
-    let ws = tempfile::tempdir().unwrap();
-    let fx = stdio_child("fx", &[], &tagged_marker("watch"), "");
-    write(
-        ws.path(),
-        ".agents/agents/worker.md",
-        &agent(mock, "worker", &fx, ""),
-    );
-    let plain = format!(
-        "---\nname: plain\ndescription: No tools.\nmodel: mock-model\nmodel_provider: custom\n\
-         base_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\n---\nAnswer.\n",
-        mock.responses_base_url()
-    );
-    write(ws.path(), ".agents/agents/plain.md", &plain);
+    let ws = st::workspace(mock);
     let c = binary::stdio(ws.path(), Generation::Modern, &st::env(runtime)).await;
     (ws, c)
 }

@@ -11,7 +11,29 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use super::binary::BIN;
+use mcp_agents::testkit::MockProvider;
+
+use super::binary::{BIN, KEY_VAR};
+use super::children::{agent, stdio_child, tagged_marker, write};
+
+/// A workspace with `worker` (the fixture child `fx`) and `plain` (no child), both on the
+/// mock's Responses endpoint.
+pub fn workspace(mock: &MockProvider) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let fx = stdio_child("fx", &[], &tagged_marker("status"), "");
+    write(
+        ws.path(),
+        ".agents/agents/worker.md",
+        &agent(mock, "worker", &fx, ""),
+    );
+    let plain = format!(
+        "---\nname: plain\ndescription: No tools.\nmodel: mock-model\nmodel_provider: custom\n\
+         base_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\n---\nAnswer.\n",
+        mock.responses_base_url()
+    );
+    write(ws.path(), ".agents/agents/plain.md", &plain);
+    ws
+}
 
 /// A fresh `XDG_RUNTIME_DIR`, private as a real one is.
 pub fn runtime_dir() -> tempfile::TempDir {
