@@ -42,6 +42,8 @@ pub(super) async fn run_watch(workspace: &Path, cancel: CancellationToken) -> Ex
     let mut terminal = match ratatui::try_init() {
         Ok(terminal) => terminal,
         Err(e) => {
+            // Whatever was set up before the failure is undone.
+            ratatui::restore();
             eprintln!("error: cannot take over the terminal: {e}");
             return ExitCode::FAILURE;
         }
