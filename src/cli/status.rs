@@ -11,14 +11,15 @@ use crate::status::connect_all;
 
 /// Prints what the servers of `workspace` (canonical) are doing now.
 pub(super) async fn run_status(workspace: &Path, json: bool) -> ExitCode {
-    let connections = match connect_all(workspace).await {
-        Ok(connections) => connections,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let snapshots: Vec<Value> = connections.into_iter().map(|c| c.snapshot).collect();
+    let found = connect_all(workspace, &[]).await;
+    for problem in &found.problems {
+        eprintln!("warning: {problem}");
+    }
+    if found.connections.is_empty() && !found.problems.is_empty() {
+        // A server may be running where this could not look.
+        return ExitCode::FAILURE;
+    }
+    let snapshots: Vec<Value> = found.connections.into_iter().map(|c| c.snapshot).collect();
     if json {
         println!("{:#}", Value::Array(snapshots));
     } else {

@@ -21,7 +21,7 @@ use super::status::run_status;
 use super::watch_draw::draw;
 use super::watch_model::{Action, Watch};
 use crate::limits::WATCH_TICK;
-use crate::status::{Connection, StatusRequests, connect_in, socket_dir};
+use crate::status::{Found, StatusRequests, connect_all};
 
 /// What the loop wakes for, besides its clock.
 enum Wake {
@@ -31,7 +31,7 @@ enum Wake {
     Line(u32, Value),
     Gone(u32),
     /// Servers found since the last look.
-    Found(Vec<Connection>),
+    Found(Found),
 }
 
 /// Watches `workspace` (canonical) until `q`, Ctrl-C or `cancel`.
@@ -114,7 +114,14 @@ async fn handle(
         }
         Wake::Found(found) => {
             watch.looking = false;
-            for connection in found {
+            // Where nothing could be found, say why.
+            if let Some(problem) = found.problems.first()
+                && watch.servers.is_empty()
+                && found.connections.is_empty()
+            {
+                watch.note = Some(problem.clone());
+            }
+            for connection in found.connections {
                 watch.add_server(connection.pid, &connection.snapshot, Instant::now());
                 requests.insert(connection.pid, connection.requests);
                 forward(connection.pid, connection.lines, wake.clone());
@@ -146,9 +153,7 @@ fn look_for_servers(workspace: &Path, watch: &Watch, wake: mpsc::Sender<Wake>) {
     let known: Vec<u32> = watch.servers.iter().map(|s| s.pid).collect();
     let workspace = workspace.to_owned();
     tokio::spawn(async move {
-        let found = connect_in(&socket_dir(), &workspace, &known)
-            .await
-            .unwrap_or_default();
+        let found = connect_all(&workspace, &known).await;
         let _ = wake.send(Wake::Found(found)).await;
     });
 }

@@ -11,7 +11,7 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio_util::codec::{FramedRead, LinesCodec};
 
-use super::place::{SocketEntry, is_dead, socket_dir, sockets_for};
+use super::place::{SocketEntry, is_dead, socket_dirs, sockets_for};
 use crate::limits::{STATUS_CONNECT_TIMEOUT, STATUS_LINE_BYTES};
 
 /// One live server: its snapshot, then what it says next, and where to send a stop.
@@ -50,14 +50,32 @@ impl StatusRequests {
     }
 }
 
-/// The live servers of the canonical `workspace`, by pid, each connected with its snapshot
-/// read; the stale sockets found on the way are removed.
-pub async fn connect_all(workspace: &Path) -> Result<Vec<Connection>, String> {
-    connect_in(&socket_dir(), workspace, &[]).await
+/// What a look for the servers of a workspace found.
+#[derive(Default)]
+pub struct Found {
+    /// The live servers, each connected with its snapshot read.
+    pub connections: Vec<Connection>,
+    /// Why a directory could not be looked in (one of another uid, say).
+    pub problems: Vec<String>,
 }
 
-/// [`connect_all`] in `dir`, leaving out the servers in `known` (already connected).
-pub async fn connect_in(
+/// The live servers of the canonical `workspace` in every directory a server of this user
+/// may use, leaving out the pids in `known` (already connected); the stale sockets found
+/// on the way are removed.
+pub async fn connect_all(workspace: &Path, known: &[u32]) -> Found {
+    let mut found = Found::default();
+    for dir in socket_dirs() {
+        match connect_in(&dir, workspace, known).await {
+            Ok(connections) => found.connections.extend(connections),
+            Err(problem) => found.problems.push(problem),
+        }
+    }
+    found.connections.sort_by_key(|c| c.pid);
+    found
+}
+
+/// The live servers of `workspace` in `dir`, leaving out the pids in `known`.
+async fn connect_in(
     dir: &Path,
     workspace: &Path,
     known: &[u32],

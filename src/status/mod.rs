@@ -10,14 +10,13 @@
 //! | `place` | the private directory and the sockets' names (a hash of the workspace, the pid), stale ones told apart |
 //! | `report` | the JSON lines: the snapshot, each change, the server's totals and spend |
 //! | `listener` | the server's socket: same-uid peers only, the feed to each, the stop requests |
-//! | `client` | the readers' side: every live server of a workspace, connected, stale sockets removed |
+//! | `client` | the readers' side: every live server of a workspace in every directory it may be in, connected, stale sockets removed |
 
 mod client;
 mod listener;
 mod place;
 mod report;
 
-pub use client::{Connection, StatusLines, StatusRequests, connect_all, connect_in};
+pub use client::{Connection, Found, StatusLines, StatusRequests, connect_all};
 pub use listener::StatusSocket;
-pub use place::socket_dir;
 pub use report::{ServerInfo, StatusFeed, agent_json};

@@ -25,8 +25,23 @@ pub(super) fn own_uid() -> u32 {
 }
 
 /// The directory of this user's status sockets, from the environment (not created).
-pub fn socket_dir() -> PathBuf {
+pub(super) fn socket_dir() -> PathBuf {
     dir_from(std::env::var_os("XDG_RUNTIME_DIR"), std::env::temp_dir())
+}
+
+/// Every directory a server of this user may have put its socket in: the one this
+/// environment names, and the temp directory's (this `TMPDIR`'s and `/tmp`'s), since a
+/// client may start its server with less of the environment than a shell has (Codex passes
+/// no `XDG_RUNTIME_DIR`).
+pub(super) fn socket_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![socket_dir()];
+    for temp in [std::env::temp_dir(), PathBuf::from("/tmp")] {
+        let dir = dir_from(None, temp);
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
 }
 
 /// `$XDG_RUNTIME_DIR/mcp-agents` when it is set to an absolute path, else

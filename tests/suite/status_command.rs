@@ -4,6 +4,8 @@
 
 use crate::support;
 
+use std::os::unix::fs::MetadataExt;
+
 use serde_json::{Value, json};
 
 use mcp_agents::testkit::{MockProvider, Step};
@@ -105,4 +107,47 @@ async fn no_server_running_is_exit_0_with_one_line_or_an_empty_list() {
         "{}",
         missing.stderr
     );
+}
+
+/// Codex starts its servers with a reduced environment (no `XDG_RUNTIME_DIR`): the server
+/// then uses the temp directory, and `status` from a shell that has the variable finds it
+/// there all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_started_without_the_runtime_dir_is_found_from_a_shell_with_it() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = st::workspace(&mock);
+    let temp = st::runtime_dir();
+    let shell_runtime = st::runtime_dir();
+    let temp_dir = temp.path().to_str().unwrap();
+    let c = binary::stdio(
+        ws.path(),
+        Generation::Modern,
+        &[("TMPDIR", temp_dir), ("XDG_RUNTIME_DIR", "")],
+    )
+    .await;
+    let pid = c.pid.unwrap();
+    let uid = std::fs::metadata(temp.path()).unwrap().uid();
+    let dir = temp.path().join(format!("mcp-agents-{uid}"));
+    for _ in 0..1000 {
+        if dir.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let out = tokio::process::Command::new(binary::BIN)
+        .args(["status", "--json"])
+        .arg(ws.path())
+        .env("TMPDIR", temp_dir)
+        .env("XDG_RUNTIME_DIR", shell_runtime.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snapshots: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(snapshots[0]["server"]["pid"], pid, "{snapshots}");
+    c.close().await;
 }
