@@ -20,6 +20,7 @@
 //! | [`child_mcp`] | child MCP servers as the tools of a run |
 //! | [`run`] | the model loop of one run: provider requests, tool rounds, budgets, the answer |
 //! | [`sessions`] | the session registry: sessions, run permits, retention, waiting |
+//! | [`status`] | watching from outside: each server's private status socket and what it says |
 //! | [`server`] | the MCP server: the three tools over stdio and streamable HTTP |
 //! | [`workspace`] | the built-in `workspace` child server: read-only tools over the workspace |
 //! | [`workspace_contract`] | what the workspace server and the rest agree on: the places it never changes, a change's answer |
@@ -42,6 +43,7 @@ pub mod redact;
 pub mod run;
 pub mod server;
 pub mod sessions;
+pub mod status;
 pub mod testkit;
 pub mod text;
 pub mod toolbox;

@@ -128,6 +128,33 @@ pub const ACTIVITY_HISTORY: usize = 16;
 /// files are counted in `unlisted_changes`.
 pub const RECORD_FILES_CHANGED: usize = 1000;
 
+// ----- Watching from outside (SPEC §7.1) -----
+
+/// Child tool calls a session remembers with their durations, for the watch's detail (SPEC
+/// §7.1); older ones are dropped first.
+pub const TOOL_CALL_HISTORY: usize = 64;
+/// Connections the status socket serves at once; a watcher beyond them waits in the backlog
+/// (SPEC §7.1; one person's terminals, not a crowd).
+pub const STATUS_CONNECTIONS: usize = 16;
+/// The longest request line a status-socket client may send (`{"stop": "<agent_id>"}` is
+/// about 50 bytes); a longer one closes the connection (SPEC §7.1).
+pub const STATUS_REQUEST_BYTES: usize = 4096;
+/// How long the status socket waits for a watcher to take a line before it closes the
+/// connection: a watcher that stops reading holds nothing (SPEC §7.1).
+pub const STATUS_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The first line of a result or an error the status endpoint shows, in characters (SPEC
+/// §7.1: never more of a result than its first line).
+pub const STATUS_LINE_CHARS: usize = 200;
+/// How long `status` and `watch` wait for a server's socket to answer before taking it for
+/// stale (SPEC §7.1).
+pub const STATUS_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest line `status` and `watch` read from a server: a snapshot of every retained
+/// agent (SPEC §5: at most 72) with its tool calls fits many times over (SPEC §7.1).
+pub const STATUS_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// How often `watch` redraws its clocks, and looks for servers that started since (SPEC
+/// §7.1).
+pub const WATCH_TICK: Duration = Duration::from_secs(1);
+
 // ----- Child MCP servers (SPEC §8) -----
 
 /// Connecting to a child, discovering 2026-07-28 and listing its tools (SPEC §8.2, §12).

@@ -12,6 +12,7 @@ use super::run::{preflight, read_task, report_refusal, run_agent};
 use super::runtime::{server_manager, with_runtime};
 use super::serve::terminal_hint;
 use super::terminal;
+use super::{status, watch};
 use crate::child_mcp::SelfCommand;
 use crate::definition::{Catalog, Effect, Warning};
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
@@ -119,7 +120,9 @@ fn warn_when_nothing_is_offered(catalog: &Catalog) {
         tracing::warn!(
             "no agent definitions found in {} (looked in {}); no tools are offered",
             catalog.workspace().display(),
-            crate::discovery::agent_roots().collect::<Vec<_>>().join(", ")
+            crate::discovery::agent_roots()
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     } else if catalog.offered().next().is_none() {
         tracing::warn!(
@@ -141,9 +144,28 @@ fn log_warning(warning: &Warning) {
 }
 
 fn open_and_load(dir: Option<PathBuf>, options: &LoadOptions) -> Option<Catalog> {
+    open_workspace(dir).map(|workspace| load_catalog(&workspace, options))
+}
+
+/// `status` (with `json`: `Some`) or `watch` (`None`) for the workspace DIR names.
+pub(super) fn watch(dir: Option<PathBuf>, json: Option<bool>) -> ExitCode {
+    let Some(workspace) = open_workspace(dir) else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    with_runtime(|cancel| async move {
+        match json {
+            Some(json) => status::run_status(workspace.path(), json).await,
+            None => watch::run_watch(workspace.path(), cancel).await,
+        }
+    })
+}
+
+/// The workspace DIR names (default: the current directory), canonical; `None` after
+/// saying why it cannot be.
+fn open_workspace(dir: Option<PathBuf>) -> Option<Workspace> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("."));
     match Workspace::open(&dir) {
-        Ok(workspace) => Some(load_catalog(&workspace, options)),
+        Ok(workspace) => Some(workspace),
         Err(message) => {
             eprintln!("error: {message}");
             None

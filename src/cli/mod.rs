@@ -12,6 +12,10 @@
 //! | `status_line` | `run`'s live status line on a terminal |
 //! | `terminal` | the terminal's width, which `check` and the status line fit |
 //! | `demo` | `mcp-agents demo`: the offline demo |
+//! | `status` | `mcp-agents status`: every server running for a workspace, a line per agent |
+//! | `watch` | `mcp-agents watch`: the live full-screen view, with stop |
+//! | `watch_model` | what the watch shows and what its keys do, apart from the terminal |
+//! | `watch_draw` | drawing the watch with `ratatui`: columns fitted to the width, the detail |
 
 mod check;
 mod commands;
@@ -21,8 +25,12 @@ mod readiness;
 mod run;
 mod runtime;
 mod serve;
+mod status;
 mod status_line;
 mod terminal;
+mod watch;
+mod watch_draw;
+mod watch_model;
 
 pub use demo::{EXAMPLE_WORKSPACE, RESULT as DEMO_RESULT};
 
@@ -54,7 +62,8 @@ subagents defined in the workspace's .agents/agents, .claude/agents, .codex/agen
         mcp-agents check                           list the agents this directory defines\n  \
         mcp-agents                                 serve MCP on stdio (what a client launches)\n  \
         mcp-agents . --http 127.0.0.1:8765         serve http://127.0.0.1:8765/mcp\n  \
-        mcp-agents run reviewer \"Review PR 12\"     run one agent from the terminal\n\n\
+        mcp-agents run reviewer \"Review PR 12\"     run one agent from the terminal\n  \
+        mcp-agents watch                           watch the agents of the servers running here\n\n\
         Logs and warnings go to stderr; RUST_LOG sets their level (default: warn). \
         Configuring clients: docs/clients.md. Writing agents: docs/agents.md."
 )]
@@ -125,17 +134,30 @@ impl CommonOptions {
     }
 }
 
+/// The workspace a command looks at: DIR, or `--workspace DIR`.
+#[derive(Debug, Args)]
+pub struct WorkspaceDir {
+    /// The workspace (default: the current directory)
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The workspace, as an option (the same as DIR)
+    #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
+    pub workspace: Option<PathBuf>,
+}
+
+impl WorkspaceDir {
+    fn path(self) -> Option<PathBuf> {
+        self.dir.or(self.workspace)
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Load the catalog exactly as the server would; print each agent and every warning.
     /// Exits with 1 when any definition was rejected.
     Check {
-        /// Workspace to check (default: the current directory)
-        #[arg(value_name = "DIR")]
-        dir: Option<PathBuf>,
-        /// The workspace, as an option (the same as DIR)
-        #[arg(long = "workspace", value_name = "DIR", conflicts_with = "dir")]
-        workspace: Option<PathBuf>,
+        #[command(flatten)]
+        workspace: WorkspaceDir,
         /// Print one JSON object {"workspace", "agents", "skills", "warnings"} instead
         #[arg(long)]
         json: bool,
@@ -157,6 +179,22 @@ pub enum Command {
         /// Print the final wait_agent record as JSON instead of the result text
         #[arg(long)]
         json: bool,
+    },
+    /// Every mcp-agents server running for DIR (several clients may each run one), and a
+    /// line per agent, read from their status sockets; exits 0 when none runs
+    Status {
+        #[command(flatten)]
+        workspace: WorkspaceDir,
+        /// Print the servers' snapshots as one JSON list instead (`[]` when none runs)
+        #[arg(long)]
+        json: bool,
+    },
+    /// A live full-screen view of the agents of every server running for DIR: what each
+    /// does, its tool calls, and `s` to stop one (without a terminal, prints what `status`
+    /// prints)
+    Watch {
+        #[command(flatten)]
+        workspace: WorkspaceDir,
     },
     /// The offline demo: a scripted model on loopback, and the example workspace's reviewer
     /// reading its code through the built-in workspace server; needs no API key and no
@@ -229,11 +267,10 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
     let options = LoadOptions::from_process_env(cli.common.default_model, budget);
     match cli.command {
         Some(Command::Check {
-            dir,
             workspace,
             json,
             wide,
-        }) => commands::check(dir.or(workspace), &options, json, wide),
+        }) => commands::check(workspace.path(), &options, json, wide),
         Some(Command::Run {
             workspace,
             name,
@@ -251,6 +288,8 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
         Some(Command::Demo { json }) => {
             with_runtime(|cancel| async move { demo::run_demo(json, itself, cancel).await })
         }
+        Some(Command::Status { workspace, json }) => commands::watch(workspace.path(), Some(json)),
+        Some(Command::Watch { workspace }) => commands::watch(workspace.path(), None),
         Some(Command::WorkspaceTools { dir }) => serve::run_workspace_tools(dir),
         Some(Command::FixtureServer(options)) => serve::run_fixture(options),
         Some(Command::ChildShim { server }) => crate::child_mcp::run_child_shim(server),

@@ -10,6 +10,7 @@ use crate::child_mcp::SelfCommand;
 use crate::definition::Catalog;
 use crate::limits::SERVER_SHUTDOWN_BOUND;
 use crate::server::Listen;
+use crate::status::{ServerInfo, StatusSocket};
 
 /// Runs the server until the client goes away or a signal arrives, then stops every run.
 pub(super) fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> ExitCode {
@@ -17,6 +18,18 @@ pub(super) fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand)
     crate::console::queue_from_now();
     let code = with_runtime(|shutdown| async move {
         let manager = server_manager(catalog, itself);
+        let transport = if http.is_some() { "http" } else { "stdio" };
+        let info = ServerInfo::new(&manager, transport);
+        // Removed when dropped, at the end of this body, whichever way the server stops.
+        let status = match StatusSocket::start(manager.clone(), info.clone()) {
+            Ok(socket) => Some(socket),
+            Err(reason) => {
+                tracing::warn!(
+                    "no status socket, so `mcp-agents watch` cannot see this server: {reason}"
+                );
+                None
+            }
+        };
         // A signal stops the runs and answers pending waits at once, so the transport can
         // close; the HTTP server then gets the shutdown bound to finish.
         tokio::spawn({
@@ -33,6 +46,7 @@ pub(super) fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand)
                     listen,
                     shutdown.clone(),
                     |addr| {
+                        info.set_url(format!("http://{addr}/mcp"));
                         crate::console::line(&format!("mcp-agents: serving MCP at http://{addr}/mcp"));
                     },
                 ) => served,
@@ -47,6 +61,7 @@ pub(super) fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand)
             },
         };
         manager.shutdown(SERVER_SHUTDOWN_BOUND).await;
+        drop(status);
         match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {

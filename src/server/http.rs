@@ -20,6 +20,8 @@
 //!   so), so waits cannot lock other clients out; at most 64 legacy sessions
 //!   ([`super::legacy_sessions`]). Connections are HTTP/1.1: an HTTP/2 one would need its
 //!   first bytes read before any timeout applies.
+//! - Serves the status endpoint beside `/mcp`, behind the same checks
+//!   ([`super::status_http`]).
 //!
 //! Requests of protocol 2026-07-28 are stateless: `rmcp` builds a handler per request, and
 //! the handler only holds the shared session manager. Older clients that `initialize` get
@@ -130,6 +132,8 @@ pub async fn serve_http(
     }
     // rmcp calls the factory for every request; the tool list is built once and shared,
     // and so are the slots for long waits.
+    let status_info = crate::status::ServerInfo::new(&manager, "http");
+    let status = super::status_http::routes(manager.clone(), status_info.clone(), shutdown.clone());
     let server = AgentsServer::new(manager, crate::clients::Transport::Http)
         .with_long_waits(HTTP_LONG_WAITS);
     let service = StreamableHttpService::new(
@@ -139,6 +143,7 @@ pub async fn serve_http(
     );
     let router = Router::new()
         .nest_service("/mcp", service)
+        .merge(status)
         .layer(middleware::from_fn_with_state(
             Guard { token },
             check_request,
@@ -149,6 +154,7 @@ pub async fn serve_http(
     let bound = listener
         .local_addr()
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    status_info.set_url(format!("http://{bound}/mcp"));
     on_bound(bound);
     serve_connections(listener, router, shutdown).await;
     Ok(())

@@ -11,6 +11,7 @@
 //! | `http` | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks and the client bounds |
 //! | `legacy_sessions` | `rmcp`'s sessions for `initialize` clients, at most 64, least recently used closed first |
 //! | `request_body` | an HTTP request body read into one buffer under its cap, refused up front when declared longer |
+//! | `status_http` | `GET /status` and `GET /status/events`: the status endpoint over HTTP (SPEC §7.1) |
 //! | `write_stall` | the bound on an HTTP answer its client does not read |
 
 mod arguments;
@@ -20,6 +21,7 @@ mod http;
 mod legacy_sessions;
 mod request_body;
 mod schema;
+mod status_http;
 mod stdio;
 mod write_stall;
 

@@ -336,7 +336,7 @@ mod tests {
     use crate::providers::{ApiKey, RetryPolicy};
     use crate::run::{Failure, Phase};
     use crate::sessions::Snapshot;
-    use crate::sessions::stop::{request_stop, until_stopped};
+    use crate::sessions::stop::{request_stop, stopped_message, until_stopped};
     use crate::testkit::{MockProvider, Step, mock_definition};
     use crate::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
 
@@ -611,7 +611,7 @@ mod tests {
             .lock()
             .queue
             .push_back("Queued before the stop.".into());
-        let run = request_stop(&mut h.session.lock(), Some("  enough  "));
+        let run = request_stop(&mut h.session.lock(), stopped_message(Some("  enough  ")));
         assert_eq!(run, 1);
         until_stopped(&h.session, run).await
     }

@@ -20,11 +20,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::feed::Feed;
 use super::lifecycle::{RunHost, resume, start_run};
 use super::refusals::{at_capacity, no_agent_named, queue_full, require_text, unknown_ids};
 use super::session::{RunSignals, Session, Snapshot, Status, new_agent_id, short_id};
 use super::setup::RunSetup;
-use super::stop::{request_stop, until_stopped};
+use super::stop::{request_stop, stopped_message, until_stopped};
 use super::wait::{ReturnWhen, Waiter};
 use crate::definition::AgentDefinition;
 use crate::definition::Catalog;
@@ -76,6 +77,8 @@ pub struct SessionManager {
     /// Cancels every run (server shutdown).
     shutdown: CancellationToken,
     runs: TaskTracker,
+    /// Rung by every session's changes, for watchers of the whole server (`feed`).
+    pub(super) feed: Feed,
 }
 
 impl SessionManager {
@@ -96,6 +99,7 @@ impl SessionManager {
             recency: AtomicU64::new(0),
             shutdown: CancellationToken::new(),
             runs: TaskTracker::new(),
+            feed: Feed::default(),
         })
     }
 
@@ -120,13 +124,16 @@ impl SessionManager {
         let permit = self.try_permit()?;
 
         let id = new_agent_id();
-        let session = Arc::new(Session::new(
-            id.clone(),
-            definition.clone(),
-            system,
-            task.to_owned(),
-            self.next_recency(),
-        ));
+        let session = Arc::new(
+            Session::new(
+                id.clone(),
+                definition.clone(),
+                system,
+                task.to_owned(),
+                self.next_recency(),
+            )
+            .in_feed(&self.feed),
+        );
         {
             let mut state = session.lock();
             state.permit = Some(permit);
@@ -225,6 +232,15 @@ impl SessionManager {
     /// its children down with a short grace in the background. Returns the record once the
     /// session is terminal. A terminal session is left as it is, and not resumed.
     pub async fn stop(&self, target: &str, reason: Option<&str>) -> Result<Snapshot, AgentError> {
+        self.stop_with(target, stopped_message(reason)).await
+    }
+
+    /// [`Self::stop`], the record's error reading `message`.
+    pub(super) async fn stop_with(
+        &self,
+        target: &str,
+        message: String,
+    ) -> Result<Snapshot, AgentError> {
         let session = self.get_one(target)?;
         let run = {
             let mut state = session.lock();
@@ -233,7 +249,7 @@ impl SessionManager {
                 drop(state);
                 return Ok(session.snapshot());
             }
-            request_stop(&mut state, reason)
+            request_stop(&mut state, message)
         };
         until_stopped(&session, run).await
     }
@@ -297,7 +313,7 @@ impl SessionManager {
         self.registry().len()
     }
 
-    fn registry(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    pub(super) fn registry(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 

@@ -13,9 +13,12 @@
 //! | `wait` | waiting on sessions, with what they do meanwhile |
 //! | `record` | the JSON of a session record, and its one human line |
 //! | `hidden` | a run's secrets hidden from its activity and outcome |
+//! | `feed` | what a session keeps for watchers: the bell it rings, its tool calls' timings |
+//! | `watchers` | every session's changes and the stop, for watchers from outside (SPEC §7.1) |
 //!
 //! The face below is what the MCP server, the command line, the benches and the tests name.
 
+mod feed;
 mod hidden;
 mod lifecycle;
 mod manager;
@@ -25,9 +28,12 @@ mod session;
 mod setup;
 mod stop;
 mod wait;
+mod watchers;
 
+pub use feed::CallTiming;
 pub use manager::{Accepted, ManagerConfig, SessionManager};
 pub use record::{changed_files, error_json, snapshot_json, summary_line};
 pub use refusals::require_text;
 pub use session::{FileChanged, Snapshot, Status, Totals, short_id};
 pub use wait::{Progress, ReturnWhen, Step, WaitEvent};
+pub use watchers::{Change, Changes, WATCH_STOP_MESSAGE, Watched};

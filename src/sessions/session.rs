@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::feed::{CallTiming, Feed};
 use crate::definition::AgentDefinition;
 use crate::limits::{ACTIVITY_HISTORY, RECORD_FILES_CHANGED};
 use crate::providers::Conversation;
@@ -135,6 +136,9 @@ pub(crate) struct SessionState {
     /// The latest transitions (at most [`ACTIVITY_HISTORY`]), so a waiter that wakes after
     /// several quick ones still reports each.
     pub transitions: VecDeque<Transition>,
+    /// The latest child tool calls with how long each took, for the watch's detail (SPEC
+    /// §7.1; names only, never arguments).
+    pub calls: VecDeque<CallTiming>,
     pub ended_at: Option<Instant>,
     /// Larger is more recently used (SPEC §5 retention).
     pub recency: u64,
@@ -143,8 +147,8 @@ pub(crate) struct SessionState {
     pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
     /// The current run's cancellation, set in the same step the session becomes running.
     pub run: RunSignals,
-    /// The parent stopped the current run (SPEC §4.2 `stop`), with this reason (empty when
-    /// it gave none); cleared when the session runs again.
+    /// The parent or a watcher stopped the current run (SPEC §4.2 `stop`, §7.1), and the
+    /// message its record's error will read; cleared when the session runs again.
     pub stopping: Option<String>,
     /// Runs started so far (the spawn's is 1, each resume adds one).
     pub runs: u64,
@@ -186,6 +190,7 @@ impl SessionState {
             activity: activity.clone(),
             at: now.saturating_duration_since(spawned_at),
         });
+        super::feed::time_calls(&mut self.calls, &activity, now, spawned_at);
         self.activity = Some(ActivityState {
             activity,
             since: now,
@@ -208,6 +213,8 @@ pub(crate) struct Session {
     pub spawned_at: Instant,
     state: Mutex<SessionState>,
     changes: watch::Sender<u64>,
+    /// Rung with every change, for whoever watches every session (SPEC §7.1).
+    feed: Feed,
 }
 
 impl Session {
@@ -231,6 +238,7 @@ impl Session {
             unlisted_changes: 0,
             activity: None,
             transitions: VecDeque::new(),
+            calls: VecDeque::new(),
             ended_at: None,
             recency,
             permit: None,
@@ -246,8 +254,15 @@ impl Session {
             spawned_at: now,
             state: Mutex::new(state),
             changes: watch::channel(0).0,
+            feed: Feed::default(),
             definition,
         }
+    }
+
+    /// This session, ringing `feed` with each of its changes.
+    pub(crate) fn in_feed(mut self, feed: &Feed) -> Session {
+        self.feed = feed.clone();
+        self
     }
 
     /// The state lock. A panic while holding it would be a bug in this module; the state
@@ -259,6 +274,7 @@ impl Session {
     /// Wakes everyone waiting on this session.
     pub(crate) fn notify(&self) {
         self.changes.send_modify(|v| *v += 1);
+        self.feed.ring();
     }
 
     pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {

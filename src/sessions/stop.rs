@@ -7,12 +7,12 @@ use crate::error::{AgentError, ErrorCode};
 use crate::limits::STOP_HANDOFF_BOUND;
 use crate::run::{Failure, RunOutcome};
 
-/// Tells a running session's run to stop (SPEC §4.2 `stop`) with `reason`, unless a stop is
-/// under way already; returns the number of the run to wait for ([`until_stopped`]).
-pub(super) fn request_stop(state: &mut SessionState, reason: Option<&str>) -> u64 {
+/// Tells a running session's run to stop (SPEC §4.2 `stop`), its record's error to read
+/// `message` (the parent's words through [`stopped_message`], or a watcher's), unless a stop
+/// is under way already; returns the number of the run to wait for ([`until_stopped`]).
+pub(super) fn request_stop(state: &mut SessionState, message: String) -> u64 {
     if state.stopping.is_none() {
-        let reason = reason.map(str::trim).unwrap_or_default();
-        state.stopping = Some(reason.to_owned());
+        state.stopping = Some(message);
         state.run.stopped.cancel();
         state.run.cancel.cancel();
     }
@@ -51,14 +51,15 @@ pub(super) async fn until_stopped(session: &Session, run: u64) -> Result<Snapsho
 }
 
 /// The terminal status a run's outcome gives its session; a cancelled run was stopped by
-/// the parent (`stopping`, with its reason) or by the server shutting down.
+/// the parent or a watcher (`stopping`, with the record's message) or by the server shutting
+/// down.
 pub(super) fn terminal_status(outcome: RunOutcome, stopping: Option<&str>) -> Status {
     match outcome {
         RunOutcome::Completed(answer) => Status::Completed(answer),
         RunOutcome::Failed(failure) => Status::Failed(failure),
         RunOutcome::Cancelled { partial_result } => {
             let error = match stopping {
-                Some(reason) => AgentError::new(ErrorCode::Cancelled, stopped_message(reason)),
+                Some(message) => AgentError::new(ErrorCode::Cancelled, message),
                 None => AgentError::new(
                     ErrorCode::Internal,
                     "the run was cancelled because the server is shutting down (not a bug)",
@@ -72,8 +73,10 @@ pub(super) fn terminal_status(outcome: RunOutcome, stopping: Option<&str>) -> St
     }
 }
 
-/// The message of a run the parent stopped (SPEC §4.2, §11 `cancelled`).
-fn stopped_message(reason: &str) -> String {
+/// The message of a run the parent stopped (SPEC §4.2, §11 `cancelled`), from its reason
+/// (trimmed; none or empty says only who stopped it).
+pub(super) fn stopped_message(reason: Option<&str>) -> String {
+    let reason = reason.map(str::trim).unwrap_or_default();
     if reason.is_empty() {
         "stopped by the parent".to_owned()
     } else {
@@ -101,9 +104,18 @@ mod tests {
     async fn a_stop_keeps_its_first_reason_trimmed_and_cancels_the_run() {
         let s = session();
         let signals = s.lock().run.clone();
-        assert_eq!(request_stop(&mut s.lock(), Some("  enough  ")), 1);
-        assert_eq!(request_stop(&mut s.lock(), Some("other")), 1);
-        assert_eq!(s.lock().stopping.as_deref(), Some("enough"));
+        assert_eq!(
+            request_stop(&mut s.lock(), stopped_message(Some("  enough  "))),
+            1
+        );
+        assert_eq!(
+            request_stop(&mut s.lock(), stopped_message(Some("other"))),
+            1
+        );
+        assert_eq!(
+            s.lock().stopping.as_deref(),
+            Some("stopped by the parent: enough")
+        );
         assert!(signals.cancel.is_cancelled() && signals.stopped.is_cancelled());
     }
 
@@ -128,7 +140,7 @@ mod tests {
     #[tokio::test]
     async fn the_record_a_run_ends_with_answers_the_stop_waiting_for_it() {
         let s = Arc::new(session());
-        let run = request_stop(&mut s.lock(), None);
+        let run = request_stop(&mut s.lock(), stopped_message(None));
         let waiting = tokio::spawn({
             let s = s.clone();
             async move { until_stopped(&s, run).await }
@@ -155,8 +167,11 @@ mod tests {
             "stopped by the parent".to_owned(),
             so_far,
         );
-        assert_eq!(message(Some("")), by_parent);
-        assert_eq!(message(Some("why")).1, "stopped by the parent: why");
+        let (plain, why) = (stopped_message(Some("")), stopped_message(Some(" why ")));
+        assert_eq!(message(Some(plain.as_str())), by_parent);
+        assert_eq!(message(Some(why.as_str())).1, "stopped by the parent: why");
+        let watched = message(Some("stopped from mcp-agents watch"));
+        assert_eq!(watched.1, "stopped from mcp-agents watch");
         assert_eq!(message(None).0, ErrorCode::Internal);
         let answer = RunOutcome::Completed("Done.".into());
         assert_eq!(

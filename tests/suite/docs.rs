@@ -98,7 +98,7 @@ fn documented_commands_exist() {
         .output()
         .unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
-    for command in ["check", "run", "demo", "workspace-tools"] {
+    for command in ["check", "run", "demo", "workspace-tools", "status", "watch"] {
         assert!(
             help.contains(&format!("  {command} ")),
             "{command} missing from --help"

@@ -25,8 +25,10 @@ pub mod cli;
 pub mod engine;
 pub mod fixtures;
 pub mod interop;
+pub mod pty;
 pub mod recording_proxy;
 pub mod run_kit;
+pub mod status;
 pub mod workspace;
 
 pub use builders::{
