@@ -183,7 +183,8 @@ pub(super) async fn run_agent(
         // Ctrl-C stops the agent as a parent's `stop` does (SPEC §4.2): its work so far is
         // printed as a failed run's is.
         None => match manager.stop(&accepted.agent_id, Some(CTRL_C_REASON)).await {
-            Ok(snapshot) => {
+            Ok(mut snapshot) => {
+                interrupted_from_terminal(&mut snapshot);
                 report(&snapshot, json);
                 eprintln!("mcp-agents: interrupted; the agent and its MCP servers were stopped");
                 ExitCode::from(EXIT_INTERRUPTED)
@@ -200,6 +201,19 @@ pub(super) async fn run_agent(
 
 /// Why a run ended by Ctrl-C was stopped, as its error message says.
 const CTRL_C_REASON: &str = "interrupted from the terminal (Ctrl-C)";
+
+/// A run stopped with Ctrl-C, as the person who pressed it reads it (issue 39): no parent
+/// stopped it, and a run stopped before it wrote any text says it has no partial result.
+fn interrupted_from_terminal(snapshot: &mut Snapshot) {
+    if let Status::Failed(failure) = &mut snapshot.status
+        && failure.error.code == ErrorCode::Cancelled
+    {
+        failure.error.message = match failure.partial_result {
+            Some(_) => CTRL_C_REASON.to_owned(),
+            None => format!("{CTRL_C_REASON}; no partial result"),
+        };
+    }
+}
 
 /// Shows `id`'s activity until it is terminal (`Some`) or `cancel` fires (`None`).
 async fn follow(

@@ -271,7 +271,7 @@ async fn ctrl_c_stops_the_agent_and_its_children_and_prints_its_partial_result()
     assert_eq!(stdout, "Half way there.\n");
     assert!(
         stderr.contains(
-            "error: cancelled: stopped by the parent: interrupted from the terminal (Ctrl-C)"
+            "error: cancelled: interrupted from the terminal (Ctrl-C)\n"
         ),
         "{stderr}"
     );

@@ -29,6 +29,7 @@ mod discovery_precedence;
 mod docs;
 mod engine_quirks;
 mod fault_isolation;
+mod first_hour;
 mod gateways;
 mod interop_child_servers;
 mod interop_clients;
