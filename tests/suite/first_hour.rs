@@ -58,3 +58,60 @@ async fn ctrl_c_before_any_text_says_there_is_no_partial_result() {
     assert!(!stderr.contains("by the parent"), "{stderr}");
     assert_eq!(text(&out.stdout), "", "no result, no partial result");
 }
+
+/// Point 2: docs/agents.md's llama.cpp Chat Completions example bounds a reply, as its
+/// Responses one does: a small model writes until its window is full otherwise.
+#[test]
+fn the_docs_llama_cpp_chat_example_bounds_a_reply() {
+    let example = super::docs::llama_cpp_chat_example();
+    let ws = support::TempWorkspace::new();
+    ws.write(".agents/agents/llama.md", &example);
+    let catalog = ws.load(&mcp_agents::discovery::LoadOptions::default());
+    let agent = catalog.get("llama-local").expect("the example loads");
+    let limit = agent.max_output_tokens.expect("the example sets max_output_tokens");
+    // The engine of the docs and of `suite::real_engine` has an 8k window.
+    assert!(limit <= 2048, "{limit}");
+}
+
+/// Point 2: a reply that ran until it filled the context window (the prompt fitted, the
+/// output ran to the end: llama.cpp stops it with `finish_reason: length`) leaves a
+/// conversation the next request cannot fit. The failure says so and points at
+/// `max_output_tokens`, not at a narrower task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_filled_the_window_points_at_max_output_tokens() {
+    use mcp_agents::testkit::MockEngine;
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.play(MockEngine::LlamaCpp);
+    mock.set_context_limit(4_000);
+    mock.push([Step::text(&"ramble ".repeat(1_000)).cut_off()]);
+    let example = super::docs::llama_cpp_chat_example();
+    let unbounded: String = example
+        .lines()
+        .filter(|l| !l.starts_with("max_output_tokens:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let definition = unbounded
+        .replace("http://127.0.0.1:8080/v1", &mock.chat_base_url())
+        .replace("LLAMA_API_KEY", binary::KEY_VAR);
+    let ws = support::TempWorkspace::new();
+    ws.write(".agents/agents/llama.md", &definition);
+    let ran = binary::run_json(
+        ws.path(),
+        "llama-local",
+        "Explain Rust lifetimes.",
+        &[(binary::KEY_VAR, KEY)],
+        Duration::from_secs(60),
+    )
+    .await;
+    assert!(!ran.success, "{}", ran.record);
+    assert_eq!(ran.record["error"]["code"], "context_limit", "{}", ran.record);
+    let message = ran.record["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("exceeds the available context size")
+            && message.contains("the model's last reply ran on until it filled the context window")
+            && message.contains("`max_output_tokens`"),
+        "{message}"
+    );
+    assert!(!message.contains("narrower task"), "{message}");
+    assert_eq!(mock.requests().len(), 2, "the reply, then its continuation");
+}

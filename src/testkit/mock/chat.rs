@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::cache::CachedUsage;
 use super::responses::{LEVEL_ORDER, quoted_levels};
-use super::script::{ChatServer, MockWire, ModelRefuses, ScriptedReply};
+use super::script::{ChatServer, MockEngine, MockWire, ModelRefuses, ScriptedReply};
 use super::sse::{DONE_EVENT, Event, pieces};
 use super::state::{MockState, Refusal, valid_tool_name};
 
@@ -173,6 +173,9 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
     validate_messages(st, messages)?;
     if let Some(limit) = st.context_limit {
         let size = body["messages"].to_string().len();
+        if size > limit && st.engine == MockEngine::LlamaCpp {
+            return Err(super::llama_cpp::overflow(size / 4, limit / 4));
+        }
         if size > limit {
             let message = match st.chat_server {
                 ChatServer::Gemini => format!(
