@@ -47,8 +47,7 @@ const FILES: &[Alone] = &[
              2026-11-30; runs fail unless the endpoint still serves it",
             "`model` lists 2 models; this runtime runs `Claude Sonnet 4.5` (anthropic \
              claude-sonnet-4-5) and never falls back to the others (GPT-4o)",
-            "runs without usages: this runtime has no such tools (of Copilot's tools only \
-             read, search and edit exist here",
+            // VS Code's `usages` (references to a symbol) is `grep` here (issue 39).
         ],
         fields: &[("model_written", "\"Claude Sonnet 4.5\"")],
     },

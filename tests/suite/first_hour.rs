@@ -115,3 +115,51 @@ async fn a_reply_that_filled_the_window_points_at_max_output_tokens() {
     assert!(!message.contains("narrower task"), "{message}");
     assert_eq!(mock.requests().len(), 2, "the reply, then its continuation");
 }
+
+/// `mcp-agents check --json` of `workspace`, with the machine's keys and default model
+/// removed: its report, and its stderr.
+pub(super) fn check_json(workspace: &std::path::Path, env: &[(&str, &str)]) -> (serde_json::Value, String) {
+    let mut command = std::process::Command::new(BIN);
+    command
+        .arg("check")
+        .arg(workspace)
+        .arg("--json")
+        .env_remove("RUST_LOG")
+        .env_remove("MCP_AGENTS_DEFAULT_MODEL");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = command.output().unwrap();
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)));
+    (report, text(&out.stderr))
+}
+
+/// Point 5: a typical VS Code Copilot file reads the code it edits: `codebase` (VS Code's
+/// semantic search, which gives the model the code it finds) is the reading tools here, so
+/// `editFiles` can change existing files; only `runCommands` is missing.
+#[test]
+fn a_vs_code_copilot_file_with_codebase_reads_what_it_edits() {
+    let ws = support::TempWorkspace::new();
+    ws.write(
+        ".github/agents/fixer.agent.md",
+        "---\ndescription: Fix a failing test.\n\
+         tools: ['codebase', 'search', 'editFiles', 'runCommands']\nmodel: GPT-5\n---\nFix it.\n",
+    );
+    let (report, _) = check_json(ws.path(), &[]);
+    let agent = support::agent_named(&report, "fixer");
+    assert_eq!(
+        agent["workspace_tools"],
+        serde_json::json!(["read", "list", "glob", "grep", "edit", "write"]),
+        "{report:#}"
+    );
+    let reasons: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["effect"] != "will_fail_at_spawn")
+        .map(|w| w["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons.len(), 1, "{reasons:#?}");
+    assert!(reasons[0].starts_with("runs without runCommands:"), "{reasons:#?}");
+}
