@@ -15,14 +15,14 @@ use super::fields::{Doc, wrong_type};
 use super::model_table::{choose_model, translate};
 use super::servers::COPILOT;
 use super::source::{describe_type, parse_frontmatter, split_frontmatter};
-use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Subfolders, Syntax};
 use super::tool_lists::{MappedTool, read_mapped_tools};
 use super::vocabulary::{ToolMeaning, ToolName, Tools, Vocabulary};
 use crate::definition::{Format, ReasoningEffort, SourceFile, ToolNaming, ToolPattern, check_name};
 
 pub(super) const SPEC: FormatSpec = FormatSpec {
     folders: &[".github/agents"],
-    recursive: true,
+    subfolders: Subfolders::Searched,
     skipped_prefix: None,
     files: &[FileSpec {
         extension: "md",

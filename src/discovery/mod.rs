@@ -70,7 +70,7 @@ use crate::definition::{
     AgentDefinition, Catalog, Effect, Format, SkillRegistry, SkillRoot, SourceFile, Warning,
 };
 use referenced::ReferencedFiles;
-use spec::{AgentName, Ctx, FileSpec, FormatSpec, Parsed, Syntax};
+use spec::{AgentName, Ctx, FileSpec, FormatSpec, Parsed, Subfolders, Syntax};
 use walk::{Candidate, Root, walk};
 
 /// Every definition format, in precedence order (SPEC §3): a new format is its module, with
@@ -123,8 +123,11 @@ impl Root for AgentRoot {
     fn precedence(self) -> usize {
         self.precedence
     }
-    fn recursive(self) -> bool {
-        self.spec.recursive
+    fn subfolders_read_by_none(self) -> Option<&'static str> {
+        match self.spec.subfolders {
+            Subfolders::Searched => None,
+            Subfolders::NotRead { by } => Some(by),
+        }
     }
     fn skips_file(self, name: &str) -> bool {
         self.spec
@@ -459,11 +462,11 @@ mod tests {
         let ranks: Vec<usize> = AgentRoot::all().iter().map(|r| r.precedence()).collect();
         assert_eq!(ranks, [0, 1, 2, 3, 3, 4, 5, 6]);
         let gemini = AgentRoot::all()[7];
-        assert!(!gemini.recursive() && gemini.skips_file("_draft.md"));
+        assert!(gemini.subfolders_read_by_none().is_some() && gemini.skips_file("_draft.md"));
         assert!(
             AgentRoot::all()[..7]
                 .iter()
-                .all(|r| r.recursive() && !r.skips_file("_x.md"))
+                .all(|r| r.subfolders_read_by_none().is_none() && !r.skips_file("_x.md"))
         );
     }
 }

@@ -163,3 +163,26 @@ fn a_vs_code_copilot_file_with_codebase_reads_what_it_edits() {
     assert_eq!(reasons.len(), 1, "{reasons:#?}");
     assert!(reasons[0].starts_with("runs without runCommands:"), "{reasons:#?}");
 }
+
+/// Point 9: a Gemini CLI file in a subfolder of `.gemini/agents` is not loaded, as the
+/// Gemini CLI does not load it, and `check` says so instead of skipping it without a word.
+#[test]
+fn a_gemini_file_in_a_subfolder_gets_a_note() {
+    let ws = support::TempWorkspace::new();
+    let file = "---\nname: x\ndescription: d\nmodel: gemini-2.5-flash\n---\nDo.\n";
+    ws.write(".gemini/agents/team/x.md", file);
+    ws.write(".gemini/agents/team/y.md", &file.replace("name: x", "name: y"));
+    ws.write(".gemini/agents/empty/notes.txt", "not a definition");
+    let (report, stderr) = check_json(ws.path(), &[]);
+    assert_eq!(report["agents"], serde_json::json!([]), "{report:#}");
+    let warnings = report["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{report:#}");
+    assert_eq!(warnings[0]["file"], ".gemini/agents/team");
+    assert_eq!(warnings[0]["effect"], "skipped");
+    assert_eq!(
+        warnings[0]["reason"],
+        "holds 2 definition files, which the Gemini CLI does not read: it reads only the \
+         files directly in .gemini/agents, and so does this server; move them up to load them"
+    );
+    assert!(stderr.contains("warning: .gemini/agents/team: holds 2"), "{stderr}");
+}
