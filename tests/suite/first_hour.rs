@@ -186,3 +186,68 @@ fn a_gemini_file_in_a_subfolder_gets_a_note() {
     );
     assert!(stderr.contains("warning: .gemini/agents/team: holds 2"), "{stderr}");
 }
+
+/// Point 1: the parent is told what agents here can do. The server's instructions no longer
+/// say agents here cannot edit files; `spawn_agent` marks the agents that edit files (a
+/// Read+Edit fixer was unmarked), the one with no tool at all (it answers from its
+/// instructions alone), and says that none runs shell commands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_parent_is_told_which_agents_edit_files_and_which_have_no_tools() {
+    use support::binary::Generation;
+    let ws = support::TempWorkspace::new();
+    let claude = |name: &str, tools: &str| {
+        format!(
+            "---\nname: {name}\ndescription: Does {name} work.\ntools: {tools}\nmodel: sonnet\n\
+             ---\nWork.\n"
+        )
+    };
+    ws.write(".claude/agents/fixer.md", claude("fixer", "Read, Edit"));
+    ws.write(".claude/agents/reader.md", claude("reader", "Read, Grep, Glob"));
+    ws.write(
+        ".agents/agents/explainer.md",
+        "---\nname: explainer\ndescription: Explains code pasted into the task.\n\
+         model: claude-sonnet-5-5\nmodel_provider: anthropic\n---\nExplain.\n",
+    );
+    let c = binary::stdio_env(
+        ws.path(),
+        Generation::Legacy,
+        &[("ANTHROPIC_API_KEY", KEY)],
+        &["ANTHROPIC_AUTH_TOKEN"],
+    )
+    .await;
+    let instructions = c
+        .client
+        .peer_info()
+        .and_then(|info| info.instructions.clone())
+        .expect("the server gives instructions");
+    assert!(
+        !instructions.contains("which agents here do not get"),
+        "{instructions}"
+    );
+    assert!(
+        instructions.contains("those marked \"edits files\" in spawn_agent's list also change files in it")
+            && instructions.contains("none runs shell commands"),
+        "{instructions}"
+    );
+    let tools = c.tools().await;
+    let spawn = tools
+        .iter()
+        .find(|t| t.name == "spawn_agent")
+        .and_then(|t| t.description.as_deref())
+        .unwrap()
+        .to_owned();
+    let lines: Vec<&str> = spawn.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "- explainer: Explains code pasted into the task. (no tools: answers from its \
+             instructions alone)",
+            "- fixer: Does fixer work. (edits files)",
+            "- reader: Does reader work.",
+        ],
+        "{spawn}"
+    );
+    assert!(spawn.contains("No agent here runs shell commands"), "{spawn}");
+    assert!(!spawn.contains("it cannot edit files"), "{spawn}");
+    c.close().await;
+}
