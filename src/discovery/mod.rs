@@ -169,6 +169,7 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
         outcome,
         caveats,
         declared,
+        wants_default_model,
     } in parsed
     {
         let warn = |reason: String, effect: Effect, agent: &str| {
@@ -196,9 +197,11 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
             Ok(Parsed::NotASubagent(why)) => {
                 tracing::info!("{}: not loaded: {why}", rel.display());
             }
-            Err(reason) => {
-                warnings.push(Warning::new(rel.clone(), reason, Effect::Rejected).about(declared))
-            }
+            Err(reason) => warnings.push(
+                Warning::new(rel.clone(), reason, Effect::Rejected)
+                    .about(declared)
+                    .wanting_default_model(wants_default_model),
+            ),
         }
     }
     Catalog::new(root.to_owned(), agents, skills, warnings)
@@ -240,6 +243,7 @@ pub fn parse_definition(
         canonical: &canonical,
         rel_in_root: &rel_in_root,
         caveats: Vec::new(),
+        wants_default_model: false,
     };
     let source = SourceFile {
         path: rel_path.to_owned(),
@@ -258,6 +262,8 @@ struct FileResult {
     caveats: Vec<String>,
     /// For a rejected file, the agent name it declares, when one can be read.
     declared: Option<String>,
+    /// A rejected file's one problem is the server's missing default model.
+    wants_default_model: bool,
 }
 
 /// Reads and parses every candidate, on up to four threads (files are independent; only
@@ -319,6 +325,7 @@ fn parse_candidate(
         canonical: &candidate.canonical,
         rel_in_root: &candidate.rel_in_root,
         caveats: Vec::new(),
+        wants_default_model: false,
     };
     let text = source::read_text(&candidate.canonical);
     let source = SourceFile {
@@ -338,6 +345,7 @@ fn parse_candidate(
         outcome,
         caveats: ctx.caveats,
         declared,
+        wants_default_model: ctx.wants_default_model,
     })
 }
 

@@ -117,4 +117,7 @@ pub(super) struct Ctx<'a> {
     pub rel_in_root: &'a Path,
     /// Notes on what was accepted with a caveat; each becomes one warning if the file loads.
     pub caveats: Vec<String>,
+    /// Set when the file was rejected only because it uses its parent's model (or names
+    /// none) and the server has no default model: the rejection a default model fixes.
+    pub wants_default_model: bool,
 }
