@@ -7,20 +7,24 @@
 //! | `serve` | `mcp-agents [DIR]`: the stdio or HTTP server |
 //! | `check` | `mcp-agents check`: the table and JSON report |
 //! | `readiness` | what a run of each agent would miss now, for `check` |
+//! | `probe` | `check --servers`: each agent's child servers started as a run would |
+//! | `warnings` | the warnings as a person reads them: grouped by file, default-model rejections said once |
 //! | `run` | `mcp-agents run`: one subagent from a terminal, with live activity |
 //! | `status_line` | `run`'s live status line on a terminal |
-//! | `terminal` | the terminal's width, which `check` and the status line fit |
+//! | `terminal` | the terminal's width, which `check`, the demo and the status line fit, and words wrapped to it |
 //! | `demo` | `mcp-agents demo`: the offline demo |
 
 mod check;
 mod demo;
 mod exit;
+mod probe;
 mod readiness;
 mod run;
 mod runtime;
 mod serve;
 mod status_line;
 mod terminal;
+mod warnings;
 
 pub use demo::{EXAMPLE_WORKSPACE, RESULT as DEMO_RESULT};
 
@@ -142,6 +146,11 @@ pub enum Command {
         /// `check` shows one block per agent instead)
         #[arg(long, conflicts_with = "json")]
         wide: bool,
+        /// Also start each agent's MCP servers as a run would (each within its startup
+        /// bound), and warn about those that would fail: this runs the commands the
+        /// definitions name
+        #[arg(long)]
+        servers: bool,
     },
     /// Run one subagent from the terminal: its activity live on stderr, its result on
     /// stdout. Exits with 1 (printing the error code) when it fails, 130 on Ctrl-C.
@@ -232,6 +241,7 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             workspace,
             json,
             wide,
+            servers,
         }) => {
             let Some(catalog) = open_and_load(dir.or(workspace), &options) else {
                 return ExitCode::from(EXIT_USAGE);
@@ -241,7 +251,21 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
                 (false, false, Some(width)) => check::Layout::Fit(width),
                 (false, _, _) => check::Layout::Wide,
             };
-            check::run_check(&catalog, layout, &|var| std::env::var(var).ok())
+            let env = |var: &str| std::env::var(var).ok();
+            if !servers {
+                return check::run_check(&catalog, layout, &readiness::Checks::env(&env));
+            }
+            with_runtime(|cancel| async move {
+                let started = tokio::select! {
+                    () = cancel.cancelled() => return ExitCode::from(exit::EXIT_INTERRUPTED),
+                    started = probe::start_servers(&catalog, itself) => started,
+                };
+                let checks = readiness::Checks {
+                    env: &env,
+                    started: Some(started),
+                };
+                check::run_check(&catalog, layout, &checks)
+            })
         }
         Some(Command::Run {
             workspace,

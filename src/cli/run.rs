@@ -89,14 +89,18 @@ pub(super) fn preflight(
         .map_err(|missing| missing.to_error(Audience::Terminal))?;
     // A child server's `${VAR}` that is not set would fail the run's startup, after the
     // spawn; said here, worded for this shell.
-    let unset_child_variable = readiness::needs(definition, catalog.workspace(), env)
-        .into_iter()
-        .find_map(|need| match need {
-            Need::Variable { name, used_by, .. } if used_by.starts_with("mcp_servers.") => {
-                Some((name, used_by))
-            }
-            _ => None,
-        });
+    let unset_child_variable = readiness::needs(
+        definition,
+        catalog.workspace(),
+        &readiness::Checks::env(env),
+    )
+    .into_iter()
+    .find_map(|need| match need {
+        Need::Variable { name, used_by, .. } if used_by.starts_with("mcp_servers.") => {
+            Some((name, used_by))
+        }
+        _ => None,
+    });
     if let Some((var, used_by)) = unset_child_variable {
         return Err(AgentError::new(
             ErrorCode::ChildMcpStartupError,

@@ -99,9 +99,8 @@ fn checked_parts(
         (Some(texts), Some((model, provider))) => Ok((texts, model, provider)),
         _ => {
             // The model's is the one problem, and a default model fixes it.
-            ctx.wants_default_model = parent
-                && problems.len() == 1
-                && ctx.options.default_model.is_none();
+            ctx.wants_default_model =
+                parent && problems.len() == 1 && ctx.options.default_model.is_none();
             Err(one_reason(problems))
         }
     }

@@ -19,7 +19,9 @@ pub(super) const SPEC: FormatSpec = FormatSpec {
     folders: &[".gemini/agents"],
     // The Gemini CLI reads only the files directly in its folder, and leaves out those
     // whose name starts with `_` (drafts, partials).
-    subfolders: Subfolders::NotRead { by: "the Gemini CLI" },
+    subfolders: Subfolders::NotRead {
+        by: "the Gemini CLI",
+    },
     skipped_prefix: Some("_"),
     files: &[FileSpec {
         extension: "md",

@@ -270,9 +270,7 @@ async fn ctrl_c_stops_the_agent_and_its_children_and_prints_its_partial_result()
     // printed where a result would be.
     assert_eq!(stdout, "Half way there.\n");
     assert!(
-        stderr.contains(
-            "error: cancelled: interrupted from the terminal (Ctrl-C)\n"
-        ),
+        stderr.contains("error: cancelled: interrupted from the terminal (Ctrl-C)\n"),
         "{stderr}"
     );
 }

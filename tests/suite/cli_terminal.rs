@@ -14,18 +14,18 @@ use support::binary::{BIN, KEY_VAR};
 use support::children::{agent, stdio_child};
 use support::run_kit::KEY;
 
-const ROWS: u16 = 24;
-const COLS: u16 = 80;
+pub(super) const ROWS: u16 = 24;
+pub(super) const COLS: u16 = 80;
 
 /// A child of the binary on a pseudo-terminal, with what it has written so far.
-struct Terminal {
+pub(super) struct Terminal {
     child: Box<dyn portable_pty::Child + Send + Sync>,
     /// Kept open for the child's life: closing it hangs the terminal up.
     _master: Box<dyn portable_pty::MasterPty + Send>,
     /// What is typed at the terminal.
     keys: Box<dyn std::io::Write + Send>,
     chunks: mpsc::Receiver<Vec<u8>>,
-    screen: vt100::Parser,
+    pub(super) screen: vt100::Parser,
 }
 
 impl Terminal {
@@ -35,7 +35,7 @@ impl Terminal {
 
     /// [`Terminal::start`] with an emulated screen of `screen_rows` rows (the terminal still
     /// says 24), so that a long output stays on it, and `setup` applied to the command.
-    fn start_in(
+    pub(super) fn start_in(
         args: &[&str],
         dir: &std::path::Path,
         screen_rows: u16,
@@ -109,7 +109,7 @@ impl Terminal {
     }
 
     /// Feeds everything until the child ends.
-    fn finish(&mut self, frame: impl FnMut(&vt100::Screen)) -> u32 {
+    pub(super) fn finish(&mut self, frame: impl FnMut(&vt100::Screen)) -> u32 {
         let mut frame = frame;
         // The reader ends when the child and its pty close.
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -24,7 +24,11 @@ async fn ctrl_c_before_any_text_says_there_is_no_partial_result() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.push([Step::text("Too late.").delayed(Duration::from_secs(60))]);
     let ws = tempfile::tempdir().unwrap();
-    children::write(ws.path(), ".agents/agents/s.md", &agent(&mock, "slow", "", ""));
+    children::write(
+        ws.path(),
+        ".agents/agents/s.md",
+        &agent(&mock, "slow", "", ""),
+    );
     let child = tokio::process::Command::new(BIN)
         .args(["run", "slow", "Think."])
         .current_dir(ws.path())
@@ -40,7 +44,11 @@ async fn ctrl_c_before_any_text_says_there_is_no_partial_result() {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    assert_eq!(mock.requests().len(), 1, "the model was asked before Ctrl-C");
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "the model was asked before Ctrl-C"
+    );
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
     let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
@@ -68,7 +76,9 @@ fn the_docs_llama_cpp_chat_example_bounds_a_reply() {
     ws.write(".agents/agents/llama.md", &example);
     let catalog = ws.load(&mcp_agents::discovery::LoadOptions::default());
     let agent = catalog.get("llama-local").expect("the example loads");
-    let limit = agent.max_output_tokens.expect("the example sets max_output_tokens");
+    let limit = agent
+        .max_output_tokens
+        .expect("the example sets max_output_tokens");
     // The engine of the docs and of `suite::real_engine` has an 8k window.
     assert!(limit <= 2048, "{limit}");
 }
@@ -104,7 +114,11 @@ async fn a_reply_that_filled_the_window_points_at_max_output_tokens() {
     )
     .await;
     assert!(!ran.success, "{}", ran.record);
-    assert_eq!(ran.record["error"]["code"], "context_limit", "{}", ran.record);
+    assert_eq!(
+        ran.record["error"]["code"], "context_limit",
+        "{}",
+        ran.record
+    );
     let message = ran.record["error"]["message"].as_str().unwrap();
     assert!(
         message.contains("exceeds the available context size")
@@ -118,7 +132,10 @@ async fn a_reply_that_filled_the_window_points_at_max_output_tokens() {
 
 /// `mcp-agents check --json` of `workspace`, with the machine's keys and default model
 /// removed: its report, and its stderr.
-pub(super) fn check_json(workspace: &std::path::Path, env: &[(&str, &str)]) -> (serde_json::Value, String) {
+pub(super) fn check_json(
+    workspace: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (serde_json::Value, String) {
     let mut command = std::process::Command::new(BIN);
     command
         .arg("check")
@@ -161,7 +178,10 @@ fn a_vs_code_copilot_file_with_codebase_reads_what_it_edits() {
         .map(|w| w["reason"].as_str().unwrap())
         .collect();
     assert_eq!(reasons.len(), 1, "{reasons:#?}");
-    assert!(reasons[0].starts_with("runs without runCommands:"), "{reasons:#?}");
+    assert!(
+        reasons[0].starts_with("runs without runCommands:"),
+        "{reasons:#?}"
+    );
 }
 
 /// Point 9: a Gemini CLI file in a subfolder of `.gemini/agents` is not loaded, as the
@@ -171,7 +191,10 @@ fn a_gemini_file_in_a_subfolder_gets_a_note() {
     let ws = support::TempWorkspace::new();
     let file = "---\nname: x\ndescription: d\nmodel: gemini-2.5-flash\n---\nDo.\n";
     ws.write(".gemini/agents/team/x.md", file);
-    ws.write(".gemini/agents/team/y.md", &file.replace("name: x", "name: y"));
+    ws.write(
+        ".gemini/agents/team/y.md",
+        &file.replace("name: x", "name: y"),
+    );
     ws.write(".gemini/agents/empty/notes.txt", "not a definition");
     let (report, stderr) = check_json(ws.path(), &[]);
     assert_eq!(report["agents"], serde_json::json!([]), "{report:#}");
@@ -184,7 +207,10 @@ fn a_gemini_file_in_a_subfolder_gets_a_note() {
         "holds 2 definition files, which the Gemini CLI does not read: it reads only the \
          files directly in .gemini/agents, and so does this server; move them up to load them"
     );
-    assert!(stderr.contains("warning: .gemini/agents/team: holds 2"), "{stderr}");
+    assert!(
+        stderr.contains("warning: .gemini/agents/team: holds 2"),
+        "{stderr}"
+    );
 }
 
 /// Point 1: the parent is told what agents here can do. The server's instructions no longer
@@ -202,7 +228,10 @@ async fn the_parent_is_told_which_agents_edit_files_and_which_have_no_tools() {
         )
     };
     ws.write(".claude/agents/fixer.md", claude("fixer", "Read, Edit"));
-    ws.write(".claude/agents/reader.md", claude("reader", "Read, Grep, Glob"));
+    ws.write(
+        ".claude/agents/reader.md",
+        claude("reader", "Read, Grep, Glob"),
+    );
     ws.write(
         ".agents/agents/explainer.md",
         "---\nname: explainer\ndescription: Explains code pasted into the task.\n\
@@ -225,7 +254,8 @@ async fn the_parent_is_told_which_agents_edit_files_and_which_have_no_tools() {
         "{instructions}"
     );
     assert!(
-        instructions.contains("those marked \"edits files\" in spawn_agent's list also change files in it")
+        instructions
+            .contains("those marked \"edits files\" in spawn_agent's list also change files in it")
             && instructions.contains("none runs shell commands"),
         "{instructions}"
     );
@@ -247,7 +277,10 @@ async fn the_parent_is_told_which_agents_edit_files_and_which_have_no_tools() {
         ],
         "{spawn}"
     );
-    assert!(spawn.contains("No agent here runs shell commands"), "{spawn}");
+    assert!(
+        spawn.contains("No agent here runs shell commands"),
+        "{spawn}"
+    );
     assert!(!spawn.contains("it cannot edit files"), "{spawn}");
     c.close().await;
 }

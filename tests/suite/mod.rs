@@ -9,6 +9,7 @@ mod child_startup;
 mod child_tool_calls;
 mod child_tools_offered;
 mod cli_check;
+mod cli_check_layout;
 mod cli_run;
 mod cli_terminal;
 mod definition_auth;
