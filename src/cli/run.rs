@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
 use super::readiness::{self, Need};
 use super::status_line::StatusLine;
+use super::terminal::{fit, stderr_columns};
 use crate::definition::{Catalog, Effect};
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{
@@ -258,6 +259,9 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
     if json {
         println!("{:#}", snapshot_json(snapshot));
     }
+    // On a terminal, lines are wrapped at spaces: the terminal would break words.
+    let width = stderr_columns();
+    let say = |line: &str| eprintln!("{}", fit(line, width));
     // What it changed, whether it completed or not: the person reviews it either way.
     let files = files_line(snapshot);
     match &snapshot.status {
@@ -266,10 +270,13 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
                 println!("{}", answer.text);
             }
             if answer.refused {
-                eprintln!("mcp-agents: {} declined the task (refused)", snapshot.name);
+                say(&format!(
+                    "mcp-agents: {} declined the task (refused)",
+                    snapshot.name
+                ));
             }
-            eprintln!("{}", completed_line(snapshot));
-            files.iter().for_each(|line| eprintln!("{line}"));
+            say(&completed_line(snapshot));
+            files.iter().for_each(|line| say(line));
             ExitCode::SUCCESS
         }
         Status::Failed(failure) => {
@@ -277,10 +284,10 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
             if let Some(partial) = failure.partial_result.as_deref().filter(|_| !json) {
                 // The work done is not lost: the last text goes where a result would.
                 println!("{partial}");
-                eprintln!("mcp-agents: the text above is the agent's partial result");
+                say("mcp-agents: the text above is the agent's partial result");
             }
-            files.iter().for_each(|line| eprintln!("{line}"));
-            eprintln!("error: {}: {}", e.code, e.message);
+            files.iter().for_each(|line| say(line));
+            say(&format!("error: {}: {}", e.code, e.message));
             ExitCode::from(EXIT_FAILED)
         }
         Status::Running => ExitCode::from(EXIT_FAILED),

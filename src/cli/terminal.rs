@@ -35,6 +35,35 @@ pub(super) fn stdout_columns() -> Option<usize> {
     Some(DEFAULT_COLUMNS)
 }
 
+/// The width of the terminal stderr is, as [`stdout_columns`] for stdout: what the demo
+/// wraps its lines to.
+pub(super) fn stderr_columns() -> Option<usize> {
+    let stderr = std::io::stderr();
+    if !stderr.is_terminal() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Some(columns) = columns(stderr.as_fd()) {
+            return Some(usize::from(columns));
+        }
+    }
+    Some(DEFAULT_COLUMNS)
+}
+
+/// `text` wrapped at spaces to `width` when there is one (a terminal), else as it is.
+pub(super) fn fit(text: &str, width: Option<usize>) -> String {
+    match width {
+        Some(width) => text
+            .lines()
+            .map(|line| wrap_words(line, width, 0).join("\n"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => text.to_owned(),
+    }
+}
+
 /// The width assumed for a terminal that does not say its own.
 pub(super) const DEFAULT_COLUMNS: usize = 80;
 

@@ -91,6 +91,14 @@ pub fn agent_roots() -> impl Iterator<Item = &'static str> {
     FORMATS.iter().flat_map(|spec| spec.folders.iter().copied())
 }
 
+/// Each format's own folder (its first), in precedence order: where a user puts agent
+/// files, as the demo's closing hint names them.
+pub fn format_folders() -> impl Iterator<Item = &'static str> {
+    FORMATS
+        .iter()
+        .filter_map(|spec| spec.folders.first().copied())
+}
+
 /// A folder agent definitions are read from: one of a format's.
 #[derive(Debug, Clone, Copy)]
 struct AgentRoot {

@@ -59,7 +59,8 @@ async fn the_demo_runs_offline_and_shows_its_activity() {
         // The next step: where to go from the demo, after installing.
         "First, `cargo install --locked --path .` in this clone puts mcp-agents on your PATH",
         "Next: in a repository with agent files",
-        "`claude mcp add --scope project agents -- mcp-agents`",
+        "`claude mcp add --scope project agents -e \
+         MCP_AGENTS_DEFAULT_MODEL=anthropic/claude-sonnet-5-5 -- mcp-agents`",
         "docs/clients.md",
     ] {
         assert!(

@@ -284,3 +284,47 @@ async fn the_parent_is_told_which_agents_edit_files_and_which_have_no_tools() {
     assert!(!spawn.contains("it cannot edit files"), "{spawn}");
     c.close().await;
 }
+
+/// Point 8: the demo on an 80-column terminal: no line is broken by the terminal ("P\nATH"),
+/// and its "Next:" names every folder agent files are read from and adds the server to
+/// Claude Code as README does, with the default model.
+#[test]
+fn the_demo_fits_the_terminal_and_names_every_agent_folder() {
+    use super::cli_terminal::{COLS, Terminal};
+    let dir = tempfile::tempdir().unwrap();
+    let mut term = Terminal::start_in(&["demo"], dir.path(), 200, |c| {
+        c.env("PATH", "/nonexistent");
+    });
+    assert_eq!(term.finish(|_| {}), 0);
+    let screen = term.screen.screen();
+    let all: Vec<String> = screen.rows(0, COLS).collect();
+    let text = all.join("\n");
+    for i in 0..all.len() {
+        assert!(
+            !screen.row_wrapped(u16::try_from(i).unwrap()),
+            "row {i} wrapped:\n{text}"
+        );
+    }
+    let joined = all
+        .iter()
+        .map(|r| r.trim_end())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let next = &joined[joined.find("Next:").unwrap_or_else(|| panic!("{text}"))..];
+    for folder in mcp_agents::discovery::agent_roots() {
+        if folder == ".opencode/agent" {
+            continue; // OpenCode's older spelling of `.opencode/agents`
+        }
+        assert!(next.contains(folder), "{folder} missing from: {next}");
+    }
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let add = "claude mcp add --scope project agents -e MCP_AGENTS_DEFAULT_MODEL=anthropic/claude-sonnet-5-5 -- mcp-agents";
+    assert!(readme.contains(add), "README gives {add}");
+    assert!(next.contains(&format!("`{add}`")), "{next}");
+    assert!(
+        text.contains("First, `cargo install --locked --path .`"),
+        "{text}"
+    );
+}
