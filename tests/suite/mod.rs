@@ -29,6 +29,7 @@ mod discovery_names;
 mod discovery_precedence;
 mod docs;
 mod engine_quirks;
+mod examples_run;
 mod fault_isolation;
 mod first_hour;
 mod gateways;
