@@ -246,26 +246,7 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             let Some(catalog) = open_and_load(dir.or(workspace), &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            let layout = match (json, wide, terminal::stdout_columns()) {
-                (true, _, _) => check::Layout::Json,
-                (false, false, Some(width)) => check::Layout::Fit(width),
-                (false, _, _) => check::Layout::Wide,
-            };
-            let env = |var: &str| std::env::var(var).ok();
-            if !servers {
-                return check::run_check(&catalog, layout, &readiness::Checks::env(&env));
-            }
-            with_runtime(|cancel| async move {
-                let started = tokio::select! {
-                    () = cancel.cancelled() => return ExitCode::from(exit::EXIT_INTERRUPTED),
-                    started = probe::start_servers(&catalog, itself) => started,
-                };
-                let checks = readiness::Checks {
-                    env: &env,
-                    started: Some(started),
-                };
-                check::run_check(&catalog, layout, &checks)
-            })
+            check_command(catalog, json, wide, servers, itself)
         }
         Some(Command::Run {
             workspace,
@@ -313,47 +294,87 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             }) {
                 Some(options) => match options.prepare(|var| std::env::var(var).ok()) {
                     Ok(listen) => Some(listen),
-                    Err(message) => {
-                        eprintln!("error: {message}");
-                        return ExitCode::from(EXIT_USAGE);
-                    }
+                    Err(message) => return usage_error(&message),
                 },
                 None => None,
             };
             let Some(catalog) = open_and_load(cli.dir.or(cli.workspace), &options) else {
                 return ExitCode::from(EXIT_USAGE);
             };
-            for warning in catalog.warnings() {
-                log_warning(warning);
-            }
-            if catalog.agents().is_empty() && catalog.has_rejections() {
-                tracing::warn!(
-                    "no usable agent definitions in {} (the rejected ones are listed above); \
-                     no tools are offered",
-                    catalog.workspace().display()
-                );
-            } else if catalog.agents().is_empty() {
-                tracing::warn!(
-                    "no agent definitions found in {} (looked in {}); no tools are offered",
-                    catalog.workspace().display(),
-                    crate::discovery::agent_roots()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            } else if catalog.offered().next().is_none() {
-                tracing::warn!(
-                    "every agent in {} says a model must not pick it (Copilot's \
-                     `disable-model-invocation`); no tools are offered, and `mcp-agents run` \
-                     runs them",
-                    catalog.workspace().display()
-                );
-            }
+            warn_about_catalog(&catalog);
             if listen.is_none() && std::io::stdin().is_terminal() {
                 eprintln!("{}", serve::terminal_hint(&catalog));
             }
             serve::serve(catalog, listen, itself)
         }
     }
+}
+
+/// A command line that cannot be served: one line, and the usage status.
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// The catalog's warnings as the server starts, and why it offers no tools when it offers
+/// none.
+fn warn_about_catalog(catalog: &Catalog) {
+    for warning in catalog.warnings() {
+        log_warning(warning);
+    }
+    if catalog.agents().is_empty() && catalog.has_rejections() {
+        tracing::warn!(
+            "no usable agent definitions in {} (the rejected ones are listed above); \
+             no tools are offered",
+            catalog.workspace().display()
+        );
+    } else if catalog.agents().is_empty() {
+        tracing::warn!(
+            "no agent definitions found in {} (looked in {}); no tools are offered",
+            catalog.workspace().display(),
+            crate::discovery::agent_roots()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    } else if catalog.offered().next().is_none() {
+        tracing::warn!(
+            "every agent in {} says a model must not pick it (Copilot's \
+             `disable-model-invocation`); no tools are offered, and `mcp-agents run` \
+             runs them",
+            catalog.workspace().display()
+        );
+    }
+}
+
+/// `mcp-agents check`: the layout the flags and the terminal ask for; with `--servers`, the
+/// child servers started first.
+fn check_command(
+    catalog: Catalog,
+    json: bool,
+    wide: bool,
+    servers: bool,
+    itself: SelfCommand,
+) -> ExitCode {
+    let layout = match (json, wide, terminal::stdout_columns()) {
+        (true, _, _) => check::Layout::Json,
+        (false, false, Some(width)) => check::Layout::Fit(width),
+        (false, _, _) => check::Layout::Wide,
+    };
+    let env = |var: &str| std::env::var(var).ok();
+    if !servers {
+        return check::run_check(&catalog, layout, &readiness::Checks::env(&env));
+    }
+    with_runtime(|cancel| async move {
+        let started = tokio::select! {
+            () = cancel.cancelled() => return ExitCode::from(exit::EXIT_INTERRUPTED),
+            started = probe::start_servers(&catalog, itself) => started,
+        };
+        let checks = readiness::Checks {
+            env: &env,
+            started: Some(started),
+        };
+        check::run_check(&catalog, layout, &checks)
+    })
 }
 
 /// Logs a definition's warning: a rejected file's line starts with `rejected:`, as in

@@ -74,7 +74,7 @@ fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, 
 fn checked_parts(
     draft: &Draft,
     ctx: &mut Ctx<'_>,
-) -> Result<((String, String, String), Model, ProviderConfig), String> {
+) -> Result<(Texts, Model, ProviderConfig), String> {
     let mut problems = Vec::new();
     let texts = required_texts(draft).map_err(|e| problems.extend(e)).ok();
     let parent = matches!(draft.model, ModelChoice::Parent | ModelChoice::Unnamed(_));
@@ -106,6 +106,9 @@ fn checked_parts(
     }
 }
 
+/// The name, the description and the instructions.
+type Texts = (String, String, String);
+
 /// A file's problems as one reason: the one, or each numbered.
 fn one_reason(problems: Vec<String>) -> String {
     match problems.as_slice() {
@@ -123,7 +126,7 @@ fn one_reason(problems: Vec<String>) -> String {
 
 /// The name (checked), the description and the instructions, each required and not blank;
 /// every one missing is named.
-fn required_texts(draft: &Draft) -> Result<(String, String, String), Vec<String>> {
+fn required_texts(draft: &Draft) -> Result<Texts, Vec<String>> {
     let mut problems = Vec::new();
     let name = match draft.name.clone() {
         None => {

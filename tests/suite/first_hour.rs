@@ -193,7 +193,7 @@ fn a_gemini_file_in_a_subfolder_gets_a_note() {
     ws.write(".gemini/agents/team/x.md", file);
     ws.write(
         ".gemini/agents/team/y.md",
-        &file.replace("name: x", "name: y"),
+        file.replace("name: x", "name: y"),
     );
     ws.write(".gemini/agents/empty/notes.txt", "not a definition");
     let (report, stderr) = check_json(ws.path(), &[]);

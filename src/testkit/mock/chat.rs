@@ -171,6 +171,12 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
         return Err(bad(st, Some("messages"), "[] is too short - 'messages'"));
     };
     validate_messages(st, messages)?;
+    context_overflow(st, body)
+}
+
+/// A conversation longer than the mock's context (its size in characters over four, as
+/// tokens), in the words of the server it plays.
+fn context_overflow(st: &MockState, body: &Value) -> Result<(), Refusal> {
     if let Some(limit) = st.context_limit {
         let size = body["messages"].to_string().len();
         if size > limit && st.engine == MockEngine::LlamaCpp {
