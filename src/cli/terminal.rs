@@ -21,35 +21,25 @@ pub(super) fn columns(fd: std::os::fd::BorrowedFd<'_>) -> Option<u16> {
 /// The width of the terminal stdout is: `None` when stdout is not a terminal (a pipe or a
 /// file has no width to fit). A terminal that does not say is taken as 80 columns.
 pub(super) fn stdout_columns() -> Option<usize> {
-    let stdout = std::io::stdout();
-    if !stdout.is_terminal() {
-        return None;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsFd;
-        if let Some(columns) = columns(stdout.as_fd()) {
-            return Some(usize::from(columns));
-        }
-    }
-    Some(DEFAULT_COLUMNS)
+    width_of(&std::io::stdout())
 }
 
 /// The width of the terminal stderr is, as [`stdout_columns`] for stdout: what the demo
-/// wraps its lines to.
+/// and `run` wrap their lines to.
 pub(super) fn stderr_columns() -> Option<usize> {
-    let stderr = std::io::stderr();
-    if !stderr.is_terminal() {
-        return None;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsFd;
-        if let Some(columns) = columns(stderr.as_fd()) {
-            return Some(usize::from(columns));
-        }
-    }
-    Some(DEFAULT_COLUMNS)
+    width_of(&std::io::stderr())
+}
+
+#[cfg(unix)]
+fn width_of<S: IsTerminal + std::os::fd::AsFd>(stream: &S) -> Option<usize> {
+    stream
+        .is_terminal()
+        .then(|| columns(stream.as_fd()).map_or(DEFAULT_COLUMNS, usize::from))
+}
+
+#[cfg(not(unix))]
+fn width_of<S: IsTerminal>(stream: &S) -> Option<usize> {
+    stream.is_terminal().then_some(DEFAULT_COLUMNS)
 }
 
 /// `text` wrapped at spaces to `width` when there is one (a terminal), else as it is.

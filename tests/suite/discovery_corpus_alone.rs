@@ -258,13 +258,7 @@ fn every_published_file_alone_loads_as_its_tool_would_have_it() {
 fn report_problems(case: &Alone, report: &Value) -> Vec<String> {
     let agents = report["agents"].as_array().unwrap();
     // Readiness (a key not set here) is not loading; `needs` shows it.
-    let warnings: Vec<&str> = report["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["effect"] != "will_fail_at_spawn")
-        .map(|w| w["reason"].as_str().unwrap())
-        .collect();
+    let warnings = crate::support::loading_reasons(report);
     let mut problems = Vec::new();
     for expected in case.warnings {
         if !warnings.iter().any(|w| w.contains(expected)) {

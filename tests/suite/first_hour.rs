@@ -170,13 +170,7 @@ fn a_vs_code_copilot_file_with_codebase_reads_what_it_edits() {
         serde_json::json!(["read", "list", "glob", "grep", "edit", "write"]),
         "{report:#}"
     );
-    let reasons: Vec<&str> = report["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["effect"] != "will_fail_at_spawn")
-        .map(|w| w["reason"].as_str().unwrap())
-        .collect();
+    let reasons = support::loading_reasons(&report);
     assert_eq!(reasons.len(), 1, "{reasons:#?}");
     assert!(
         reasons[0].starts_with("runs without runCommands:"),
