@@ -319,8 +319,13 @@ fn usage_error(message: &str) -> ExitCode {
 /// The catalog's warnings as the server starts, and why it offers no tools when it offers
 /// none.
 fn warn_about_catalog(catalog: &Catalog) {
-    for warning in catalog.warnings() {
+    // The files one default model would fix, said once, as `check` says them.
+    let readable = warnings::Readable::of(catalog.warnings());
+    for warning in &readable.each {
         log_warning(warning);
+    }
+    if let Some(line) = &readable.default_model {
+        tracing::warn!(target: crate::logging::REJECTED, "{line}");
     }
     if catalog.agents().is_empty() && catalog.has_rejections() {
         tracing::warn!(
