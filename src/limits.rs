@@ -350,6 +350,10 @@ pub const TERMINAL_TASK_BYTES: usize = HTTP_REQUEST_BODY_BYTES;
 pub const TERMINAL_FILES_SHOWN: usize = 20;
 /// The longest wait `mcp-agents run` makes at once before waiting again (SPEC §2).
 pub const TERMINAL_WAIT: Duration = Duration::from_millis(MAX_WAIT_MS);
+/// Child servers `mcp-agents check --servers` starts at once (SPEC §2, §8.2), each under its
+/// own startup bound: a workspace of many agents neither waits for them one by one nor
+/// starts them all together.
+pub const CHECK_SERVER_STARTS: usize = 4;
 /// An agent's description shown whole in `spawn_agent`'s description, in characters
 /// (SPEC §4.1). Real descriptions are mostly under 300 characters; the few longer ones carry
 /// worked examples, and every one of them is sent to the parent model with each request.

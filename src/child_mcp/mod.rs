@@ -38,7 +38,7 @@ mod toolset;
 
 use std::path::Path;
 
-use crate::definition::AgentDefinition;
+use crate::definition::{AgentDefinition, ChildServerConfig};
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::CHILD_SHUTDOWN_TIMEOUT;
 use crate::toolbox::{BoxFuture, EnvLookup, RunTools, ToolsFactory};
@@ -72,6 +72,25 @@ impl ChildServers {
     pub fn with_self_command(mut self, itself: SelfCommand) -> Self {
         self.itself = itself;
         self
+    }
+
+    /// Starts `server` as a run in `workspace` would (its environment, its startup bound,
+    /// MCP 2026-07-28 required), lists its tools and stops it: how many tools it offers, or
+    /// why a run would fail at spawn, in the run's words (`check --servers`).
+    pub async fn try_start(
+        &self,
+        server: &str,
+        config: &ChildServerConfig,
+        workspace: &Path,
+    ) -> Result<usize, String> {
+        let failed = |why: String| format!("MCP server {server} {why}");
+        let launch =
+            launch::resolve(config, workspace, self.env.as_ref(), &self.itself).map_err(failed)?;
+        let (connection, tools) = connect::connect(server, &launch, config.startup_timeout)
+            .await
+            .map_err(failed)?;
+        connection.shutdown(CHILD_SHUTDOWN_TIMEOUT).await;
+        Ok(tools.len())
     }
 }
 

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use super::exit::EXIT_REJECTED;
-use super::readiness::{self, Env};
+use super::readiness::{self, Checks, Env};
+use super::terminal::wrap_words;
+use super::warnings::Readable;
 use crate::definition::{AgentDefinition, EndpointSource, KeyChoice, ModelOrigin, ProviderKind};
 use crate::definition::{BuiltinServer, Catalog, Effect, Warning};
 use crate::workspace_contract::{AGENT_CONFIG_DIRS, AGENT_CONFIG_FILES};
@@ -110,7 +112,17 @@ const BLOCK_INDENT: usize = 2 + "workspace".len() + GAP;
 /// The agents (a table, or one block per agent when the table is wider than `width`), then
 /// the summary, for stdout. `width` is the terminal's; `None` (`--wide`, or stdout is not a
 /// terminal) always gives the table, whatever its width.
-pub(super) fn render_table(catalog: &Catalog, env: Env<'_>, width: Option<usize>) -> String {
+pub(super) fn render_table(catalog: &Catalog, checks: &Checks<'_>, width: Option<usize>) -> String {
+    format!(
+        "{}{}",
+        render_agents(catalog, checks.env, width),
+        render_summary(catalog, checks, width)
+    )
+}
+
+/// The agents: a table, or one block per agent (and a blank line) when the table is wider
+/// than `width`.
+fn render_agents(catalog: &Catalog, env: Env<'_>, width: Option<usize>) -> String {
     let rows: Vec<[String; 10]> = catalog
         .agents()
         .iter()
@@ -136,36 +148,36 @@ pub(super) fn render_table(catalog: &Catalog, env: Env<'_>, width: Option<usize>
         }
     }
     let table_width = widths.iter().sum::<usize>() + GAP * (widths.len() - 1);
-    let mut out = String::new();
-    if !rows.is_empty() {
-        match width {
-            Some(width) if table_width > width => {
-                out.push_str(&blocks(&rows, width));
-                out.push('\n');
-            }
-            _ => out.push_str(&table(&rows, &widths)),
-        }
+    match width {
+        _ if rows.is_empty() => String::new(),
+        Some(width) if table_width > width => format!("{}\n", blocks(&rows, width)),
+        _ => table(&rows, &widths),
     }
+}
+
+/// The summary line and what follows it: what agents not ready to run need, where agents
+/// are when the workspace has none, and whether child servers were started.
+fn render_summary(catalog: &Catalog, checks: &Checks<'_>, width: Option<usize>) -> String {
     let wrap = |text: &str| match width {
-        Some(width) => wrap_words(text, width, 0).join("\n"),
-        None => text.to_owned(),
+        Some(width) => format!("{}\n", wrap_words(text, width, 0).join("\n")),
+        None => format!("{text}\n"),
     };
-    let not_ready = readiness_warnings(catalog, env);
-    out.push_str(&wrap(&summary(catalog, &not_ready)));
-    out.push('\n');
+    let not_ready = readiness_warnings(catalog, checks);
+    let mut out = wrap(&summary(catalog, &not_ready));
     if !not_ready.is_empty() {
         out.push_str(&wrap(
             "Agents not ready to run need the variables and commands their warnings name, \
              in the environment the MCP client starts mcp-agents in (docs/clients.md, \
              \"Keys, gateways and subscriptions\").",
         ));
-        out.push('\n');
     }
     if let Some(note) = changes_note(catalog) {
         out.push_str(&wrap(&note));
-        out.push('\n');
     }
-    if rows.is_empty()
+    if let Some(hint) = servers_hint(catalog, checks) {
+        out.push_str(&wrap(&hint));
+    }
+    if catalog.agents().is_empty()
         && let Some((dir, root)) = nearest_parent_with_agents(catalog.workspace())
     {
         out.push_str(&wrap(&format!(
@@ -174,7 +186,6 @@ pub(super) fn render_table(catalog: &Catalog, env: Env<'_>, width: Option<usize>
             dir.display(),
             dir.display()
         )));
-        out.push('\n');
     }
     out
 }
@@ -261,55 +272,36 @@ fn blocks(rows: &[[String; 10]], width: usize) -> String {
     out
 }
 
-/// `text` in lines of at most `width` characters, broken at spaces; every line but the first
-/// starts with `indent` spaces, and the first leaves room for them (its caller writes what
-/// goes there). A word longer than a line is cut.
-fn wrap_words(text: &str, width: usize, indent: usize) -> Vec<String> {
-    let room = width.saturating_sub(indent).max(1);
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    let mut len = 0;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let mut word: Vec<char> = word.chars().collect();
-        if len > 0 && len + 1 + word.len() <= room {
-            line.push(' ');
-            line.extend(&word);
-            len += 1 + word.len();
-            continue;
-        }
-        if len > 0 {
-            lines.push(std::mem::take(&mut line));
-        }
-        while word.len() > room {
-            let rest = word.split_off(room);
-            lines.push(word.iter().collect());
-            word = rest;
-        }
-        line = word.iter().collect();
-        len = word.len();
-    }
-    lines.push(line);
-    let pad = " ".repeat(indent);
-    lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, line)| {
-            if i == 0 || indent == 0 {
-                line
-            } else {
-                format!("{pad}{line}")
-            }
-        })
-        .collect()
-}
-
 /// Readiness warnings for every agent of `catalog`.
-fn readiness_warnings(catalog: &Catalog, env: Env<'_>) -> Vec<Warning> {
+fn readiness_warnings(catalog: &Catalog, checks: &Checks<'_>) -> Vec<Warning> {
     readiness::warnings(
         catalog.agents().iter().map(AsRef::as_ref),
         catalog.workspace(),
-        env,
+        checks,
     )
+}
+
+/// After the summary: `check --servers` starts the child servers, when any agent has one of
+/// its own; with it, how many were started.
+fn servers_hint(catalog: &Catalog, checks: &Checks<'_>) -> Option<String> {
+    match &checks.started {
+        Some(started) => Some(format!(
+            "Started {} MCP server{} as a run would: {} of the agents' servers failed to \
+             start (their warnings say why).",
+            started.servers,
+            if started.servers == 1 { "" } else { "s" },
+            started.failures.len()
+        )),
+        None => catalog
+            .agents()
+            .iter()
+            .any(|d| d.own_servers().next().is_some())
+            .then(|| {
+                "`mcp-agents check --servers` starts each agent's MCP servers as a run would, \
+                 and says which would fail."
+                    .to_owned()
+            }),
+    }
 }
 
 /// `6 agents (2 not ready to run), 1 rejected file, 0 skills, 3 warnings`: rejected files
@@ -371,7 +363,8 @@ fn nearest_parent_with_agents(
 
 /// The JSON report: `{"workspace", "agents", "skills", "warnings"}`; paths are relative to
 /// the workspace, and shown lossily when they are not UTF-8 (JSON strings must be).
-pub(super) fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
+pub(super) fn render_json(catalog: &Catalog, checks: &Checks<'_>) -> Value {
+    let env = checks.env;
     let agents: Vec<Value> = catalog
         .agents()
         .iter()
@@ -418,7 +411,7 @@ pub(super) fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
                 "mcp_servers": d.own_servers().collect::<Vec<_>>(),
                 "workspace_tools": d.workspace_tools(),
                 "skills": d.skills,
-                "needs": readiness::needs(d, catalog.workspace(), env)
+                "needs": readiness::needs(d, catalog.workspace(), checks)
                     .iter()
                     .map(readiness::Need::to_json)
                     .collect::<Vec<_>>(),
@@ -433,7 +426,7 @@ pub(super) fn render_json(catalog: &Catalog, env: Env<'_>) -> Value {
     let warnings: Vec<Value> = catalog
         .warnings()
         .iter()
-        .chain(&readiness_warnings(catalog, env))
+        .chain(&readiness_warnings(catalog, checks))
         .map(|w| {
             json!({
                 "file": w.file.to_string_lossy(),
@@ -461,44 +454,39 @@ pub(super) enum Layout {
     Json,
 }
 
-/// Prints the warnings (a rejected file's line starts with `rejected:`), then the report;
-/// exits 1 when a definition was rejected (a run that would fail now does not change the
-/// status: the server's environment may differ).
-pub(super) fn run_check(catalog: &Catalog, layout: Layout, env: Env<'_>) -> ExitCode {
-    for warning in catalog
-        .warnings()
-        .iter()
-        .chain(&readiness_warnings(catalog, env))
-    {
-        eprintln!("{}: {warning}", warning.label());
-    }
+/// Prints the report and the warnings (a rejected file's line starts with `rejected:`; the
+/// files one default model would fix are named in one line); exits 1 when a definition was
+/// rejected (a run that would fail now does not change the status: the server's
+/// environment may differ). On a terminal the warnings follow the agents, grouped under
+/// their file and wrapped, and the summary ends the report; elsewhere each is one line on
+/// stderr, before the report.
+pub(super) fn run_check(catalog: &Catalog, layout: Layout, checks: &Checks<'_>) -> ExitCode {
+    let readiness = readiness_warnings(catalog, checks);
+    let readable = Readable::of(catalog.warnings().iter().chain(&readiness));
     match layout {
-        Layout::Json => println!("{:#}", render_json(catalog, env)),
-        Layout::Fit(width) => print!("{}", render_table(catalog, env, Some(width))),
-        Layout::Wide => print!("{}", render_table(catalog, env, None)),
+        Layout::Fit(width) => {
+            use std::io::Write;
+            print!("{}", render_agents(catalog, checks.env, Some(width)));
+            let _ = std::io::stdout().flush();
+            let grouped = readable.grouped(width);
+            if !grouped.is_empty() {
+                eprintln!("{grouped}");
+            }
+            print!("{}", render_summary(catalog, checks, Some(width)));
+        }
+        Layout::Wide | Layout::Json => {
+            for line in readable.lines() {
+                eprintln!("{line}");
+            }
+            match layout {
+                Layout::Json => println!("{:#}", render_json(catalog, checks)),
+                _ => print!("{}", render_table(catalog, checks, None)),
+            }
+        }
     }
     if catalog.has_rejections() {
         ExitCode::from(EXIT_REJECTED)
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wrap_words;
-
-    #[test]
-    fn words_wrap_under_their_indent_and_long_ones_are_cut() {
-        assert_eq!(wrap_words("a b c", 80, 0), ["a b c"]);
-        assert_eq!(
-            wrap_words("read, list, glob, grep", 25, 13),
-            ["read, list,", "             glob, grep"]
-        );
-        assert_eq!(
-            wrap_words("x .claude/agents/a-very-long-name.md", 16, 2),
-            ["x", "  .claude/agents", "  /a-very-long-n", "  ame.md"]
-        );
-        assert_eq!(wrap_words("", 10, 0), [""]);
     }
 }

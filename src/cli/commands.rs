@@ -7,23 +7,29 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::check::{Layout, run_check};
-use super::exit::EXIT_USAGE;
+use super::exit::{EXIT_INTERRUPTED, EXIT_USAGE};
+use super::probe::start_servers;
+use super::readiness::Checks;
 use super::run::{preflight, read_task, report_refusal, run_agent};
 use super::runtime::{server_manager, with_runtime};
 use super::serve::terminal_hint;
 use super::terminal;
+use super::warnings::Readable;
 use super::{status, watch};
 use crate::child_mcp::SelfCommand;
 use crate::definition::{Catalog, Effect, Warning};
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
 use crate::server::HttpOptions;
 
-/// `mcp-agents check`.
+/// `mcp-agents check`: the layout the flags and the terminal ask for; with `--servers`, the
+/// child servers started first.
 pub(super) fn check(
     dir: Option<PathBuf>,
     options: &LoadOptions,
     json: bool,
     wide: bool,
+    servers: bool,
+    itself: SelfCommand,
 ) -> ExitCode {
     let Some(catalog) = open_and_load(dir, options) else {
         return ExitCode::from(EXIT_USAGE);
@@ -33,7 +39,21 @@ pub(super) fn check(
         (false, false, Some(width)) => Layout::Fit(width),
         (false, _, _) => Layout::Wide,
     };
-    run_check(&catalog, layout, &|var| std::env::var(var).ok())
+    let env = |var: &str| std::env::var(var).ok();
+    if !servers {
+        return run_check(&catalog, layout, &Checks::env(&env));
+    }
+    with_runtime(|cancel| async move {
+        let started = tokio::select! {
+            () = cancel.cancelled() => return ExitCode::from(EXIT_INTERRUPTED),
+            started = start_servers(&catalog, itself) => started,
+        };
+        let checks = Checks {
+            env: &env,
+            started: Some(started),
+        };
+        run_check(&catalog, layout, &checks)
+    })
 }
 
 /// What `mcp-agents run` is asked to do.
@@ -98,14 +118,24 @@ pub(super) fn serve(
     let Some(catalog) = open_and_load(dir, options) else {
         return ExitCode::from(EXIT_USAGE);
     };
-    for warning in catalog.warnings() {
-        log_warning(warning);
-    }
+    log_catalog_warnings(&catalog);
     warn_when_nothing_is_offered(&catalog);
     if listen.is_none() && std::io::stdin().is_terminal() {
         eprintln!("{}", terminal_hint(&catalog));
     }
     super::serve::serve(catalog, listen, itself)
+}
+
+/// The catalog's warnings as the server starts; the files one default model would fix are
+/// said once, as `check` says them.
+fn log_catalog_warnings(catalog: &Catalog) {
+    let readable = Readable::of(catalog.warnings());
+    for warning in &readable.each {
+        log_warning(warning);
+    }
+    if let Some(line) = &readable.default_model {
+        tracing::warn!(target: crate::logging::REJECTED, "{line}");
+    }
 }
 
 /// Says why a server offers no tools, when it offers none.

@@ -14,19 +14,29 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::terminal::{fit, stderr_columns};
 use crate::child_mcp::SelfCommand;
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
 use crate::sessions::SessionManager;
 use crate::testkit::{MockProvider, Step};
 use crate::toolbox::EnvLookup;
 
-/// What to do after the demo: the first thing a user needs (issue 16).
-pub(super) const NEXT_STEP: &str = "Next: in a repository with agent files (.claude/agents, \
-.codex/agents, .opencode/agents or .agents/agents), `mcp-agents check` lists them and what \
-they need, and `claude mcp add --scope project agents -- mcp-agents` adds the server to Claude \
-Code (Codex and other clients: docs/clients.md; writing agents: docs/agents.md).";
+/// What to do after the demo: the first thing a user needs (issue 16): every folder agent
+/// files are read from, and adding the server to Claude Code as README does, with the
+/// default model for the agents that use their parent's (issue 39).
+pub(super) fn next_step() -> String {
+    let folders: Vec<&str> = crate::discovery::format_folders().collect();
+    format!(
+        "Next: in a repository with agent files ({}), `mcp-agents check` lists them and what \
+         they need, and `claude mcp add --scope project agents -e \
+         MCP_AGENTS_DEFAULT_MODEL=anthropic/claude-sonnet-5-5 -- mcp-agents` adds the server to \
+         Claude Code, with the model for agents that use their parent's (Codex and other \
+         clients: docs/clients.md; writing agents: docs/agents.md).",
+        folders.join(", ")
+    )
+}
 
-/// Before [`NEXT_STEP`] when `mcp-agents` is not on PATH (the demo ran through `cargo run`):
+/// Before [`next_step`] when `mcp-agents` is not on PATH (the demo ran through `cargo run`):
 /// the clients start it by that name (issue 28).
 pub(super) const INSTALL_STEP: &str = "First, `cargo install --locked --path .` in this clone \
 puts mcp-agents on your PATH, where MCP clients look for it (a release build: about ten \
@@ -36,8 +46,8 @@ minutes on two cores).";
 fn closing_hint(path: Option<std::ffi::OsString>) -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
     match which::which_in("mcp-agents", path, cwd) {
-        Ok(_) => NEXT_STEP.to_owned(),
-        Err(_) => format!("{INSTALL_STEP}\n{NEXT_STEP}"),
+        Ok(_) => next_step(),
+        Err(_) => format!("{INSTALL_STEP}\n{}", next_step()),
     }
 }
 
@@ -88,11 +98,13 @@ const AGENT_FILE: &str = ".claude/agents/reviewer.md";
 /// The task the demo gives its agent.
 pub(super) const TASK: &str = "Review the retry helper in src/ of this workspace.";
 
-/// What the scripted model answers once it has read the file.
+/// What the scripted model answers once it has read the file, in lines that fit an
+/// 80-column terminal (the result is printed as the model wrote it).
 pub const RESULT: &str = "src/retry.py:8: `backoff` waits twice as long as its docstring \
-    promises: `base * 2 ** attempt` gives 1.0 s before the first retry (attempt 1), not 0.5 s, \
-    and reaches the 8 s cap one retry early. Use `base * 2 ** (attempt - 1)`.\n\
-    src/retry.py: nothing tests the schedule; add a test that checks 0.5, 1.0, 2.0 and the cap.\n\n\
+    promises:\n`base * 2 ** attempt` gives 1.0 s before the first retry (attempt 1), not \
+    0.5 s,\nand reaches the 8 s cap one retry early. Use `base * 2 ** (attempt - 1)`.\n\
+    src/retry.py: nothing tests the schedule; add a test that checks 0.5, 1.0, 2.0\n\
+    and the cap.\n\n\
     verdict: request changes";
 
 pub(super) async fn run_demo(
@@ -102,22 +114,31 @@ pub(super) async fn run_demo(
 ) -> ExitCode {
     match prepare(itself).await {
         Ok((mock, workspace, manager)) => {
+            // Wrapped at spaces on a terminal: the terminal would break words.
+            let width = stderr_columns();
             eprintln!(
-                "mcp-agents demo: the example workspace's `{AGENT}` ({AGENT_FILE}, a Claude Code \
-                 agent with `tools: Read, Grep, Glob`) reads its code through the built-in \
-                 `workspace` MCP server; the model is scripted, at {} (Anthropic Messages wire \
-                 format), so no key or network is needed",
-                mock.messages_base_url()
+                "{}",
+                fit(
+                    &format!(
+                        "mcp-agents demo: the example workspace's `{AGENT}` ({AGENT_FILE}, a \
+                         Claude Code agent with `tools: Read, Grep, Glob`) reads its code \
+                         through the built-in `workspace` MCP server; the model is scripted, \
+                         at {} (Anthropic Messages wire format), so no key or network is \
+                         needed",
+                        mock.messages_base_url()
+                    ),
+                    width
+                )
             );
-            eprintln!("task: {TASK}");
+            eprintln!("{}", fit(&format!("task: {TASK}"), width));
             let code = super::run::run_agent(manager, AGENT, TASK, json, cancel).await;
             if let Some(last) = mock.requests().last() {
-                eprint!("{}", what_the_tools_gave(&last.body));
+                eprint!("{}", what_the_tools_gave(&last.body, width));
             }
             drop(workspace);
             drop(mock);
             if code == ExitCode::SUCCESS {
-                eprintln!("{}", closing_hint(std::env::var_os("PATH")));
+                eprintln!("{}", fit(&closing_hint(std::env::var_os("PATH")), width));
             }
             code
         }
@@ -190,8 +211,9 @@ fn point_at(agent: &str, base_url: &str) -> String {
 }
 
 /// From the last request the model received: each workspace tool call, its arguments,
-/// and the first lines of what it answered.
-fn what_the_tools_gave(request: &Value) -> String {
+/// and the first lines of what it answered; on a terminal `width` columns wide, a line
+/// longer than that is cut with `…` (it is code: wrapping would misalign it).
+fn what_the_tools_gave(request: &Value, width: Option<usize>) -> String {
     let messages = request["messages"]
         .as_array()
         .map(Vec::as_slice)
@@ -227,13 +249,42 @@ fn what_the_tools_gave(request: &Value) -> String {
             if lines.len() == 1 { "" } else { "s" }
         ));
         for line in lines.iter().take(12) {
-            out.push_str(&format!("    {line}\n"));
+            out.push_str(&cut_to(&format!("    {line}"), width));
+            out.push('\n');
         }
         if lines.len() > 12 {
             out.push_str("    …\n");
         }
     }
     out
+}
+
+/// `line` within `width` columns, tabs expanded to the next multiple of 8, cut with `…`;
+/// as it is without a width.
+fn cut_to(line: &str, width: Option<usize>) -> String {
+    let Some(width) = width else {
+        return line.to_owned();
+    };
+    let mut shown = String::new();
+    let mut column = 0;
+    for c in line.chars() {
+        let next = if c == '\t' {
+            (column / 8 + 1) * 8
+        } else {
+            column + 1
+        };
+        if next > width.saturating_sub(1) {
+            shown.push('…');
+            return shown;
+        }
+        if c == '\t' {
+            shown.push_str(&" ".repeat(next - column));
+        } else {
+            shown.push(c);
+        }
+        column = next;
+    }
+    shown
 }
 
 #[cfg(test)]
@@ -251,6 +302,14 @@ mod tests {
     }
 
     #[test]
+    fn long_lines_are_cut_to_the_terminal_with_tabs_expanded() {
+        assert_eq!(cut_to("a\tb", None), "a\tb");
+        assert_eq!(cut_to("a\tb", Some(80)), "a       b");
+        assert_eq!(cut_to("abcdefghij", Some(6)), "abcde…");
+        assert_eq!(cut_to("abcde", Some(6)), "abcde");
+    }
+
+    #[test]
     fn tool_results_are_paired_with_their_calls() {
         let request = json!({"messages": [
             {"role": "user", "content": "task"},
@@ -262,7 +321,7 @@ mod tests {
             ]}
         ]});
         assert_eq!(
-            what_the_tools_gave(&request),
+            what_the_tools_gave(&request, None),
             "mcp-agents demo: what the workspace tools gave the model:\n  workspace__read \
              {\"path\":\"x\"} (2 lines):\n         1\tline one\n         2\ttwo\n"
         );

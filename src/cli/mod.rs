@@ -8,9 +8,11 @@
 //! | `serve` | `mcp-agents [DIR]`: the stdio or HTTP server |
 //! | `check` | `mcp-agents check`: the table and JSON report |
 //! | `readiness` | what a run of each agent would miss now, for `check` |
+//! | `probe` | `check --servers`: each agent's child servers started as a run would |
+//! | `warnings` | the warnings as a person reads them: grouped by file, default-model rejections said once |
 //! | `run` | `mcp-agents run`: one subagent from a terminal, with live activity |
 //! | `status_line` | `run`'s live status line on a terminal |
-//! | `terminal` | the terminal's width, which `check` and the status line fit |
+//! | `terminal` | the terminal's width, which `check`, the demo and the status line fit, and words wrapped to it |
 //! | `demo` | `mcp-agents demo`: the offline demo |
 //! | `status` | `mcp-agents status`: every server running for a workspace, a line per agent |
 //! | `watch` | `mcp-agents watch`: the live full-screen view, with stop |
@@ -21,6 +23,7 @@ mod check;
 mod commands;
 mod demo;
 mod exit;
+mod probe;
 mod readiness;
 mod run;
 mod runtime;
@@ -28,6 +31,7 @@ mod serve;
 mod status;
 mod status_line;
 mod terminal;
+mod warnings;
 mod watch;
 mod watch_draw;
 mod watch_model;
@@ -165,6 +169,11 @@ pub enum Command {
         /// `check` shows one block per agent instead)
         #[arg(long, conflicts_with = "json")]
         wide: bool,
+        /// Also start each agent's MCP servers as a run would (each within its startup
+        /// bound), and warn about those that would fail: this runs the commands the
+        /// definitions name
+        #[arg(long)]
+        servers: bool,
     },
     /// Run one subagent from the terminal: its activity live on stderr, its result on
     /// stdout. Exits with 1 (printing the error code) when it fails, 130 on Ctrl-C.
@@ -270,7 +279,8 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             workspace,
             json,
             wide,
-        }) => commands::check(workspace.path(), &options, json, wide),
+            servers,
+        }) => commands::check(workspace.path(), &options, json, wide, servers, itself),
         Some(Command::Run {
             workspace,
             name,

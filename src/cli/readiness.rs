@@ -14,6 +14,30 @@ use crate::definition::{AgentDefinition, ChildTransport, Effect, ValueSource, Wa
 /// How `check` reads the environment: `std::env::var` in the binary.
 pub(super) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// What readiness looks at besides the definitions: the environment, and with `check
+/// --servers` what starting each child server gave.
+pub(super) struct Checks<'a> {
+    pub env: Env<'a>,
+    /// `None` unless the servers were started.
+    pub started: Option<Started>,
+}
+
+impl<'a> Checks<'a> {
+    /// The environment only: no server is started.
+    pub(super) fn env(env: Env<'a>) -> Self {
+        Checks { env, started: None }
+    }
+}
+
+/// What starting the child servers of every agent gave (`check --servers`).
+#[derive(Debug, Default)]
+pub(super) struct Started {
+    /// How many servers were started (each configuration once).
+    pub servers: usize,
+    /// Why a server of an agent failed to start, by agent and server name.
+    pub failures: BTreeMap<(String, String), String>,
+}
+
 /// One thing a run needs that is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Need {
@@ -27,6 +51,8 @@ pub(super) enum Need {
     },
     /// A stdio child's command that is not found (on `PATH`, or at its path).
     Command { name: String, server: String },
+    /// A child server that failed to start when `check --servers` started it, and why.
+    Server { server: String, why: String },
 }
 
 impl Need {
@@ -47,6 +73,10 @@ impl Need {
             Need::Command { name, server } => {
                 json!({"kind": "command", "name": name, "for": format!("mcp_servers.{server}")})
             }
+            Need::Server { server, why } => json!({
+                "kind": "server", "name": server, "for": format!("mcp_servers.{server}"),
+                "error": why
+            }),
         }
     }
 
@@ -62,6 +92,7 @@ impl Need {
                 "the command `{name}` (mcp_servers.{server}) is not found{}",
                 if name.contains('/') { "" } else { " on PATH" }
             ),
+            Need::Server { why, .. } => why.clone(),
         }
     }
 }
@@ -72,7 +103,37 @@ fn is_set(env: Env<'_>, var: &str) -> bool {
 
 /// What a run of `definition` in `workspace` would miss in `env`, in a stable order: the
 /// provider key, then each child server by name.
-pub(super) fn needs(definition: &AgentDefinition, workspace: &Path, env: Env<'_>) -> Vec<Need> {
+pub(super) fn needs(
+    definition: &AgentDefinition,
+    workspace: &Path,
+    checks: &Checks<'_>,
+) -> Vec<Need> {
+    let env = checks.env;
+    let mut needs = static_needs(definition, workspace, env);
+    if let Some(started) = &checks.started {
+        for server in definition.mcp_servers.keys() {
+            let known = needs.iter().any(|n| match n {
+                Need::Command { server: s, .. } => s == server,
+                Need::Variable { used_by, .. } => {
+                    used_by.starts_with(&format!("mcp_servers.{server} "))
+                }
+                Need::Server { .. } => false,
+            });
+            let key = (definition.name.clone(), server.clone());
+            if let (false, Some(why)) = (known, started.failures.get(&key)) {
+                needs.push(Need::Server {
+                    server: server.clone(),
+                    why: why.clone(),
+                });
+            }
+        }
+    }
+    needs
+}
+
+/// What a run would miss that the environment alone shows: the key, child servers'
+/// variables and commands.
+fn static_needs(definition: &AgentDefinition, workspace: &Path, env: Env<'_>) -> Vec<Need> {
     let mut needs = Vec::new();
     let key = definition.provider.key_choice(|var| is_set(env, var));
     if !is_set(env, &key.var) {
@@ -141,12 +202,12 @@ fn unset_placeholders(
 pub(super) fn warnings<'a>(
     definitions: impl IntoIterator<Item = &'a AgentDefinition>,
     workspace: &Path,
-    env: Env<'_>,
+    checks: &Checks<'_>,
 ) -> Vec<Warning> {
     definitions
         .into_iter()
         .filter_map(|d| {
-            let needs = needs(d, workspace, env);
+            let needs = needs(d, workspace, checks);
             if needs.is_empty() {
                 return None;
             }
@@ -197,7 +258,7 @@ mod tests {
         });
         let env = |var: &str| (var == "MOCK_PROVIDER_KEY").then(|| "k".to_owned());
         assert_eq!(
-            needs(&d, ws.path(), &env),
+            needs(&d, ws.path(), &Checks::env(&env)),
             [
                 Need::Variable {
                     name: "SRV_TOKEN".into(),
@@ -216,9 +277,13 @@ mod tests {
         std::fs::write(&path, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         let all = |var: &str| Some(format!("{var}-value"));
-        assert_eq!(needs(&d, ws.path(), &all), []);
+        assert_eq!(needs(&d, ws.path(), &Checks::env(&all)), []);
         // An empty value is used as empty by a placeholder, but is no key.
         let empty = |_: &str| Some(String::new());
-        assert_eq!(needs(&d, ws.path(), &empty).len(), 1, "only the key");
+        assert_eq!(
+            needs(&d, ws.path(), &Checks::env(&empty)).len(),
+            1,
+            "only the key"
+        );
     }
 }

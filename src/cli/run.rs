@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
 use super::readiness::{self, Need};
 use super::status_line::StatusLine;
+use super::terminal::{fit, stderr_columns};
 use crate::definition::{Catalog, Effect};
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{
@@ -89,14 +90,18 @@ pub(super) fn preflight(
         .map_err(|missing| missing.to_error(Audience::Terminal))?;
     // A child server's `${VAR}` that is not set would fail the run's startup, after the
     // spawn; said here, worded for this shell.
-    let unset_child_variable = readiness::needs(definition, catalog.workspace(), env)
-        .into_iter()
-        .find_map(|need| match need {
-            Need::Variable { name, used_by, .. } if used_by.starts_with("mcp_servers.") => {
-                Some((name, used_by))
-            }
-            _ => None,
-        });
+    let unset_child_variable = readiness::needs(
+        definition,
+        catalog.workspace(),
+        &readiness::Checks::env(env),
+    )
+    .into_iter()
+    .find_map(|need| match need {
+        Need::Variable { name, used_by, .. } if used_by.starts_with("mcp_servers.") => {
+            Some((name, used_by))
+        }
+        _ => None,
+    });
     if let Some((var, used_by)) = unset_child_variable {
         return Err(AgentError::new(
             ErrorCode::ChildMcpStartupError,
@@ -183,7 +188,8 @@ pub(super) async fn run_agent(
         // Ctrl-C stops the agent as a parent's `stop` does (SPEC §4.2): its work so far is
         // printed as a failed run's is.
         None => match manager.stop(&accepted.agent_id, Some(CTRL_C_REASON)).await {
-            Ok(snapshot) => {
+            Ok(mut snapshot) => {
+                interrupted_from_terminal(&mut snapshot);
                 report(&snapshot, json);
                 eprintln!("mcp-agents: interrupted; the agent and its MCP servers were stopped");
                 ExitCode::from(EXIT_INTERRUPTED)
@@ -200,6 +206,19 @@ pub(super) async fn run_agent(
 
 /// Why a run ended by Ctrl-C was stopped, as its error message says.
 const CTRL_C_REASON: &str = "interrupted from the terminal (Ctrl-C)";
+
+/// A run stopped with Ctrl-C, as the person who pressed it reads it (issue 39): no parent
+/// stopped it, and a run stopped before it wrote any text says it has no partial result.
+fn interrupted_from_terminal(snapshot: &mut Snapshot) {
+    if let Status::Failed(failure) = &mut snapshot.status
+        && failure.error.code == ErrorCode::Cancelled
+    {
+        failure.error.message = match failure.partial_result {
+            Some(_) => CTRL_C_REASON.to_owned(),
+            None => format!("{CTRL_C_REASON}; no partial result"),
+        };
+    }
+}
 
 /// Shows `id`'s activity until it is terminal (`Some`) or `cancel` fires (`None`).
 async fn follow(
@@ -240,6 +259,9 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
     if json {
         println!("{:#}", snapshot_json(snapshot));
     }
+    // On a terminal, lines are wrapped at spaces: the terminal would break words.
+    let width = stderr_columns();
+    let say = |line: &str| eprintln!("{}", fit(line, width));
     // What it changed, whether it completed or not: the person reviews it either way.
     let files = files_line(snapshot);
     match &snapshot.status {
@@ -248,10 +270,13 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
                 println!("{}", answer.text);
             }
             if answer.refused {
-                eprintln!("mcp-agents: {} declined the task (refused)", snapshot.name);
+                say(&format!(
+                    "mcp-agents: {} declined the task (refused)",
+                    snapshot.name
+                ));
             }
-            eprintln!("{}", completed_line(snapshot));
-            files.iter().for_each(|line| eprintln!("{line}"));
+            say(&completed_line(snapshot));
+            files.iter().for_each(|line| say(line));
             ExitCode::SUCCESS
         }
         Status::Failed(failure) => {
@@ -259,10 +284,10 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
             if let Some(partial) = failure.partial_result.as_deref().filter(|_| !json) {
                 // The work done is not lost: the last text goes where a result would.
                 println!("{partial}");
-                eprintln!("mcp-agents: the text above is the agent's partial result");
+                say("mcp-agents: the text above is the agent's partial result");
             }
-            files.iter().for_each(|line| eprintln!("{line}"));
-            eprintln!("error: {}: {}", e.code, e.message);
+            files.iter().for_each(|line| say(line));
+            say(&format!("error: {}: {}", e.code, e.message));
             ExitCode::from(EXIT_FAILED)
         }
         Status::Running => ExitCode::from(EXIT_FAILED),

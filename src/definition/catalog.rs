@@ -89,6 +89,9 @@ pub struct Warning {
     /// The agent the file defines (or, when it was rejected, names), when known: what `run`
     /// reports about the one agent it runs.
     pub agent: Option<String>,
+    /// A rejection whose one problem is that the server has no default model (the file
+    /// uses its parent's model, or names none): the one a client's configuration fixes.
+    default_model_fixes: bool,
 }
 
 impl Warning {
@@ -99,6 +102,7 @@ impl Warning {
             reason,
             effect,
             agent: None,
+            default_model_fixes: false,
         }
     }
 
@@ -116,10 +120,18 @@ impl Warning {
         }
     }
 
-    /// The file was rejected because it uses its parent's model and the server has no
-    /// default model: the one rejection a client's configuration fixes.
+    /// This rejection, marked as one a default model fixes when `wants` says so.
+    pub fn wanting_default_model(self, wants: bool) -> Self {
+        Warning {
+            default_model_fixes: wants,
+            ..self
+        }
+    }
+
+    /// The file was rejected only because it uses its parent's model (or names none) and
+    /// the server has no default model: the one rejection a client's configuration fixes.
     pub fn wants_default_model(&self) -> bool {
-        self.effect == Effect::Rejected && self.reason == PARENT_MODEL_REJECTION
+        self.effect == Effect::Rejected && self.default_model_fixes
     }
 }
 

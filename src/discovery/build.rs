@@ -1,7 +1,7 @@
 //! From a [`Draft`] to the definition: [`finalize`] applies the rules of SPEC §3.1–3.2 once
 //! for every format, with the caveats a definition that loads carries.
 
-use super::draft::Draft;
+use super::draft::{Draft, ModelChoice};
 use super::model_provider::{
     ProviderFields, check_sampling, model_and_provider, model_note, provider_config,
 };
@@ -9,11 +9,14 @@ use super::spec::{Ctx, Parsed};
 use super::tool_notes::{
     no_tools_note, settle_workspace, unavailable_tools, unique, unknown_tools_note,
 };
-use crate::definition::{AgentDefinition, RunBudget, SourceFile, check_name};
+use crate::definition::{
+    AgentDefinition, Model, ProviderConfig, RunBudget, SourceFile, check_name,
+};
 use crate::limits::DEFAULT_MAX_TURNS;
 
 /// Applies every shared rule and builds the definition. A rejection's reason begins with
-/// the file's slips of field names, which are often its cause.
+/// the file's slips of field names, which are often its cause (and then a default model is
+/// not what it lacks).
 pub(super) fn finalize(
     mut draft: Draft,
     source: SourceFile,
@@ -24,6 +27,7 @@ pub(super) fn finalize(
         if slips.is_empty() {
             reason
         } else {
+            ctx.wants_default_model = false;
             format!("{} As written, {reason}", slips.join(" "))
         }
     })
@@ -32,19 +36,8 @@ pub(super) fn finalize(
 fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, String> {
     let tools = ctx.spec.tools;
     let unknown = unique(&draft.unknown_tools);
-    let (name, description, instructions) = required_texts(&draft)?;
-    let (model, kind) = model_and_provider(&draft, ctx)?;
-    let provider = provider_config(
-        kind,
-        ProviderFields {
-            base_url: draft.base_url,
-            env_key: draft.env_key,
-            wire_api: draft.wire_api,
-            auth: draft.auth,
-        },
-        ctx.options,
-    )?;
-    check_sampling(draft.temperature, draft.reasoning_effort, provider.wire_api)?;
+    let (texts, model, provider) = checked_parts(&draft, ctx)?;
+    let (name, description, instructions) = texts;
     let budget = effective_budget(draft.budget, ctx.options.budget, &mut ctx.caveats);
     let mut definition = AgentDefinition {
         name,
@@ -75,23 +68,100 @@ fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, 
     Ok(Parsed::Agent(Box::new(definition)))
 }
 
-/// The name (checked), the description and the instructions, each required and not blank.
-fn required_texts(draft: &Draft) -> Result<(String, String, String), String> {
-    let name = draft.name.clone().ok_or("`name` is required")?;
-    check_name(&name).map_err(|e| format!("`name`: {e}"))?;
-    let description = draft
-        .description
-        .as_deref()
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .ok_or("`description` is required and must not be empty")?;
-    let instructions = draft
-        .instructions
-        .as_deref()
-        .map(str::trim)
-        .filter(|i| !i.is_empty())
-        .ok_or(draft.instructions_hint)?;
-    Ok((name, description.to_owned(), instructions.to_owned()))
+/// The texts, the model and the provider, each checked; a file with several problems gets
+/// them all in one reason ("2 problems: (1) …; (2) …"), so that fixing one does not only
+/// reveal the next. The provider's checks need the model's provider, so they follow it.
+fn checked_parts(
+    draft: &Draft,
+    ctx: &mut Ctx<'_>,
+) -> Result<(Texts, Model, ProviderConfig), String> {
+    let mut problems = Vec::new();
+    let texts = required_texts(draft).map_err(|e| problems.extend(e)).ok();
+    let parent = matches!(draft.model, ModelChoice::Parent | ModelChoice::Unnamed(_));
+    let model_and_provider = model_and_provider(draft, ctx)
+        .and_then(|(model, kind)| {
+            let provider = provider_config(
+                kind,
+                ProviderFields {
+                    base_url: draft.base_url.clone(),
+                    env_key: draft.env_key.clone(),
+                    wire_api: draft.wire_api.clone(),
+                    auth: draft.auth.clone(),
+                },
+                ctx.options,
+            )?;
+            check_sampling(draft.temperature, draft.reasoning_effort, provider.wire_api)?;
+            Ok((model, provider))
+        })
+        .map_err(|e| problems.push(e))
+        .ok();
+    match (texts, model_and_provider) {
+        (Some(texts), Some((model, provider))) => Ok((texts, model, provider)),
+        _ => {
+            // The model's is the one problem, and a default model fixes it.
+            ctx.wants_default_model =
+                parent && problems.len() == 1 && ctx.options.default_model.is_none();
+            Err(one_reason(problems))
+        }
+    }
+}
+
+/// The name, the description and the instructions.
+type Texts = (String, String, String);
+
+/// A file's problems as one reason: the one, or each numbered.
+fn one_reason(problems: Vec<String>) -> String {
+    match problems.as_slice() {
+        [one] => one.clone(),
+        all => {
+            let numbered: Vec<String> = all
+                .iter()
+                .enumerate()
+                .map(|(i, problem)| format!("({}) {problem}", i + 1))
+                .collect();
+            format!("{} problems: {}", all.len(), numbered.join("; "))
+        }
+    }
+}
+
+/// The name (checked), the description and the instructions, each required and not blank;
+/// every one missing is named.
+fn required_texts(draft: &Draft) -> Result<Texts, Vec<String>> {
+    let mut problems = Vec::new();
+    let name = match draft.name.clone() {
+        None => {
+            problems.push("`name` is required".to_owned());
+            None
+        }
+        Some(name) => match check_name(&name) {
+            Ok(()) => Some(name),
+            Err(e) => {
+                problems.push(format!("`name`: {e}"));
+                None
+            }
+        },
+    };
+    let text = |value: &Option<String>| {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+    };
+    let description = text(&draft.description);
+    if description.is_none() {
+        problems.push("`description` is required and must not be empty".to_owned());
+    }
+    let instructions = text(&draft.instructions);
+    if instructions.is_none() {
+        problems.push(draft.instructions_hint.to_owned());
+    }
+    match (name, description, instructions) {
+        (Some(name), Some(description), Some(instructions)) => {
+            Ok((name, description, instructions))
+        }
+        _ => Err(problems),
+    }
 }
 
 /// The budget a definition runs with: the server's default where the file sets none; a

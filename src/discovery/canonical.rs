@@ -7,7 +7,7 @@ use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, read_common};
 use super::field_names as fields;
 use super::fields::Doc;
 use super::source::{parse_frontmatter, parse_toml, split_frontmatter};
-use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Subfolders, Syntax};
 use super::tool_lists::read_qualified_tool_lists;
 use super::vocabulary::Tools;
 use crate::definition::{
@@ -16,7 +16,7 @@ use crate::definition::{
 
 pub(super) const SPEC: FormatSpec = FormatSpec {
     folders: &[".agents/agents"],
-    recursive: true,
+    subfolders: Subfolders::Searched,
     skipped_prefix: None,
     files: &[
         FileSpec {

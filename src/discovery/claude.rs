@@ -8,7 +8,7 @@ use super::build::finalize;
 use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, Spellings, read_common};
 use super::fields::{Doc, string_list};
 use super::source::{parse_frontmatter, split_frontmatter};
-use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Subfolders, Syntax};
 use super::tool_lists::{
     add_allow_list, every_tool_of, grant_workspace, qualified_patterns, workspace_pattern,
 };
@@ -19,7 +19,7 @@ use crate::definition::{
 
 pub(super) const SPEC: FormatSpec = FormatSpec {
     folders: &[".claude/agents"],
-    recursive: true,
+    subfolders: Subfolders::Searched,
     skipped_prefix: None,
     files: &[FileSpec {
         extension: "md",

@@ -10,14 +10,14 @@ use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, Spellings, read_comm
 use super::fields::Doc;
 use super::secrets::reject_secret_fields;
 use super::source::parse_toml;
-use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Subfolders, Syntax};
 use super::tool_lists::{grant_workspace, read_qualified_tool_lists};
 use super::vocabulary::Tools;
 use crate::definition::{Format, Model, ModelOrigin, ProviderKind, SourceFile};
 
 pub(super) const SPEC: FormatSpec = FormatSpec {
     folders: &[".codex/agents"],
-    recursive: true,
+    subfolders: Subfolders::Searched,
     skipped_prefix: None,
     files: &[FileSpec {
         extension: "toml",

@@ -15,14 +15,14 @@ use super::fields::{Doc, wrong_type};
 use super::model_table::{choose_model, translate};
 use super::servers::COPILOT;
 use super::source::{describe_type, parse_frontmatter, split_frontmatter};
-use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Subfolders, Syntax};
 use super::tool_lists::{MappedTool, read_mapped_tools};
 use super::vocabulary::{ToolMeaning, ToolName, Tools, Vocabulary};
 use crate::definition::{Format, ReasoningEffort, SourceFile, ToolNaming, ToolPattern, check_name};
 
 pub(super) const SPEC: FormatSpec = FormatSpec {
     folders: &[".github/agents"],
-    recursive: true,
+    subfolders: Subfolders::Searched,
     skipped_prefix: None,
     files: &[FileSpec {
         extension: "md",
@@ -38,9 +38,19 @@ pub(super) const SPEC: FormatSpec = FormatSpec {
 
 /// Copilot's aliases and VS Code's tool names, compared without case: `read`; `search` and
 /// its aliases `Grep`, `Glob` (`grep`, `glob` and `list`); `edit` and `Edit`, `MultiEdit`,
-/// `Write` (`edit` and `write`); VS Code's single search and edit tools. Any other name
-/// (`execute`, `web`, `todo`, `agent`, VS Code's `codebase`, the cloud agent's `github/*`)
-/// does not exist here, unless it is `server/tool` of a server the file defines.
+/// `Write` (`edit` and `write`); VS Code's single search and edit tools; VS Code's
+/// `codebase` (its semantic search, which gives the model the code it finds: the reading
+/// tools here), `usages` (references to a symbol: `grep`) and `findTestFiles` (`glob`).
+/// Every other tool of VS Code's and GitHub's tables (`execute` and the terminal tools,
+/// `web`, `todo`, `agent`, `problems`, notebooks, the cloud agent's `github/*`) does not exist
+/// here, unless it is `server/tool` of a server the file defines.
+///
+/// Sources, checked name by name in the tests below: VS Code's "Tools and context reference"
+/// (<https://code.visualstudio.com/docs/agents/reference/tools-reference>, microsoft/vscode-docs
+/// `docs/agents/reference/tools-reference.md` @4f4413d9), GitHub's "Custom agents
+/// configuration" aliases (<https://docs.github.com/en/copilot/reference/custom-agents-configuration>),
+/// and the older un-namespaced names common in github/awesome-copilot's agents
+/// (@ab7544d0: `codebase`, `usages`, `findTestFiles`, `runCommands`, …).
 const TOOLS: Vocabulary = Vocabulary {
     client: "Copilot's tools",
     names: &[
@@ -58,6 +68,13 @@ const TOOLS: Vocabulary = Vocabulary {
         ToolName::alias("filesearch", &["glob"]),
         ToolName::alias("search/listdirectory", &["list"]),
         ToolName::alias("listdirectory", &["list"]),
+        // VS Code's semantic search hands the model the code it finds: reading it here is
+        // `read` with the search tools to find it.
+        ToolName::alias("search/codebase", READING),
+        ToolName::alias("codebase", READING),
+        ToolName::alias("search/usages", &["grep"]),
+        ToolName::alias("usages", &["grep"]),
+        ToolName::alias("findtestfiles", &["glob"]),
         // Copilot's `edit` alias covers Edit, MultiEdit and Write; VS Code's edit tools.
         ToolName::own("edit", EDIT),
         ToolName::alias("multiedit", EDIT),
@@ -66,6 +83,66 @@ const TOOLS: Vocabulary = Vocabulary {
         ToolName::alias("editfiles", EDIT),
         ToolName::alias("edit/createfile", &["write"]),
         ToolName::alias("createfile", &["write"]),
+        // No equivalent here: commands and the terminal, the web, the editor's own state
+        // (problems, source control changes, selections), notebooks, delegation, to-dos.
+        ToolName::missing("execute"),
+        ToolName::missing("shell"),
+        ToolName::missing("bash"),
+        ToolName::missing("powershell"),
+        ToolName::missing("execute/runinterminal"),
+        ToolName::missing("runinterminal"),
+        ToolName::missing("execute/getterminaloutput"),
+        ToolName::missing("getterminaloutput"),
+        ToolName::missing("execute/createandruntask"),
+        ToolName::missing("execute/runnotebookcell"),
+        ToolName::missing("execute/testfailure"),
+        ToolName::missing("testfailure"),
+        ToolName::missing("runcommands"),
+        ToolName::missing("runtasks"),
+        ToolName::missing("runtests"),
+        ToolName::missing("runnotebooks"),
+        ToolName::missing("read/terminallastcommand"),
+        ToolName::missing("terminallastcommand"),
+        ToolName::missing("read/terminalselection"),
+        ToolName::missing("terminalselection"),
+        ToolName::missing("read/problems"),
+        ToolName::missing("problems"),
+        ToolName::missing("read/getnotebooksummary"),
+        ToolName::missing("read/readnotebookcelloutput"),
+        ToolName::missing("readcelloutput"),
+        ToolName::missing("edit/editnotebook"),
+        ToolName::missing("edit/createdirectory"),
+        ToolName::missing("search/changes"),
+        ToolName::missing("changes"),
+        ToolName::missing("searchresults"),
+        ToolName::missing("web"),
+        ToolName::missing("web/fetch"),
+        ToolName::missing("fetch"),
+        ToolName::missing("websearch"),
+        ToolName::missing("webfetch"),
+        ToolName::missing("githubrepo"),
+        ToolName::missing("githubtextsearch"),
+        ToolName::missing("browser"),
+        ToolName::missing("opensimplebrowser"),
+        ToolName::missing("agent"),
+        ToolName::missing("agent/runsubagent"),
+        ToolName::missing("runsubagent"),
+        ToolName::missing("custom-agent"),
+        ToolName::missing("task"),
+        ToolName::missing("todo"),
+        ToolName::missing("todos"),
+        ToolName::missing("todowrite"),
+        ToolName::missing("newworkspace"),
+        ToolName::missing("new"),
+        ToolName::missing("selection"),
+        ToolName::missing("extensions"),
+        ToolName::missing("vscodeapi"),
+        ToolName::missing("vscode/askquestions"),
+        ToolName::missing("vscode/extensions"),
+        ToolName::missing("vscode/getprojectsetupinfo"),
+        ToolName::missing("vscode/installextension"),
+        ToolName::missing("vscode/runcommand"),
+        ToolName::missing("vscode/vscodeapi"),
     ],
     any_case: true,
     groups: true,
@@ -74,6 +151,8 @@ const TOOLS: Vocabulary = Vocabulary {
 
 const READ: &[&str] = &["read"];
 const SEARCH: &[&str] = &["grep", "glob", "list"];
+/// Every tool that reads the workspace.
+const READING: &[&str] = &["read", "grep", "glob", "list"];
 const EDIT: &[&str] = &["edit", "write"];
 
 const SPELLINGS: Spellings = Spellings {
@@ -322,10 +401,10 @@ fn names(listed: &[ListedModel<'_>]) -> String {
 /// What one `tools` entry names: workspace tools ([`TOOLS`]), a tool of a server this file
 /// defines (`server/tool`, `server/*`), or anything else, which does not exist here.
 fn entry(text: &str, own_servers: &[String]) -> MappedTool {
-    match TOOLS.meaning(text.trim()) {
-        Some(ToolMeaning::Workspace(tools)) => return MappedTool::Workspace(tools.to_vec()),
-        Some(ToolMeaning::RunsWithout) => return MappedTool::Missing,
-        None => {}
+    // A tool the client has but this runtime does not may still be `server/tool` of a
+    // server the file defines (`web/fetch` of its own `web` server).
+    if let Some(ToolMeaning::Workspace(tools)) = TOOLS.meaning(text.trim()) {
+        return MappedTool::Workspace(tools.to_vec());
     }
     match text.trim().split_once('/') {
         Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
@@ -341,6 +420,116 @@ fn entry(text: &str, own_servers: &[String]) -> MappedTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every tool and tool set of VS Code's "Tools and context reference" (the tables of
+    /// microsoft/vscode-docs `docs/agents/reference/tools-reference.md` @4f4413d9), GitHub's
+    /// aliases, and the older names of github/awesome-copilot's agents: each is read, either
+    /// as workspace tools or as a tool the agent runs without; none is left to chance.
+    #[test]
+    fn every_documented_tool_name_has_a_meaning_here() {
+        const READING_TOOLS: &[&str] = &["read", "grep", "glob", "list"];
+        let workspace: &[(&str, &[&str])] = &[
+            ("read", &["read"]),
+            ("read/readFile", &["read"]),
+            ("search", &["grep", "glob", "list"]),
+            ("search/codebase", READING_TOOLS),
+            ("search/fileSearch", &["glob"]),
+            ("search/listDirectory", &["list"]),
+            ("search/textSearch", &["grep"]),
+            ("search/usages", &["grep"]),
+            ("edit", &["edit", "write"]),
+            ("edit/createFile", &["write"]),
+            ("edit/editFiles", &["edit", "write"]),
+            // awesome-copilot's older names.
+            ("codebase", READING_TOOLS),
+            ("usages", &["grep"]),
+            ("findTestFiles", &["glob"]),
+            ("editFiles", &["edit", "write"]),
+            ("Read", &["read"]),
+            ("Grep", &["grep", "glob", "list"]),
+            ("MultiEdit", &["edit", "write"]),
+        ];
+        for (name, tools) in workspace {
+            assert_eq!(
+                TOOLS.meaning(name),
+                Some(ToolMeaning::Workspace(tools)),
+                "{name}"
+            );
+        }
+        let without = [
+            "read/problems",
+            "read/getNotebookSummary",
+            "read/readNotebookCellOutput",
+            "read/terminalLastCommand",
+            "read/terminalSelection",
+            "search/changes",
+            "edit/createDirectory",
+            "edit/editNotebook",
+            "execute",
+            "execute/createAndRunTask",
+            "execute/getTerminalOutput",
+            "execute/runInTerminal",
+            "execute/runNotebookCell",
+            "execute/testFailure",
+            "browser",
+            "web",
+            "web/fetch",
+            "githubRepo",
+            "githubTextSearch",
+            "agent",
+            "agent/runSubagent",
+            "todos",
+            "vscode/askQuestions",
+            "newWorkspace",
+            "vscode/extensions",
+            "vscode/getProjectSetupInfo",
+            "vscode/installExtension",
+            "vscode/runCommand",
+            "vscode/VSCodeAPI",
+            // GitHub's aliases.
+            "shell",
+            "Bash",
+            "powershell",
+            "custom-agent",
+            "Task",
+            "WebSearch",
+            "WebFetch",
+            "todo",
+            "TodoWrite",
+            // awesome-copilot's older names.
+            "runCommands",
+            "runTasks",
+            "runTests",
+            "runNotebooks",
+            "runInTerminal",
+            "getTerminalOutput",
+            "terminalLastCommand",
+            "terminalSelection",
+            "testFailure",
+            "problems",
+            "changes",
+            "searchResults",
+            "fetch",
+            "openSimpleBrowser",
+            "new",
+            "extensions",
+            "vscodeAPI",
+            "readCellOutput",
+        ];
+        for name in without {
+            assert_eq!(
+                TOOLS.meaning(name),
+                Some(ToolMeaning::RunsWithout),
+                "{name}"
+            );
+        }
+        // Still one of the file's own servers' tools when the file defines that server.
+        assert!(matches!(
+            entry("web/fetch", &["web".to_owned()]),
+            MappedTool::Child(_)
+        ));
+        assert!(matches!(entry("web/fetch", &[]), MappedTool::Missing));
+    }
 
     #[test]
     fn the_file_name_is_the_agent_name() {
@@ -394,7 +583,6 @@ mod tests {
             "web/fetch",
             "todo",
             "agent",
-            "usages",
         ] {
             assert!(
                 matches!(entry(missing, &own), MappedTool::Missing),

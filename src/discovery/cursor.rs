@@ -11,13 +11,13 @@ use super::field_names as fields;
 use super::fields::Doc;
 use super::model_table::choose_model;
 use super::source::{parse_frontmatter, split_frontmatter};
-use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Subfolders, Syntax};
 use super::vocabulary::{Tools, Vocabulary};
 use crate::definition::{Format, Sandbox, SourceFile};
 
 pub(super) const SPEC: FormatSpec = FormatSpec {
     folders: &[".cursor/agents"],
-    recursive: true,
+    subfolders: Subfolders::Searched,
     skipped_prefix: None,
     files: &[FileSpec {
         extension: "md",

@@ -24,6 +24,10 @@ pub(super) enum ModelChoice {
     Missing,
     /// "Use the parent's model": the server's default model is used.
     Parent,
+    /// A name that names no model (Cursor's `fast`), written where the server has no default
+    /// model to use instead: the rejection's reason, given once the file's other fields are
+    /// checked too.
+    Unnamed(String),
     Named(Model),
 }
 

@@ -10,7 +10,7 @@ use super::fields::Doc;
 use super::model_table::choose_model;
 use super::servers::GEMINI;
 use super::source::{parse_frontmatter, split_frontmatter};
-use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Subfolders, Syntax};
 use super::tool_lists::{MappedTool, every_tool_of, read_mapped_tools};
 use super::vocabulary::{ToolMeaning, ToolName, Tools, Vocabulary};
 use crate::definition::{Format, SourceFile, ToolNaming, ToolPattern};
@@ -19,7 +19,9 @@ pub(super) const SPEC: FormatSpec = FormatSpec {
     folders: &[".gemini/agents"],
     // The Gemini CLI reads only the files directly in its folder, and leaves out those
     // whose name starts with `_` (drafts, partials).
-    recursive: false,
+    subfolders: Subfolders::NotRead {
+        by: "the Gemini CLI",
+    },
     skipped_prefix: Some("_"),
     files: &[FileSpec {
         extension: "md",

@@ -70,7 +70,7 @@ use crate::definition::{
     AgentDefinition, Catalog, Effect, Format, SkillRegistry, SkillRoot, SourceFile, Warning,
 };
 use referenced::ReferencedFiles;
-use spec::{AgentName, Ctx, FileSpec, FormatSpec, Parsed, Syntax};
+use spec::{AgentName, Ctx, FileSpec, FormatSpec, Parsed, Subfolders, Syntax};
 use walk::{Candidate, Root, walk};
 
 /// Every definition format, in precedence order (SPEC §3): a new format is its module, with
@@ -89,6 +89,14 @@ const FORMATS: &[&FormatSpec] = &[
 /// empty catalog's "looked in …").
 pub fn agent_roots() -> impl Iterator<Item = &'static str> {
     FORMATS.iter().flat_map(|spec| spec.folders.iter().copied())
+}
+
+/// Each format's own folder (its first), in precedence order: where a user puts agent
+/// files, as the demo's closing hint names them.
+pub fn format_folders() -> impl Iterator<Item = &'static str> {
+    FORMATS
+        .iter()
+        .filter_map(|spec| spec.folders.first().copied())
 }
 
 /// A folder agent definitions are read from: one of a format's.
@@ -123,8 +131,11 @@ impl Root for AgentRoot {
     fn precedence(self) -> usize {
         self.precedence
     }
-    fn recursive(self) -> bool {
-        self.spec.recursive
+    fn subfolders_read_by_none(self) -> Option<&'static str> {
+        match self.spec.subfolders {
+            Subfolders::Searched => None,
+            Subfolders::NotRead { by } => Some(by),
+        }
     }
     fn skips_file(self, name: &str) -> bool {
         self.spec
@@ -166,6 +177,7 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
         outcome,
         caveats,
         declared,
+        wants_default_model,
     } in parsed
     {
         let warn = |reason: String, effect: Effect, agent: &str| {
@@ -193,9 +205,11 @@ pub fn load_catalog(workspace: &Workspace, options: &LoadOptions) -> Catalog {
             Ok(Parsed::NotASubagent(why)) => {
                 tracing::info!("{}: not loaded: {why}", rel.display());
             }
-            Err(reason) => {
-                warnings.push(Warning::new(rel.clone(), reason, Effect::Rejected).about(declared))
-            }
+            Err(reason) => warnings.push(
+                Warning::new(rel.clone(), reason, Effect::Rejected)
+                    .about(declared)
+                    .wanting_default_model(wants_default_model),
+            ),
         }
     }
     Catalog::new(root.to_owned(), agents, skills, warnings)
@@ -237,6 +251,7 @@ pub fn parse_definition(
         canonical: &canonical,
         rel_in_root: &rel_in_root,
         caveats: Vec::new(),
+        wants_default_model: false,
     };
     let source = SourceFile {
         path: rel_path.to_owned(),
@@ -255,6 +270,8 @@ struct FileResult {
     caveats: Vec<String>,
     /// For a rejected file, the agent name it declares, when one can be read.
     declared: Option<String>,
+    /// A rejected file's one problem is the server's missing default model.
+    wants_default_model: bool,
 }
 
 /// Reads and parses every candidate, on up to four threads (files are independent; only
@@ -316,6 +333,7 @@ fn parse_candidate(
         canonical: &candidate.canonical,
         rel_in_root: &candidate.rel_in_root,
         caveats: Vec::new(),
+        wants_default_model: false,
     };
     let text = source::read_text(&candidate.canonical);
     let source = SourceFile {
@@ -335,6 +353,7 @@ fn parse_candidate(
         outcome,
         caveats: ctx.caveats,
         declared,
+        wants_default_model: ctx.wants_default_model,
     })
 }
 
@@ -459,11 +478,11 @@ mod tests {
         let ranks: Vec<usize> = AgentRoot::all().iter().map(|r| r.precedence()).collect();
         assert_eq!(ranks, [0, 1, 2, 3, 3, 4, 5, 6]);
         let gemini = AgentRoot::all()[7];
-        assert!(!gemini.recursive() && gemini.skips_file("_draft.md"));
+        assert!(gemini.subfolders_read_by_none().is_some() && gemini.skips_file("_draft.md"));
         assert!(
             AgentRoot::all()[..7]
                 .iter()
-                .all(|r| r.recursive() && !r.skips_file("_x.md"))
+                .all(|r| r.subfolders_read_by_none().is_none() && !r.skips_file("_x.md"))
         );
     }
 }

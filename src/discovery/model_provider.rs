@@ -34,6 +34,7 @@ pub(super) fn model_and_provider(
         .transpose()?;
     match &draft.model {
         ModelChoice::Missing => Err("`model` is required".to_owned()),
+        ModelChoice::Unnamed(reason) => Err(reason.clone()),
         ModelChoice::Named(model) => {
             let kind = explicit_kind.or(draft.default_provider).ok_or(
                 "`model_provider` is required (openai, anthropic, gemini, or custom with base_url, \

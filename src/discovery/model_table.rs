@@ -386,12 +386,12 @@ pub(super) fn choose_model(
         Translation::Parent => Ok(ModelChoice::Parent),
         Translation::NoModel => {
             let Some(default) = &ctx.options.default_model else {
-                return Err(format!(
+                return Ok(ModelChoice::Unnamed(format!(
                     "`{field}: {trimmed}` names no model (the tool picks one itself), and this \
                      server has no default model to use instead; name a model in the file, or \
                      start the server with --default-model PROVIDER/MODEL (or set \
                      MCP_AGENTS_DEFAULT_MODEL)"
-                ));
+                )));
             };
             ctx.caveats.push(format!(
                 "`{field}: {trimmed}` names no model (the tool picks one itself); the server's \

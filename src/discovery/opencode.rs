@@ -9,7 +9,7 @@ use super::build::finalize;
 use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, Spellings, read_common};
 use super::fields::Doc;
 use super::source::{parse_frontmatter, split_frontmatter};
-use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Syntax};
+use super::spec::{AgentName, Ctx, FileSpec, FormatSpec, ModelNames, Parsed, Subfolders, Syntax};
 use super::tool_lists::{grant_workspace, read_qualified_tool_lists};
 use super::vocabulary::{ToolMeaning, ToolName, Tools, Vocabulary};
 use crate::definition::{
@@ -20,7 +20,7 @@ use crate::definition::{
 pub(super) const SPEC: FormatSpec = FormatSpec {
     // OpenCode reads the singular spelling too, at the same precedence.
     folders: &[".opencode/agents", ".opencode/agent"],
-    recursive: true,
+    subfolders: Subfolders::Searched,
     skipped_prefix: None,
     files: &[FileSpec {
         extension: "md",

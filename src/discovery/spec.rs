@@ -20,7 +20,7 @@ pub(super) struct FormatSpec {
     pub folders: &'static [&'static str],
     /// Whether folders below them are searched (to the depth limit); the Gemini CLI reads
     /// only the files directly in its folder.
-    pub recursive: bool,
+    pub subfolders: Subfolders,
     /// A file-name prefix its tool leaves out (the Gemini CLI's `_` for drafts).
     pub skipped_prefix: Option<&'static str>,
     /// Its kinds of file, one per extension.
@@ -29,6 +29,16 @@ pub(super) struct FormatSpec {
     pub tools: Tools,
     /// How its files name models.
     pub models: ModelNames,
+}
+
+/// Whether a format's tool reads the folders below its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Subfolders {
+    /// Searched, to the depth limit.
+    Searched,
+    /// Not read by `by`, the tool (named as a note says it): definition files there are
+    /// left out, with a note (a user who sorted agents into folders would not know why).
+    NotRead { by: &'static str },
 }
 
 /// One kind of file of a format: the files with one extension in its folders.
@@ -107,4 +117,7 @@ pub(super) struct Ctx<'a> {
     pub rel_in_root: &'a Path,
     /// Notes on what was accepted with a caveat; each becomes one warning if the file loads.
     pub caveats: Vec<String>,
+    /// Set when the file was rejected only because it uses its parent's model (or names
+    /// none) and the server has no default model: the rejection a default model fixes.
+    pub wants_default_model: bool,
 }

@@ -21,10 +21,11 @@ pub(super) trait Root: Copy {
     fn path(self) -> &'static str;
     /// Lower comes first.
     fn precedence(self) -> usize;
-    /// Whether folders below the root are searched (to [`DISCOVERY_DEPTH`]); a root that is
-    /// not recursive skips them silently, as its tool does.
-    fn recursive(self) -> bool {
-        true
+    /// `None` when folders below the root are searched (to [`DISCOVERY_DEPTH`]); otherwise
+    /// the tool that reads only the root's top level, as a note names it: such a root skips
+    /// its folders, as its tool does, and notes each one that holds definition files.
+    fn subfolders_read_by_none(self) -> Option<&'static str> {
+        None
     }
     /// Whether its tool leaves out a file of this name.
     fn skips_file(self, _name: &str) -> bool {
@@ -219,7 +220,26 @@ impl<R: Root> Walker<'_, R> {
                 }
                 None
             }
-            Kind::Dir if !at.found_by.recursive() => None,
+            Kind::Dir if at.found_by.subfolders_read_by_none().is_some() => {
+                let tool = at.found_by.subfolders_read_by_none().unwrap_or_default();
+                let files = self.wanted_files_below(&canonical, 1);
+                if files > 0 {
+                    self.warn_path(
+                        &shown,
+                        format!(
+                            "holds {files} definition file{}, which {tool} does not read: it \
+                             reads only the files directly in {}, and so does this server; \
+                             move {} up to load {}",
+                            if files == 1 { "" } else { "s" },
+                            at.found_by.path(),
+                            if files == 1 { "it" } else { "them" },
+                            if files == 1 { "it" } else { "them" },
+                        ),
+                        Effect::Skipped,
+                    );
+                }
+                None
+            }
             Kind::Dir if at.depth < DISCOVERY_DEPTH => Some((canonical, shown, at.depth + 1)),
             Kind::Dir => {
                 self.warn_path(
@@ -248,6 +268,25 @@ impl<R: Root> Walker<'_, R> {
                 None
             }
         }
+    }
+
+    /// How many files below `dir` (to [`DISCOVERY_DEPTH`], links not followed) a format
+    /// would read, for the note on a folder its tool leaves out.
+    fn wanted_files_below(&self, dir: &Path, depth: usize) -> usize {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter(|entry| !entry.file_name().as_encoded_bytes().starts_with(b"."))
+            .map(|entry| match entry.file_type() {
+                Ok(t) if t.is_dir() && depth < DISCOVERY_DEPTH => {
+                    self.wanted_files_below(&entry.path(), depth + 1)
+                }
+                Ok(t) if t.is_file() && (self.wanted)(&entry.file_name()) => 1,
+                _ => 0,
+            })
+            .sum()
     }
 
     /// Resolves a symbolic link; `None` (with a warning where it matters) when it is broken

@@ -39,8 +39,8 @@ use crate::definition::CompiledSchema;
 use crate::error::AgentError;
 use crate::limits::OUTPUT_REPAIR_TURNS;
 use crate::providers::{
-    Conversation, ProviderClient, Reply, RequestEvents, RetryNotice, StopReason, ToolCall,
-    ToolList, ToolOutput,
+    Conversation, ProviderClient, ProviderError, ProviderFailure, Reply, RequestEvents,
+    RetryNotice, StopReason, ToolCall, ToolList, ToolOutput,
 };
 use crate::toolbox::{ToolBox, ToolSpec};
 
@@ -71,6 +71,21 @@ pub(super) fn continue_after_cut_off(limit: u32) -> String {
     format!(
         "Your reply was cut off: it reached the output limit of {limit} tokens. Continue \
          exactly where it stopped, without repeating anything already written."
+    )
+}
+
+/// The `context_limit` of a conversation that a cut-off reply filled: the model wrote until
+/// the context window was full (a small local model may, without a limit of its own), so the
+/// next request could not fit; a narrower task would not have helped.
+pub(super) fn reply_filled_the_window(quoted: &str, limit: u32) -> AgentError {
+    AgentError::new(
+        crate::error::ErrorCode::ContextLimit,
+        format!(
+            "{quoted}; the model's last reply ran on until it filled the context window (it \
+             was cut off, and the conversation with it no longer fits). Give the agent a \
+             `max_output_tokens` well below the model's context window (its reply limit is \
+             {limit} tokens now), so that a reply ends before the window is full"
+        ),
     )
 }
 
@@ -167,6 +182,7 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         answer: String::new(),
         last_text: String::new(),
         repairs_left: OUTPUT_REPAIR_TURNS,
+        cut_off: false,
         ctx,
     };
     loop {
@@ -214,6 +230,9 @@ struct Run<'c, 'a> {
     /// The run's last assistant message, for a failure's partial result.
     last_text: String,
     repairs_left: u32,
+    /// Whether the last reply was cut off by an output limit (the provider's, or the end of
+    /// the context window on a local engine).
+    cut_off: bool,
 }
 
 impl Run<'_, '_> {
@@ -294,8 +313,20 @@ impl Run<'_, '_> {
         };
         match reply {
             Ok(reply) => Flow::Next(reply),
-            Err(e) => Flow::End(self.fail(e.into())),
+            Err(e) => Flow::End(self.provider_failed(e)),
         }
+    }
+
+    /// The run ends on a provider failure. A conversation that stopped fitting right after
+    /// a cut-off reply was filled by that reply (the prompt before it fitted): the failure
+    /// says so and points at the output limit, not at the task.
+    fn provider_failed(&self, e: ProviderError) -> RunOutcome {
+        let error = if self.cut_off && e.failure == ProviderFailure::ContextLimit {
+            reply_filled_the_window(&e.message, self.ctx.provider.max_output_tokens())
+        } else {
+            e.into()
+        };
+        self.fail(error)
     }
 
     /// Counts the reply's usage, keeps its items and text, and checks the token budget.
@@ -313,6 +344,7 @@ impl Run<'_, '_> {
             .tokens
             .saturating_add(reply.usage.input_tokens)
             .saturating_add(reply.usage.output_tokens);
+        self.cut_off = reply.stop == StopReason::CutOff;
         self.conversation
             .push_reply_items(std::mem::take(&mut reply.items));
         self.answer.push_str(&reply.text);

@@ -17,7 +17,7 @@ use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::definition::AgentDefinition;
+use crate::definition::{AgentDefinition, BuiltinServer};
 use crate::limits::{AGENT_DESCRIPTION_CHARS, DEFAULT_WAIT, MAX_WAIT_MS};
 use crate::sessions::ReturnWhen;
 
@@ -43,11 +43,13 @@ a timeout returns control and cancels nothing, so wait again.\n\
 cancels its current step first; stop: true ends its run, keeping its partial work).\n\
 5. Before relying on a result, read it whole: partial_result keeps a failed agent's work, \
 refused: true means it declined, tools_used shows what it really did.\n\
-6. If an agent fails with context_limit, spawn a fresh agent for a narrower task.\n\
+6. If an agent fails with context_limit, spawn a fresh agent for a narrower task (or, when \
+its error says its reply filled the context window, give it a lower max_output_tokens).\n\
 7. An agent here may also be one of your client's own subagents (the same .claude/agents \
 file). Use spawn_agent to run it in the background on its own model and MCP servers while you \
-keep working; use your client's own subagent tool when the task needs your built-in tools \
-(editing files, running commands), which agents here do not get.";
+keep working. Agents here read the workspace; those marked \"edits files\" in spawn_agent's \
+list also change files in it (edit, write; never outside it); none runs shell commands, so \
+use your client's own subagent tool when the task needs commands run (builds, tests).";
 
 /// `spawn_agent`'s arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -241,11 +243,36 @@ fn agent_line(name: &str, description: &str, marks: &[String]) -> String {
 /// file asks for that it does not get here, and the key variable that was unset when the
 /// server started (`missing_key`).
 pub(super) fn agent_marks(agent: &AgentDefinition, missing_key: Option<String>) -> Vec<String> {
-    agent
-        .offer_note()
+    what_it_can_do(agent)
         .into_iter()
+        .chain(agent.offer_note())
         .chain(missing_key.map(|var| format!("needs {var}")))
         .collect()
+}
+
+/// What an agent can do where it differs from the unmarked case, reading the workspace
+/// (issue 39): `edits files` with the workspace tools that change files, `no tools: answers
+/// from its instructions alone` with no tool at all, `only github tools` with only its own
+/// servers' tools.
+fn what_it_can_do(agent: &AgentDefinition) -> Option<String> {
+    let workspace = BuiltinServer::Workspace;
+    let tools = agent.workspace_tools();
+    if tools.iter().any(|tool| workspace.changes_files(tool)) {
+        return Some("edits files".to_owned());
+    }
+    if !tools.is_empty() {
+        return None;
+    }
+    let servers: Vec<&str> = agent
+        .own_servers()
+        .filter(|server| agent.tools.may_allow_server(server))
+        .map(String::as_str)
+        .collect();
+    Some(if servers.is_empty() {
+        "no tools: answers from its instructions alone".to_owned()
+    } else {
+        format!("only {} tools", servers.join(", "))
+    })
 }
 
 /// A tool's output schema: its success shape or the error shape. The root says `object`
@@ -277,10 +304,14 @@ pub(super) fn spawn_agent_tool(agents: &[(&AgentDefinition, Vec<String>)]) -> To
          once, before it does any work, with the model and provider it will use. The subagent \
          has its own model and tools and does not see this conversation: put everything it \
          needs in `task`. Keep working, then collect the result with wait_agent. At most 8 \
-         agents run at once; finished agents do not count. An agent marked \"read-only here\" \
-         or \"runs here without\" lacks tools its definition asks for (it cannot edit files or \
-         run commands here); one marked \"needs VAR\" cannot start until the server is \
-         restarted with that key.\n\nAgents:\n{}",
+         agents run at once; finished agents do not count. An unmarked agent reads this \
+         workspace (read, list, glob, grep) and uses its own MCP servers' tools; one marked \
+         \"edits files\" also changes files in the workspace (edit, write; never outside it); \
+         \"no tools\": it answers from its instructions alone and sees no file; \"only X \
+         tools\": it sees no workspace file. No agent here runs shell commands: \"runs here \
+         without\" or \"read-only here: no\" names tools its definition asks for that it \
+         lacks here. \"needs VAR\": it cannot start until the server is restarted with that \
+         key.\n\nAgents:\n{}",
         list.join("\n")
     );
     // The catalog's names are known only at startup: they join the generated schema.

@@ -138,15 +138,27 @@ fn without_a_default_model_exactly_the_parent_model_files_are_refused() {
         loaded.difference(&named).collect::<Vec<_>>(),
         [&PathBuf::from(".github/agents/reviewer.agent.md")]
     );
-    // Refused for deferring: the 26, the two shadowed Codex namesakes, and the two Cursor
-    // files whose `model: fast` names no model (one of them lacks a description too; the
-    // model is read first).
-    let parent_rejections = without
+    // Refused for deferring: the 26, the two shadowed Codex namesakes, the two Cursor files
+    // whose `model: fast` names no model, and one more file with another problem besides
+    // (issue 39: a file's problems are told all at once). Only the files whose one problem
+    // it is are the ones a default model fixes: not the Cursor `manager`, which has no
+    // description either, nor the Claude `critic`, which has no name.
+    let parent_rejections: Vec<&mcp_agents::definition::Warning> = without
         .warnings()
         .iter()
         .filter(|w| w.effect == Effect::Rejected && w.reason.contains("--default-model"))
-        .count();
-    assert_eq!(parent_rejections, 26 + 2 + 2);
+        .collect();
+    assert_eq!(parent_rejections.len(), 26 + 2 + 2 + 1);
+    let fixed_by_default: Vec<String> = parent_rejections
+        .iter()
+        .filter(|w| !w.wants_default_model())
+        .map(|w| w.file.display().to_string())
+        .collect();
+    assert_eq!(
+        fixed_by_default,
+        [".claude/agents/critic.md", ".cursor/agents/manager.md"],
+        "the files with another problem too"
+    );
 }
 
 #[test]

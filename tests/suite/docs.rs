@@ -626,3 +626,39 @@ fn every_command_the_docs_show_runs_as_written() {
         "{elsewhere:?}"
     );
 }
+
+/// Issue 39, point 10: README and docs/clients.md tell a new Claude Code user about its first
+/// start: the "New MCP server found" question with "Continue without using this MCP server"
+/// preselected, and auto mode asking before every call unless the settings allow the server;
+/// the settings line they give is JSON that allows the tools of the server README adds.
+#[test]
+fn readme_and_clients_say_what_claude_codes_first_start_asks() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let clients = doc("clients.md");
+    for text in [&readme, &clients] {
+        // Prose is wrapped: words are compared across line breaks.
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for words in [
+            "New MCP server found in this project: agents",
+            "Continue without using this MCP server",
+            "auto mode",
+            "No, exit",
+        ] {
+            assert!(text.contains(words), "{words:?} missing");
+        }
+    }
+    // The server README adds is named `agents`, so `mcp__agents` allows its tools.
+    assert!(readme.contains("claude mcp add --scope project agents "));
+    let allows = |text: &str| {
+        blocks(text, "json").iter().any(|block| {
+            serde_json::from_str::<serde_json::Value>(block).is_ok_and(|v| {
+                v["permissions"]["allow"]
+                    .as_array()
+                    .is_some_and(|a| a.contains(&serde_json::json!("mcp__agents")))
+            })
+        })
+    };
+    assert!(allows(&readme), "README gives the settings line");
+    assert!(allows(&clients), "docs/clients.md gives the settings line");
+}

@@ -219,10 +219,10 @@ async fn agents_that_lack_their_tools_or_key_are_marked_and_their_spawn_says_so(
     assert_eq!(
         lines,
         [
-            "- gpt: Uses GPT (needs OPENAI_API_KEY)",
+            "- gpt: Uses GPT (no tools: answers from its instructions alone) (needs OPENAI_API_KEY)",
             "- auditor: Audits (read-only here: no Bash)",
-            "- deployer: Deploys (runs here without Bash, WebFetch)",
-            "- fixer: Fix a failing test (runs here without Bash)",
+            "- deployer: Deploys (only fx tools) (runs here without Bash, WebFetch)",
+            "- fixer: Fix a failing test (edits files) (runs here without Bash)",
             "- reader: Reads code",
         ],
         "{spawn}"

@@ -375,6 +375,19 @@ pub fn assert_no_warning_quotes(catalog: &Catalog, secret: &str) {
     assert!(quoting.is_empty(), "{quoting:?}");
 }
 
+/// The reasons of `check --json`'s warnings about loading (readiness's, a key not set
+/// here, left out: `needs` shows them).
+pub fn loading_reasons(report: &serde_json::Value) -> Vec<&str> {
+    report["warnings"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter(|w| w["effect"] != "will_fail_at_spawn")
+        .filter_map(|w| w["reason"].as_str())
+        .collect()
+}
+
 /// The agent named `name` in a `check --json` report.
 pub fn agent_named<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     report["agents"]

@@ -36,6 +36,7 @@ pub use builders::{
 };
 pub use fixtures::{
     agent_named, assert_no_warning_quotes, check_fixture, fixture_path, load_at, load_fixture,
+    loading_reasons,
 };
 
 /// The string `field` of each object in the JSON array `list` (`"name"` of each tool, …).

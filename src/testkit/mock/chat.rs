@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::cache::CachedUsage;
 use super::responses::{LEVEL_ORDER, quoted_levels};
-use super::script::{ChatServer, MockWire, ModelRefuses, ScriptedReply};
+use super::script::{ChatServer, MockEngine, MockWire, ModelRefuses, ScriptedReply};
 use super::sse::{DONE_EVENT, Event, pieces};
 use super::state::{MockState, Refusal, valid_tool_name};
 
@@ -171,8 +171,17 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
         return Err(bad(st, Some("messages"), "[] is too short - 'messages'"));
     };
     validate_messages(st, messages)?;
+    context_overflow(st, body)
+}
+
+/// A conversation longer than the mock's context (its size in characters over four, as
+/// tokens), in the words of the server it plays.
+fn context_overflow(st: &MockState, body: &Value) -> Result<(), Refusal> {
     if let Some(limit) = st.context_limit {
         let size = body["messages"].to_string().len();
+        if size > limit && st.engine == MockEngine::LlamaCpp {
+            return Err(super::llama_cpp::overflow(size / 4, limit / 4));
+        }
         if size > limit {
             let message = match st.chat_server {
                 ChatServer::Gemini => format!(
