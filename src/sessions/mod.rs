@@ -29,5 +29,5 @@ mod wait;
 pub use manager::{Accepted, ManagerConfig, SessionManager};
 pub use record::{changed_files, error_json, snapshot_json, summary_line};
 pub use refusals::require_text;
-pub use session::{FileChanged, Snapshot, Status, Totals, short_id};
+pub use session::{FileChanged, FirstRun, Snapshot, Status, Totals, short_id};
 pub use wait::{Progress, ReturnWhen, Step, WaitEvent};
