@@ -15,7 +15,7 @@ use super::terminal;
 use crate::child_mcp::SelfCommand;
 use crate::definition::{Catalog, Effect, Warning};
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
-use crate::server::HttpOptions;
+use crate::server::{HttpOptions, ServeOptions};
 
 /// `mcp-agents check`.
 pub(super) fn check(
@@ -82,6 +82,7 @@ pub(super) fn serve(
     dir: Option<PathBuf>,
     options: &LoadOptions,
     http: Option<HttpOptions>,
+    serving: ServeOptions,
     itself: SelfCommand,
 ) -> ExitCode {
     // Checked before the catalog loads: a bad option is one line, not the last of the
@@ -104,7 +105,7 @@ pub(super) fn serve(
     if listen.is_none() && std::io::stdin().is_terminal() {
         eprintln!("{}", terminal_hint(&catalog));
     }
-    super::serve::serve(catalog, listen, itself)
+    super::serve::serve(catalog, listen, serving, itself)
 }
 
 /// Says why a server offers no tools, when it offers none.
@@ -119,7 +120,9 @@ fn warn_when_nothing_is_offered(catalog: &Catalog) {
         tracing::warn!(
             "no agent definitions found in {} (looked in {}); no tools are offered",
             catalog.workspace().display(),
-            crate::discovery::agent_roots().collect::<Vec<_>>().join(", ")
+            crate::discovery::agent_roots()
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     } else if catalog.offered().next().is_none() {
         tracing::warn!(

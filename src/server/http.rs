@@ -37,7 +37,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::AgentsServer;
+use super::handler::{AgentsServer, ServeOptions};
 use super::legacy_sessions::CappedSessions;
 use super::request_body::{BodyRefusal, discard, read_capped};
 use super::write_stall::WriteStall;
@@ -113,6 +113,7 @@ struct Guard {
 /// `on_bound` (useful with port 0).
 pub async fn serve_http(
     manager: Arc<SessionManager>,
+    options: ServeOptions,
     listen: Listen,
     shutdown: CancellationToken,
     on_bound: impl FnOnce(SocketAddr),
@@ -130,7 +131,7 @@ pub async fn serve_http(
     }
     // rmcp calls the factory for every request; the tool list is built once and shared,
     // and so are the slots for long waits.
-    let server = AgentsServer::new(manager, crate::clients::Transport::Http)
+    let server = AgentsServer::new(manager, crate::clients::Transport::Http, options)
         .with_long_waits(HTTP_LONG_WAITS);
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),

@@ -652,7 +652,10 @@ mod tests {
         let done = h.terminal().await;
         assert_eq!(done.status, Status::Completed("Resumed.".into()));
         let first = h.session.first_run();
-        assert_eq!(first.record, stopped, "an MCP task answers its first run's end for good");
+        assert_eq!(
+            first.record, stopped,
+            "an MCP task answers its first run's end for good"
+        );
         assert_eq!(first.updated, first.created + stopped.total_elapsed);
         assert_eq!(done.queued, 0);
         let state = h.session.lock();

@@ -22,9 +22,7 @@ use tokio_util::task::TaskTracker;
 
 use super::lifecycle::{RunHost, resume, start_run};
 use super::refusals::{at_capacity, no_agent_named, queue_full, require_text, unknown_ids};
-use super::session::{
-    FirstRun, RunSignals, Session, Snapshot, Status, new_agent_id, short_id,
-};
+use super::session::{FirstRun, RunSignals, Session, Snapshot, Status, new_agent_id, short_id};
 use super::setup::RunSetup;
 use super::stop::{request_stop, until_stopped};
 use super::wait::{ReturnWhen, Waiter};
@@ -53,6 +51,8 @@ pub struct Accepted {
     pub provider: &'static str,
     /// Messages queued after this call (for `send_input`).
     pub queued: usize,
+    /// The input resumed a finished session (for `send_input`).
+    pub resumed: bool,
 }
 
 impl Accepted {
@@ -63,6 +63,7 @@ impl Accepted {
             model: definition.model.id.clone(),
             provider: definition.provider.kind.as_str(),
             queued,
+            resumed: false,
         }
     }
 }
@@ -207,11 +208,14 @@ impl SessionManager {
             }
         }
         // Counted before a resumed run can take the input, so the answer does not race it.
-        let accepted = Accepted::new(
-            session.id.clone(),
-            &session.definition,
-            state.queued_inputs(),
-        );
+        let accepted = Accepted {
+            resumed: resumed.is_some(),
+            ..Accepted::new(
+                session.id.clone(),
+                &session.definition,
+                state.queued_inputs(),
+            )
+        };
         drop(state);
         drop(registry);
         if let Some(provider) = resumed {

@@ -297,7 +297,8 @@ mod tests {
         done.files_changed.push(file("tests/d.rs"));
         done.files_changed.push(file("tests/e.rs"));
         assert!(
-            summary_line(&done).contains("(changed 5 files: src/a.rs, src/b.rs, tests/c.rs and 2 more)"),
+            summary_line(&done)
+                .contains("(changed 5 files: src/a.rs, src/b.rs, tests/c.rs and 2 more)"),
             "the first three by name, the rest counted"
         );
         done.files_changed.truncate(1);

@@ -319,7 +319,10 @@ impl Session {
                 created: self.created,
             },
             None => FirstRun {
-                updated: state.activity.as_ref().map_or(self.created, |a| wall(a.since)),
+                updated: state
+                    .activity
+                    .as_ref()
+                    .map_or(self.created, |a| wall(a.since)),
                 record: self.snapshot_of(&state, version),
                 created: self.created,
             },
