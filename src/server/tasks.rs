@@ -18,7 +18,7 @@
 //! in [`payload`] from the record's pending question, and answered by `tasks/update` in
 //! [`update`].
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use rmcp::ErrorData as McpError;
@@ -90,7 +90,7 @@ pub(super) fn update(manager: &SessionManager, params: &UpdateTaskParams) -> Res
 fn task(id: &str, first: &FirstRun, status: TaskStatus) -> Task {
     let mut task = Task::new(id, status, iso(first.created), iso(first.updated))
         .with_status_message(summary_line(&first.record))
-        .with_poll_interval_ms(millis(TASK_POLL_INTERVAL));
+        .with_poll_interval_ms(u64::try_from(TASK_POLL_INTERVAL.as_millis()).unwrap_or(1000));
     task.ttl_ms = ttl(first);
     task
 }
@@ -101,11 +101,8 @@ fn task(id: &str, first: &FirstRun, status: TaskStatus) -> Task {
 /// at all: from its end on it may go at any moment, and `ttlMs` says so (creation to end).
 fn ttl(first: &FirstRun) -> Option<u64> {
     first.record.status.is_terminal().then(|| {
-        let lived = first
-            .updated
-            .duration_since(first.created)
-            .unwrap_or_default();
-        millis(lived)
+        let lived = first.updated.duration_since(first.created);
+        u64::try_from(lived.unwrap_or_default().as_millis()).unwrap_or(u64::MAX)
     })
 }
 
@@ -152,12 +149,10 @@ fn iso(at: SystemTime) -> String {
     DateTime::<Utc>::from(at).to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::run::{Answer, Failure};
     use crate::sessions::Totals;

@@ -12,8 +12,7 @@ use std::time::Duration;
 use mcp_agents::testkit::{MockProvider, Step};
 use serde_json::{Value, json};
 use support::TestWorkspace;
-use support::binary::{self, BIN, KEY_VAR};
-use support::run_kit::KEY;
+use support::binary;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
@@ -29,14 +28,7 @@ struct Lines {
 impl Lines {
     /// Starts the binary on `workspace` with the test key and `env`.
     fn start(workspace: &Path, env: &[(&str, &str)]) -> Lines {
-        let mut command = tokio::process::Command::new(BIN);
-        command
-            .arg(workspace)
-            .env(KEY_VAR, KEY)
-            .env_remove("MCP_AGENTS_DEFAULT_MODEL")
-            .env_remove("MCP_AGENTS_MCP_TASKS")
-            .env_remove("RUST_LOG")
-            .envs(env.iter().copied());
+        let mut command = binary::server_command(workspace, env);
         let mut child = binary::spawn_with_stderr(&mut command, Stdio::piped(), Stdio::piped());
         drop(child.stderr.take());
         Lines {
@@ -104,24 +96,9 @@ fn is_iso(value: &Value) -> bool {
     text.len() == 24 && text.ends_with('Z') && chrono::DateTime::parse_from_rfc3339(text).is_ok()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_declaring_the_extension_per_request_gets_a_task_and_polls_it() {
-    let ws = TestWorkspace::new().standard_agents().written().await;
-    let mut server = Lines::start(ws.path(), &[("MCP_AGENTS_MCP_TASKS", "1")]);
-    let discovered = server
-        .ask("server/discover", with_meta(json!({}), true))
-        .await;
-    assert_eq!(
-        discovered["result"]["capabilities"]["extensions"],
-        json!({TASKS: {}}),
-        "{discovered}"
-    );
-
-    ws.mock
-        .push([Step::text("Done.").delayed(Duration::from_millis(500))]);
-    let call = json!({"name": "spawn_agent", "arguments": {"name": "worker", "task": "Go."}});
-    let created = server.ask("tools/call", with_meta(call, true)).await;
-    let task = &created["result"];
+/// Fails unless `task` is a `CreateTaskResult` for a new agent, field by field in the
+/// order `rmcp` writes them.
+fn assert_is_a_new_task(task: &Value) {
     let keys: Vec<&str> = task
         .as_object()
         .unwrap()
@@ -140,7 +117,7 @@ async fn a_client_declaring_the_extension_per_request_gets_a_task_and_polls_it()
             "ttlMs",
             "pollIntervalMs"
         ],
-        "{created}"
+        "{task}"
     );
     assert_eq!(task["resultType"], "task");
     assert_eq!(task["status"], "working");
@@ -150,6 +127,42 @@ async fn a_client_declaring_the_extension_per_request_gets_a_task_and_polls_it()
         is_iso(&task["createdAt"]) && is_iso(&task["lastUpdatedAt"]),
         "{task}"
     );
+}
+
+/// Polls `tasks/get` for `id` (declaring the extension) until it is no longer `working`
+/// (5 s at most); the last answer.
+async fn until_ended(server: &mut Lines, id: &str) -> Value {
+    for _ in 0..200 {
+        let polled = server
+            .ask("tasks/get", with_meta(json!({"taskId": id}), true))
+            .await;
+        if polled["result"]["status"] != "working" {
+            return polled;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("task {id} still working after 5 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_declaring_the_extension_per_request_gets_a_task_and_polls_it() {
+    let ws = TestWorkspace::new().standard_agents().written().await;
+    let mut server = Lines::start(ws.path(), &[("MCP_AGENTS_MCP_TASKS", "1")]);
+    let discovered = server
+        .ask("server/discover", with_meta(json!({}), true))
+        .await;
+    assert_eq!(
+        discovered["result"]["capabilities"]["extensions"],
+        json!({TASKS: {}}),
+        "{discovered}"
+    );
+
+    ws.mock
+        .push([Step::text("Done.").delayed(Duration::from_millis(500))]);
+    let call = json!({"name": "spawn_agent", "arguments": {"name": "worker", "task": "Go."}});
+    let created = server.ask("tools/call", with_meta(call, true)).await;
+    let task = &created["result"];
+    assert_is_a_new_task(task);
     let id = task["taskId"].as_str().unwrap().to_owned();
 
     // `tasks/get` must declare the extension too (rmcp checks, SPEC §4.4).
@@ -158,16 +171,7 @@ async fn a_client_declaring_the_extension_per_request_gets_a_task_and_polls_it()
         .await;
     assert_eq!(undeclared["error"]["code"], -32021, "{undeclared}");
 
-    let mut polled = Value::Null;
-    for _ in 0..200 {
-        polled = server
-            .ask("tasks/get", with_meta(json!({"taskId": id}), true))
-            .await;
-        if polled["result"]["status"] != "working" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let polled = until_ended(&mut server, &id).await;
     let done = &polled["result"];
     assert_eq!(done["resultType"], "complete", "{polled}");
     assert_eq!(done["status"], "completed", "{polled}");

@@ -227,6 +227,19 @@ pub async fn stdio_declaring_tasks(
     generation: Generation,
     extra_env: &[(&str, &str)],
 ) -> Connection {
+    let command = server_command(workspace, extra_env);
+    let transport = TokioChildProcess::new(command).expect("start mcp-agents");
+    let pid = transport.id();
+    let handler = TestClient {
+        tasks: true,
+        ..TestClient::default()
+    };
+    open_session_with(transport, generation, pid, handler).await
+}
+
+/// The command that serves `workspace` over stdio: the test key set, the machine's default
+/// model, tasks setting and `RUST_LOG` removed, then `extra_env` set.
+pub fn server_command(workspace: &Path, extra_env: &[(&str, &str)]) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(BIN);
     command
         .arg(workspace)
@@ -235,13 +248,7 @@ pub async fn stdio_declaring_tasks(
         .env_remove("MCP_AGENTS_MCP_TASKS")
         .env_remove("RUST_LOG")
         .envs(extra_env.iter().copied());
-    let transport = TokioChildProcess::new(command).expect("start mcp-agents");
-    let pid = transport.id();
-    let handler = TestClient {
-        tasks: true,
-        ..TestClient::default()
-    };
-    open_session_with(transport, generation, pid, handler).await
+    command
 }
 
 /// Connects to the HTTP server at `url` as a client that declares the MCP tasks extension.
