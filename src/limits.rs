@@ -342,6 +342,13 @@ pub const UNKNOWN_CLIENT_WAIT_MS: u64 = 55_000;
 /// How much of a result or error message the human line that opens a `wait_agent` answer
 /// quotes, in characters (SPEC §4.3).
 pub const WAIT_LINE_QUOTE_CHARS: usize = 100;
+/// Files the human line of a record names (`changed 4 files: a.py, b.py, c.py and 1 more`);
+/// the rest are counted, and `files_changed` lists them all (SPEC §4.3).
+pub const WAIT_LINE_FILES_NAMED: usize = 3;
+/// How often a client that runs `spawn_agent` as an MCP task is asked to poll `tasks/get`
+/// (`pollIntervalMs`, SPEC §4.4). A poll reads one session under its lock; a second is the
+/// most a person waits for a finished agent's result to reach the parent.
+pub const TASK_POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// A task `mcp-agents run NAME -` reads from standard input, in bytes (SPEC §2): as much as
 /// an HTTP client could send in one request.
 pub const TERMINAL_TASK_BYTES: usize = HTTP_REQUEST_BODY_BYTES;

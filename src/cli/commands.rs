@@ -19,7 +19,7 @@ use super::{status, watch};
 use crate::child_mcp::SelfCommand;
 use crate::definition::{Catalog, Effect, Warning};
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
-use crate::server::HttpOptions;
+use crate::server::{HttpOptions, ServeOptions};
 
 /// `mcp-agents check`: the layout the flags and the terminal ask for; with `--servers`, the
 /// child servers started first.
@@ -103,6 +103,7 @@ pub(super) fn serve(
     dir: Option<PathBuf>,
     options: &LoadOptions,
     http: Option<HttpOptions>,
+    serving: ServeOptions,
     itself: SelfCommand,
 ) -> ExitCode {
     // Checked before the catalog loads: a bad option is one line, not the last of the
@@ -123,7 +124,7 @@ pub(super) fn serve(
     if listen.is_none() && std::io::stdin().is_terminal() {
         eprintln!("{}", terminal_hint(&catalog));
     }
-    super::serve::serve(catalog, listen, itself)
+    super::serve::serve(catalog, listen, serving, itself)
 }
 
 /// The catalog's warnings as the server starts; the files one default model would fix are

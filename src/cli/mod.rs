@@ -46,7 +46,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::child_mcp::SelfCommand;
 use crate::definition::RunBudget;
 use crate::discovery::{DefaultModel, LoadOptions};
-use crate::server::HttpOptions;
+use crate::server::{HttpOptions, ServeOptions};
 use commands::RunCommand;
 use runtime::with_runtime;
 
@@ -91,6 +91,12 @@ pub struct Cli {
     /// With --http: require `Authorization: Bearer <value of VAR>` on every request
     #[arg(long, value_name = "VAR", requires = "http")]
     pub auth_token_env: Option<String>,
+
+    /// Serve the MCP tasks extension: a client that declares it (interactive Claude Code)
+    /// gets spawn_agent as a background task and is told the result when the agent ends
+    #[arg(long, env = "MCP_AGENTS_MCP_TASKS", value_parser = clap::builder::BoolishValueParser::new(),
+          action = clap::ArgAction::SetTrue)]
+    pub mcp_tasks: bool,
 
     #[command(flatten)]
     pub common: CommonOptions,
@@ -308,7 +314,10 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
                 addr,
                 auth_token_env: cli.auth_token_env,
             });
-            commands::serve(cli.dir.or(cli.workspace), &options, http, itself)
+            let serving = ServeOptions {
+                mcp_tasks: cli.mcp_tasks,
+            };
+            commands::serve(cli.dir.or(cli.workspace), &options, http, serving, itself)
         }
     }
 }

@@ -9,11 +9,16 @@ use super::runtime::{server_manager, with_runtime};
 use crate::child_mcp::SelfCommand;
 use crate::definition::Catalog;
 use crate::limits::SERVER_SHUTDOWN_BOUND;
-use crate::server::Listen;
+use crate::server::{Listen, ServeOptions};
 use crate::status::{ServerInfo, StatusSocket};
 
 /// Runs the server until the client goes away or a signal arrives, then stops every run.
-pub(super) fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand) -> ExitCode {
+pub(super) fn serve(
+    catalog: Catalog,
+    http: Option<Listen>,
+    options: ServeOptions,
+    itself: SelfCommand,
+) -> ExitCode {
     // From here on the client may not read our stderr: nothing may wait for it.
     crate::console::queue_from_now();
     let code = with_runtime(|shutdown| async move {
@@ -43,6 +48,7 @@ pub(super) fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand)
             Some(listen) => tokio::select! {
                 served = crate::server::serve_http(
                     manager.clone(),
+                    options,
                     listen,
                     shutdown.clone(),
                     |addr| {
@@ -56,7 +62,7 @@ pub(super) fn serve(catalog: Catalog, http: Option<Listen>, itself: SelfCommand)
                 } => Ok(()),
             },
             None => tokio::select! {
-                served = crate::server::serve_stdio(manager.clone()) => served,
+                served = crate::server::serve_stdio(manager.clone(), options) => served,
                 () = shutdown.cancelled() => Ok(()),
             },
         };

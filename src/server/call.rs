@@ -20,7 +20,7 @@ use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{HTTP_LONG_WAITS, HTTP_SHORT_WAIT, MAX_WAIT_MS};
 use crate::sessions::{Accepted, require_text};
-use crate::sessions::{ReturnWhen, Snapshot};
+use crate::sessions::{ReturnWhen, Snapshot, short_id};
 use crate::sessions::{error_json, snapshot_json, summary_line};
 
 /// A checked call.
@@ -306,10 +306,27 @@ pub(super) fn failure(error: &AgentError) -> CallToolResult {
     result
 }
 
+/// `<name> <first 8 of id>`, as a human line names an agent.
+fn who(accepted: &Accepted) -> String {
+    format!("{} {}", accepted.name, short_id(&accepted.agent_id))
+}
+
 /// `spawn_agent`'s result (with the model and provider, SPEC §4.1, and the agent's `note`
-/// when it lacks tools its definition asks for).
+/// when it lacks tools its definition asks for), its one-line `summary` first: a client that
+/// shows the first line of an answer shows that (SPEC §4.3).
 pub(super) fn spawned_json(accepted: &Accepted, note: Option<String>) -> Value {
+    let mut summary = format!(
+        "{}: started in the background on {} ({})",
+        who(accepted),
+        accepted.model,
+        accepted.provider
+    );
+    if let Some(note) = &note {
+        summary.push_str("; ");
+        summary.push_str(note);
+    }
     let mut value = json!({
+        "summary": summary,
         "agent_id": accepted.agent_id,
         "name": accepted.name,
         "status": "running",
@@ -322,9 +339,19 @@ pub(super) fn spawned_json(accepted: &Accepted, note: Option<String>) -> Value {
     value
 }
 
-/// `send_input`'s result (with the queue's length, SPEC §4.2).
-pub(super) fn queued_json(accepted: &Accepted) -> Value {
+/// `send_input`'s result (with the queue's length, SPEC §4.2), its one-line `summary` first:
+/// what became of the message (`interrupt` is the call's).
+pub(super) fn queued_json(accepted: &Accepted, interrupt: bool) -> Value {
+    let queued = accepted.queued;
+    let what = if accepted.resumed {
+        "resumed: a new run on its conversation, starting with this message".to_owned()
+    } else if interrupt {
+        format!("interrupting its current step; it goes on with this message ({queued} queued)")
+    } else {
+        format!("running; this message is queued for its next step ({queued} queued)")
+    };
     json!({
+        "summary": format!("{}: {what}", who(accepted)),
         "agent_id": accepted.agent_id,
         "name": accepted.name,
         "status": "running",
@@ -332,9 +359,13 @@ pub(super) fn queued_json(accepted: &Accepted) -> Value {
     })
 }
 
-/// `send_input`'s result after a stop: the agent's record, with `queued` always there.
+/// `send_input`'s result after a stop: the agent's record, with `queued` always there, and
+/// its human line first as `summary`.
 pub(super) fn stopped_json(record: &Snapshot) -> Value {
-    let mut value = snapshot_json(record);
+    let mut value = json!({"summary": summary_line(record)});
+    if let (Value::Object(answer), Value::Object(fields)) = (&mut value, snapshot_json(record)) {
+        answer.extend(fields);
+    }
     value["queued"] = json!(record.queued);
     value
 }
@@ -349,27 +380,27 @@ pub(super) fn shortened_wait_note() -> String {
     )
 }
 
-/// `wait_agent`'s result: one human line per agent, then the JSON (SPEC §4.3); a `note`
-/// (a shortened wait) is in both.
+/// `wait_agent`'s result: one human line per agent, then the JSON (SPEC §4.3), whose first
+/// key, `summary`, holds the same lines (Claude Code and Codex give their model the JSON,
+/// not the text); a `note` (a shortened wait) is in all three.
 pub(super) fn wait_result(
     timed_out: bool,
     agents: &[Snapshot],
     note: Option<String>,
 ) -> CallToolResult {
     let mut lines: Vec<String> = agents.iter().map(summary_line).collect();
-    let mut answer = wait_json(timed_out, agents);
-    if let Some(note) = note {
+    if let Some(note) = &note {
         lines.push(format!("note: {note}"));
+    }
+    let mut answer = json!({
+        "summary": lines.join("\n"),
+        "timed_out": timed_out,
+        "agents": agents.iter().map(snapshot_json).collect::<Vec<_>>(),
+    });
+    if let Some(note) = note {
         answer["note"] = json!(note);
     }
     success_with_lines(answer, &lines)
-}
-
-fn wait_json(timed_out: bool, agents: &[Snapshot]) -> Value {
-    json!({
-        "timed_out": timed_out,
-        "agents": agents.iter().map(snapshot_json).collect::<Vec<_>>(),
-    })
 }
 
 #[cfg(test)]
@@ -554,6 +585,67 @@ mod tests {
             parse_call(SPAWN_AGENT, None).unwrap().unwrap_err().message,
             "`name` is required"
         );
+    }
+
+    fn accepted(queued: usize, resumed: bool) -> Accepted {
+        Accepted {
+            agent_id: "f79152ba0c1d4e2f8a9b0c1d2e3f4a5b".into(),
+            name: "fixer".into(),
+            model: "gpt-5.4".into(),
+            provider: "openai",
+            queued,
+            resumed,
+        }
+    }
+
+    /// The first key of an answer's JSON, as the text block shows it first.
+    fn first_key(value: &Value) -> &str {
+        value.as_object().unwrap().keys().next().unwrap()
+    }
+
+    #[test]
+    fn spawn_and_send_input_answers_open_with_a_one_line_summary() {
+        let spawned = spawned_json(&accepted(0, false), None);
+        assert_eq!(first_key(&spawned), "summary");
+        assert_eq!(
+            spawned["summary"],
+            "fixer f79152ba: started in the background on gpt-5.4 (openai)"
+        );
+        let noted = spawned_json(&accepted(0, false), Some("runs here without Bash".into()));
+        assert_eq!(
+            noted["summary"],
+            "fixer f79152ba: started in the background on gpt-5.4 (openai); runs here without \
+             Bash"
+        );
+        let queued = queued_json(&accepted(2, false), false);
+        assert_eq!(first_key(&queued), "summary");
+        assert_eq!(
+            queued["summary"],
+            "fixer f79152ba: running; this message is queued for its next step (2 queued)"
+        );
+        assert_eq!(
+            queued_json(&accepted(1, false), true)["summary"],
+            "fixer f79152ba: interrupting its current step; it goes on with this message (1 \
+             queued)"
+        );
+        assert_eq!(
+            queued_json(&accepted(1, true), false)["summary"],
+            "fixer f79152ba: resumed: a new run on its conversation, starting with this message"
+        );
+        for value in [spawned, queued] {
+            assert!(!value["summary"].as_str().unwrap().contains('\n'));
+        }
+    }
+
+    #[test]
+    fn a_shortened_wait_s_note_is_a_line_of_its_summary_too() {
+        let result = wait_result(true, &[], Some("call again".into()));
+        let answer = result.structured_content.unwrap();
+        assert_eq!(first_key(&answer), "summary");
+        assert_eq!(answer["summary"], "note: call again");
+        assert_eq!(answer["note"], "call again");
+        let text = &result.content[0].as_text().unwrap().text;
+        assert!(text.starts_with("note: call again\n{\"summary\":\"note: call again\""));
     }
 
     #[test]

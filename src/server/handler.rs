@@ -14,23 +14,33 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::call::{self, Call};
 use super::schema;
+use super::tasks::{self, Era};
 use crate::clients::{self, KnownClient, Transport};
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::HTTP_SHORT_WAIT;
-use crate::sessions::{ReturnWhen, SessionManager, WaitEvent};
+use crate::sessions::{Accepted, ReturnWhen, SessionManager, WaitEvent};
+
+/// What the server offers beyond the three tools, as the person who starts it chose.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServeOptions {
+    /// Serve the MCP tasks extension for `spawn_agent` (`--mcp-tasks`, SPEC §4.4).
+    pub mcp_tasks: bool,
+}
 
 #[derive(Clone)]
 pub(super) struct AgentsServer {
     manager: Arc<SessionManager>,
     transport: Transport,
+    options: ServeOptions,
     /// `spawn_agent` and `send_input`, built once; `None` when no agent may be started by
     /// the parent model (an empty catalog, or agents all started by hand only): no tools.
     fixed_tools: Option<Arc<(Tool, Tool)>>,
@@ -43,7 +53,11 @@ impl AgentsServer {
     /// The handler for `manager`'s catalog served over `transport`. The agents' marks in
     /// `spawn_agent`'s description are read here, once: a key unset now is unset for the
     /// life of the process (a client passes its servers a fixed environment).
-    pub(super) fn new(manager: Arc<SessionManager>, transport: Transport) -> Self {
+    pub(super) fn new(
+        manager: Arc<SessionManager>,
+        transport: Transport,
+        options: ServeOptions,
+    ) -> Self {
         let catalog = manager.catalog();
         // Agents only a person may start are left out; with none left there are no tools.
         let fixed_tools = catalog.offered().next().is_some().then(|| {
@@ -54,11 +68,15 @@ impl AgentsServer {
                     (&**agent, marks)
                 })
                 .collect();
-            Arc::new((schema::spawn_agent_tool(&agents), schema::send_input_tool()))
+            Arc::new((
+                schema::spawn_agent_tool(&agents, options.mcp_tasks),
+                schema::send_input_tool(),
+            ))
         });
         AgentsServer {
             manager,
             transport,
+            options,
             fixed_tools,
             long_waits: None,
         }
@@ -93,33 +111,61 @@ impl AgentsServer {
         clients::identify(&info.name)
     }
 
+    /// Whether `context`'s request may be answered with a task: the server serves the
+    /// extension and the request declares it (its own `_meta` capabilities under 2026-07-28,
+    /// `initialize`'s before).
+    fn as_task(&self, context: &RequestContext<RoleServer>) -> bool {
+        self.options.mcp_tasks
+            && context
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks())
+    }
+
     /// `spawn_agent`: its result carries the agent's note; a name whose file was rejected
     /// for want of a default model says how to give one in this client's configuration.
-    fn spawn(&self, name: &str, task: &str, client: Option<&KnownClient>) -> CallToolResult {
-        if let Some(e) = call::not_offered(self.manager.catalog(), name) {
-            return call::failure(&e);
+    /// With `as_task`, a started agent is answered as a task (SPEC §4.4); a refusal is the
+    /// same either way.
+    fn spawn(
+        &self,
+        name: &str,
+        task: &str,
+        client: Option<&KnownClient>,
+        as_task: bool,
+    ) -> CallToolResponse {
+        let accepted = match self.start(name, task, client) {
+            Ok(accepted) => accepted,
+            Err(refusal) => return call::failure(&refusal).into(),
+        };
+        if as_task && let Ok(first) = self.manager.first_run(&accepted.agent_id) {
+            return CallToolResponse::Task(tasks::created(&accepted.agent_id, &first));
         }
-        match self.manager.spawn(name, task) {
-            Ok(accepted) => {
-                let note = self
-                    .manager
-                    .catalog()
-                    .get(&accepted.name)
-                    .and_then(|agent| agent.offer_note());
-                call::success(call::spawned_json(&accepted, note))
-            }
-            Err(e)
-                if e.code == ErrorCode::UnknownAgent
-                    && self.manager.catalog().wants_default_model(name) =>
+        let note = self
+            .manager
+            .catalog()
+            .get(&accepted.name)
+            .and_then(|agent| agent.offer_note());
+        call::success(call::spawned_json(&accepted, note)).into()
+    }
+
+    /// Starts agent `name` on `task`, or the refusal that answers the call.
+    fn start(
+        &self,
+        name: &str,
+        task: &str,
+        client: Option<&KnownClient>,
+    ) -> Result<Accepted, AgentError> {
+        if let Some(e) = call::not_offered(self.manager.catalog(), name) {
+            return Err(e);
+        }
+        self.manager.spawn(name, task).map_err(|e| {
+            if e.code == ErrorCode::UnknownAgent && self.manager.catalog().wants_default_model(name)
             {
                 let fix = clients::default_model_fix(client);
-                call::failure(&AgentError::new(
-                    e.code,
-                    format!("{}. To set it: {fix}", e.message),
-                ))
+                AgentError::new(e.code, format!("{}. To set it: {fix}", e.message))
+            } else {
+                e
             }
-            Err(e) => call::failure(&e),
-        }
+        })
     }
 
     async fn wait(
@@ -168,9 +214,17 @@ impl AgentsServer {
 
 impl ServerHandler for AgentsServer {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = if self.options.mcp_tasks {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("mcp-agents", env!("CARGO_PKG_VERSION")))
-            .with_instructions(schema::INSTRUCTIONS)
+            .with_instructions(schema::instructions(self.options.mcp_tasks))
     }
 
     async fn list_tools(
@@ -217,13 +271,16 @@ impl ServerHandler for AgentsServer {
             Some(Ok(call)) => call,
         };
         let result = match call {
-            Call::Spawn { name, task } => self.spawn(&name, &task, Self::client(&context)),
+            Call::Spawn { name, task } => {
+                let client = Self::client(&context);
+                return Ok(self.spawn(&name, &task, client, self.as_task(&context)));
+            }
             Call::SendInput {
                 target,
                 message,
                 interrupt,
             } => match self.manager.send_input(&target, &message, interrupt).await {
-                Ok(accepted) => call::success(call::queued_json(&accepted)),
+                Ok(accepted) => call::success(call::queued_json(&accepted, interrupt)),
                 Err(e) => call::failure(&e),
             },
             Call::Stop { target, reason } => {
@@ -239,5 +296,36 @@ impl ServerHandler for AgentsServer {
             } => self.wait(targets, timeout, return_when, &context).await,
         };
         Ok(result.into())
+    }
+
+    // The tasks extension (SPEC §4.4). `rmcp` answers these with -32601 unless `get_info`
+    // declares the extension, and with -32021 unless the request does.
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let era = if modern { Era::Modern } else { Era::Legacy };
+        tasks::get(&self.manager, &request.task_id, era)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        tasks::update(&self.manager, &request)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        tasks::cancel(&self.manager, &request.task_id).await
     }
 }

@@ -39,7 +39,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::AgentsServer;
+use super::handler::{AgentsServer, ServeOptions};
 use super::legacy_sessions::CappedSessions;
 use super::request_body::{BodyRefusal, discard, read_capped};
 use super::write_stall::WriteStall;
@@ -115,6 +115,7 @@ struct Guard {
 /// `on_bound` (useful with port 0).
 pub async fn serve_http(
     manager: Arc<SessionManager>,
+    options: ServeOptions,
     listen: Listen,
     shutdown: CancellationToken,
     on_bound: impl FnOnce(SocketAddr),
@@ -134,7 +135,7 @@ pub async fn serve_http(
     // and so are the slots for long waits.
     let status_info = crate::status::ServerInfo::new(&manager, "http");
     let status = super::status_http::routes(manager.clone(), status_info.clone(), shutdown.clone());
-    let server = AgentsServer::new(manager, crate::clients::Transport::Http)
+    let server = AgentsServer::new(manager, crate::clients::Transport::Http, options)
         .with_long_waits(HTTP_LONG_WAITS);
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),

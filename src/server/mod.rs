@@ -6,7 +6,8 @@
 //! | `arguments` | `tools/call` messages whose `arguments` is not an object, marked for the checks |
 //! | `schema` | the three tools: typed arguments and the schemas generated from them, descriptions |
 //! | `call` | a call's arguments read into those types, and the results' shapes |
-//! | `handler` | the `rmcp` server handler: `tools/list`, `tools/call`, progress |
+//! | `handler` | the `rmcp` server handler: `tools/list`, `tools/call`, progress, the tasks hooks |
+//! | `tasks` | the MCP tasks extension (`--mcp-tasks`): `spawn_agent` answered with a task, `tasks/get`, `tasks/cancel`, `tasks/update` |
 //! | `stdio` | serving on stdin/stdout |
 //! | `http` | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks and the client bounds |
 //! | `legacy_sessions` | `rmcp`'s sessions for `initialize` clients, at most 64, least recently used closed first |
@@ -23,10 +24,12 @@ mod request_body;
 mod schema;
 mod status_http;
 mod stdio;
+mod tasks;
 mod write_stall;
 
 pub use arguments::mark_non_object_arguments;
 pub use call::{Call, parse_call};
+pub use handler::ServeOptions;
 pub use http::{HttpOptions, Listen, serve_http};
 pub use schema::{SEND_INPUT, SPAWN_AGENT, WAIT_AGENT};
 pub use stdio::{serve_stdio, serve_stdio_on};

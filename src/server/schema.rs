@@ -31,7 +31,7 @@ const MODEL_FIELD: &str = "the model id the agent's requests really send";
 const PROVIDER_FIELD: &str = "the agent's provider: openai, anthropic, gemini or custom";
 
 /// What the server tells the parent model about the workflow.
-pub(super) const INSTRUCTIONS: &str = "This server runs subagents defined in this workspace, each \
+const INSTRUCTIONS: &str = "This server runs subagents defined in this workspace, each \
 with its own model and tools, in the background.\n\
 1. spawn_agent starts one on a self-contained task and returns its agent_id at once.\n\
 2. Keep working; then call wait_agent with the ids and the timeout_ms its description \
@@ -50,6 +50,30 @@ file). Use spawn_agent to run it in the background on its own model and MCP serv
 keep working. Agents here read the workspace; those marked \"edits files\" in spawn_agent's \
 list also change files in it (edit, write; never outside it); none runs shell commands, so \
 use your client's own subagent tool when the task needs commands run (builds, tests).";
+
+/// What the instructions add under `--mcp-tasks` (SPEC §4.4): a client that runs
+/// `spawn_agent` as a background task brings its model the result itself. The other clients
+/// of the same server still spawn and wait, so the default steps stay as they are.
+const TASKS_INSTRUCTIONS: &str = "8. If your client runs spawn_agent as a background task \
+(it tells you the call was moved to the background and that a notification will bring the \
+result), do not call wait_agent for that agent: keep working, and the notification brings \
+what wait_agent would return. Its task id is the agent_id: send_input works on it as on any \
+agent (a follow-up, or stop: true), and wait_agent shows it at any time.";
+
+/// The instructions the server gives: the default ones, and with `tasks` (`--mcp-tasks`)
+/// one step more.
+pub(super) fn instructions(tasks: bool) -> String {
+    if tasks {
+        format!("{INSTRUCTIONS}\n{TASKS_INSTRUCTIONS}")
+    } else {
+        INSTRUCTIONS.to_owned()
+    }
+}
+
+/// `summary` in a success shape: the answer's first key.
+fn summary_field(what: &str) -> Value {
+    json!({"type": "string", "description": what})
+}
 
 /// `spawn_agent`'s arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -292,8 +316,14 @@ fn error_shape() -> Value {
     })
 }
 
-/// `spawn_agent`, offering `agents`, each with its marks ([`agent_marks`]).
-pub(super) fn spawn_agent_tool(agents: &[(&AgentDefinition, Vec<String>)]) -> Tool {
+/// What `spawn_agent`'s description adds under `--mcp-tasks` (SPEC §4.4).
+const TASKS_SPAWN_NOTE: &str = " When your client runs this call as a background task, the \
+result (what wait_agent returns) reaches you as a notification once the agent has finished: \
+keep working, without wait_agent.";
+
+/// `spawn_agent`, offering `agents`, each with its marks ([`agent_marks`]); with `tasks`
+/// (`--mcp-tasks`) its description says what a task brings.
+pub(super) fn spawn_agent_tool(agents: &[(&AgentDefinition, Vec<String>)], tasks: bool) -> Tool {
     let names: Vec<&str> = agents.iter().map(|(a, _)| a.name.as_str()).collect();
     let list: Vec<String> = agents
         .iter()
@@ -311,7 +341,8 @@ pub(super) fn spawn_agent_tool(agents: &[(&AgentDefinition, Vec<String>)]) -> To
          tools\": it sees no workspace file. No agent here runs shell commands: \"runs here \
          without\" or \"read-only here: no\" names tools its definition asks for that it \
          lacks here. \"needs VAR\": it cannot start until the server is restarted with that \
-         key.\n\nAgents:\n{}",
+         key.{}\n\nAgents:\n{}",
+        if tasks { TASKS_SPAWN_NOTE } else { "" },
         list.join("\n")
     );
     // The catalog's names are known only at startup: they join the generated schema.
@@ -321,14 +352,16 @@ pub(super) fn spawn_agent_tool(agents: &[(&AgentDefinition, Vec<String>)]) -> To
     }
     let output = result_schema(json!({
         "type": "object",
-        "properties": {"agent_id": {"type": "string"}, "name": {"type": "string"},
+        "properties": {"summary": summary_field("one line for people: the agent, that \
+                           it started, on which model"),
+                       "agent_id": {"type": "string"}, "name": {"type": "string"},
                        "status": {"type": "string", "enum": ["running"]},
                        "model": {"type": "string", "description": MODEL_FIELD},
                        "provider": {"type": "string", "description": PROVIDER_FIELD},
                        "note": {"type": "string", "description": "present when the agent \
                            lacks tools its definition asks for: which, e.g. \"runs here \
                            without Bash\""}},
-        "required": ["agent_id", "name", "status", "model", "provider"]
+        "required": ["summary", "agent_id", "name", "status", "model", "provider"]
     }));
     Tool::new(SPAWN_AGENT, description, Arc::new(input))
         .with_raw_output_schema(object(output))
@@ -355,13 +388,16 @@ pub(super) fn send_input_tool() -> Tool {
         failed one.";
     let output = result_schema(json!({
         "type": "object",
-        "properties": {"agent_id": {"type": "string"}, "name": {"type": "string"},
+        "properties": {"summary": summary_field("one line for people: what became of \
+                           the message (queued, interrupting, resumed), or after stop the \
+                           agent's line as wait_agent opens with it"),
+                       "agent_id": {"type": "string"}, "name": {"type": "string"},
                        "status": {"type": "string", "enum": ["running", "completed", "failed"],
                                   "description": "running, except after stop: the agent's \
                                       status then (failed with the code cancelled, or the \
                                       status it had already reached)"},
                        "queued": {"type": "integer", "minimum": 0}},
-        "required": ["agent_id", "name", "status", "queued"]
+        "required": ["summary", "agent_id", "name", "status", "queued"]
     }));
     Tool::new(SEND_INPUT, description, input_schema::<SendInputArgs>())
         .with_raw_output_schema(object(output))
@@ -394,14 +430,18 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
     );
     let output = result_schema(json!({
         "type": "object",
-        "properties": {"timed_out": {"type": "boolean", "description": "the timeout passed \
+        "properties": {"summary": summary_field("one line per agent, for people and \
+                           for a quick read: its status, what it is doing or the start of its \
+                           result or error, and the files it changed (then the note's line, \
+                           if any)"),
+                       "timed_out": {"type": "boolean", "description": "the timeout passed \
                            first: some agent still runs (with return_when \"any\": none has \
                            finished)"},
                        "agents": {"type": "array", "items": agent_record_schema()},
                        "note": {"type": "string", "description": "present when the server \
                            shortened this wait (over HTTP, with many clients waiting at \
                            once): call wait_agent again to keep waiting"}},
-        "required": ["timed_out", "agents"]
+        "required": ["summary", "timed_out", "agents"]
     }));
     Tool::new(WAIT_AGENT, description, input_schema::<WaitArgs>())
         .with_raw_output_schema(object(output))
@@ -513,6 +553,44 @@ mod tests {
             agent_line("a", "Fix.", &marks),
             "- a: Fix. (read-only here: no Edit) (needs K)"
         );
+    }
+
+    /// Every success shape opens with a required `summary` (SPEC §4.3), and the error shape
+    /// stays `{"error": …}` (SPEC §4).
+    #[test]
+    fn the_output_schemas_open_with_summary() {
+        let tools = [
+            spawn_agent_tool(&[], false),
+            send_input_tool(),
+            wait_agent_tool("advice"),
+        ];
+        for tool in tools {
+            let schema = Value::Object(tool.output_schema.unwrap().as_ref().clone());
+            let (success, error) = (&schema["anyOf"][0], &schema["anyOf"][1]);
+            let properties = success["properties"].as_object().unwrap();
+            assert_eq!(
+                properties.keys().next().unwrap(),
+                "summary",
+                "{}",
+                tool.name
+            );
+            assert_eq!(properties["summary"]["type"], "string");
+            assert_eq!(success["required"][0], "summary", "{}", tool.name);
+            assert_eq!(error["required"], json!(["error"]));
+        }
+    }
+
+    #[test]
+    fn only_mcp_tasks_changes_the_instructions_and_spawn_agent_s_description() {
+        assert_eq!(instructions(false), INSTRUCTIONS);
+        assert_eq!(
+            instructions(true),
+            format!("{INSTRUCTIONS}\n{TASKS_INSTRUCTIONS}")
+        );
+        let (plain, tasks) = (spawn_agent_tool(&[], false), spawn_agent_tool(&[], true));
+        let (plain, tasks) = (plain.description.unwrap(), tasks.description.unwrap());
+        assert!(!plain.contains(TASKS_SPAWN_NOTE));
+        assert_eq!(tasks.replacen(TASKS_SPAWN_NOTE, "", 1), plain);
     }
 
     /// The schemas clients see, pinned: a change to an argument struct shows here.

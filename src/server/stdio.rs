@@ -32,7 +32,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::handler::AgentsServer;
+use super::handler::{AgentsServer, ServeOptions};
+use crate::clients::Transport;
 use crate::limits::{STDIO_EOF_ANSWER_GRACE, STDIO_LINE_BYTES, STDIO_LINE_KEPT_BYTES};
 use crate::sessions::SessionManager;
 
@@ -44,15 +45,20 @@ const INVALID_REQUEST: i64 = -32600;
 const PENDING_ANSWERS: usize = 64;
 
 /// Serves until stdin closes, stdout closes, or the client goes away.
-pub async fn serve_stdio(manager: Arc<SessionManager>) -> Result<(), String> {
+pub async fn serve_stdio(
+    manager: Arc<SessionManager>,
+    options: ServeOptions,
+) -> Result<(), String> {
     let closed = CancellationToken::new();
     tokio::spawn(watch_stdout(closed.clone()));
-    serve_until(manager, tokio::io::stdin(), tokio::io::stdout(), closed).await
+    let server = AgentsServer::new(manager, Transport::Stdio, options);
+    serve_until(server, tokio::io::stdin(), tokio::io::stdout(), closed).await
 }
 
 /// Serves on `input` and `output` (tests and the soak use in-memory pipes).
 pub async fn serve_stdio_on<R, W>(
     manager: Arc<SessionManager>,
+    options: ServeOptions,
     input: R,
     output: W,
 ) -> Result<(), String>
@@ -60,11 +66,12 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_until(manager, input, output, CancellationToken::new()).await
+    let server = AgentsServer::new(manager, Transport::Stdio, options);
+    serve_until(server, input, output, CancellationToken::new()).await
 }
 
 async fn serve_until<R, W>(
-    manager: Arc<SessionManager>,
+    server: AgentsServer,
     input: R,
     output: W,
     output_closed: CancellationToken,
@@ -85,7 +92,7 @@ where
     };
     let served = async {
         let service = tokio::select! {
-            started = AgentsServer::new(manager, crate::clients::Transport::Stdio).serve(transport) => {
+            started = server.serve(transport) => {
                 started.map_err(|e| format!("the MCP client did not start a session: {e}"))?
             }
             () = output_closed.cancelled() => return Ok(()),

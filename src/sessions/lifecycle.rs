@@ -282,11 +282,17 @@ fn finish(
     state.activity = None;
     state.recency = host.next_recency();
     state.permit = None;
-    if state.stopping.is_some() {
-        // What the stop answers, as of now: input may resume the session before the
-        // stop's caller looks.
+    let first_run = state.first_run_end.is_none();
+    if state.stopping.is_some() || first_run {
+        // What the stop answers, and what an MCP task answers for good once its (first)
+        // run has ended, as of now: input may resume the session before either looks.
         let record = session.snapshot_of(&state, *session.subscribe().borrow());
-        state.stop_record = Some((state.runs, record));
+        if first_run {
+            state.first_run_end = Some(record.clone());
+        }
+        if state.stopping.is_some() {
+            state.stop_record = Some((state.runs, record));
+        }
     }
     drop(state);
     // Evicting before waking the waiters: whoever sees this session finish also sees
@@ -638,13 +644,19 @@ mod tests {
     async fn a_resume_after_a_stop_delivers_the_queued_input_on_the_whole_history() {
         let call = Step::tool_call("test__wait", json!({}));
         let h = Harness::new(Open::Now, None, vec![call, Step::text("Resumed.")]).await;
-        stopped_during_a_tool_call(&h).await.unwrap();
+        let stopped = stopped_during_a_tool_call(&h).await.unwrap();
         let permit = h.permits.clone().try_acquire_owned().unwrap();
         let spawned_at = h.session.spawned_at;
         resume(&mut h.session.lock(), permit, &h.shutdown, spawned_at);
         h.start();
         let done = h.terminal().await;
         assert_eq!(done.status, Status::Completed("Resumed.".into()));
+        let first = h.session.first_run();
+        assert_eq!(
+            first.record, stopped,
+            "an MCP task answers its first run's end for good"
+        );
+        assert_eq!(first.updated, first.created + stopped.total_elapsed);
         assert_eq!(done.queued, 0);
         let state = h.session.lock();
         assert_eq!((state.runs, state.stopping.as_deref()), (2, None));
@@ -674,8 +686,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn input_that_arrives_as_the_tools_close_carries_the_run_on() {
-        let (_h, done) = carried_on(Step::text("Second.")).await;
+        let (h, done) = carried_on(Step::text("Second.")).await;
         assert_eq!(done.status, Status::Completed("Second.".into()));
+        let first = h.session.first_run().record;
+        assert_eq!(first.status, done.status, "the same run, carried on");
         let refused = Step::openai_error(400, "invalid_request_error", None, "refused");
         let (_h, failed) = carried_on(refused).await;
         let failed = failure(&failed.status);

@@ -23,7 +23,7 @@ use tokio_util::task::TaskTracker;
 use super::feed::Feed;
 use super::lifecycle::{RunHost, resume, start_run};
 use super::refusals::{at_capacity, no_agent_named, queue_full, require_text, unknown_ids};
-use super::session::{RunSignals, Session, Snapshot, Status, new_agent_id, short_id};
+use super::session::{FirstRun, RunSignals, Session, Snapshot, Status, new_agent_id, short_id};
 use super::setup::RunSetup;
 use super::stop::{request_stop, stopped_message, until_stopped};
 use super::wait::{ReturnWhen, Waiter};
@@ -52,6 +52,8 @@ pub struct Accepted {
     pub provider: &'static str,
     /// Messages queued after this call (for `send_input`).
     pub queued: usize,
+    /// The input resumed a finished session (for `send_input`).
+    pub resumed: bool,
 }
 
 impl Accepted {
@@ -62,6 +64,7 @@ impl Accepted {
             model: definition.model.id.clone(),
             provider: definition.provider.kind.as_str(),
             queued,
+            resumed: false,
         }
     }
 }
@@ -212,11 +215,14 @@ impl SessionManager {
             }
         }
         // Counted before a resumed run can take the input, so the answer does not race it.
-        let accepted = Accepted::new(
-            session.id.clone(),
-            &session.definition,
-            state.queued_inputs(),
-        );
+        let accepted = Accepted {
+            resumed: resumed.is_some(),
+            ..Accepted::new(
+                session.id.clone(),
+                &session.definition,
+                state.queued_inputs(),
+            )
+        };
         drop(state);
         drop(registry);
         if let Some(provider) = resumed {
@@ -232,26 +238,56 @@ impl SessionManager {
     /// its children down with a short grace in the background. Returns the record once the
     /// session is terminal. A terminal session is left as it is, and not resumed.
     pub async fn stop(&self, target: &str, reason: Option<&str>) -> Result<Snapshot, AgentError> {
-        self.stop_with(target, stopped_message(reason)).await
+        self.stop_run(target, stopped_message(reason), None).await
     }
 
-    /// [`Self::stop`], the record's error reading `message`.
+    /// [`Self::stop`], the record's error reading `message` (a watcher's stop).
     pub(super) async fn stop_with(
         &self,
         target: &str,
         message: String,
     ) -> Result<Snapshot, AgentError> {
+        self.stop_run(target, message, None).await
+    }
+
+    /// Stops `target`'s first run as [`Self::stop`] does, if that run still runs (an MCP
+    /// task's `tasks/cancel`, SPEC §4.4: the task is the first run, and a run resumed after
+    /// it is not the task's to stop).
+    pub async fn stop_first_run(&self, target: &str, reason: &str) -> Result<(), AgentError> {
+        self.stop_run(target, stopped_message(Some(reason)), Some(1))
+            .await
+            .map(drop)
+    }
+
+    /// Stops `target`'s current run, or only run number `only` when given, its record's
+    /// error reading `message`; the record it ended with, or the session's as it is when
+    /// there was nothing to stop.
+    async fn stop_run(
+        &self,
+        target: &str,
+        message: String,
+        only: Option<u64>,
+    ) -> Result<Snapshot, AgentError> {
         let session = self.get_one(target)?;
         let run = {
             let mut state = session.lock();
             state.recency = self.next_recency();
-            if state.status.is_terminal() {
+            if state.status.is_terminal() || only.is_some_and(|run| run != state.runs) {
                 drop(state);
                 return Ok(session.snapshot());
             }
             request_stop(&mut state, message)
         };
         until_stopped(&session, run).await
+    }
+
+    /// What an MCP task sees of `id` (SPEC §4.4): its first run, live or as it ended.
+    /// Polling it refreshes the session's recency, as a wait does, so a task whose client
+    /// keeps asking is not the first to be forgotten.
+    pub fn first_run(&self, id: &str) -> Result<FirstRun, AgentError> {
+        let session = self.get_one(id)?;
+        session.lock().recency = self.next_recency();
+        Ok(session.first_run())
     }
 
     /// Starts waiting for `targets`; fails at once with `unknown_agent` naming every

@@ -34,6 +34,6 @@ pub use feed::CallTiming;
 pub use manager::{Accepted, ManagerConfig, SessionManager};
 pub use record::{changed_files, error_json, snapshot_json, summary_line};
 pub use refusals::require_text;
-pub use session::{FileChanged, Snapshot, Status, Totals, short_id};
+pub use session::{FileChanged, FirstRun, Snapshot, Status, Totals, short_id};
 pub use wait::{Progress, ReturnWhen, Step, WaitEvent};
 pub use watchers::{Change, Changes, WATCH_STOP_MESSAGE, Watched};

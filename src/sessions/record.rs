@@ -8,17 +8,22 @@ use serde_json::{Value, json};
 
 use super::session::{Snapshot, Status, short_id};
 use crate::error::AgentError;
-use crate::limits::WAIT_LINE_QUOTE_CHARS;
+use crate::limits::{WAIT_LINE_FILES_NAMED, WAIT_LINE_QUOTE_CHARS};
 
 /// One line a person (or a model skimming) reads first (SPEC §4.3):
 /// `reviewer f79152ba: running 20 s, Calling workspace.grep (3 tool calls so far)`,
 /// `reviewer f79152ba: completed in 24.2 s: <the first 100 characters of the result>`,
 /// `reviewer f79152ba: failed in 3.1 s, turn_limit: <the first 100 characters of why>`.
+/// An agent that changed files names them, in parentheses so that a path is never read as
+/// the start of the result: `fixer 41aa07c2: completed in 9.0 s (changed 1 file: calc.py):
+/// Fixed.`
 pub fn summary_line(s: &Snapshot) -> String {
     let who = format!("{} {}", s.name, short_id(&s.agent_id));
     let secs = s.total_elapsed.as_secs_f64();
-    let changed = changed_files(s)
-        .map(|c| format!(", {c}"))
+    let named = files_named(s);
+    let changed = named
+        .as_ref()
+        .map(|c| format!(" ({c})"))
         .unwrap_or_default();
     match &s.status {
         Status::Running => {
@@ -32,6 +37,7 @@ pub fn summary_line(s: &Snapshot) -> String {
                 .as_ref()
                 .map(|(activity, _)| format!(", {}", activity.summary))
                 .unwrap_or_default();
+            let changed = named.map(|c| format!("; {c}")).unwrap_or_default();
             format!(
                 "{who}: running {} s{doing} ({calls}{changed})",
                 s.total_elapsed.as_secs()
@@ -58,6 +64,27 @@ pub fn summary_line(s: &Snapshot) -> String {
             )
         }
     }
+}
+
+/// `changed 1 file: calc.py`, `changed 5 files: a.py, b.py, c.py and 2 more`: the files the
+/// session created or modified, the first [`WAIT_LINE_FILES_NAMED`] by name; `None` when it
+/// changed none.
+fn files_named(s: &Snapshot) -> Option<String> {
+    let changed = changed_files(s)?;
+    let names: Vec<&str> = s
+        .files_changed
+        .iter()
+        .take(WAIT_LINE_FILES_NAMED)
+        .map(|f| f.path.as_str())
+        .collect();
+    let rest = s.files_changed.len() - names.len();
+    // Past the listed files only changes are counted, not files: "and more".
+    let more = match (rest, s.unlisted_changes) {
+        (0, 0) => String::new(),
+        (n, 0) => format!(" and {n} more"),
+        _ => " and more".to_owned(),
+    };
+    Some(format!("{changed}: {}{more}", names.join(", ")))
 }
 
 /// `changed 3 files` (the files created or modified, over the session's life), or `None`
@@ -253,7 +280,7 @@ mod tests {
     }
 
     #[test]
-    fn the_line_counts_the_files_changed() {
+    fn the_line_names_the_files_changed() {
         use super::super::session::FileChanged;
         let file = |path: &str| FileChanged {
             path: path.into(),
@@ -264,22 +291,35 @@ mod tests {
         done.files_changed = vec![file("src/a.rs"), file("src/b.rs"), file("tests/c.rs")];
         assert_eq!(
             summary_line(&done),
-            "reviewer f79152ba: completed in 2.0 s, changed 3 files: Fixed."
+            "reviewer f79152ba: completed in 2.0 s (changed 3 files: src/a.rs, src/b.rs, \
+             tests/c.rs): Fixed."
+        );
+        done.files_changed.push(file("tests/d.rs"));
+        done.files_changed.push(file("tests/e.rs"));
+        assert!(
+            summary_line(&done)
+                .contains("(changed 5 files: src/a.rs, src/b.rs, tests/c.rs and 2 more)"),
+            "the first three by name, the rest counted"
         );
         done.files_changed.truncate(1);
         let mut failed = done.clone();
         failed.status = Status::Failed(AgentError::new(ErrorCode::TurnLimit, "needed more").into());
         assert_eq!(
             summary_line(&failed),
-            "reviewer f79152ba: failed in 2.0 s, changed 1 file, turn_limit: needed more"
+            "reviewer f79152ba: failed in 2.0 s (changed 1 file: src/a.rs), turn_limit: needed more"
         );
         let mut running = done.clone();
         running.status = Status::Running;
         running.files_changed = vec![file("a"), file("b")];
+        assert_eq!(
+            summary_line(&running),
+            "reviewer f79152ba: running 2 s (4 tool calls so far; changed 2 files: a, b)"
+        );
         running.unlisted_changes = 5;
         assert_eq!(
             summary_line(&running),
-            "reviewer f79152ba: running 2 s (4 tool calls so far, changed more than 2 files)"
+            "reviewer f79152ba: running 2 s (4 tool calls so far; changed more than 2 files: \
+             a, b and more)"
         );
         let record = snapshot_json(&done);
         assert_eq!(

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -116,6 +116,21 @@ pub struct Snapshot {
     pub version: u64,
 }
 
+/// The first run of a session, as an MCP task reports it (SPEC §4.4): the task is the first
+/// run, so once that run has ended its record stays the task's answer, whatever later runs
+/// (resumed by `send_input`) do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstRun {
+    /// The session now while its first run runs; the record the first run ended with once
+    /// it has ended.
+    pub record: Snapshot,
+    /// When the session was spawned, by the wall clock.
+    pub created: SystemTime,
+    /// When what the record says last changed: its latest activity transition while the
+    /// first run runs, the end of that run after.
+    pub updated: SystemTime,
+}
+
 pub(crate) struct SessionState {
     pub status: Status,
     /// The conversation, while no run holds it.
@@ -155,6 +170,9 @@ pub(crate) struct SessionState {
     /// The record of the last stopped run as it became terminal, and which run it was: what
     /// its `stop` answers, even when input resumed the session before the stop could look.
     pub stop_record: Option<(u64, Snapshot)>,
+    /// The record the first run ended with, kept as it was (SPEC §4.4: an MCP task answers
+    /// with it after a resume).
+    pub first_run_end: Option<Snapshot>,
 }
 
 /// How the current run is told to end.
@@ -211,6 +229,8 @@ pub(crate) struct Session {
     /// Instructions plus preloaded skills.
     pub system: String,
     pub spawned_at: Instant,
+    /// [`Self::spawned_at`] by the wall clock, for what reports dates (an MCP task's).
+    created: SystemTime,
     state: Mutex<SessionState>,
     changes: watch::Sender<u64>,
     /// Rung with every change, for whoever watches every session (SPEC §7.1).
@@ -246,12 +266,14 @@ impl Session {
             stopping: None,
             runs: 1,
             stop_record: None,
+            first_run_end: None,
         };
         state.set_activity(Activity::starting(), now);
         Session {
             id,
             system,
             spawned_at: now,
+            created: SystemTime::now(),
             state: Mutex::new(state),
             changes: watch::channel(0).0,
             feed: Feed::default(),
@@ -299,6 +321,28 @@ impl Session {
         let version = *self.changes.borrow();
         let state = self.lock();
         self.snapshot_of(&state, version)
+    }
+
+    /// What an MCP task sees of this session: its first run ([`FirstRun`]).
+    pub(crate) fn first_run(&self) -> FirstRun {
+        let version = *self.changes.borrow();
+        let state = self.lock();
+        let wall = |at: Instant| self.created + at.saturating_duration_since(self.spawned_at);
+        match &state.first_run_end {
+            Some(record) => FirstRun {
+                updated: self.created + record.total_elapsed,
+                record: record.clone(),
+                created: self.created,
+            },
+            None => FirstRun {
+                updated: state
+                    .activity
+                    .as_ref()
+                    .map_or(self.created, |a| wall(a.since)),
+                record: self.snapshot_of(&state, version),
+                created: self.created,
+            },
+        }
     }
 
     /// The snapshot of `state` (this session's, locked by the caller) at change `version`.

@@ -111,7 +111,12 @@ fn documented_commands_exist() {
             .any(|text| text.contains(&format!("mcp-agents {command}")));
         assert!(documented, "`mcp-agents {command}` is not documented");
     }
-    for option in ["--http", "--auth-token-env", "--default-model"] {
+    for option in [
+        "--http",
+        "--auth-token-env",
+        "--default-model",
+        "--mcp-tasks",
+    ] {
         assert!(help.contains(option), "{option} missing from --help");
         let documented = ["clients.md", "agents.md"]
             .iter()

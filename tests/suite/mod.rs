@@ -2,6 +2,7 @@
 //! broke). They share one binary: each test binary links the whole crate, and thirty of
 //! them cost minutes of linking and gigabytes of disk.
 
+mod answer_summary;
 mod architecture;
 mod child_escapes;
 mod child_lifetimes;
@@ -37,6 +38,8 @@ mod gateways;
 mod interop_child_servers;
 mod interop_clients;
 mod interop_provider_sdks;
+mod mcp_tasks;
+mod mcp_tasks_wire;
 mod mock_validation;
 mod output_length;
 mod parsers_never_panic;

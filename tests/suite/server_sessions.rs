@@ -78,9 +78,14 @@ async fn a_seventeenth_queued_input_is_refused() {
                 json!({"target": id, "message": format!("note {n}")}),
             )
             .await;
+        let summary = format!(
+            "worker {}: running; this message is queued for its next step ({n} queued)",
+            &id[..8]
+        );
         assert_eq!(
             sent,
-            json!({"agent_id": id, "name": "worker", "status": "running", "queued": n})
+            json!({"summary": summary, "agent_id": id, "name": "worker", "status": "running",
+                   "queued": n})
         );
     }
     let (code, _) = c

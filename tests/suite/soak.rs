@@ -166,7 +166,8 @@ type Half = tokio::io::DuplexStream;
 fn served_pipe(manager: &Arc<SessionManager>, capacity: usize) -> (Serving, Half) {
     let (server_end, client_end) = tokio::io::duplex(capacity);
     let (read, write) = tokio::io::split(server_end);
-    let serving = mcp_agents::server::serve_stdio_on(manager.clone(), read, write);
+    let serving =
+        mcp_agents::server::serve_stdio_on(manager.clone(), Default::default(), read, write);
     (tokio::spawn(serving), client_end)
 }
 

@@ -397,16 +397,19 @@ async fn a_claude_fixer_changes_the_workspace_and_its_record_says_which_files() 
         "{}",
         edit.2
     );
-    // The human line that opens the answer says how many files changed.
+    // The human line that opens the answer, in the text and as `summary`, names the files
+    // changed.
     let answer = c
         .call("wait_agent", json!({"targets": [id], "timeout_ms": 0}))
         .await;
     let text = answer.content[0].as_text().unwrap().text.clone();
     let first = text.lines().next().unwrap();
     assert!(
-        first.contains(": completed in ") && first.contains(" s, changed 2 files: Fixed `add`"),
+        first.contains(": completed in ")
+            && first.contains(" s (changed 2 files: calc.py, tests/test_add_more.py): Fixed `add`"),
         "{first}"
     );
+    assert_eq!(answer.structured_content.unwrap()["summary"], first);
     assert_no_workspace_child(dir).await;
     c.close().await;
 }

@@ -55,6 +55,9 @@ pub struct TestClient {
     generation: Option<Generation>,
     /// The name it reports (`clientInfo`, or the request `_meta` under 2026-07-28).
     name: Option<&'static str>,
+    /// It declares the MCP tasks extension (in every request's `_meta` under 2026-07-28, in
+    /// `initialize` before), as interactive Claude Code does.
+    tasks: bool,
 }
 
 /// The name the test client reports unless told otherwise: no client the server knows.
@@ -62,8 +65,13 @@ pub const TEST_CLIENT_NAME: &str = "mcp-agents-tests";
 
 impl ClientHandler for TestClient {
     fn get_info(&self) -> InitializeRequestParams {
+        let capabilities = if self.tasks {
+            ClientCapabilities::builder().enable_tasks().build()
+        } else {
+            ClientCapabilities::default()
+        };
         let mut info = InitializeRequestParams::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new(self.name.unwrap_or(TEST_CLIENT_NAME), "1.0.0"),
         );
         if self.generation == Some(Generation::Legacy) {
@@ -212,6 +220,49 @@ pub async fn stdio_as(workspace: &Path, generation: Generation, name: &'static s
     open_session(transport, generation, pid, Some(name)).await
 }
 
+/// Starts the binary on `workspace` over stdio, with `extra_env`, as a client that declares
+/// the MCP tasks extension.
+pub async fn stdio_declaring_tasks(
+    workspace: &Path,
+    generation: Generation,
+    extra_env: &[(&str, &str)],
+) -> Connection {
+    let command = server_command(workspace, extra_env);
+    let transport = TokioChildProcess::new(command).expect("start mcp-agents");
+    let pid = transport.id();
+    let handler = TestClient {
+        tasks: true,
+        ..TestClient::default()
+    };
+    open_session_with(transport, generation, pid, handler).await
+}
+
+/// The command that serves `workspace` over stdio: the test key set, the machine's default
+/// model, tasks setting and `RUST_LOG` removed, then `extra_env` set.
+pub fn server_command(workspace: &Path, extra_env: &[(&str, &str)]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg(workspace)
+        .env(KEY_VAR, KEY)
+        .env_remove("MCP_AGENTS_DEFAULT_MODEL")
+        .env_remove("MCP_AGENTS_MCP_TASKS")
+        .env_remove("RUST_LOG")
+        .envs(extra_env.iter().copied());
+    command
+}
+
+/// Connects to the HTTP server at `url` as a client that declares the MCP tasks extension.
+pub async fn connect_http_declaring_tasks(url: &str, generation: Generation) -> Connection {
+    mcp_agents::net::install_tls();
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let handler = TestClient {
+        tasks: true,
+        ..TestClient::default()
+    };
+    open_session_with(transport, generation, None, handler).await
+}
+
 /// Connects to the HTTP server at `url` as a client that names itself `name`.
 pub async fn connect_http_as(url: &str, generation: Generation, name: &'static str) -> Connection {
     mcp_agents::net::install_tls();
@@ -233,10 +284,24 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let handler = TestClient {
-        generation: Some(generation),
         name,
         ..TestClient::default()
     };
+    open_session_with(transport, generation, pid, handler).await
+}
+
+/// [`open_session`] with `handler` as the client.
+async fn open_session_with<T, E, A>(
+    transport: T,
+    generation: Generation,
+    pid: Option<u32>,
+    mut handler: TestClient,
+) -> Connection
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    handler.generation = Some(generation);
     let progress = handler.progress.clone();
     let progress_at = handler.progress_at.clone();
     let client = tokio::time::timeout(
@@ -324,7 +389,8 @@ impl Connection {
 
     /// Calls and expects success; returns `structuredContent`, checking the text copy: the
     /// JSON alone, or for `wait_agent` one human line per agent (`<name> <id>: <status>…`)
-    /// and then the JSON (SPEC §4.3).
+    /// and then the JSON (SPEC §4.3); and that the JSON opens with `summary` (for
+    /// `wait_agent`, those lines).
     pub async fn ok(&self, tool: &str, arguments: Value) -> Value {
         let result = self.call(tool, arguments).await;
         let structured = result
@@ -339,7 +405,16 @@ impl Connection {
             .clone();
         let (lines, json) = split_wait_text(&text);
         assert_eq!(serde_json::from_str::<Value>(json).unwrap(), structured);
+        // Every answer opens with its `summary` (SPEC §4.3): what a client that shows the
+        // first line of an answer shows.
+        let first = structured.as_object().and_then(|o| o.keys().next());
+        assert_eq!(first.map(String::as_str), Some("summary"), "{structured}");
         if tool == "wait_agent" {
+            assert_eq!(
+                structured["summary"],
+                lines.join("\n"),
+                "the text's lines: {text}"
+            );
             let agents = structured["agents"].as_array().unwrap();
             assert_eq!(lines.len(), agents.len(), "one line per agent: {text}");
             for (line, agent) in lines.iter().zip(agents) {
