@@ -119,7 +119,9 @@ fn warn_when_nothing_is_offered(catalog: &Catalog) {
         tracing::warn!(
             "no agent definitions found in {} (looked in {}); no tools are offered",
             catalog.workspace().display(),
-            crate::discovery::agent_roots().collect::<Vec<_>>().join(", ")
+            crate::discovery::agent_roots()
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     } else if catalog.offered().next().is_none() {
         tracing::warn!(

@@ -38,7 +38,8 @@ pub(super) const SPEC: FormatSpec = FormatSpec {
 
 /// Copilot's aliases and VS Code's tool names, compared without case: `read`; `search` and
 /// its aliases `Grep`, `Glob` (`grep`, `glob` and `list`); `edit` and `Edit`, `MultiEdit`,
-/// `Write` (`edit` and `write`); VS Code's single search and edit tools. Any other name
+/// `Write` (`edit` and `write`); VS Code's single search and edit tools; VS Code's and the
+/// Copilot CLI's tools that ask the user (`ask_parent` here). Any other name
 /// (`execute`, `web`, `todo`, `agent`, VS Code's `codebase`, the cloud agent's `github/*`)
 /// does not exist here, unless it is `server/tool` of a server the file defines.
 const TOOLS: Vocabulary = Vocabulary {
@@ -66,6 +67,13 @@ const TOOLS: Vocabulary = Vocabulary {
         ToolName::alias("editfiles", EDIT),
         ToolName::alias("edit/createfile", &["write"]),
         ToolName::alias("createfile", &["write"]),
+        // The tools that ask the user, here the question to the parent (SPEC §4.5): VS
+        // Code's `vscode/askQuestions` (code.visualstudio.com/docs/agents/reference/
+        // tools-reference, the `vscode` tool set) and the Copilot CLI's `ask_user`
+        // (github/awesome-copilot, skills/cli-mastery). The cloud agent has none.
+        ToolName::asks("vscode/askquestions"),
+        ToolName::asks("askquestions"),
+        ToolName::asks("ask_user"),
     ],
     any_case: true,
     groups: true,
@@ -324,6 +332,7 @@ fn names(listed: &[ListedModel<'_>]) -> String {
 fn entry(text: &str, own_servers: &[String]) -> MappedTool {
     match TOOLS.meaning(text.trim()) {
         Some(ToolMeaning::Workspace(tools)) => return MappedTool::Workspace(tools.to_vec()),
+        Some(ToolMeaning::AskParent) => return MappedTool::AskParent,
         Some(ToolMeaning::RunsWithout) => return MappedTool::Missing,
         None => {}
     }
