@@ -17,6 +17,7 @@ mod check;
 mod commands;
 mod demo;
 mod exit;
+mod question;
 mod readiness;
 mod run;
 mod runtime;

@@ -322,14 +322,19 @@ pub(super) fn spawned_json(accepted: &Accepted, note: Option<String>) -> Value {
     value
 }
 
-/// `send_input`'s result (with the queue's length, SPEC §4.2).
+/// `send_input`'s result (with the queue's length, SPEC §4.2; the question it answered,
+/// SPEC §4.5).
 pub(super) fn queued_json(accepted: &Accepted) -> Value {
-    json!({
+    let mut value = json!({
         "agent_id": accepted.agent_id,
         "name": accepted.name,
         "status": "running",
         "queued": accepted.queued,
-    })
+    });
+    if let Some(question) = &accepted.answered {
+        value["answered_question"] = json!(question);
+    }
+    value
 }
 
 /// `send_input`'s result after a stop: the agent's record, with `queued` always there.

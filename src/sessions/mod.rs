@@ -16,17 +16,22 @@
 //!
 //! The face below is what the MCP server, the command line, the benches and the tests name.
 
+mod ask;
 mod hidden;
 mod lifecycle;
 mod manager;
+mod question;
 mod record;
 mod refusals;
+#[cfg(test)]
+mod run_harness;
 mod session;
 mod setup;
 mod stop;
 mod wait;
 
 pub use manager::{Accepted, ManagerConfig, SessionManager};
+pub use question::{ParentAnswer, Question};
 pub use record::{changed_files, error_json, snapshot_json, summary_line};
 pub use refusals::require_text;
 pub use session::{FileChanged, Snapshot, Status, Totals, short_id};

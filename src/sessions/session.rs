@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::question::{Pending, Question};
 use crate::definition::AgentDefinition;
 use crate::limits::{ACTIVITY_HISTORY, RECORD_FILES_CHANGED};
 use crate::providers::Conversation;
@@ -111,6 +112,8 @@ pub struct Snapshot {
     pub queued: usize,
     /// Present while running: the activity and how long it has lasted.
     pub activity: Option<(Activity, Duration)>,
+    /// Present while the agent waits for its parent's answer (SPEC §4.5).
+    pub question: Option<Question>,
     /// Counts activity transitions and status changes; a change means "tell the waiter".
     pub version: u64,
 }
@@ -151,6 +154,13 @@ pub(crate) struct SessionState {
     /// The record of the last stopped run as it became terminal, and which run it was: what
     /// its `stop` answers, even when input resumed the session before the stop could look.
     pub stop_record: Option<(u64, Snapshot)>,
+    /// The question the run waits on (SPEC §4.5), taken by the first answer.
+    pub question: Option<Pending>,
+    /// Questions asked so far, over the session's life: the next one's id follows.
+    pub questions_asked: u64,
+    /// How long the current run has waited for its parent's answers: its deadline moves by
+    /// it (SPEC §4.5).
+    pub parked: Duration,
 }
 
 /// How the current run is told to end.
@@ -238,6 +248,9 @@ impl Session {
             stopping: None,
             runs: 1,
             stop_record: None,
+            question: None,
+            questions_asked: 0,
+            parked: Duration::ZERO,
         };
         state.set_activity(Activity::starting(), now);
         Session {
@@ -305,6 +318,10 @@ impl Session {
                 (Status::Running, Some(a)) => {
                     Some((a.activity.clone(), now.saturating_duration_since(a.since)))
                 }
+                _ => None,
+            },
+            question: match (&state.status, &state.question) {
+                (Status::Running, Some(pending)) => Some(pending.question.clone()),
                 _ => None,
             },
             version,
@@ -387,6 +404,11 @@ impl RunObserver for Session {
             // an unlisted path cannot be told from another.
             state.unlisted_changes = state.unlisted_changes.saturating_add(1);
         }
+    }
+
+    fn parked(&self, waited: Duration) {
+        let mut state = self.lock();
+        state.parked = state.parked.saturating_add(waited);
     }
 }
 

@@ -3,6 +3,7 @@
 //! them cost minutes of linking and gigabytes of disk.
 
 mod architecture;
+mod ask_parent;
 mod ask_parent_grants;
 mod child_escapes;
 mod child_lifetimes;
