@@ -11,8 +11,9 @@
 //! retention), so this file does not know the manager, and its tests drive runs against a
 //! stand-in. Each step has its own function, so later work has one place: a check before
 //! every provider request (a server-wide spend cap) goes into the [`RunContext`] that
-//! `one_pass` builds, from the host; a run that parks on a question to its parent parks
-//! inside that pass; a view of every session's transitions hears a run's end in `finish`,
+//! `one_pass` builds, from the host; a run that may ask its parent gets `ask_parent` next to
+//! its tools there (`ask`), parks inside the pass, and the pass keeps the deadline its
+//! waiting moved; a view of every session's transitions hears a run's end in `finish`,
 //! which wakes the waiters.
 
 use std::panic::AssertUnwindSafe;

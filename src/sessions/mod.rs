@@ -13,8 +13,33 @@
 //! | `wait` | waiting on sessions, with what they do meanwhile |
 //! | `record` | the JSON of a session record, and its one human line |
 //! | `hidden` | a run's secrets hidden from its activity and outcome |
+//! | `question` | a question an agent asked its parent: what the record shows, its answers |
+//! | `ask` | the `ask_parent` tool, served in process next to the run's child tools |
 //!
 //! The face below is what the MCP server, the command line, the benches and the tests name.
+//!
+//! # Questions to the parent, and answering them from elsewhere (SPEC §4.5, §4.4)
+//!
+//! A run of an agent that may ask (`AgentDefinition::ask_parent`) can park on a question.
+//! While it waits, [`Snapshot::question`] is `Some(`[`Question`]`)`: its `id` (numbering the
+//! session's questions from 1, stable while it waits), its `text` and its `options`; the
+//! activity's phase is `waiting_for_input`, and every [`Waiter`] naming the session returns
+//! at once (after a [`Step::Asked`] progress step). The question is answered by the first
+//! of:
+//!
+//! - [`SessionManager::send_input`] without `interrupt`: its message is the answer
+//!   ([`Accepted::answered`] names the question);
+//! - [`SessionManager::answer_question`]`(target, question_id, answer)`, with
+//!   [`ParentAnswer::Text`] or [`ParentAnswer::Declined`] (the agent is told the person
+//!   declined and decides for itself): `Ok(`[`Question`]`)` when it took the question,
+//!   `Err` with `unknown_agent`, or `invalid_input` when that question is not pending (an
+//!   earlier one, one already answered, timed out, or a run that ended). This is the seam
+//!   for MCP tasks: `input_required` while `Snapshot::question` is `Some`, the elicitation
+//!   built from it, `tasks/update` answered through `answer_question` (an error → -32602).
+//!
+//! Either way the question leaves the session's state before the call returns, and the
+//! session's waiters are woken. Unanswered, it times out after `ask_timeout_s`; `interrupt`
+//! and `stop` end it as they end any step (`ask`, `manager`).
 
 mod ask;
 mod hidden;
@@ -35,4 +60,4 @@ pub use question::{ParentAnswer, Question};
 pub use record::{changed_files, error_json, snapshot_json, summary_line};
 pub use refusals::require_text;
 pub use session::{FileChanged, Snapshot, Status, Totals, short_id};
-pub use wait::{Progress, ReturnWhen, Step, WaitEvent};
+pub use wait::{Progress, ReturnWhen, Step, WaitEvent, Waiter};
