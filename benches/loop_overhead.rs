@@ -61,6 +61,7 @@ fn echo_tools() -> Echo {
         server: "t".into(),
         tool: "echo".into(),
         timeout: Duration::from_secs(60),
+        parks: false,
     }])
 }
 
@@ -70,6 +71,8 @@ impl RunObserver for Quiet {
     fn usage(&self, _: UsageDelta) {}
     fn tool_used(&self, _: &str, _: ToolUse) {}
     fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
+
+    fn parked(&self, _: std::time::Duration) {}
 }
 
 struct Once(std::sync::Mutex<Option<String>>);

@@ -282,6 +282,8 @@ impl RunObserver for Began {
     fn usage(&self, _: UsageDelta) {}
     fn tool_used(&self, _: &str, _: ToolUse) {}
     fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
+
+    fn parked(&self, _: std::time::Duration) {}
 }
 
 struct Once(Mutex<Option<String>>);
@@ -313,6 +315,7 @@ fn reaction(rt: &tokio::runtime::Runtime, mock: &MockProvider, wire: WireApi) ->
                 server: "t".into(),
                 tool: "echo".into(),
                 timeout: Duration::from_secs(60),
+                parks: false,
             }],
             Mutex::new(Vec::new()),
         );

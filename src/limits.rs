@@ -154,6 +154,21 @@ pub const STATUS_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// How often `watch` redraws its clocks, and looks for servers that started since (SPEC
 /// §7.1).
 pub const WATCH_TICK: Duration = Duration::from_secs(1);
+// ----- Questions to the parent (SPEC §4.5) -----
+
+/// How long a question waits for the parent's answer when the definition does not say
+/// (`ask_timeout_s`; SPEC §4.5, §12).
+pub const ASK_TIMEOUT_DEFAULT: Duration = Duration::from_secs(600);
+/// The range `ask_timeout_s` must fall in, in seconds (SPEC §4.5, §12).
+pub const ASK_TIMEOUT_RANGE: RangeInclusive<u32> = 1..=3600;
+/// The longest question `ask_parent` takes, in characters: a question is read by a person or
+/// a parent model on one screen (SPEC §4.5).
+pub const ASK_QUESTION_CHARS: usize = 2000;
+/// The most `options` one question may offer (SPEC §4.5 "a list of short strings"): as many
+/// as a person reads at a glance (Claude Code's own question tool offers 2 to 4).
+pub const ASK_OPTIONS: usize = 8;
+/// The longest option, in characters: a short answer, not a paragraph (SPEC §4.5).
+pub const ASK_OPTION_CHARS: usize = 200;
 
 // ----- Child MCP servers (SPEC §8) -----
 

@@ -52,6 +52,11 @@ pub struct ToolDescriptor {
     pub tool: String,
     /// The call bound.
     pub timeout: Duration,
+    /// The call waits on the run's parent, not on a tool (the runtime's own `ask_parent`,
+    /// SPEC §4.5): the loop makes it after the round's other calls, bounded by the tool
+    /// itself and not by `timeout`, and the time it waits does not count against the run's
+    /// `max_run_seconds`. It is not a child tool call (`usage.tool_calls`, `tools_used`).
+    pub parks: bool,
 }
 
 /// A tool's answer. A failure is an answer too: the model decides what to do about it.

@@ -64,6 +64,7 @@ impl ChildToolSet {
                     server: connection.server.clone(),
                     tool: activity_tool_name(&tool.name),
                     timeout,
+                    parks: false,
                 });
                 set.routes.push(index);
                 set.changes_files.push(

@@ -89,8 +89,18 @@ fn workspace_label(definition: &AgentDefinition) -> String {
     }
 }
 
+/// The asks column: whether the agent may ask its parent (SPEC §4.5), and how long a
+/// question waits for the answer.
+fn asks_label(definition: &AgentDefinition) -> String {
+    match definition.ask_parent {
+        Some(ask) => format!("parent, {} s", ask.timeout.as_secs()),
+        None => "-".to_owned(),
+    }
+}
+
 /// The columns of the table, and the labels of a block.
-const COLUMNS: [&str; 10] = [
+const COLUMN_COUNT: usize = 11;
+const COLUMNS: [&str; COLUMN_COUNT] = [
     "NAME",
     "SOURCE",
     "FORMAT",
@@ -100,6 +110,7 @@ const COLUMNS: [&str; 10] = [
     "SERVERS",
     "WORKSPACE",
     "SKILLS",
+    "ASKS",
     "BUDGET",
 ];
 
@@ -123,7 +134,7 @@ pub(super) fn render_table(catalog: &Catalog, checks: &Checks<'_>, width: Option
 /// The agents: a table, or one block per agent (and a blank line) when the table is wider
 /// than `width`.
 fn render_agents(catalog: &Catalog, env: Env<'_>, width: Option<usize>) -> String {
-    let rows: Vec<[String; 10]> = catalog
+    let rows: Vec<[String; COLUMN_COUNT]> = catalog
         .agents()
         .iter()
         .map(|d| {
@@ -137,6 +148,7 @@ fn render_agents(catalog: &Catalog, env: Env<'_>, width: Option<usize>) -> Strin
                 list_or_dash(d.own_servers()),
                 workspace_label(d),
                 list_or_dash(d.skills.iter()),
+                asks_label(d),
                 d.budget.summary().unwrap_or_else(|| "-".to_owned()),
             ]
         })
@@ -216,9 +228,9 @@ fn changes_note(catalog: &Catalog) -> Option<String> {
 }
 
 /// The header and one line per agent, each column as wide as its widest cell.
-fn table(rows: &[[String; 10]], widths: &[usize; 10]) -> String {
+fn table(rows: &[[String; COLUMN_COUNT]], widths: &[usize; COLUMN_COUNT]) -> String {
     let mut out = String::new();
-    let mut line = |cells: [&str; 10]| {
+    let mut line = |cells: [&str; COLUMN_COUNT]| {
         let mut text = String::new();
         for (i, cell) in cells.iter().enumerate() {
             if i + 1 == cells.len() {
@@ -240,7 +252,7 @@ fn table(rows: &[[String; 10]], widths: &[usize; 10]) -> String {
 /// One block per agent, for a terminal narrower than the table: the name, then one line per
 /// column (`source` joins the file and its format), each value wrapped under itself within
 /// `width`; a blank line between blocks.
-fn blocks(rows: &[[String; 10]], width: usize) -> String {
+fn blocks(rows: &[[String; COLUMN_COUNT]], width: usize) -> String {
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
         if i > 0 {
@@ -410,6 +422,9 @@ pub(super) fn render_json(catalog: &Catalog, checks: &Checks<'_>) -> Value {
                 "hand_only": d.hand_only,
                 "mcp_servers": d.own_servers().collect::<Vec<_>>(),
                 "workspace_tools": d.workspace_tools(),
+                // Whether it may ask its parent (SPEC §4.5), and how long a question waits.
+                "ask_parent": d.ask_parent.is_some(),
+                "ask_timeout_s": d.ask_parent.map(|ask| ask.timeout.as_secs()),
                 "skills": d.skills,
                 "needs": readiness::needs(d, catalog.workspace(), checks)
                     .iter()

@@ -24,6 +24,7 @@ mod commands;
 mod demo;
 mod exit;
 mod probe;
+mod question;
 mod readiness;
 mod run;
 mod runtime;

@@ -3,7 +3,8 @@
 //!
 //! On a terminal the activity is one status line redrawn in place (`status_line`: what the
 //! agent is doing, then the time spent on it); otherwise each transition is one plain line,
-//! so logs and CI output stay readable.
+//! so logs and CI output stay readable. A question the agent asks is put to the person
+//! (`question`).
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -13,6 +14,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::exit::{EXIT_FAILED, EXIT_INTERRUPTED};
+use super::question::ask_the_person;
 use super::readiness::{self, Need};
 use super::status_line::StatusLine;
 use super::terminal::{fit, stderr_columns};
@@ -229,10 +231,13 @@ async fn follow(
 ) -> Option<Snapshot> {
     let ids = [id.to_owned()];
     let mut ticker = tokio::time::interval(REDRAW_INTERVAL);
+    // The last question put to the person: a wait returns only on a later one.
+    let mut handled = 0;
     loop {
         // Each wait starts by reporting the current activity; the display skips what it
         // has shown already.
-        let mut waiter = manager.wait(&ids, TERMINAL_WAIT, ReturnWhen::All).ok()?;
+        let waiter = manager.wait(&ids, TERMINAL_WAIT, ReturnWhen::All).ok()?;
+        let mut waiter = waiter.handled(handled);
         loop {
             tokio::select! {
                 () = cancel.cancelled() => return None,
@@ -246,7 +251,15 @@ async fn follow(
                             display.redraw(&manager.snapshot(id).ok()?);
                         }
                     }
-                    WaitEvent::Finished { timed_out: false, mut agents } => return agents.pop(),
+                    WaitEvent::Finished { timed_out: false, mut agents } => {
+                        let agent = agents.pop()?;
+                        let Some(question) = agent.question.clone() else { return Some(agent) };
+                        // The agent asked (SPEC §4.5): the person at the terminal answers.
+                        display.clear();
+                        ask_the_person(manager, &agent, &question, cancel).await?;
+                        handled = question.id;
+                        break;
+                    }
                     // The wait's own bound passed; the agent runs on, so wait again.
                     WaitEvent::Finished { timed_out: true, .. } => break,
                 },
@@ -467,6 +480,7 @@ mod tests {
             unlisted_changes: 0,
             queued: 0,
             activity: None,
+            question: None,
             version: 1,
         }
     }

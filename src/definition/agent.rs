@@ -45,7 +45,19 @@ pub struct AgentDefinition {
     /// `infer: false`): it is left out of `spawn_agent`, and only a person starts it
     /// (`mcp-agents run`).
     pub hand_only: Option<&'static str>,
+    /// `Some` when the agent may ask its parent a question (SPEC §4.5: canonical
+    /// `ask_parent: true`, or a tool name of its format that means "ask the user"): its runs
+    /// offer the `ask_parent` tool, and a question waits this long for an answer.
+    pub ask_parent: Option<AskParent>,
     pub source: SourceFile,
+}
+
+/// How an agent that may ask its parent asks (SPEC §4.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AskParent {
+    /// How long a question waits for the answer (`ask_timeout_s`) before the agent is told
+    /// to decide for itself.
+    pub timeout: std::time::Duration,
 }
 
 impl AgentDefinition {
@@ -311,6 +323,7 @@ mod tests {
             temperature: None,
             unavailable_tools: Vec::new(),
             hand_only: None,
+            ask_parent: None,
             source: SourceFile {
                 path: "x.md".into(),
                 format: Format::CanonicalMarkdown,

@@ -31,7 +31,9 @@ mod template;
 mod tool_filter;
 mod wire;
 
-pub use agent::{AgentDefinition, Format, Model, ModelOrigin, RunBudget, Sandbox, SourceFile};
+pub use agent::{
+    AgentDefinition, AskParent, Format, Model, ModelOrigin, RunBudget, Sandbox, SourceFile,
+};
 pub use catalog::{Catalog, Effect, PARENT_MODEL_REJECTION, SkillRoot, Warning};
 pub use child::{BuiltinServer, ChildServerConfig, ChildTransport, INHERITED_VARS, ValueSource};
 pub use endpoint::{EndpointUse, check_endpoint, is_loopback};

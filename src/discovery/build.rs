@@ -1,7 +1,7 @@
 //! From a [`Draft`] to the definition: [`finalize`] applies the rules of SPEC §3.1–3.2 once
 //! for every format, with the caveats a definition that loads carries.
 
-use super::draft::{Draft, ModelChoice};
+use super::draft::{AskWritten, Draft, ModelChoice};
 use super::model_provider::{
     ProviderFields, check_sampling, model_and_provider, model_note, provider_config,
 };
@@ -10,9 +10,9 @@ use super::tool_notes::{
     no_tools_note, settle_workspace, unavailable_tools, unique, unknown_tools_note,
 };
 use crate::definition::{
-    AgentDefinition, Model, ProviderConfig, RunBudget, SourceFile, check_name,
+    AgentDefinition, AskParent, Model, ProviderConfig, RunBudget, SourceFile, check_name,
 };
-use crate::limits::DEFAULT_MAX_TURNS;
+use crate::limits::{ASK_TIMEOUT_DEFAULT, DEFAULT_MAX_TURNS};
 
 /// Applies every shared rule and builds the definition. A rejection's reason begins with
 /// the file's slips of field names, which are often its cause (and then a default model is
@@ -39,6 +39,7 @@ fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, 
     let (texts, model, provider) = checked_parts(&draft, ctx)?;
     let (name, description, instructions) = texts;
     let budget = effective_budget(draft.budget, ctx.options.budget, &mut ctx.caveats);
+    let ask_parent = ask_parent(&draft.ask, &mut ctx.caveats);
     let mut definition = AgentDefinition {
         name,
         description,
@@ -57,6 +58,7 @@ fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, 
         temperature: draft.temperature,
         unavailable_tools: unavailable_tools(&unknown, tools),
         hand_only: draft.hand_only,
+        ask_parent,
         source,
     };
     let unknown_tools = unknown_tools_note(&definition, &unknown, tools);
@@ -66,6 +68,26 @@ fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, 
         .extend(no_tools_note(&definition, had_workspace, tools));
     ctx.caveats.extend(model_note(&definition, ctx.spec.models));
     Ok(Parsed::Agent(Box::new(definition)))
+}
+
+/// Whether the agent may ask its parent (SPEC §4.5): `ask_parent` as written, else whether
+/// its tool lists name its format's ask tool without denying it. A timeout for an agent
+/// that may not ask is said to be ignored.
+fn ask_parent(written: &AskWritten, caveats: &mut Vec<String>) -> Option<AskParent> {
+    let granted = written.field.unwrap_or(written.listed && !written.denied);
+    if !granted {
+        if let Some(seconds) = written.timeout_s {
+            caveats.push(format!(
+                "`ask_timeout_s` is {seconds}, but this agent may not ask its parent (no \
+                 `ask_parent: true`), so it is ignored"
+            ));
+        }
+        return None;
+    }
+    let timeout = written.timeout_s.map_or(ASK_TIMEOUT_DEFAULT, |seconds| {
+        std::time::Duration::from_secs(u64::from(seconds))
+    });
+    Some(AskParent { timeout })
 }
 
 /// The texts, the model and the provider, each checked; a file with several problems gets

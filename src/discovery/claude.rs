@@ -47,6 +47,9 @@ pub(super) const TOOLS: Vocabulary = Vocabulary {
         ToolName::own("Edit", &["edit"]),
         ToolName::variant("MultiEdit", &["edit"]),
         ToolName::own("Write", &["write"]),
+        // Claude Code's tool that asks the user (code.claude.com/docs/en/settings, "Tools
+        // available to Claude"): here the question to the parent (SPEC §4.5).
+        ToolName::asks("AskUserQuestion"),
     ],
     any_case: false,
     groups: false,
@@ -143,6 +146,8 @@ enum Entry {
     /// Workspace tools limited to some paths (`Read(./src/**)`), which cannot be honoured
     /// as written.
     ScopedWorkspace(&'static [&'static str]),
+    /// `AskUserQuestion`: the agent may ask its parent (SPEC §4.5).
+    Ask,
     /// Anything else: a Claude Code tool that does not exist here (`Bash`, `Bash(git:*)`).
     Missing,
 }
@@ -155,6 +160,7 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
     match TOOLS.meaning(name) {
         Some(ToolMeaning::Workspace(tools)) if scoped => return Entry::ScopedWorkspace(tools),
         Some(ToolMeaning::Workspace(tools)) => return Entry::Workspace(tools),
+        Some(ToolMeaning::AskParent) => return Entry::Ask,
         Some(ToolMeaning::RunsWithout) => return Entry::Missing,
         None => {}
     }
@@ -171,8 +177,10 @@ fn entry(text: &str, own_servers: &[String]) -> Entry {
 /// `{Name: true|false}` map. Read, Grep, Glob, LS, Edit, MultiEdit and Write are the
 /// workspace server's tools: the
 /// agent gets the server when `tools` is absent (all tools, in Claude Code), is a map that
-/// only switches tools off, or names one of them. Other Claude Code tools do not exist here:
-/// asked for, they are listed in one warning; denied, they are honoured by their absence.
+/// only switches tools off, or names one of them. `AskUserQuestion` listed lets the agent
+/// ask its parent (SPEC §4.5); denied, it does not. Other Claude Code tools do not exist
+/// here: asked for, they are listed in one warning; denied, they are honoured by their
+/// absence.
 pub(super) fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<(), String> {
     let own_servers: Vec<String> = draft.mcp_servers.keys().cloned().collect();
     let mut workspace = true;
@@ -196,14 +204,17 @@ pub(super) fn read_tools(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> 
                          tool to some paths; list `{}` to give it for the whole workspace",
                         text.split('(').next().unwrap_or(&text).trim()
                     )),
+                    Entry::Ask => draft.ask.named(true),
                     Entry::Missing => draft.unknown_tools.push(text),
                 }
             }
             add_allow_list(draft, patterns);
         }
         for text in switched_on {
-            if let Entry::Missing = entry(&text, &own_servers) {
-                draft.unknown_tools.push(text);
+            match entry(&text, &own_servers) {
+                Entry::Missing => draft.unknown_tools.push(text),
+                Entry::Ask => draft.ask.named(true),
+                _ => {}
             }
         }
         for text in switched_off {
@@ -242,6 +253,7 @@ fn deny(draft: &mut Draft, field: &str, entry: Entry, text: &str, ctx: &mut Ctx<
                 .deny
                 .extend(tools.iter().map(|tool| workspace_pattern(tool)));
         }
+        Entry::Ask => draft.ask.named(false),
         Entry::Missing => {}
     }
 }

@@ -28,6 +28,11 @@ pub(super) const SPEC: FormatSpec = FormatSpec {
         fields: fields::CODEX,
         parse,
     }],
+    // A role file names no Codex tools: it lists child tools by their qualified names. Codex's
+    // own question tool, `request_user_input`, exists only in its interactive Plan mode
+    // (developers.openai.com/codex; "request_user_input is unavailable in Default mode",
+    // openai/codex#24750) and no role file can grant it, so a Codex agent asks its parent
+    // only with `ask_parent: true` (SPEC §4.5).
     tools: Tools::Qualified,
     models: ModelNames::AsWritten,
 };

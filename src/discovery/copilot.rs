@@ -38,7 +38,8 @@ pub(super) const SPEC: FormatSpec = FormatSpec {
 
 /// Copilot's aliases and VS Code's tool names, compared without case: `read`; `search` and
 /// its aliases `Grep`, `Glob` (`grep`, `glob` and `list`); `edit` and `Edit`, `MultiEdit`,
-/// `Write` (`edit` and `write`); VS Code's single search and edit tools; VS Code's
+/// `Write` (`edit` and `write`); VS Code's single search and edit tools; VS Code's and the
+/// Copilot CLI's tools that ask the user (`ask_parent` here); VS Code's
 /// `codebase` (its semantic search, which gives the model the code it finds: the reading
 /// tools here), `usages` (references to a symbol: `grep`) and `findTestFiles` (`glob`).
 /// Every other tool of VS Code's and GitHub's tables (`execute` and the terminal tools,
@@ -137,12 +138,18 @@ const TOOLS: Vocabulary = Vocabulary {
         ToolName::missing("selection"),
         ToolName::missing("extensions"),
         ToolName::missing("vscodeapi"),
-        ToolName::missing("vscode/askquestions"),
         ToolName::missing("vscode/extensions"),
         ToolName::missing("vscode/getprojectsetupinfo"),
         ToolName::missing("vscode/installextension"),
         ToolName::missing("vscode/runcommand"),
         ToolName::missing("vscode/vscodeapi"),
+        // The tools that ask the user, here the question to the parent (SPEC §4.5): VS
+        // Code's `vscode/askQuestions` (code.visualstudio.com/docs/agents/reference/
+        // tools-reference, the `vscode` tool set) and the Copilot CLI's `ask_user`
+        // (github/awesome-copilot, skills/cli-mastery). The cloud agent has none.
+        ToolName::asks("vscode/askquestions"),
+        ToolName::asks("askquestions"),
+        ToolName::asks("ask_user"),
     ],
     any_case: true,
     groups: true,
@@ -403,8 +410,10 @@ fn names(listed: &[ListedModel<'_>]) -> String {
 fn entry(text: &str, own_servers: &[String]) -> MappedTool {
     // A tool the client has but this runtime does not may still be `server/tool` of a
     // server the file defines (`web/fetch` of its own `web` server).
-    if let Some(ToolMeaning::Workspace(tools)) = TOOLS.meaning(text.trim()) {
-        return MappedTool::Workspace(tools.to_vec());
+    match TOOLS.meaning(text.trim()) {
+        Some(ToolMeaning::Workspace(tools)) => return MappedTool::Workspace(tools.to_vec()),
+        Some(ToolMeaning::AskParent) => return MappedTool::AskParent,
+        Some(ToolMeaning::RunsWithout) | None => {}
     }
     match text.trim().split_once('/') {
         Some((server, tool)) if own_servers.iter().any(|s| s == server) => {
@@ -479,7 +488,6 @@ mod tests {
             "agent",
             "agent/runSubagent",
             "todos",
-            "vscode/askQuestions",
             "newWorkspace",
             "vscode/extensions",
             "vscode/getProjectSetupInfo",
@@ -522,6 +530,10 @@ mod tests {
                 Some(ToolMeaning::RunsWithout),
                 "{name}"
             );
+        }
+        // The tools that ask the user are the question to the parent (SPEC §4.5).
+        for name in ["vscode/askQuestions", "askQuestions", "ask_user"] {
+            assert_eq!(TOOLS.meaning(name), Some(ToolMeaning::AskParent), "{name}");
         }
         // Still one of the file's own servers' tools when the file defines that server.
         assert!(matches!(

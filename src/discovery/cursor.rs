@@ -31,7 +31,10 @@ pub(super) const SPEC: FormatSpec = FormatSpec {
     models: ModelNames::Table,
 };
 
-/// A Cursor file lists Claude Code's tool names.
+/// A Cursor file lists Claude Code's tool names. Cursor's docs name no tool a subagent file
+/// could list to ask the user (its questions come from Plan mode, cursor.com/docs/agent/
+/// modes), so only Claude's `AskUserQuestion` in a Claude-style list, or `ask_parent: true`,
+/// lets a Cursor agent ask its parent (SPEC §4.5).
 const TOOLS: Vocabulary = Vocabulary {
     client: "the Claude Code tool names a Cursor file can list",
     ..CLAUDE_TOOLS

@@ -15,7 +15,9 @@ use crate::definition::{
     ChildServerConfig, CompiledSchema, Model, ProviderKind, ReasoningEffort, RunBudget, Sandbox,
     ToolFilter,
 };
-use crate::limits::{MAX_OUTPUT_TOKENS_RANGE, MAX_TURNS_RANGE, RUN_BUDGET_RANGE};
+use crate::limits::{
+    ASK_TIMEOUT_RANGE, MAX_OUTPUT_TOKENS_RANGE, MAX_TURNS_RANGE, RUN_BUDGET_RANGE,
+};
 
 /// How the file chose its model.
 #[derive(Debug, Default)]
@@ -65,10 +67,39 @@ pub(super) struct Draft {
     pub unknown_tools: Vec<String>,
     /// The file's setting that keeps the agent from the parent model, if any.
     pub hand_only: Option<&'static str>,
+    /// What the file says about asking the parent (SPEC §4.5).
+    pub ask: AskWritten,
     /// The notes on unknown fields that are slips of known ones (`modle`): they are caveats
     /// of a file that loads, and part of the reason when the file is rejected, since the slip
     /// is often why (`modle` leaves the file without a model).
     pub slips: Vec<String>,
+}
+
+/// What a file says about asking its parent (SPEC §4.5): the canonical fields, and whether
+/// its tool lists name its format's "ask the user" tool (`AskUserQuestion`). `build` makes
+/// the definition's `ask_parent` of it.
+#[derive(Debug, Default)]
+pub(super) struct AskWritten {
+    /// `ask_parent`, as written: it decides, whatever the tool lists say.
+    pub field: Option<bool>,
+    /// `ask_timeout_s`, in seconds.
+    pub timeout_s: Option<u32>,
+    /// An allow list (or a switch set to true) names the format's ask tool.
+    pub listed: bool,
+    /// A deny list (or a switch set to false) names it: a denial wins over a listing.
+    pub denied: bool,
+}
+
+impl AskWritten {
+    /// What a tool list entry that means "ask the user" does: `allow` lists it, else it is
+    /// denied.
+    pub(super) fn named(&mut self, allow: bool) {
+        if allow {
+            self.listed = true;
+        } else {
+            self.denied = true;
+        }
+    }
 }
 
 /// Format-specific spellings of the common fields.
@@ -153,6 +184,10 @@ pub(super) fn read_common(
         })?);
     }
     draft.temperature = doc.number(fields::TEMPERATURE)?.map(|(_, t)| t);
+    draft.ask.field = doc.bool(fields::ASK_PARENT)?;
+    draft.ask.timeout_s = doc
+        .integer(fields::ASK_TIMEOUT, ASK_TIMEOUT_RANGE)
+        .map_err(|e| format!("{e} (the seconds a question waits for the parent's answer)"))?;
     let before = ctx.caveats.len();
     let known_anywhere = ctx
         .formats

@@ -29,6 +29,9 @@ pub(super) const TOOLS: Field = &["tools"];
 pub(super) const DISALLOWED_TOOLS: Field = &["disallowed_tools", "disallowedTools"];
 pub(super) const REASONING_EFFORT: Field = &["reasoning_effort", "reasoningEffort"];
 pub(super) const TEMPERATURE: Field = &["temperature"];
+/// Whether the agent may ask its parent (SPEC §4.5), and how long a question waits.
+pub(super) const ASK_PARENT: Field = &["ask_parent", "askParent"];
+pub(super) const ASK_TIMEOUT: Field = &["ask_timeout_s", "askTimeoutS"];
 
 pub(super) const COMMON: &[Field] = &[
     NAME,
@@ -53,6 +56,8 @@ pub(super) const COMMON: &[Field] = &[
     DISALLOWED_TOOLS,
     REASONING_EFFORT,
     TEMPERATURE,
+    ASK_PARENT,
+    ASK_TIMEOUT,
 ];
 
 // ----- Canonical TOML -----

@@ -36,7 +36,8 @@ pub(super) const SPEC: FormatSpec = FormatSpec {
 };
 
 /// The Gemini CLI's tool names, exactly as it spells them. Claude Code's names, as converters
-/// write them into Gemini files, are read too; any other name (`run_shell_command`,
+/// write them into Gemini files, are read too; `ask_user` lets the agent ask its parent
+/// (SPEC §4.5); any other name (`run_shell_command`,
 /// `web_fetch`) does not exist here, unless it is `mcp_SERVER_TOOL` of a server the file
 /// defines.
 const TOOLS: Vocabulary = Vocabulary {
@@ -50,6 +51,9 @@ const TOOLS: Vocabulary = Vocabulary {
         ToolName::alias("search_file_content", &["grep"]),
         ToolName::own("replace", &["edit"]),
         ToolName::own("write_file", &["write"]),
+        // The tool that asks the user (the Gemini CLI's `tools/tool-names.ts`, and its
+        // plan-mode tools): here the question to the parent (SPEC §4.5).
+        ToolName::asks("ask_user"),
     ],
     any_case: false,
     groups: false,
@@ -149,6 +153,7 @@ fn entry(text: &str, own_servers: &[String]) -> MappedTool {
     let meaning = TOOLS.meaning(text).or_else(|| CLAUDE_TOOLS.meaning(text));
     match meaning {
         Some(ToolMeaning::Workspace(tools)) => return MappedTool::Workspace(tools.to_vec()),
+        Some(ToolMeaning::AskParent) => return MappedTool::AskParent,
         Some(ToolMeaning::RunsWithout) => return MappedTool::Missing,
         None => {}
     }

@@ -57,7 +57,9 @@ const TOOLS: Vocabulary = Vocabulary {
         ToolName::missing("model_override"),
         ToolName::missing("todowrite"),
         ToolName::missing("todoread"),
-        ToolName::missing("question"),
+        // OpenCode's tool that asks the user (opencode.ai/docs/tools, `question`): here
+        // the question to the parent (SPEC §4.5).
+        ToolName::asks(ASK_KEY),
         ToolName::missing("webfetch"),
         ToolName::missing("websearch"),
         ToolName::missing("codesearch"),
@@ -139,6 +141,10 @@ fn parse(text: &str, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, St
             &mut draft.unknown_tools,
             ctx,
         )?);
+    }
+    let (ask, rules) = ask_rules(rules);
+    if let Some(allow) = ask {
+        draft.ask.named(allow);
     }
     draft.tools = ordered_rules_to_filter(&rules);
     let allow: &[&str] = if tools_list { &["tools"] } else { &[] };
@@ -252,10 +258,15 @@ struct Rule {
     allow: bool,
 }
 
+/// OpenCode's tool that asks the user, and the pattern of its rules.
+const ASK_KEY: &str = "question";
+
 /// What an OpenCode tool or permission key names.
 enum Key<'a> {
     /// Workspace server tools: the patterns that name them (`workspace_read`).
     Workspace(Vec<String>),
+    /// `question`: whether the agent may ask its parent (SPEC §4.5), as a rule of its own.
+    Ask,
     /// An OpenCode built-in that does not exist here.
     Missing,
     /// A pattern over child tools (`github_*`, `*`).
@@ -279,6 +290,7 @@ fn key(text: &str, place: Place) -> Key<'_> {
         Some(ToolMeaning::Workspace(tools)) => {
             Key::Workspace(tools.iter().map(|tool| pattern(tool)).collect())
         }
+        Some(ToolMeaning::AskParent) => Key::Ask,
         Some(ToolMeaning::RunsWithout) => Key::Missing,
         None => Key::Child(text),
     }
@@ -298,6 +310,7 @@ fn tool_rules(
         };
         let patterns = match key(name, Place::Tools) {
             Key::Workspace(patterns) => patterns,
+            Key::Ask => vec![ASK_KEY.to_owned()],
             Key::Missing => {
                 if *allow {
                     missing.push(name.clone());
@@ -366,6 +379,7 @@ fn permission_rules(
         let allow = action_allows(field, name, action, &named, ctx)?;
         let patterns = match named {
             Key::Workspace(patterns) => patterns,
+            Key::Ask => vec![ASK_KEY.to_owned()],
             Key::Missing => {
                 if action != "deny" {
                     missing.push(name.clone());
@@ -401,7 +415,7 @@ fn action_allows(
                     "`{field}.{name}: ask` denies the matching child tools: this runtime \
                      never asks anyone"
                 )),
-                Key::Missing => {}
+                Key::Ask | Key::Missing => {}
             }
             Ok(false)
         }
@@ -432,6 +446,13 @@ fn per_argument_rules(
             }
             Vec::new()
         }
+        Key::Ask => {
+            let allow = !actions.is_empty() && actions.iter().all(|a| *a == "allow");
+            vec![Rule {
+                pattern: ASK_KEY.to_owned(),
+                allow,
+            }]
+        }
         Key::Workspace(patterns) => {
             let allow = !actions.is_empty()
                 && actions.len() == per_argument.len()
@@ -455,6 +476,25 @@ fn per_argument_rules(
             Vec::new()
         }
     }
+}
+
+/// The last word of the rules on `question` (OpenCode: the last match wins), and the rules
+/// on tools. Only a file that names `question` decides: a later `"*"` then overrides it, but
+/// `"*"` alone grants no question (OpenCode's default, every tool, is not a choice to ask).
+fn ask_rules(rules: Vec<Rule>) -> (Option<bool>, Vec<Rule>) {
+    let mut ask = None;
+    let mut tools = Vec::with_capacity(rules.len());
+    for rule in rules {
+        match rule.pattern.as_str() {
+            ASK_KEY => ask = Some(rule.allow),
+            "*" if ask.is_some() => {
+                ask = Some(rule.allow);
+                tools.push(rule);
+            }
+            _ => tools.push(rule),
+        }
+    }
+    (ask, tools)
 }
 
 /// Maps OpenCode's ordered, last-match-wins rules onto allow and deny lists: `"*": false`

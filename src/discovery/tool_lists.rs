@@ -74,6 +74,8 @@ pub(super) enum MappedTool {
     Workspace(Vec<&'static str>),
     /// Tools of servers the file defines.
     Child(Vec<ToolPattern>),
+    /// The format's tool that asks the user: the agent may ask its parent (SPEC §4.5).
+    AskParent,
     /// A tool that does not exist here.
     Missing,
 }
@@ -102,6 +104,7 @@ pub(super) fn read_mapped_tools(
                     patterns.extend(tools.iter().map(|t| workspace_pattern(t)));
                 }
                 MappedTool::Child(child) => patterns.extend(child),
+                MappedTool::AskParent => draft.ask.named(true),
                 MappedTool::Missing => draft.unknown_tools.push(text),
             }
         }
@@ -115,6 +118,7 @@ pub(super) fn read_mapped_tools(
                     .deny
                     .extend(tools.iter().map(|t| workspace_pattern(t))),
                 MappedTool::Child(child) => draft.tools.deny.extend(child),
+                MappedTool::AskParent => draft.ask.named(false),
                 MappedTool::Missing => {}
             }
         }

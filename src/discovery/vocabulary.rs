@@ -49,6 +49,10 @@ pub(super) enum ToolMeaning {
     /// These tools of the built-in workspace server, by their names there (one, or several
     /// for a name that stands for them all: Copilot's `edit` is `edit` and `write`).
     Workspace(&'static [&'static str]),
+    /// The client's tool that asks the user a question (Claude Code's `AskUserQuestion`):
+    /// listed, it lets the agent ask its parent here (SPEC §4.5, the `ask_parent` tool);
+    /// denied, it does not.
+    AskParent,
     /// A tool of the client that does not exist here: the agent runs without it.
     RunsWithout,
 }
@@ -84,6 +88,12 @@ impl ToolName {
     /// A tool of the client that does not exist here.
     pub(super) const fn missing(name: &'static str) -> Self {
         Self::new(name, ToolMeaning::RunsWithout, Shown::Hidden)
+    }
+
+    /// The client's tool that asks the user: here it is the question to the parent
+    /// (`ask_parent`). Not among the workspace tools the notes name.
+    pub(super) const fn asks(name: &'static str) -> Self {
+        Self::new(name, ToolMeaning::AskParent, Shown::Hidden)
     }
 
     const fn new(name: &'static str, means: ToolMeaning, shown: Shown) -> Self {
@@ -123,7 +133,7 @@ impl Vocabulary {
                     .iter()
                     .position(|tool| tool == first)
             }),
-            ToolMeaning::RunsWithout => None,
+            ToolMeaning::AskParent | ToolMeaning::RunsWithout => None,
         };
         let mut suggested: Vec<&ToolName> = self
             .names
@@ -168,6 +178,7 @@ mod tests {
         ToolName::own("Edit", &["edit"]),
         ToolName::alias("cat", &["read"]),
         ToolName::missing("Bash"),
+        ToolName::asks("AskUserQuestion"),
     ];
 
     const VOCABULARY: Vocabulary = Vocabulary {
@@ -185,6 +196,10 @@ mod tests {
             Some(ToolMeaning::Workspace(&["read"]))
         );
         assert_eq!(VOCABULARY.meaning("Bash"), Some(ToolMeaning::RunsWithout));
+        assert_eq!(
+            VOCABULARY.meaning("AskUserQuestion"),
+            Some(ToolMeaning::AskParent)
+        );
         assert_eq!(VOCABULARY.meaning("read"), None);
         const ANY_CASE: Vocabulary = Vocabulary {
             any_case: true,

@@ -18,6 +18,8 @@ pub enum Phase {
     ProviderRequest,
     ToolCall,
     ChildMcpShutdown,
+    /// The agent asked its parent a question and waits for the answer (SPEC §4.5).
+    WaitingForInput,
 }
 
 impl Phase {
@@ -28,6 +30,7 @@ impl Phase {
             Phase::ProviderRequest => "provider_request",
             Phase::ToolCall => "tool_call",
             Phase::ChildMcpShutdown => "child_mcp_shutdown",
+            Phase::WaitingForInput => "waiting_for_input",
         }
     }
 }
@@ -162,6 +165,19 @@ impl Activity {
                 .iter()
                 .map(|(server, tool)| format!("{server}.{tool}"))
                 .collect(),
+        }
+    }
+
+    /// The agent asked its parent a question (SPEC §4.5): it waits at most `timeout` for the
+    /// answer. The question is in the session's record, never in its activity (SPEC §7).
+    pub fn waiting_for_input(timeout: Duration) -> Self {
+        Activity {
+            phase: Phase::WaitingForInput,
+            summary: "Waiting for the parent's answer".to_owned(),
+            tool: None,
+            target: None,
+            timeout: Some(timeout),
+            calls: Vec::new(),
         }
     }
 

@@ -22,6 +22,9 @@ pub struct RunLimits {
     pub budget: RunBudget,
     /// When the run started (its child servers' startup included), for `max_run_seconds`.
     pub started: Instant,
+    /// How long the run has waited for its parent's answers (SPEC §4.5): not counted
+    /// against `max_run_seconds`, so the deadline moves by it.
+    pub parked: Duration,
 }
 
 impl RunLimits {
@@ -31,14 +34,17 @@ impl RunLimits {
             max_turns,
             budget: RunBudget::default(),
             started: Instant::now(),
+            parked: Duration::ZERO,
         }
     }
 
-    /// When `max_run_seconds` runs out, if the budget has it.
+    /// When `max_run_seconds` runs out, if the budget has it: that long after the start,
+    /// plus the time the run waited for its parent.
     pub fn deadline(&self) -> Option<Instant> {
         let seconds = self.budget.max_run_seconds?;
         self.started
-            .checked_add(Duration::from_secs(u64::from(seconds)))
+            .checked_add(Duration::from_secs(u64::from(seconds)))?
+            .checked_add(self.parked)
     }
 
     /// `activity` with its bound no later than the run's deadline: what is in flight ends
@@ -247,6 +253,15 @@ mod tests {
             ..RunBudget::default()
         });
         assert_eq!(time.deadline(), Some(time.started + Duration::from_secs(2)));
+        let parked = RunLimits {
+            parked: Duration::from_secs(7),
+            ..time
+        };
+        assert_eq!(
+            parked.deadline(),
+            Some(time.started + Duration::from_secs(9)),
+            "time waiting for the parent is not counted"
+        );
         assert_eq!(time.before_request(&spent(0, 0, 0)), None);
         tokio::time::advance(Duration::from_secs(2)).await;
         let late = time.before_request(&spent(0, 0, 0)).unwrap();

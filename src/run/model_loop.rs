@@ -378,7 +378,7 @@ impl Run<'_, '_> {
             output_limit: ctx.provider.max_output_tokens(),
             cancel: &ctx.cancel,
         };
-        let (outputs, end) = run_round(
+        let done = run_round(
             &round,
             calls,
             &mut self.schemas,
@@ -386,9 +386,14 @@ impl Run<'_, '_> {
             &mut ctx.interrupts,
         )
         .await;
+        // Time spent waiting for the parent is not the run's (SPEC §4.5).
+        if !done.parked.is_zero() {
+            ctx.limits.parked += done.parked;
+            ctx.observer.parked(done.parked);
+        }
         // Every call gets its result, so the history stays valid whatever happened.
-        self.conversation.push_tool_outputs(&outputs);
-        let error = match end {
+        self.conversation.push_tool_outputs(&done.outputs);
+        let error = match done.end {
             RoundEnd::Finished | RoundEnd::Interrupted => return Flow::Next(()),
             RoundEnd::Cancelled => return Flow::End(self.cancelled()),
             RoundEnd::OutOfTime => ctx

@@ -2,6 +2,8 @@
 //! ([`Inbox`]) and where its activity, usage and tool calls go ([`RunObserver`]). The
 //! session implements both; tests pass their own.
 
+use std::time::Duration;
+
 use super::activity::Activity;
 use crate::toolbox::FileChange;
 
@@ -42,4 +44,8 @@ pub trait RunObserver: Send + Sync {
     /// A tool call changed a file of the workspace (SPEC §4.3 `files_changed`). No default:
     /// an observer that wraps another must pass it on.
     fn file_changed(&self, change: &FileChange);
+    /// The run waited this long for its parent's answer (SPEC §4.5), time its
+    /// `max_run_seconds` does not count: whoever holds the run's limits moves its deadline
+    /// by as much. No default, as for `file_changed`.
+    fn parked(&self, waited: Duration);
 }

@@ -7,6 +7,13 @@
 //! timeout, and their results are put back in the order of the calls. An interrupt, server
 //! shutdown or the run's deadline cancels every call still in flight; each gets a result
 //! that says so, so the history stays valid.
+//!
+//! A call that parks (the runtime's `ask_parent`, SPEC §4.5) waits on the parent, not on a
+//! tool: it is made once the round's other calls have all answered, one at a time, so no
+//! child call and no call timeout runs while the run waits, and the time it waits is not
+//! the run's (its deadline moves by it). An interrupt or a stop still ends it.
+
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -107,30 +114,47 @@ struct Planned {
     arguments: Value,
 }
 
-/// Runs `calls` and returns one output per call, in their order, and how the round ended:
-/// each call is checked and planned, the planned ones run at once, and the calls the end of
-/// the round left unanswered are answered as interrupted or out of time.
+/// What a round did: one output per call, in their order, how it ended, and how long it
+/// waited for the parent (calls that park).
+pub(super) struct RoundDone {
+    pub outputs: Vec<ToolOutput>,
+    pub end: RoundEnd,
+    pub parked: Duration,
+}
+
+/// Runs `calls`: each call is checked and planned, the planned ones run at once, then the
+/// ones that park, one by one; the calls the end of the round left unanswered are answered
+/// as interrupted or out of time.
 pub(super) async fn run_round(
     round: &Round<'_>,
     calls: &[ToolCall],
     schemas: &mut ArgumentSchemas,
     spent: &mut Spent,
     interrupts: &mut watch::Receiver<u64>,
-) -> (Vec<ToolOutput>, RoundEnd) {
+) -> RoundDone {
     let RoundPlan {
         mut outputs,
         made,
         planned,
+        parking,
         refused,
     } = plan_round(round, calls, schemas, spent);
     announce(round, &made);
-    let end = run_planned(round, calls, planned, &mut outputs, interrupts).await;
+    let mut end = run_planned(round, calls, planned, &mut outputs, interrupts).await;
+    let mut parked = Duration::ZERO;
+    if end == RoundEnd::Finished {
+        (end, parked) = run_parking(round, calls, parking, &mut outputs, interrupts).await;
+    }
     let outputs = answer_unfinished(round, calls, outputs, &made, &end);
     let end = match end {
         RoundEnd::Finished if refused > 0 => RoundEnd::OutOfCalls(refused),
         other => other,
     };
-    (outputs, end)
+    RoundDone {
+        outputs,
+        end,
+        parked,
+    }
 }
 
 /// What a round will do before anything runs.
@@ -140,6 +164,8 @@ struct RoundPlan<'t> {
     /// For each call: the tool it goes to, when it is made.
     made: Vec<Option<&'t ToolDescriptor>>,
     planned: Vec<Planned>,
+    /// The calls that park, made after the others.
+    parking: Vec<Planned>,
     /// Calls the tool-call budget refused.
     refused: usize,
 }
@@ -157,17 +183,23 @@ fn plan_round<'t>(
         outputs: vec![None; calls.len()],
         made: vec![None; calls.len()],
         planned: Vec::new(),
+        parking: Vec::new(),
         refused: 0,
     };
     for (slot, call) in calls.iter().enumerate() {
         match plan_call(round, call, schemas, spent) {
             Ok(Some((index, arguments))) => {
-                plan.made[slot] = Some(&descriptors[index]);
-                plan.planned.push(Planned {
+                let planned = Planned {
                     slot,
                     index,
                     arguments,
-                })
+                };
+                if descriptors[index].parks {
+                    plan.parking.push(planned);
+                } else {
+                    plan.made[slot] = Some(&descriptors[index]);
+                    plan.planned.push(planned);
+                }
             }
             Ok(None) => {
                 plan.refused += 1;
@@ -261,6 +293,41 @@ async fn run_planned(
     }
 }
 
+/// Makes the calls that park, one at a time, each until it answers or an interrupt or a
+/// stop ends the round (no deadline: the run's clock does not run meanwhile). Returns how
+/// the round ended and how long it waited.
+async fn run_parking(
+    round: &Round<'_>,
+    calls: &[ToolCall],
+    parking: Vec<Planned>,
+    outputs: &mut [Option<ToolOutput>],
+    interrupts: &mut watch::Receiver<u64>,
+) -> (RoundEnd, Duration) {
+    let mut parked = Duration::ZERO;
+    for p in parking {
+        let began = Instant::now();
+        let result = tokio::select! {
+            biased;
+            () = round.cancel.cancelled() => Err(RoundEnd::Cancelled),
+            () = interrupted(interrupts) => Err(RoundEnd::Interrupted),
+            result = round.tools.call(p.index, p.arguments) => Ok(result),
+        };
+        parked += began.elapsed();
+        match result {
+            Ok(result) => {
+                outputs[p.slot] = Some(ToolOutput {
+                    call_id: calls[p.slot].call_id.clone(),
+                    content: result.content,
+                    images: result.images,
+                    is_error: result.is_error,
+                });
+            }
+            Err(end) => return (end, parked),
+        }
+    }
+    (RoundEnd::Finished, parked)
+}
+
 /// Every call's output: the ones the round answered, and for the calls it left unanswered
 /// (made, then cut short by its end) a failed result saying why.
 fn answer_unfinished(
@@ -332,6 +399,10 @@ fn plan_call(
                 describe_violations(&violations)
             ));
         }
+    }
+    // A call that parks is no child tool call: the budget of tool calls does not count it.
+    if descriptors[index].parks {
+        return Ok(Some((index, arguments.clone())));
     }
     if round.limits.calls_left(spent) == Some(0) {
         return Ok(None);

@@ -339,24 +339,31 @@ pub(super) fn spawned_json(accepted: &Accepted, note: Option<String>) -> Value {
     value
 }
 
-/// `send_input`'s result (with the queue's length, SPEC §4.2), its one-line `summary` first:
-/// what became of the message (`interrupt` is the call's).
+/// `send_input`'s result (with the queue's length, SPEC §4.2; the question it answered,
+/// SPEC §4.5), its one-line `summary` first: what became of the message (`interrupt` is the
+/// call's).
 pub(super) fn queued_json(accepted: &Accepted, interrupt: bool) -> Value {
     let queued = accepted.queued;
-    let what = if accepted.resumed {
+    let what = if accepted.answered.is_some() {
+        "running; this message answered its question and it goes on with it".to_owned()
+    } else if accepted.resumed {
         "resumed: a new run on its conversation, starting with this message".to_owned()
     } else if interrupt {
         format!("interrupting its current step; it goes on with this message ({queued} queued)")
     } else {
         format!("running; this message is queued for its next step ({queued} queued)")
     };
-    json!({
+    let mut value = json!({
         "summary": format!("{}: {what}", who(accepted)),
         "agent_id": accepted.agent_id,
         "name": accepted.name,
         "status": "running",
         "queued": accepted.queued,
-    })
+    });
+    if let Some(question) = &accepted.answered {
+        value["answered_question"] = json!(question);
+    }
+    value
 }
 
 /// `send_input`'s result after a stop: the agent's record, with `queued` always there, and
@@ -595,6 +602,7 @@ mod tests {
             provider: "openai",
             queued,
             resumed,
+            answered: None,
         }
     }
 

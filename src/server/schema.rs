@@ -385,7 +385,8 @@ pub(super) fn send_input_tool() -> Tool {
         becomes failed with the code cancelled, keeping its partial_result, usage and any \
         queued input, and its run slot is free; the answer is its record as wait_agent shows \
         it. Stopping a finished agent changes nothing. A stopped agent resumes like any \
-        failed one.";
+        failed one. An agent that asked you a question (its record's question) waits for \
+        your answer: send_input's message is the answer, and it goes on at once.";
     let output = result_schema(json!({
         "type": "object",
         "properties": {"summary": summary_field("one line for people: what became of \
@@ -396,7 +397,10 @@ pub(super) fn send_input_tool() -> Tool {
                                   "description": "running, except after stop: the agent's \
                                       status then (failed with the code cancelled, or the \
                                       status it had already reached)"},
-                       "queued": {"type": "integer", "minimum": 0}},
+                       "queued": {"type": "integer", "minimum": 0},
+                       "answered_question": {"type": "string", "description": "present when \
+                           the agent was waiting for an answer: the question this message \
+                           answered (it was not queued)"}},
         "required": ["summary", "agent_id", "name", "status", "queued"]
     }));
     Tool::new(SEND_INPUT, description, input_schema::<SendInputArgs>())
@@ -426,7 +430,9 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
         one). Results stay available and can be read again. Read before trusting a result: \
         a failed agent's partial_result holds the work it did before failing; refused: true \
         means the model declined the task and result is its refusal; tools_used shows \
-        whether it ran the searches or calls its result claims. {advice}"
+        whether it ran the searches or calls its result claims. An agent may ask you a \
+        question: the wait then returns at once with its question (and options) in its \
+        record and its line reading \"asks: …\"; answer with send_input. {advice}"
     );
     let output = result_schema(json!({
         "type": "object",
@@ -486,7 +492,12 @@ fn agent_record_schema() -> Value {
                 when the agent changed more files than files_changed lists: the changes to \
                 the files not listed"},
             "queued": {"type": "integer"},
-            "activity": {"type": "object"}
+            "activity": {"type": "object"},
+            "question": {"type": "string", "description": "running: the agent asked you this \
+                and waits for your answer (activity phase waiting_for_input); answer it \
+                with send_input"},
+            "options": {"type": "array", "items": {"type": "string"}, "description": "the \
+                answers the agent suggested for its question, if any"}
         },
         "required": ["agent_id", "name", "status", "model", "provider", "total_elapsed_ms",
                      "turns", "usage", "tools_used", "files_changed"]

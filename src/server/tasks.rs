@@ -172,6 +172,7 @@ mod tests {
                 files_changed: Vec::new(),
                 unlisted_changes: 0,
                 queued: 0,
+                question: None,
                 activity: None,
                 version: 1,
             },

@@ -43,6 +43,10 @@ impl RunObserver for Hiding<'_> {
     fn file_changed(&self, change: &FileChange) {
         self.observer.file_changed(change);
     }
+
+    fn parked(&self, waited: std::time::Duration) {
+        self.observer.parked(waited);
+    }
 }
 
 /// `outcome` with `secrets` hidden from its texts. A partial result was cut by the run,

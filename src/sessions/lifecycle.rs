@@ -11,13 +11,15 @@
 //! retention), so this file does not know the manager, and its tests drive runs against a
 //! stand-in. Each step has its own function, so later work has one place: a check before
 //! every provider request (a server-wide spend cap) goes into the [`RunContext`] that
-//! `one_pass` builds, from the host; a run that parks on a question to its parent parks
-//! inside that pass; a view of every session's transitions hears a run's end in `finish`,
+//! `one_pass` builds, from the host; a run that may ask its parent gets `ask_parent` next to
+//! its tools there (`ask`), parks inside the pass, and the pass keeps the deadline its
+//! waiting moved; a view of every session's transitions hears a run's end in `finish`,
 //! which wakes the waiters.
 
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::{Arc, MutexGuard};
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use tokio::sync::{OwnedSemaphorePermit, watch};
@@ -25,6 +27,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::ask::WithParent;
 use super::hidden::{Hiding, hide_in_outcome};
 use super::session::{RunSignals, Session, SessionState, Status, Totals};
 use super::stop::terminal_status;
@@ -172,10 +175,17 @@ async fn one_pass(
         observer: session,
         secrets: provider.secrets(),
     };
+    // An agent that may ask its parent gets `ask_parent` next to its child tools.
+    let with_parent = definition
+        .ask_parent
+        .map(|ask| WithParent::new(tools.as_ref(), session, ask, provider.secrets()));
     let context = RunContext {
         provider,
         system: &session.system,
-        tools: tools.as_ref(),
+        tools: match &with_parent {
+            Some(with_parent) => with_parent,
+            None => tools.as_ref(),
+        },
         inbox: session,
         observer: &observer,
         interrupts: run.interrupts.clone(),
@@ -185,6 +195,9 @@ async fn one_pass(
         output_schema: definition.output_schema.as_ref(),
     };
     let outcome = run_model_loop(&mut run.conversation, context).await;
+    drop(with_parent);
+    // The deadline moved by the time the run waited for its parent (SPEC §4.5).
+    run.limits.parked = session.lock().parked;
     if run.signals.stopped.is_cancelled() {
         return Pass::Stopped(outcome, tools);
     }
@@ -202,6 +215,7 @@ fn take_for_run(session: &Session) -> Run {
         .conversation
         .take()
         .unwrap_or_else(|| Conversation::new(definition.provider.wire_api));
+    state.parked = Duration::ZERO;
     Run {
         conversation,
         interrupts: state.interrupt.subscribe(),
@@ -211,6 +225,7 @@ fn take_for_run(session: &Session) -> Run {
             max_turns: definition.max_turns,
             budget: definition.budget,
             started: Instant::now(),
+            parked: Duration::ZERO,
         },
         earlier_answer: None,
     }
@@ -280,6 +295,7 @@ fn finish(
     state.conversation = conversation;
     state.ended_at = Some(Instant::now());
     state.activity = None;
+    state.question = None;
     state.recency = host.next_recency();
     state.permit = None;
     let first_run = state.first_run_end.is_none();
@@ -330,259 +346,16 @@ fn spent_since(before: &Totals, now: &Totals) -> Spent {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-    use std::time::Duration;
+    use std::sync::atomic::Ordering;
 
     use serde_json::json;
-    use tokio::sync::{Notify, Semaphore};
 
     use super::*;
-    use crate::definition::{ChildServerConfig, ChildTransport, RunBudget, WireApi};
-    use crate::providers::{ApiKey, RetryPolicy};
-    use crate::run::{Failure, Phase};
+    use crate::run::Phase;
     use crate::sessions::Snapshot;
+    use crate::sessions::run_harness::{Harness, KEY, Open, failure};
     use crate::sessions::stop::{request_stop, stopped_message, until_stopped};
-    use crate::testkit::{MockProvider, Step, mock_definition};
-    use crate::toolbox::{BoxFuture, ToolBox, ToolDescriptor, ToolResult, ToolSpec};
-
-    const KEY: &str = "sk-test-lifecycle-0123456789";
-
-    /// What the in-process tools saw, shared by the factory, each opened set and the test.
-    #[derive(Default)]
-    struct Log {
-        opened: AtomicUsize,
-        /// A tool call began.
-        called: Notify,
-        /// A shutdown began.
-        closing: Notify,
-        /// While the test holds it, a shutdown waits (a child slow to exit).
-        hold: tokio::sync::Mutex<()>,
-        /// Each shutdown's bound, and whether it has ended.
-        shutdowns: Mutex<Vec<(Duration, bool)>>,
-    }
-
-    impl Log {
-        fn shutdowns(&self) -> Vec<(Duration, bool)> {
-            self.shutdowns.lock().unwrap().clone()
-        }
-    }
-
-    /// One tool, `test__wait`, whose call never answers (a stop, a shutdown or the deadline
-    /// ends it).
-    struct Tools {
-        descriptors: Vec<ToolDescriptor>,
-        log: Arc<Log>,
-    }
-
-    impl ToolBox for Tools {
-        fn tools(&self) -> &[ToolDescriptor] {
-            &self.descriptors
-        }
-
-        fn call(&self, _: usize, _: serde_json::Value) -> BoxFuture<'_, ToolResult> {
-            self.log.called.notify_one();
-            Box::pin(std::future::pending())
-        }
-    }
-
-    impl RunTools for Tools {
-        fn shutdown(self: Box<Self>, bound: Duration) -> BoxFuture<'static, ()> {
-            Box::pin(async move {
-                let log = self.log;
-                let index = {
-                    let mut shutdowns = log.shutdowns.lock().unwrap();
-                    shutdowns.push((bound, false));
-                    shutdowns.len() - 1
-                };
-                log.closing.notify_one();
-                drop(log.hold.lock().await);
-                log.shutdowns.lock().unwrap()[index].1 = true;
-            })
-        }
-    }
-
-    #[derive(Clone, Copy)]
-    enum Open {
-        Now,
-        Never,
-        Panics,
-    }
-
-    /// The registry's side of a run, counted.
-    struct Host {
-        open: Open,
-        log: Arc<Log>,
-        tasks: TaskTracker,
-        recency: AtomicU64,
-        ended: AtomicUsize,
-    }
-
-    impl ToolsFactory for Host {
-        fn open<'a>(
-            &'a self,
-            _: &'a crate::definition::AgentDefinition,
-            _: &'a Path,
-        ) -> BoxFuture<'a, Result<Box<dyn RunTools>, AgentError>> {
-            match self.open {
-                Open::Panics => Box::pin(async { panic!("a bug while opening tools") }),
-                Open::Never => Box::pin(std::future::pending()),
-                Open::Now => Box::pin(async {
-                    self.log.opened.fetch_add(1, Ordering::SeqCst);
-                    let spec = ToolSpec {
-                        name: "test__wait".into(),
-                        description: "Waits.".into(),
-                        input_schema: json!({"type": "object", "properties": {}}),
-                    };
-                    let tools: Box<dyn RunTools> = Box::new(Tools {
-                        descriptors: vec![ToolDescriptor {
-                            original_schema: spec.input_schema.clone(),
-                            spec,
-                            server: "test".into(),
-                            tool: "wait".into(),
-                            timeout: Duration::from_secs(60),
-                        }],
-                        log: self.log.clone(),
-                    });
-                    Ok(tools)
-                }),
-            }
-        }
-    }
-
-    impl RunHost for Host {
-        fn tools(&self) -> &dyn ToolsFactory {
-            self
-        }
-
-        fn workspace(&self) -> &Path {
-            Path::new(".")
-        }
-
-        fn tasks(&self) -> &TaskTracker {
-            &self.tasks
-        }
-
-        fn next_recency(&self) -> u64 {
-            self.recency.fetch_add(1, Ordering::SeqCst) + 1
-        }
-
-        fn ended(&self) {
-            self.ended.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    /// A session of an agent with one child server, running in the one permit there is.
-    struct Harness {
-        mock: MockProvider,
-        host: Arc<Host>,
-        permits: Arc<Semaphore>,
-        shutdown: CancellationToken,
-        session: Arc<Session>,
-    }
-
-    impl Harness {
-        async fn new(open: Open, max_run_seconds: Option<u32>, steps: Vec<Step>) -> Harness {
-            let mock = MockProvider::start(KEY).await.unwrap();
-            mock.push(steps);
-            let url = url::Url::parse(&mock.base_url(WireApi::Responses)).unwrap();
-            let mut definition = mock_definition(WireApi::Responses, url);
-            definition.budget = RunBudget {
-                max_run_seconds,
-                ..RunBudget::default()
-            };
-            let child = ChildTransport::Http {
-                url: url::Url::parse("http://127.0.0.1:9/mcp").unwrap(),
-                headers: Default::default(),
-            };
-            let child = ChildServerConfig::new(child);
-            definition.mcp_servers.insert("test".into(), child);
-            let session = Arc::new(Session::new(
-                "a".repeat(32),
-                Arc::new(definition),
-                "You test things.".into(),
-                "The task.".into(),
-                1,
-            ));
-            let log = Arc::new(Log::default());
-            let host = Arc::new(Host {
-                open,
-                log,
-                tasks: TaskTracker::new(),
-                recency: AtomicU64::new(1),
-                ended: AtomicUsize::new(0),
-            });
-            let h = Harness {
-                mock,
-                host,
-                permits: Arc::new(Semaphore::new(1)),
-                shutdown: CancellationToken::new(),
-                session,
-            };
-            let permit = h.permits.clone().try_acquire_owned().unwrap();
-            let mut state = h.session.lock();
-            state.permit = Some(permit);
-            state.run = RunSignals::new(&h.shutdown);
-            drop(state);
-            h
-        }
-
-        fn log(&self) -> &Log {
-            &self.host.log
-        }
-
-        fn start(&self) {
-            let provider = ProviderClient::new(&self.session.definition, ApiKey::for_tests(KEY))
-                .with_retry_policy(RetryPolicy::none());
-            start_run(self.host.clone(), self.session.clone(), provider);
-        }
-
-        /// The record once the session is terminal.
-        async fn terminal(&self) -> Snapshot {
-            let mut changes = self.session.subscribe();
-            let terminal = async {
-                loop {
-                    let snapshot = self.session.snapshot();
-                    if snapshot.status.is_terminal() {
-                        return snapshot;
-                    }
-                    changes.changed().await.unwrap();
-                }
-            };
-            let limit = Duration::from_secs(3600);
-            tokio::time::timeout(limit, terminal).await.unwrap()
-        }
-
-        /// Waits until every run task has ended (its children closed).
-        async fn tasks_ended(&self) {
-            self.host.tasks.close();
-            self.host.tasks.wait().await;
-            self.host.tasks.reopen();
-        }
-
-        /// The phases the session went through, each once in a row.
-        fn phases(&self) -> Vec<Phase> {
-            let (transitions, _) = self.session.transitions_after(0);
-            let mut phases: Vec<Phase> = transitions.iter().map(|t| t.activity.phase).collect();
-            phases.dedup();
-            phases
-        }
-
-        fn ended(&self) -> usize {
-            self.host.ended.load(Ordering::SeqCst)
-        }
-
-        fn last_request(&self) -> String {
-            self.mock.requests().last().unwrap().body.to_string()
-        }
-    }
-
-    fn failure(status: &Status) -> &Failure {
-        match status {
-            Status::Failed(failure) => failure,
-            other => panic!("not failed: {other:?}"),
-        }
-    }
+    use crate::testkit::Step;
 
     #[tokio::test(start_paused = true)]
     async fn a_completed_run_is_terminal_with_its_permit_back_and_retention_applied() {

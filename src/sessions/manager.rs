@@ -20,10 +20,16 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::ask::answer_pending;
 use super::feed::Feed;
 use super::lifecycle::{RunHost, resume, start_run};
-use super::refusals::{at_capacity, no_agent_named, queue_full, require_text, unknown_ids};
-use super::session::{FirstRun, RunSignals, Session, Snapshot, Status, new_agent_id, short_id};
+use super::question::{ParentAnswer, Question};
+use super::refusals::{
+    at_capacity, no_agent_named, no_question, queue_full, require_text, unknown_ids,
+};
+use super::session::{
+    FirstRun, RunSignals, Session, SessionState, Snapshot, Status, new_agent_id, short_id,
+};
 use super::setup::RunSetup;
 use super::stop::{request_stop, stopped_message, until_stopped};
 use super::wait::{ReturnWhen, Waiter};
@@ -54,6 +60,9 @@ pub struct Accepted {
     pub queued: usize,
     /// The input resumed a finished session (for `send_input`).
     pub resumed: bool,
+    /// The question this `send_input` answered (SPEC §4.5): its message went to the agent
+    /// as the answer, not into the queue.
+    pub answered: Option<String>,
 }
 
 impl Accepted {
@@ -65,6 +74,7 @@ impl Accepted {
             provider: definition.provider.kind.as_str(),
             queued,
             resumed: false,
+            answered: None,
         }
     }
 }
@@ -195,18 +205,14 @@ impl SessionManager {
             drop(registry);
             return Ok(Sent::Stopping(session, run));
         }
-        if state.queued_inputs() >= self.limits.queued_inputs {
-            return Err(queue_full(short_id(&session.id), state.queued_inputs()));
-        }
         let mut resumed = None;
+        let mut answered = None;
         match state.status {
             Status::Running => {
-                state.queue.push_back(message.to_owned());
-                if interrupt {
-                    state.interrupt.send_modify(|n| *n += 1);
-                }
+                answered = deliver(&mut state, message, interrupt, &self.limits, &session.id)?;
             }
             Status::Completed(_) | Status::Failed(_) => {
+                check_queue(&state, &self.limits, &session.id)?;
                 let provider = provider?;
                 let permit = self.try_permit()?;
                 state.queue.push_back(message.to_owned());
@@ -217,6 +223,7 @@ impl SessionManager {
         // Counted before a resumed run can take the input, so the answer does not race it.
         let accepted = Accepted {
             resumed: resumed.is_some(),
+            answered,
             ..Accepted::new(
                 session.id.clone(),
                 &session.definition,
@@ -288,6 +295,30 @@ impl SessionManager {
         let session = self.get_one(id)?;
         session.lock().recency = self.next_recency();
         Ok(session.first_run())
+    }
+
+    /// Answers the question `target`'s run waits on (SPEC §4.5), number `question` (the id
+    /// its snapshot shows): the answer is the `ask_parent` call's result and the run goes
+    /// on; [`ParentAnswer::Declined`] tells the agent to decide for itself. The first answer
+    /// wins, by this path or `send_input`; the question leaves the record before this
+    /// returns. Fails with `unknown_agent`, or `invalid_input` when that question is not
+    /// pending (answered already, timed out, or the run ended). Returns the question.
+    pub fn answer_question(
+        &self,
+        target: &str,
+        question: u64,
+        answer: ParentAnswer,
+    ) -> Result<Question, AgentError> {
+        let session = self.get_one(target)?;
+        let mut state = session.lock();
+        state.recency = self.next_recency();
+        let answered = match state.status {
+            Status::Running => answer_pending(&mut state, Some(question), answer),
+            Status::Completed(_) | Status::Failed(_) => None,
+        };
+        drop(state);
+        session.notify();
+        answered.ok_or_else(|| no_question(short_id(&session.id), question))
     }
 
     /// Starts waiting for `targets`; fails at once with `unknown_agent` naming every
@@ -455,6 +486,39 @@ impl RunHost for SessionManager {
     fn ended(&self) {
         self.evict_excess();
     }
+}
+
+/// `queue_full` when the session's queue holds as much input as the limit allows.
+fn check_queue(state: &SessionState, limits: &ServerLimits, id: &str) -> Result<(), AgentError> {
+    if state.queued_inputs() >= limits.queued_inputs {
+        return Err(queue_full(short_id(id), state.queued_inputs()));
+    }
+    Ok(())
+}
+
+/// Input for a running session: the answer to its pending question (SPEC §4.5), which
+/// takes it at once and is never queued, unless the input interrupts; otherwise queued, and
+/// with `interrupt` the run's current step is cancelled (a pending question with it: its
+/// call is answered as interrupted, and the input follows). Returns the question answered.
+fn deliver(
+    state: &mut SessionState,
+    message: &str,
+    interrupt: bool,
+    limits: &ServerLimits,
+    id: &str,
+) -> Result<Option<String>, AgentError> {
+    if !interrupt
+        && let Some(question) = answer_pending(state, None, ParentAnswer::Text(message.to_owned()))
+    {
+        return Ok(Some(question.text));
+    }
+    check_queue(state, limits, id)?;
+    state.queue.push_back(message.to_owned());
+    if interrupt {
+        state.question = None;
+        state.interrupt.send_modify(|n| *n += 1);
+    }
+    Ok(None)
 }
 
 /// What a session did next with input sent to it.

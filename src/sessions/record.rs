@@ -12,6 +12,7 @@ use crate::limits::{WAIT_LINE_FILES_NAMED, WAIT_LINE_QUOTE_CHARS};
 
 /// One line a person (or a model skimming) reads first (SPEC §4.3):
 /// `reviewer f79152ba: running 20 s, Calling workspace.grep (3 tool calls so far)`,
+/// `reviewer f79152ba: asks: Which of the two files should I fix?`,
 /// `reviewer f79152ba: completed in 24.2 s: <the first 100 characters of the result>`,
 /// `reviewer f79152ba: failed in 3.1 s, turn_limit: <the first 100 characters of why>`.
 /// An agent that changed files names them, in parentheses so that a path is never read as
@@ -26,6 +27,12 @@ pub fn summary_line(s: &Snapshot) -> String {
         .map(|c| format!(" ({c})"))
         .unwrap_or_default();
     match &s.status {
+        // A question is what the parent must see first (SPEC §4.5): the whole of it, on one
+        // line.
+        Status::Running if let Some(question) = &s.question => {
+            let text: Vec<&str> = question.text.split_whitespace().collect();
+            format!("{who}: asks: {}", text.join(" "))
+        }
         Status::Running => {
             let calls = match s.totals.tool_calls {
                 0 => "no tool calls so far".to_owned(),
@@ -196,6 +203,12 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
         }
         value["activity"] = a;
     }
+    if let Some(question) = &s.question {
+        value["question"] = json!(question.text);
+        if !question.options.is_empty() {
+            value["options"] = json!(question.options);
+        }
+    }
     value
 }
 
@@ -223,6 +236,7 @@ mod tests {
             unlisted_changes: 0,
             queued: 0,
             activity: None,
+            question: None,
             version: 1,
         }
     }
@@ -246,6 +260,47 @@ mod tests {
             summary_line(&running),
             "reviewer f79152ba: running 20 s (no tool calls so far)"
         );
+    }
+
+    #[test]
+    fn an_agent_that_asks_shows_its_whole_question_on_one_line_and_in_its_record() {
+        let mut asking = snapshot(Status::Running, 20_400, 3);
+        asking.activity = Some((
+            Activity::waiting_for_input(Duration::from_secs(600)),
+            Duration::from_secs(2),
+        ));
+        let long = format!(
+            "Which of these\n two files should I fix? {}",
+            "y".repeat(150)
+        );
+        asking.question = Some(crate::sessions::Question {
+            id: 1,
+            text: long,
+            options: vec!["a.py".into(), "b.py".into()],
+        });
+        assert_eq!(
+            summary_line(&asking),
+            format!(
+                "reviewer f79152ba: asks: Which of these two files should I fix? {}",
+                "y".repeat(150)
+            )
+        );
+        let record = snapshot_json(&asking);
+        assert_eq!(record["status"], "running");
+        assert_eq!(record["activity"]["phase"], "waiting_for_input");
+        assert_eq!(
+            record["activity"]["summary"],
+            "Waiting for the parent's answer"
+        );
+        assert!(
+            record["question"]
+                .as_str()
+                .unwrap()
+                .starts_with("Which of these\n")
+        );
+        assert_eq!(record["options"], json!(["a.py", "b.py"]));
+        asking.question.as_mut().unwrap().options.clear();
+        assert!(snapshot_json(&asking).get("options").is_none());
     }
 
     #[test]

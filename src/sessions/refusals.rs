@@ -101,6 +101,17 @@ pub(super) fn queue_full(short_id: &str, queued: usize) -> AgentError {
     )
 }
 
+/// An answer to question `question` of agent `short_id`, which is not pending (SPEC §4.5).
+pub(super) fn no_question(short_id: &str, question: u64) -> AgentError {
+    AgentError::new(
+        ErrorCode::InvalidInput,
+        format!(
+            "agent {short_id} is not waiting for an answer to question {question}: it was \
+             answered already, no answer came in time, or its run ended"
+        ),
+    )
+}
+
 /// `definition` preloads the skill `name`, which no skill root defines.
 pub(super) fn skill_missing(definition: &AgentDefinition, name: &str) -> AgentError {
     AgentError::new(

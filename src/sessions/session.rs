@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::feed::{CallTiming, Feed};
+use super::question::{Pending, Question};
 use crate::definition::AgentDefinition;
 use crate::limits::{ACTIVITY_HISTORY, RECORD_FILES_CHANGED};
 use crate::providers::Conversation;
@@ -112,6 +113,8 @@ pub struct Snapshot {
     pub queued: usize,
     /// Present while running: the activity and how long it has lasted.
     pub activity: Option<(Activity, Duration)>,
+    /// Present while the agent waits for its parent's answer (SPEC §4.5).
+    pub question: Option<Question>,
     /// Counts activity transitions and status changes; a change means "tell the waiter".
     pub version: u64,
 }
@@ -173,6 +176,13 @@ pub(crate) struct SessionState {
     /// The record the first run ended with, kept as it was (SPEC §4.4: an MCP task answers
     /// with it after a resume).
     pub first_run_end: Option<Snapshot>,
+    /// The question the run waits on (SPEC §4.5), taken by the first answer.
+    pub question: Option<Pending>,
+    /// Questions asked so far, over the session's life: the next one's id follows.
+    pub questions_asked: u64,
+    /// How long the current run has waited for its parent's answers: its deadline moves by
+    /// it (SPEC §4.5).
+    pub parked: Duration,
 }
 
 /// How the current run is told to end.
@@ -267,6 +277,9 @@ impl Session {
             runs: 1,
             stop_record: None,
             first_run_end: None,
+            question: None,
+            questions_asked: 0,
+            parked: Duration::ZERO,
         };
         state.set_activity(Activity::starting(), now);
         Session {
@@ -367,6 +380,10 @@ impl Session {
                 }
                 _ => None,
             },
+            question: match (&state.status, &state.question) {
+                (Status::Running, Some(pending)) => Some(pending.question.clone()),
+                _ => None,
+            },
             version,
         }
     }
@@ -447,6 +464,11 @@ impl RunObserver for Session {
             // an unlisted path cannot be told from another.
             state.unlisted_changes = state.unlisted_changes.saturating_add(1);
         }
+    }
+
+    fn parked(&self, waited: Duration) {
+        let mut state = self.lock();
+        state.parked = state.parked.saturating_add(waited);
     }
 }
 

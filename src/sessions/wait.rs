@@ -8,6 +8,10 @@
 //! that it reports every activity transition (each one, even several that happened while
 //! it slept, up to the history a session keeps) and every target that ends while others
 //! still run.
+//!
+//! A target that asks its parent a question (SPEC §4.5) ends the wait at once, whatever
+//! `return_when` says, and a wait that begins while a question is pending returns at once
+//! too: the question is reported first ([`Step::Asked`]), then the wait finishes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +20,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::question::Question;
 use super::session::{Session, Snapshot, Status, short_id};
 use crate::run::Activity;
 
@@ -56,6 +61,9 @@ pub struct Waiter {
     shutdown: CancellationToken,
     /// The current activities have been reported.
     started: bool,
+    /// Questions up to this id are being answered elsewhere (`mcp-agents run` asked the
+    /// person): they end no wait.
+    handled: u64,
 }
 
 struct Target {
@@ -65,6 +73,15 @@ struct Target {
     seen: u64,
     /// Its end has been reported.
     ended: bool,
+    /// The last question reported (its id).
+    asked: u64,
+}
+
+impl Target {
+    /// A question pending that ends the wait: one this waiter was not told is handled.
+    fn asks(&self, snapshot: &Snapshot, handled: u64) -> bool {
+        snapshot.question.as_ref().is_some_and(|q| q.id > handled)
+    }
 }
 
 /// What a waiter has to say next.
@@ -99,6 +116,8 @@ pub enum Step {
     },
     /// It reached a terminal state.
     Ended(Status),
+    /// It asked its parent this question and waits for the answer (SPEC §4.5).
+    Asked(Question),
 }
 
 impl Progress {
@@ -109,6 +128,7 @@ impl Progress {
             Step::Ended(Status::Completed(_)) => "completed".to_owned(),
             Step::Ended(Status::Failed(f)) => format!("failed ({})", f.error.code),
             Step::Ended(Status::Running) => "running".to_owned(),
+            Step::Asked(question) => format!("asks: {}", question.text),
         };
         format!("{} {}: {what}", self.name, short_id(&self.agent_id))
     }
@@ -127,6 +147,7 @@ impl Waiter {
                 changes: session.subscribe(),
                 seen: 0,
                 ended: false,
+                asked: 0,
                 session,
             })
             .collect();
@@ -136,7 +157,18 @@ impl Waiter {
             return_when,
             shutdown,
             started: false,
+            handled: 0,
         }
+    }
+
+    /// This waiter neither reports nor returns on the questions up to `question` (the
+    /// caller is answering them), only on later ones.
+    pub fn handled(mut self, question: u64) -> Self {
+        self.handled = question;
+        for target in &mut self.targets {
+            target.asked = target.asked.max(question);
+        }
+        self
     }
 
     /// Waits for the next transition of a target, or the end.
@@ -147,10 +179,16 @@ impl Waiter {
             }
             let snapshots: Vec<Snapshot> =
                 self.targets.iter().map(|t| t.session.snapshot()).collect();
+            let asked = self.questions(&snapshots);
+            if !asked.is_empty() {
+                return WaitEvent::Progress(asked);
+            }
             let met = self.return_when.met(&snapshots);
-            if met || Instant::now() >= self.deadline || self.shutdown.is_cancelled() {
+            let asking =
+                (self.targets.iter().zip(&snapshots)).any(|(t, s)| t.asks(s, self.handled));
+            if met || asking || Instant::now() >= self.deadline || self.shutdown.is_cancelled() {
                 return WaitEvent::Finished {
-                    timed_out: !met,
+                    timed_out: !met && !asking,
                     agents: snapshots,
                 };
             }
@@ -175,6 +213,24 @@ impl Waiter {
                 () = self.shutdown.cancelled() => {}
             }
         }
+    }
+
+    /// The questions pending that this wait has not reported yet.
+    fn questions(&mut self, snapshots: &[Snapshot]) -> Vec<Progress> {
+        let mut progress = Vec::new();
+        for (target, snapshot) in self.targets.iter_mut().zip(snapshots) {
+            if let Some(question) = &snapshot.question
+                && question.id > target.asked
+            {
+                target.asked = question.id;
+                progress.push(Progress {
+                    agent_id: snapshot.agent_id.clone(),
+                    name: snapshot.name.clone(),
+                    step: Step::Asked(question.clone()),
+                });
+            }
+        }
+        progress
     }
 
     /// What each running target is doing now; the targets that are already terminal were
@@ -324,6 +380,68 @@ mod tests {
                 return (timed_out, agents);
             }
         }
+    }
+
+    /// SPEC §4.5: a question ends a wait at once, whatever `return_when` says, reported
+    /// first as its own step; a wait that begins while it is pending returns at once too.
+    #[tokio::test(start_paused = true)]
+    async fn a_question_ends_every_wait_at_once_and_is_reported_first() {
+        let (asking, busy) = (named('e'), named('f'));
+        let start = Instant::now();
+        let ask = crate::definition::AskParent {
+            timeout: Duration::from_secs(600),
+        };
+        let mut waiter = Waiter::new(
+            vec![busy.clone(), asking.clone()],
+            start + Duration::from_secs(60),
+            ReturnWhen::All,
+            CancellationToken::new(),
+        );
+        assert_eq!(
+            activities(waiter.next().await).len(),
+            2,
+            "the current activities"
+        );
+        let asker = asking.clone();
+        let parking = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            let parked = super::super::ask::park(&asker, "Which one?".into(), vec![], ask);
+            std::mem::forget(parked);
+        });
+        let mut steps = Vec::new();
+        let agents = loop {
+            match waiter.next().await {
+                WaitEvent::Progress(progress) => steps.extend(progress),
+                WaitEvent::Finished { timed_out, agents } => {
+                    assert!(!timed_out, "a question is no timeout");
+                    break agents;
+                }
+            }
+        };
+        parking.await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(3));
+        let asked: Vec<String> = steps
+            .iter()
+            .filter(|p| matches!(p.step, Step::Asked(_)))
+            .map(Progress::message)
+            .collect();
+        assert_eq!(asked, ["tester eeeeeeee: asks: Which one?"]);
+        assert_eq!(agents[1].question.as_ref().unwrap().text, "Which one?");
+        assert_eq!(agents[0].status, Status::Running);
+
+        let mut again = Waiter::new(
+            vec![busy, asking],
+            Instant::now() + Duration::from_secs(60),
+            ReturnWhen::Any,
+            CancellationToken::new(),
+        );
+        assert_eq!(
+            activities(again.next().await),
+            ["tester eeeeeeee: asks: Which one?"]
+        );
+        let (timed_out, _) = finished(&mut again).await;
+        assert!(!timed_out);
+        assert_eq!(start.elapsed(), Duration::from_secs(3), "at once");
     }
 
     /// SPEC §4.3 `return_when`: with targets ending at 1 s and 5 s, `any` returns at the first

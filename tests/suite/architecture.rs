@@ -154,13 +154,39 @@ fn rs_files(root: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The files of modules declared `#[cfg(test)] mod NAME;` (a test harness a layer's unit
+/// tests share): test code, like a file's own `mod tests`.
+fn test_only_files(root: &Path) -> BTreeSet<PathBuf> {
+    let mut test_only = BTreeSet::new();
+    for file in rs_files(root) {
+        let rel = file.strip_prefix(root).unwrap().to_owned();
+        let folder = match rel.file_name().and_then(|n| n.to_str()) {
+            Some("mod.rs" | "lib.rs") => rel.parent().unwrap().to_owned(),
+            _ => rel.with_extension(""),
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for pair in lines.windows(2) {
+            if pair[0] == "#[cfg(test)]"
+                && let Some(name) = pair[1]
+                    .strip_prefix("mod ")
+                    .and_then(|m| m.strip_suffix(';'))
+            {
+                test_only.insert(folder.join(format!("{name}.rs")));
+            }
+        }
+    }
+    test_only
+}
+
 fn read_sources() -> Vec<Source> {
     let root = src();
+    let test_only = test_only_files(&root);
     let mut sources = Vec::new();
     for file in rs_files(&root) {
         let rel = file.strip_prefix(&root).unwrap().to_owned();
-        // The binaries are thin callers of `cli`.
-        if rel.starts_with("bin") || rel == Path::new("main.rs") {
+        // The binaries are thin callers of `cli`; test harnesses are test code.
+        if rel.starts_with("bin") || rel == Path::new("main.rs") || test_only.contains(&rel) {
             continue;
         }
         let module = module_of(&rel);
@@ -533,9 +559,14 @@ fn enum_variants(file: &str, name: &str) -> Vec<String> {
 /// (`WireApi::Responses`), how many times it does.
 fn files_naming(name: &str, variants: &[String]) -> BTreeMap<String, usize> {
     let root = src();
+    let test_only = test_only_files(&root);
     let mut found = BTreeMap::new();
     for file in rs_files(&root) {
-        let rel = file.strip_prefix(&root).unwrap().display().to_string();
+        let rel = file.strip_prefix(&root).unwrap();
+        if test_only.contains(rel) {
+            continue;
+        }
+        let rel = rel.display().to_string();
         let text = code(&std::fs::read_to_string(&file).unwrap());
         let count = variants
             .iter()

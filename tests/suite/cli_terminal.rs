@@ -7,6 +7,7 @@ use crate::support;
 use std::time::Duration;
 
 use mcp_agents::testkit::{MockProvider, Step};
+use support::binary::KEY_VAR;
 use support::children::{agent, stdio_child};
 use support::pty::{COLS, Terminal, rows};
 use support::run_kit::KEY;
@@ -307,4 +308,50 @@ fn the_bare_server_on_a_terminal_says_what_it_waits_for() {
     assert!(text.contains("mcp-agents run"), "{text}");
     term.child.kill().unwrap();
     let _ = term.child.wait();
+}
+
+/// Issue 35, point 3 (SPEC §4.5): the agent of `run` asks; its question is shown on the
+/// terminal with its options, the line typed is the answer, and the answer reaches the
+/// model as the tool's result.
+#[test]
+fn a_question_is_put_to_the_person_and_the_typed_line_answers_it() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mock = runtime.block_on(MockProvider::start(KEY)).unwrap();
+    mock.push([
+        Step::tool_call(
+            "ask_parent",
+            serde_json::json!({"question": "Which file should I fix?", "options": ["a.py", "b.py"]}),
+        ),
+        Step::text("Fixed b.py."),
+    ]);
+    let ws = tempfile::tempdir().unwrap();
+    let definition = format!(
+        "---\nname: asker\ndescription: Asks.\nmodel: mock-model\nmodel_provider: custom\n\
+         base_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\nask_parent: true\n---\nAsk.\n",
+        mock.responses_base_url()
+    );
+    support::children::write(ws.path(), ".agents/agents/asker.md", &definition);
+    let mut term = Terminal::start(&["run", "asker", "Fix the bug."], ws.path());
+    term.until(
+        |_| {},
+        |screen| {
+            screen
+                .contents()
+                .contains("(an empty line lets the agent decide)>")
+        },
+    );
+    let asked = term.screen.screen().contents();
+    assert!(
+        asked.contains("asker asks: Which file should I fix?"),
+        "{asked}"
+    );
+    assert!(asked.contains("options: a.py | b.py"), "{asked}");
+    term.type_keys(b"b.py, please\r");
+    let code = term.finish(|_| {});
+    let text = rows(term.screen.screen()).join("\n");
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("Fixed b.py."), "{text}");
+    let body = mock.requests().last().unwrap().body.to_string();
+    assert!(body.contains(r#""output":"b.py, please""#), "{body}");
+    drop(mock);
 }

@@ -4,6 +4,8 @@
 
 mod answer_summary;
 mod architecture;
+mod ask_parent;
+mod ask_parent_grants;
 mod child_escapes;
 mod child_lifetimes;
 mod child_startup;

@@ -420,11 +420,12 @@ impl Connection {
             for (line, agent) in lines.iter().zip(agents) {
                 let id = agent["agent_id"].as_str().unwrap();
                 let status = agent["status"].as_str().unwrap();
-                let opening = format!(
-                    "{} {}: {status} ",
-                    agent["name"].as_str().unwrap(),
-                    &id[..8]
-                );
+                let who = format!("{} {}", agent["name"].as_str().unwrap(), &id[..8]);
+                // An agent waiting for an answer shows its question (SPEC §4.5).
+                let opening = match agent["question"].as_str() {
+                    Some(_) => format!("{who}: asks: "),
+                    None => format!("{who}: {status} "),
+                };
                 assert!(line.starts_with(&opening), "{line:?} for {agent}");
             }
         } else {

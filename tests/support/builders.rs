@@ -134,10 +134,15 @@ impl<'a> TestWorkspace<'a> {
 
     /// Starts the mock, writes the files and serves them over stdio.
     pub async fn stdio(self) -> ServerUnderTest {
+        self.stdio_as(Generation::Modern).await
+    }
+
+    /// [`Self::stdio`], the client speaking the protocol of `generation`.
+    pub async fn stdio_as(self, generation: Generation) -> ServerUnderTest {
         let env = self.env.clone();
         let MockWorkspace { mock, marker, ws } = self.written().await;
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (&**k, &**v)).collect();
-        let c = binary::stdio(ws.path(), Generation::Modern, &env).await;
+        let c = binary::stdio(ws.path(), generation, &env).await;
         ServerUnderTest {
             mock,
             marker,

@@ -14,6 +14,8 @@
 //! # expect: ignored                     neither loaded nor warned about
 //! # expect: workspace: read, grep       the agent gets exactly these workspace tools
 //! # expect: workspace: none             … and none of them
+//! # expect: asks: 600                   the agent may ask its parent; a question waits 600 s
+//! # expect: asks: none                  … it may not ask
 //! ```
 //!
 //! [`check_fixture`] loads the workspace and fails on any file whose outcome differs, on any
@@ -43,6 +45,8 @@ pub enum Expect {
     Ignored,
     /// The workspace tools the agent gets, in the server's order.
     Workspace(Vec<String>),
+    /// Whether the agent may ask its parent, and how long a question waits, in seconds.
+    Asks(Option<u64>),
 }
 
 impl Expect {
@@ -65,6 +69,11 @@ impl Expect {
             "workspace" => {
                 Expect::Workspace(rest.split(',').map(|t| t.trim().to_owned()).collect())
             }
+            "asks" if rest == "none" => Expect::Asks(None),
+            "asks" => Expect::Asks(Some(
+                rest.parse()
+                    .map_err(|_| format!("asks: {rest:?} is not seconds"))?,
+            )),
             other => return Err(format!("unknown expectation {other:?}")),
         })
     }
@@ -75,7 +84,7 @@ impl Expect {
             Expect::Rejected(_) => Some(Effect::Rejected),
             Expect::Shadowed(_) => Some(Effect::Shadowed),
             Expect::Skipped(_) => Some(Effect::Skipped),
-            Expect::Loaded(_) | Expect::Ignored | Expect::Workspace(_) => None,
+            Expect::Loaded(_) | Expect::Ignored | Expect::Workspace(_) | Expect::Asks(_) => None,
         }
     }
 
@@ -249,6 +258,7 @@ fn check_one(catalog: &Catalog, path: &Path, expect: &Expect, claimed: &mut [boo
     match expect {
         Expect::Loaded(name) => check_loaded(&outcome, name.as_deref()),
         Expect::Workspace(tools) => check_workspace_tools(&outcome, tools),
+        Expect::Asks(timeout) => check_asks(&outcome, *timeout),
         Expect::Ignored => check_ignored(&outcome),
         other => check_warned(&outcome, other, claimed),
     }
@@ -279,6 +289,23 @@ fn check_workspace_tools(outcome: &Outcome, tools: &[String]) -> Vec<String> {
             agent.workspace_tools()
         )],
         Some(_) => Vec::new(),
+    }
+}
+
+fn check_asks(outcome: &Outcome, timeout: Option<u64>) -> Vec<String> {
+    let path = outcome.path.display();
+    let Some(agent) = outcome.agent else {
+        return vec![format!(
+            "{path}: expected an agent (asks: {timeout:?}); not loaded"
+        )];
+    };
+    let got = agent.ask_parent.map(|ask| ask.timeout.as_secs());
+    if got == timeout {
+        Vec::new()
+    } else {
+        vec![format!(
+            "{path}: expected asks {timeout:?} (seconds), got {got:?}"
+        )]
     }
 }
 

@@ -90,6 +90,8 @@ impl RunObserver for Recorder {
 
     // The loop tests' tools change no files.
     fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
+
+    fn parked(&self, _: std::time::Duration) {}
 }
 
 /// A simple queue of user input.
@@ -136,6 +138,7 @@ impl TestTools {
             server: "test".into(),
             tool: name.into(),
             timeout: Duration::from_secs(timeout),
+            parks: false,
         };
         TestTools {
             descriptors: vec![
@@ -228,6 +231,7 @@ impl ScriptedTools {
                 server: "test".into(),
                 tool: name.to_owned(),
                 timeout: Duration::from_secs(60),
+                parks: false,
             });
             answers.push(answer);
         }

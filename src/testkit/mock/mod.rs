@@ -506,6 +506,7 @@ pub fn mock_definition(
         temperature: None,
         unavailable_tools: Vec::new(),
         hand_only: None,
+        ask_parent: None,
         source: SourceFile {
             path: "x.md".into(),
             format: Format::CanonicalMarkdown,
