@@ -180,6 +180,11 @@ pub const SHIM_STATUS_BYTES: usize = 4096;
 /// How long a shim, or the server, keeps killing what a child left before giving up on a
 /// process that keeps forking (SPEC §8.3: children never outlive the server).
 pub const CHILD_TREE_KILL_BOUND: Duration = Duration::from_secs(2);
+/// The highest descriptor number marked close-on-exec, one at a time, in a child about to
+/// start where Linux 5.11's `close_range` is missing (SPEC §8.3: a child holds nothing of
+/// the server's but its own standard streams). The process's own limit on descriptors
+/// bounds it first; this keeps a huge limit from costing seconds per child.
+pub const CHILD_DESCRIPTOR_SWEEP: i32 = 1 << 20;
 /// How often a shim looks for its server's death where pidfds (Linux 5.3) are missing
 /// (SPEC §8.3).
 pub const SHIM_PARENT_POLL: Duration = Duration::from_millis(250);

@@ -37,6 +37,8 @@ use std::{
 #[cfg(target_os = "linux")]
 use super::kill::{PidFd, descendants_in, kill_seen, process_table};
 #[cfg(target_os = "linux")]
+use super::process::{STANDARD_STREAMS, close_on_exec_from};
+#[cfg(target_os = "linux")]
 use crate::limits::{CHILD_TREE_KILL_BOUND, SHIM_PARENT_POLL, SHIM_SPEC_BYTES};
 
 /// The hidden subcommand the server starts a shim with.
@@ -154,9 +156,12 @@ fn start(spec: &ChildSpec) -> std::io::Result<std::process::Child> {
     let mut command = std::process::Command::new(&spec.command);
     command.args(&spec.args).env_clear().envs(&spec.env);
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
-    // calls (sigemptyset, sigprocmask, prctl, getppid); it allocates nothing.
+    // calls (sigemptyset, sigprocmask, prctl, getppid, and those of `close_on_exec_from`);
+    // it allocates nothing.
     unsafe {
         command.pre_exec(move || {
+            // The child gets its standard streams and nothing else the shim holds.
+            close_on_exec_from(STANDARD_STREAMS);
             // The child must not inherit the blocked SIGCHLD.
             let mut none: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut none);

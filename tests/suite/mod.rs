@@ -3,6 +3,7 @@
 //! them cost minutes of linking and gigabytes of disk.
 
 mod architecture;
+mod child_descriptors;
 mod child_escapes;
 mod child_lifetimes;
 mod child_startup;
