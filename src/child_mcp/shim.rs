@@ -12,7 +12,9 @@
 //!   server through a pidfd instead of dying with it;
 //! - when the child exits (the run's end) or the server dies, however it dies, the shim kills
 //!   every process under it, each through a pidfd checked against what it saw (so a recycled
-//!   pid is never hit), in rounds until none is left, and exits.
+//!   pid is never hit), in rounds until none is left, and exits. "Under it" is descent
+//!   through parents, each link proven by start times ([`descent_in`]), never membership of
+//!   its process group: run by hand, the shim shares a group with its caller's processes.
 //!
 //! The server tells it what to start over descriptor 3, a socket of its own that nothing
 //! else holds ([`ChildSpec`], JSON, then end-of-file), and hears back `ok` or `error: why`
@@ -35,7 +37,7 @@ use std::{
 };
 
 #[cfg(target_os = "linux")]
-use super::kill::{PidFd, descendants_in, kill_seen, process_table};
+use super::kill::{PidFd, descent_in, kill_seen, process_table};
 #[cfg(target_os = "linux")]
 use super::process::{STANDARD_STREAMS, close_on_exec_from};
 #[cfg(target_os = "linux")]
@@ -281,7 +283,9 @@ fn kill_tree(child: u32, mut status: Option<i32>) -> Option<i32> {
     loop {
         reap(child, &mut status);
         let table = process_table();
-        let left: Vec<_> = descendants_in(&table, &[me])
+        // Descent through parents alone: the shim's group may hold processes that are not
+        // its own (run by hand in a `set -m` pipeline, its caller's other commands).
+        let left: Vec<_> = descent_in(&table, me)
             .into_iter()
             .filter(|p| table.get(&p.pid).is_some_and(|info| !info.zombie))
             .collect();

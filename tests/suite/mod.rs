@@ -6,6 +6,7 @@ mod architecture;
 mod child_descriptors;
 mod child_escapes;
 mod child_lifetimes;
+mod child_shim_by_hand;
 mod child_startup;
 mod child_tool_calls;
 mod child_tools_offered;
