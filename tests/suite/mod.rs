@@ -52,6 +52,7 @@ mod run_budgets;
 mod run_loop;
 mod run_results;
 mod run_schemas;
+mod secret_fields;
 mod secret_redaction;
 mod server_clients;
 mod server_http;
