@@ -289,6 +289,11 @@ pub const STOP_HANDOFF_BOUND: Duration = Duration::from_secs(1);
 /// (`clients.rs`) does not list (SPEC §4.3): most clients are built on the TypeScript SDK,
 /// whose requests time out after 60 s, progress or not.
 pub const UNKNOWN_CLIENT_WAIT_MS: u64 = 55_000;
+/// A stop's reason (`send_input` with `stop`: its `message`) as the record keeps it, in
+/// bytes; a longer one is cut with "…" (SPEC §4.2, §12). It is the one text of the parent's
+/// that a record shows again, in `error.message` of every later answer about the agent;
+/// the task and the messages are the conversation's, never echoed.
+pub const STOP_REASON_BYTES: usize = 1024;
 /// How much of a result or error message the human line that opens a `wait_agent` answer
 /// quotes, in characters (SPEC §4.3).
 pub const WAIT_LINE_QUOTE_CHARS: usize = 100;

@@ -1,5 +1,6 @@
 //! Text cut to a size without splitting a character: the one rule every cap of the server
-//! (tool descriptions, tool output, partial results, the workspace tools' answers) applies;
+//! (tool descriptions, tool output, partial results, the workspace tools' answers, a stop's
+//! reason) applies;
 //! and the characters that hide what text says ([`is_hidden`]), which child tool
 //! descriptions lose and the workspace tools' file names show escaped.
 
@@ -15,6 +16,15 @@ pub fn cut_utf8(text: &str, max: usize) -> &str {
         end -= 1;
     }
     &text[..end]
+}
+
+/// `text` as it is if it is at most `max` bytes, else cut on a character boundary and ended
+/// with "…", the whole within `max` bytes.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    format!("{}…", cut_utf8(text, max.saturating_sub('…'.len_utf8())))
 }
 
 /// Characters that are invisible, or change how the text around them reads, without being
@@ -120,6 +130,13 @@ fn unicode_escape(text: &str) -> Option<(char, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortened_text_ends_with_an_ellipsis_within_the_cap() {
+        assert_eq!(shorten("short", 5), "short");
+        assert_eq!(shorten("héllo world", 8), "hé…");
+        assert!(shorten(&"x".repeat(5000), 1024).len() <= 1024);
+    }
 
     #[test]
     fn json_escapes_decode_wherever_they_stand() {

@@ -29,8 +29,8 @@ use crate::definition::AgentDefinition;
 use crate::definition::Catalog;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::{
-    CHILD_SHUTDOWN_TIMEOUT, DEADLINE_SHUTDOWN_GRACE, STOP_HANDOFF_BOUND, STOP_SHUTDOWN_GRACE,
-    ServerLimits, UNKNOWN_AGENT_IDS_LISTED,
+    CHILD_SHUTDOWN_TIMEOUT, DEADLINE_SHUTDOWN_GRACE, STOP_HANDOFF_BOUND, STOP_REASON_BYTES,
+    STOP_SHUTDOWN_GRACE, ServerLimits, UNKNOWN_AGENT_IDS_LISTED,
 };
 use crate::providers::{Conversation, Credential, ProviderClient, RetryPolicy};
 use crate::run::{
@@ -280,8 +280,9 @@ impl SessionManager {
                 return Ok(session.snapshot());
             }
             if state.stopping.is_none() {
+                // Kept, and shown in every later record: cut to a bound.
                 let reason = reason.map(str::trim).unwrap_or_default();
-                state.stopping = Some(reason.to_owned());
+                state.stopping = Some(crate::text::shorten(reason, STOP_REASON_BYTES));
                 state.run.stopped.cancel();
                 state.run.cancel.cancel();
             }

@@ -63,6 +63,7 @@ mod server_shutdown;
 mod server_stdio_faults;
 mod session_lifecycle;
 mod session_stop;
+mod session_stop_reason;
 mod skills_registry;
 mod soak;
 mod wait_answers;
