@@ -323,7 +323,8 @@ pub const STDIO_LINE_KEPT_BYTES: usize = 1024 * 1024;
 pub const HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an HTTP client has to send a request's whole body (SPEC §10, §12).
 pub const HTTP_BODY_TIMEOUT: Duration = Duration::from_secs(30);
-/// HTTP connections served at once; more wait in the listen backlog (SPEC §10, §12).
+/// HTTP connections served at once; when all are taken, one is closed for each new one
+/// (an idle one first), which waits meanwhile (SPEC §10, §12).
 pub const HTTP_CONNECTIONS: usize = 256;
 /// Legacy (`initialize`) HTTP sessions kept; the least recently used is closed for a new
 /// one (SPEC §10, §12).
@@ -342,6 +343,19 @@ pub const HTTP_WRITE_STALL: Duration = HTTP_BODY_TIMEOUT;
 /// What a client must take of an answer within [`HTTP_WRITE_STALL`] to count as reading
 /// it: a minimum rate of about 2 KiB/s (SPEC §10).
 pub const HTTP_WRITE_PROGRESS_BYTES: usize = 64 * 1024;
+/// The answers waiting on HTTP clients that do not read them, all connections together,
+/// in bytes: past it, the answers whose clients have taken none of them for
+/// [`HTTP_PRESSED_WRITE_STALL`] are given up, the longest waiting first, until the rest fits
+/// (SPEC §10, §12; issue 34). 256 clients each holding an unread 4 MB answer held 2.2 GB.
+pub const HTTP_UNREAD_ANSWERS_BYTES: usize = 64 * 1024 * 1024;
+/// How long an answer may wait on a client that takes less than
+/// [`HTTP_WRITE_PROGRESS_BYTES`] of it once the unread answers together pass
+/// [`HTTP_UNREAD_ANSWERS_BYTES`] (SPEC §10): [`HTTP_WRITE_STALL`] shortened under pressure.
+pub const HTTP_PRESSED_WRITE_STALL: Duration = Duration::from_secs(1);
+/// How often the unread answers are checked against their bound, and how long a fresh
+/// client's slot is waited for before one more connection is chosen to close for it
+/// (SPEC §10: a fresh client is served whatever the other connections do).
+pub const HTTP_CROWD_CHECK: Duration = Duration::from_millis(250);
 /// `wait_agent` calls over HTTP that may wait longer than [`HTTP_SHORT_WAIT`] at once: half
 /// the connections, so that waits cannot hold every slot and lock other clients out
 /// (SPEC §4.3, §10; issue 23).

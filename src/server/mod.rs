@@ -9,12 +9,16 @@
 //! | `handler` | the `rmcp` server handler: `tools/list`, `tools/call`, progress |
 //! | `stdio` | serving on stdin/stdout |
 //! | `http` | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks and the client bounds |
+//! | `connections` | the HTTP accept loop and each connection's life, its requests and answers counted |
+//! | `crowd` | who holds the HTTP connection slots: which one closes for a fresh client, which unread answers are given up |
 //! | `legacy_sessions` | `rmcp`'s sessions for `initialize` clients, at most 64, least recently used closed first |
 //! | `request_body` | an HTTP request body read into one buffer under its cap, refused up front when declared longer |
 //! | `write_stall` | the bound on an HTTP answer its client does not read |
 
 mod arguments;
 mod call;
+mod connections;
+mod crowd;
 mod handler;
 mod http;
 mod legacy_sessions;

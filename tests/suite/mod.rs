@@ -57,6 +57,7 @@ mod secret_redaction;
 mod server_clients;
 mod server_http;
 mod server_http_bounds;
+mod server_http_crowd;
 mod server_protocol;
 mod server_sessions;
 mod server_shutdown;
