@@ -11,9 +11,7 @@
 //!   stop and every one under it now, each checked against what was seen (a recycled pid is
 //!   never hit);
 //! - a child holds nothing of the server's across `exec` but the pipes of its own standard
-//!   streams (and a shim its channel, descriptor 3): every other descriptor is made
-//!   close-on-exec between fork and exec ([`KeepDescriptorsBelow`]), so no child can write
-//!   into the server's stdout or hold a socket of its MCP transport;
+//!   streams (and a shim its channel, descriptor 3): see `descriptors`;
 //! - the server is a child subreaper (`PR_SET_CHILD_SUBREAPER`). With every child under a
 //!   shim, nothing legitimate is ever adopted: a process that comes to the server is
 //!   something a killed shim left, so every such process (and what it started) is killed as
@@ -30,7 +28,7 @@ use std::time::{Duration, Instant};
 use super::kill::{
     Seen, descendants, descendants_in, kill_group, kill_seen, process_info, process_table,
 };
-use crate::limits::{CHILD_DESCRIPTOR_SWEEP, CHILD_TREE_KILL_BOUND};
+use crate::limits::CHILD_TREE_KILL_BOUND;
 
 /// The stdio children's process groups: those alive now, and every leader started that may
 /// still wait to be reaped by its owner.
@@ -102,79 +100,6 @@ impl process_wrap::tokio::CommandWrapper for DieWithParent {
         #[cfg(not(target_os = "linux"))]
         let _ = command;
         Ok(())
-    }
-}
-
-/// The descriptors a child gets as its own: 0, 1 and 2, its standard streams.
-pub(super) const STANDARD_STREAMS: i32 = 3;
-
-/// A `process-wrap` wrapper that keeps every descriptor from `.0` on out of the child:
-/// between fork and exec (after the standard streams and any descriptor handed over on
-/// purpose are in place) they are all made close-on-exec, so the `exec` closes them.
-/// Every descriptor the server opens is close-on-exec already; this also keeps back what
-/// the server inherited from its own parent, and whatever a library leaves open.
-#[derive(Debug)]
-pub(super) struct KeepDescriptorsBelow(pub i32);
-
-impl process_wrap::tokio::CommandWrapper for KeepDescriptorsBelow {
-    fn pre_spawn(
-        &mut self,
-        command: &mut tokio::process::Command,
-        _core: &process_wrap::tokio::CommandWrap,
-    ) -> std::io::Result<()> {
-        #[cfg(unix)]
-        {
-            let first = self.0;
-            // SAFETY: the closure runs between fork and exec and only makes the
-            // async-signal-safe calls of `close_on_exec_from`; it allocates nothing.
-            unsafe {
-                command.pre_exec(move || {
-                    close_on_exec_from(first);
-                    Ok(())
-                });
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = command;
-        Ok(())
-    }
-}
-
-/// Marks every descriptor of this process from `first` on close-on-exec. Safe between
-/// fork and exec: system calls only, nothing allocated. Linux 5.11's `close_range` does it
-/// in one call; elsewhere each descriptor up to the process's limit (at most
-/// [`CHILD_DESCRIPTOR_SWEEP`]) is marked on its own.
-#[cfg(unix)]
-pub(super) fn close_on_exec_from(first: i32) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC only sets a flag on descriptors of this
-    // process.
-    if unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            first,
-            libc::c_uint::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        )
-    } == 0
-    {
-        return;
-    }
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes only the struct we pass.
-    let top = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
-        i32::try_from(limit.rlim_cur).unwrap_or(i32::MAX)
-    } else {
-        CHILD_DESCRIPTOR_SWEEP
-    };
-    for fd in first..top.min(CHILD_DESCRIPTOR_SWEEP) {
-        // SAFETY: fcntl on a descriptor number only sets its flag, if it is open.
-        unsafe {
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
     }
 }
 

@@ -37,9 +37,9 @@ use std::{
 };
 
 #[cfg(target_os = "linux")]
-use super::kill::{PidFd, descent_in, kill_seen, process_table};
+use super::descriptors::{STANDARD_STREAMS, close_on_exec_from};
 #[cfg(target_os = "linux")]
-use super::process::{STANDARD_STREAMS, close_on_exec_from};
+use super::kill::{PidFd, descent_in, kill_seen, process_table};
 #[cfg(target_os = "linux")]
 use crate::limits::{CHILD_TREE_KILL_BOUND, SHIM_PARENT_POLL, SHIM_SPEC_BYTES};
 

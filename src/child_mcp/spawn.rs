@@ -14,10 +14,9 @@ use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
+use super::descriptors::{KeepDescriptorsBelow, STANDARD_STREAMS};
 use super::launch::SelfCommand;
-use super::process::{
-    DieWithParent, GroupGuard, KeepDescriptorsBelow, STANDARD_STREAMS, spawn_group,
-};
+use super::process::{DieWithParent, GroupGuard, spawn_group};
 use super::shim::{ChildSpec, FAILED, SPEC_FD, STARTED};
 use crate::limits::SHIM_STATUS_BYTES;
 

@@ -18,7 +18,7 @@
 //!   [`HTTP_UNREAD_ANSWERS_BYTES`], the answers whose clients have taken nothing of them for
 //!   [`HTTP_PRESSED_WRITE_STALL`] are given up (their connections closed), the longest
 //!   waiting first, until the rest fits. A client that keeps reading is never cut for it;
-//!   each connection's own bound ([`super::write_stall`]) stands as before.
+//!   each connection's own bound (`write_stall`) stands as before.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
