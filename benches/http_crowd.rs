@@ -27,7 +27,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use mcp_agents::limits::HTTP_CONNECTIONS;
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step, ask_for_tools, mcp_request};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
@@ -49,25 +49,6 @@ fn rss(pid: u32) -> (f64, f64) {
             / 1024.0
     };
     (field("VmRSS:"), field("VmHWM:"))
-}
-
-/// The headers of a 2026-07-28 request for `method` (and the tool `name`).
-fn request(method: &str, name: Option<&str>, params: Value, keep_alive: bool) -> Vec<u8> {
-    let mut params = params;
-    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                             "io.modelcontextprotocol/clientCapabilities": {}});
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
-    let name = name
-        .map(|n| format!("Mcp-Name: {n}\r\n"))
-        .unwrap_or_default();
-    let connection = if keep_alive { "keep-alive" } else { "close" };
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: {method}\r\n{name}Connection: {connection}\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
 }
 
 /// The JSON-RPC result in an answer (an event stream's `data:` line, or a JSON body).
@@ -99,7 +80,7 @@ async fn fresh_client(addr: &str) -> Option<Duration> {
     let started = Instant::now();
     let answer = tokio::time::timeout(
         FRESH_BOUND,
-        ask(addr, &request("tools/list", None, json!({}), false)),
+        ask(addr, &mcp_request("tools/list", None, json!({}), false)),
     )
     .await
     .ok()?;
@@ -114,27 +95,6 @@ fn shown(wait: Option<Duration>) -> String {
     )
 }
 
-/// Sends `tools/list` on `stream` and reads up to its answer's event; `false` when the
-/// connection is gone.
-async fn ask_tools(stream: &mut tokio::io::BufReader<tokio::net::TcpStream>) -> bool {
-    let sent = stream
-        .get_mut()
-        .write_all(&request("tools/list", None, json!({}), true))
-        .await;
-    if sent.is_err() {
-        return false;
-    }
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match stream.read_line(&mut line).await {
-            Ok(0) | Err(_) => return false,
-            Ok(_) if line.starts_with("data:") => return true,
-            Ok(_) => {}
-        }
-    }
-}
-
 /// 256 kept-alive connections, as a client's pool keeps them: each asks for the tool list,
 /// then again every 5 s (within the 10 s the server gives a kept-alive connection's next
 /// request), until it is closed. Returns once all have been answered once.
@@ -147,11 +107,11 @@ async fn busy_keep_alive(addr: &str) -> tokio::task::JoinSet<()> {
         crowd.spawn(async move {
             let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
             let mut stream = tokio::io::BufReader::new(stream);
-            let mut answered = ask_tools(&mut stream).await;
+            let mut answered = ask_for_tools(&mut stream).await;
             let _ = ready.send(()).await;
             while answered {
                 tokio::time::sleep(Duration::from_secs(5)).await;
-                answered = ask_tools(&mut stream).await;
+                answered = ask_for_tools(&mut stream).await;
             }
         });
     }
@@ -217,7 +177,7 @@ async fn start_server(bin: &str, mock: &MockProvider) -> Server {
 /// Runs an agent whose result is [`RESULT_BYTES`] long; its id.
 async fn big_record(addr: &str, mock: &MockProvider) -> String {
     mock.push([Step::text(&"y".repeat(RESULT_BYTES))]);
-    let spawn = request(
+    let spawn = mcp_request(
         "tools/call",
         Some("spawn_agent"),
         json!({"name": "spawn_agent", "arguments": {"name": "worker", "task": "t"}}),
@@ -228,7 +188,7 @@ async fn big_record(addr: &str, mock: &MockProvider) -> String {
         .as_str()
         .unwrap()
         .to_owned();
-    let wait = request(
+    let wait = mcp_request(
         "tools/call",
         Some("wait_agent"),
         json!({"name": "wait_agent", "arguments": {"targets": [id], "timeout_ms": 60_000}}),
@@ -248,7 +208,7 @@ async fn unread_answers(server: &Server, id: &str) {
     let (before, _) = rss(server.pid);
     // The peak from here on (Linux: writing 5 to `clear_refs` resets `VmHWM`).
     let _ = std::fs::write(format!("/proc/{}/clear_refs", server.pid), "5");
-    let wait = request(
+    let wait = mcp_request(
         "tools/call",
         Some("wait_agent"),
         json!({"name": "wait_agent", "arguments": {"targets": [id], "timeout_ms": 0}}),

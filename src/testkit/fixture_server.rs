@@ -374,7 +374,11 @@ impl Fixture {
         annotations(read_only_hint = true, destructive_hint = false)
     )]
     async fn descriptors(&self) -> String {
-        serde_json::to_string(&inherited_descriptors()).unwrap_or_default()
+        let inherited: Vec<serde_json::Value> = kept_across_exec("self")
+            .into_iter()
+            .map(|(fd, target)| serde_json::json!({"fd": fd, "target": target}))
+            .collect();
+        serde_json::to_string(&inherited).unwrap_or_default()
     }
 
     #[tool(
@@ -529,19 +533,20 @@ pub async fn run(options: FixtureOptions) -> Result<(), String> {
     }
 }
 
-/// This process's descriptors without close-on-exec, `{"fd", "target"}` each: what it was
-/// started with, since everything the process opens itself (its runtime's, the directory
-/// read here) is opened close-on-exec.
-fn inherited_descriptors() -> Vec<serde_json::Value> {
+/// The descriptors of `process` (a pid, or `self`) that an `exec` would keep (no
+/// close-on-exec), each with what it points to, by number. In the process itself these are
+/// what it was started with: everything it opens itself (its runtime's, the directory read
+/// here) is opened close-on-exec.
+pub fn kept_across_exec(process: &str) -> Vec<(u32, String)> {
     /// `O_CLOEXEC` as `/proc/PID/fdinfo` shows it, in its octal `flags:` field.
     const CLOSE_ON_EXEC: u32 = 0o2_000_000;
-    let mut found: Vec<(u32, String)> = std::fs::read_dir("/proc/self/fd")
+    let mut found: Vec<(u32, String)> = std::fs::read_dir(format!("/proc/{process}/fd"))
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|entry| {
             let fd: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).ok()?;
+            let info = std::fs::read_to_string(format!("/proc/{process}/fdinfo/{fd}")).ok()?;
             let flags = info
                 .lines()
                 .find_map(|line| line.strip_prefix("flags:"))
@@ -555,9 +560,6 @@ fn inherited_descriptors() -> Vec<serde_json::Value> {
         .collect();
     found.sort();
     found
-        .into_iter()
-        .map(|(fd, target)| serde_json::json!({"fd": fd, "target": target}))
-        .collect()
 }
 
 /// Starts this fixture with `--hang` as a grandchild that never reads its stdin.

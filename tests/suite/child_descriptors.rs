@@ -11,35 +11,11 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step, kept_across_exec};
 use serde_json::{Value, json};
 use support::binary::{self, Connection, Generation};
 use support::children::{agent, call_outputs, live_processes, stdio_child, tagged_marker, write};
 use support::run_kit::KEY;
-
-/// `O_CLOEXEC` in the octal `flags:` of `/proc/PID/fdinfo/N`.
-const CLOSE_ON_EXEC: u32 = 0o2_000_000;
-
-/// The descriptors `pid` holds that an `exec` would keep (no close-on-exec): descriptor
-/// number to what it points to.
-fn kept_across_exec(pid: u32) -> BTreeMap<u32, String> {
-    let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return BTreeMap::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let fd: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
-            let flags = info
-                .lines()
-                .find_map(|line| line.strip_prefix("flags:"))
-                .and_then(|octal| u32::from_str_radix(octal.trim(), 8).ok())?;
-            let target = std::fs::read_link(entry.path()).ok()?;
-            (flags & CLOSE_ON_EXEC == 0).then(|| (fd, target.to_string_lossy().into_owned()))
-        })
-        .collect()
-}
 
 /// What `pid`'s descriptors 0, 1 and 2 point to.
 fn standard_streams(pid: u32) -> Vec<String> {
@@ -173,7 +149,7 @@ async fn check_children(c: &Connection, mock: &MockProvider, server: u32) {
     for (pid, kind) in &below {
         assert_only_its_own_streams(
             &format!("{kind} ({pid})"),
-            &kept_across_exec(*pid),
+            &kept_across_exec(&pid.to_string()).into_iter().collect(),
             &server_streams,
         );
     }

@@ -11,62 +11,17 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use mcp_agents::limits::{HTTP_CONNECTIONS, HTTP_UNREAD_ANSWERS_BYTES, HTTP_WRITE_STALL};
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, Step, ask_for_tools, mcp_request};
 use serde_json::json;
 use support::binary::{self, Generation};
 use support::run_kit::KEY;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 /// `host:port` of an `http://host:port/mcp` URL.
 fn authority(url: &str) -> String {
     url.trim_start_matches("http://")
         .trim_end_matches("/mcp")
         .to_owned()
-}
-
-/// A raw 2026-07-28 request for `method` (of tool `name`), kept alive or not.
-fn request(
-    method: &str,
-    name: Option<&str>,
-    params: serde_json::Value,
-    keep_alive: bool,
-) -> Vec<u8> {
-    let mut params = params;
-    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                             "io.modelcontextprotocol/clientCapabilities": {}});
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
-    let name = name
-        .map(|n| format!("Mcp-Name: {n}\r\n"))
-        .unwrap_or_default();
-    let connection = if keep_alive { "keep-alive" } else { "close" };
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: {method}\r\n{name}Connection: {connection}\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
-}
-
-/// Sends `tools/list` on `stream` and reads up to its answer's event; `false` when the
-/// connection is gone.
-async fn ask_tools(stream: &mut tokio::io::BufReader<tokio::net::TcpStream>) -> bool {
-    let sent = stream
-        .get_mut()
-        .write_all(&request("tools/list", None, json!({}), true))
-        .await;
-    if sent.is_err() {
-        return false;
-    }
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match stream.read_line(&mut line).await {
-            Ok(0) | Err(_) => return false,
-            Ok(_) if line.starts_with("data:") => return true,
-            Ok(_) => {}
-        }
-    }
 }
 
 /// A connection pool's worth of kept-alive connections: each asks for the tool list, then
@@ -81,11 +36,11 @@ async fn busy_keep_alive_crowd(addr: &str, count: usize) -> tokio::task::JoinSet
         crowd.spawn(async move {
             let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
             let mut stream = tokio::io::BufReader::new(stream);
-            let mut answered = ask_tools(&mut stream).await;
+            let mut answered = ask_for_tools(&mut stream).await;
             let _ = ready.send(answered).await;
             while answered {
                 tokio::time::sleep(Duration::from_secs(2)).await;
-                answered = ask_tools(&mut stream).await;
+                answered = ask_for_tools(&mut stream).await;
             }
         });
     }
@@ -180,7 +135,7 @@ async fn answers_nobody_reads_are_bounded_all_together() {
     let answer_bytes = 8_000_000;
     let fits = HTTP_UNREAD_ANSWERS_BYTES / answer_bytes;
     let clients = fits + 4;
-    let wait = request(
+    let wait = mcp_request(
         "tools/call",
         Some("wait_agent"),
         json!({"name": "wait_agent", "arguments": {"targets": [id], "timeout_ms": 0}}),
