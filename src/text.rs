@@ -134,7 +134,8 @@ mod tests {
     #[test]
     fn shortened_text_ends_with_an_ellipsis_within_the_cap() {
         assert_eq!(shorten("short", 5), "short");
-        assert_eq!(shorten("héllo world", 8), "hé…");
+        assert_eq!(shorten("héllo world", 8), "héll…");
+        assert_eq!(shorten("héllo world", 5), "h…", "é is not split");
         assert!(shorten(&"x".repeat(5000), 1024).len() <= 1024);
     }
 
