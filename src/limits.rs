@@ -222,6 +222,11 @@ pub const SHIM_STATUS_BYTES: usize = 4096;
 /// How long a shim, or the server, keeps killing what a child left before giving up on a
 /// process that keeps forking (SPEC §8.3: children never outlive the server).
 pub const CHILD_TREE_KILL_BOUND: Duration = Duration::from_secs(2);
+/// The highest descriptor number marked close-on-exec, one at a time, in a child about to
+/// start where Linux 5.11's `close_range` is missing (SPEC §8.3: a child holds nothing of
+/// the server's but its own standard streams). The process's own limit on descriptors
+/// bounds it first; this keeps a huge limit from costing seconds per child.
+pub const CHILD_DESCRIPTOR_SWEEP: i32 = 1 << 20;
 /// How often a shim looks for its server's death where pidfds (Linux 5.3) are missing
 /// (SPEC §8.3).
 pub const SHIM_PARENT_POLL: Duration = Duration::from_millis(250);
@@ -354,6 +359,11 @@ pub const STOP_HANDOFF_BOUND: Duration = Duration::from_secs(1);
 /// (`clients.rs`) does not list (SPEC §4.3): most clients are built on the TypeScript SDK,
 /// whose requests time out after 60 s, progress or not.
 pub const UNKNOWN_CLIENT_WAIT_MS: u64 = 55_000;
+/// A stop's reason (`send_input` with `stop`: its `message`) as the record keeps it, in
+/// bytes; a longer one is cut with "…" (SPEC §4.2, §12). It is the one text of the parent's
+/// that a record shows again, in `error.message` of every later answer about the agent;
+/// the task and the messages are the conversation's, never echoed.
+pub const STOP_REASON_BYTES: usize = 1024;
 /// How much of a result or error message the human line that opens a `wait_agent` answer
 /// quotes, in characters (SPEC §4.3).
 pub const WAIT_LINE_QUOTE_CHARS: usize = 100;
@@ -394,7 +404,8 @@ pub const STDIO_LINE_KEPT_BYTES: usize = 1024 * 1024;
 pub const HTTP_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an HTTP client has to send a request's whole body (SPEC §10, §12).
 pub const HTTP_BODY_TIMEOUT: Duration = Duration::from_secs(30);
-/// HTTP connections served at once; more wait in the listen backlog (SPEC §10, §12).
+/// HTTP connections served at once; when all are taken, one is closed for each new one
+/// (an idle one first), which waits meanwhile (SPEC §10, §12).
 pub const HTTP_CONNECTIONS: usize = 256;
 /// Legacy (`initialize`) HTTP sessions kept; the least recently used is closed for a new
 /// one (SPEC §10, §12).
@@ -413,6 +424,19 @@ pub const HTTP_WRITE_STALL: Duration = HTTP_BODY_TIMEOUT;
 /// What a client must take of an answer within [`HTTP_WRITE_STALL`] to count as reading
 /// it: a minimum rate of about 2 KiB/s (SPEC §10).
 pub const HTTP_WRITE_PROGRESS_BYTES: usize = 64 * 1024;
+/// The answers waiting on HTTP clients that do not read them, all connections together,
+/// in bytes: past it, the answers whose clients have taken none of them for
+/// [`HTTP_PRESSED_WRITE_STALL`] are given up, the longest waiting first, until the rest fits
+/// (SPEC §10, §12; issue 34). 256 clients each holding an unread 4 MB answer held 2.2 GB.
+pub const HTTP_UNREAD_ANSWERS_BYTES: usize = 64 * 1024 * 1024;
+/// How long an answer may wait on a client that takes less than
+/// [`HTTP_WRITE_PROGRESS_BYTES`] of it once the unread answers together pass
+/// [`HTTP_UNREAD_ANSWERS_BYTES`] (SPEC §10): [`HTTP_WRITE_STALL`] shortened under pressure.
+pub const HTTP_PRESSED_WRITE_STALL: Duration = Duration::from_secs(1);
+/// How often the unread answers are checked against their bound, and how long a fresh
+/// client's slot is waited for before one more connection is chosen to close for it
+/// (SPEC §10: a fresh client is served whatever the other connections do).
+pub const HTTP_CROWD_CHECK: Duration = Duration::from_millis(250);
 /// `wait_agent` calls over HTTP that may wait longer than [`HTTP_SHORT_WAIT`] at once: half
 /// the connections, so that waits cannot hold every slot and lock other clients out
 /// (SPEC §4.3, §10; issue 23).

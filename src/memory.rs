@@ -1,4 +1,5 @@
-//! Giving freed memory back to the system after retained sessions are evicted (SPEC §5).
+//! Giving freed memory back to the system after retained sessions are evicted (SPEC §5), or
+//! HTTP answers nobody read are given up (SPEC §10).
 //!
 //! glibc's allocator keeps most of what a run task frees in its per-thread arenas: after 64
 //! sessions of 16 MiB of history were evicted, the server still held 1.3 GB
@@ -14,7 +15,8 @@ use crate::limits::MEMORY_TRIM_DELAY;
 /// A trim is scheduled and has not run yet.
 static SCHEDULED: AtomicBool = AtomicBool::new(false);
 
-/// Memory was freed in bulk (sessions evicted): gives it back soon.
+/// Memory was freed in bulk (sessions evicted, an unread answer given up): gives it back
+/// soon.
 pub fn freed() {
     if !TRIMS || SCHEDULED.swap(true, Ordering::AcqRel) {
         return;

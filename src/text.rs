@@ -1,5 +1,6 @@
 //! Text cut to a size without splitting a character: the one rule every cap of the server
-//! (tool descriptions, tool output, partial results, the workspace tools' answers) applies;
+//! (tool descriptions, tool output, partial results, the workspace tools' answers, a stop's
+//! reason) applies;
 //! and the characters that hide what text says ([`is_hidden`]), which child tool
 //! descriptions lose and the workspace tools' file names show escaped.
 
@@ -15,6 +16,15 @@ pub fn cut_utf8(text: &str, max: usize) -> &str {
         end -= 1;
     }
     &text[..end]
+}
+
+/// `text` as it is if it is at most `max` bytes, else cut on a character boundary and ended
+/// with "…", the whole within `max` bytes.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    format!("{}…", cut_utf8(text, max.saturating_sub('…'.len_utf8())))
 }
 
 /// Characters that are invisible, or change how the text around them reads, without being
@@ -58,9 +68,91 @@ const HIDDEN: &[(char, char)] = &[
     ('\u{E0100}', '\u{E01EF}'), // variation selectors supplement
 ];
 
+/// `text` with the escapes of JSON strings decoded (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`,
+/// `\r`, `\t`, `\uXXXX`, surrogate pairs joined, a lone surrogate shown as U+FFFD), wherever
+/// they stand: what a raw JSON body says, as a person reads it. Anything else after a
+/// backslash is kept as it is.
+pub fn decode_json_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (decoded, used) = match after.as_bytes().first() {
+            Some(b'"') => ('"', 1),
+            Some(b'\\') => ('\\', 1),
+            Some(b'/') => ('/', 1),
+            Some(b'b') => ('\u{8}', 1),
+            Some(b'f') => ('\u{c}', 1),
+            Some(b'n') => ('\n', 1),
+            Some(b'r') => ('\r', 1),
+            Some(b't') => ('\t', 1),
+            Some(b'u') => match unicode_escape(&after[1..]) {
+                Some((c, used)) => (c, 1 + used),
+                None => {
+                    out.push('\\');
+                    rest = after;
+                    continue;
+                }
+            },
+            _ => {
+                out.push('\\');
+                rest = after;
+                continue;
+            }
+        };
+        out.push(decoded);
+        rest = &after[used..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The character of a `\u` escape whose four hex digits begin `text` (joined with a
+/// following `\uXXXX` low surrogate when it is a high one), and how many bytes it used.
+fn unicode_escape(text: &str) -> Option<(char, usize)> {
+    let unit = |at: usize| {
+        text.get(at..at + 4)
+            .filter(|hex| hex.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+    };
+    let first = unit(0)?;
+    if (0xD800..0xDC00).contains(&first)
+        && text.get(4..6) == Some("\\u")
+        && let Some(second) = unit(6).filter(|s| (0xDC00..0xE000).contains(s))
+    {
+        let joined = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
+        return Some((char::from_u32(joined).unwrap_or('\u{FFFD}'), 10));
+    }
+    Some((char::from_u32(first).unwrap_or('\u{FFFD}'), 4))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortened_text_ends_with_an_ellipsis_within_the_cap() {
+        assert_eq!(shorten("short", 5), "short");
+        assert_eq!(shorten("héllo world", 8), "héll…");
+        assert_eq!(shorten("héllo world", 5), "h…", "é is not split");
+        assert!(shorten(&"x".repeat(5000), 1024).len() <= 1024);
+    }
+
+    #[test]
+    fn json_escapes_decode_wherever_they_stand() {
+        assert_eq!(
+            decode_json_escapes(r#"{"detail":"key \u0073\u006b-abc is bad"}"#),
+            r#"{"detail":"key sk-abc is bad"}"#
+        );
+        assert_eq!(decode_json_escapes(r"sk-proj\/abc"), "sk-proj/abc");
+        assert_eq!(decode_json_escapes(r#"a\"b\\u0073"#), r#"a"b\u0073"#);
+        assert_eq!(decode_json_escapes(r"\ud83d\ude00 \ud800!"), "😀 \u{FFFD}!");
+        assert_eq!(
+            decode_json_escapes(r"\n\t\x \u12 end\"),
+            "\n\t\\x \\u12 end\\"
+        );
+    }
 
     #[test]
     fn cuts_fall_on_character_boundaries() {

@@ -93,6 +93,40 @@ pub(super) fn descendants_in(table: &HashMap<u32, ProcessInfo>, roots: &[u32]) -
     list
 }
 
+/// The processes descended from `root` through their parents alone, sorted by pid, `root`
+/// left out: its process group does not count (a shim run by hand shares its caller's
+/// group with processes that are not its own). Each link is checked as it is followed: a
+/// child started no earlier than the parent it names, so a parent's pid reused by a newer
+/// process never makes that process's children look like descendants.
+pub(super) fn descent_in(table: &HashMap<u32, ProcessInfo>, root: u32) -> Vec<Seen> {
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (pid, info) in table {
+        children.entry(info.parent).or_default().push(*pid);
+    }
+    let mut found = Vec::new();
+    let mut todo = vec![root];
+    while let Some(parent) = todo.pop() {
+        let Some(parent_start) = table.get(&parent).map(|info| info.start_time) else {
+            continue;
+        };
+        for child in children.get(&parent).into_iter().flatten() {
+            let Some(info) = table.get(child) else {
+                continue;
+            };
+            if *child != root && info.start_time >= parent_start {
+                found.push(Seen {
+                    pid: *child,
+                    start_time: info.start_time,
+                });
+                todo.push(*child);
+            }
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
 /// Kills `process` with SIGKILL if it is still the process that was seen: through a pidfd
 /// opened before the check (so the signal cannot reach a process that took the pid after
 /// it), or, where pidfds are missing, right after the check.
@@ -243,6 +277,28 @@ mod tests {
             .map(|s| s.pid)
             .collect();
         assert_eq!(pids, [11, 12, 13, 14]);
+    }
+
+    #[test]
+    fn descent_follows_parents_only_and_never_a_reused_parent_pid() {
+        let info = |parent, group, start_time| ProcessInfo {
+            parent,
+            group,
+            zombie: false,
+            start_time,
+        };
+        let table = HashMap::from([
+            (5, info(1, 5, 10)),    // the caller of a shim run by hand, its group's leader
+            (10, info(5, 5, 20)),   // the shim, in its caller's group
+            (11, info(10, 5, 30)),  // its child
+            (12, info(11, 12, 40)), // a grandchild in a session of its own
+            (13, info(10, 13, 50)), // adopted by the shim (a subreaper)
+            (6, info(5, 5, 25)),    // a neighbour in the same pipeline: same group, not below
+            (7, info(1, 10, 35)),   // in a group numbered as the shim's pid: not below either
+            (20, info(12, 20, 5)),  // names 12 as its parent but is older: 12 was reused
+        ]);
+        let pids: Vec<u32> = descent_in(&table, 10).iter().map(|s| s.pid).collect();
+        assert_eq!(pids, [11, 12, 13]);
     }
 
     #[test]

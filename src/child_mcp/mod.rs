@@ -11,6 +11,7 @@
 //! | `stderr` | a stdio child's stderr, drained and forwarded line by line with its name |
 //! | `spawn` | starting a stdio child: directly, or under its shim, told what to start over a socket of its own |
 //! | `shim` | the small process between the server and each stdio child (Linux) that kills everything the child leaves, when it exits or when the server dies |
+//! | `descriptors` | what a child inherits: its standard streams (and a shim its channel), nothing else of the server's |
 //! | `kill` | the process table, descendants, SIGKILL to a process or a group checked against what was seen, pidfds |
 //! | `process` | stdio children's processes on the server's side: own group, death signal, subreaper, killing what they started and what a killed shim left |
 //! | `offer` | what the model is offered: tool names, descriptions, schemas, filtering |
@@ -23,6 +24,7 @@
 
 mod connect;
 mod cut;
+mod descriptors;
 mod http_answer;
 mod http_client;
 mod kill;

@@ -10,6 +10,8 @@
 //! - stopping a child kills its group, every process seen under it before it was asked to
 //!   stop and every one under it now, each checked against what was seen (a recycled pid is
 //!   never hit);
+//! - a child holds nothing of the server's across `exec` but the pipes of its own standard
+//!   streams (and a shim its channel, descriptor 3): see `descriptors`;
 //! - the server is a child subreaper (`PR_SET_CHILD_SUBREAPER`). With every child under a
 //!   shim, nothing legitimate is ever adopted: a process that comes to the server is
 //!   something a killed shim left, so every such process (and what it started) is killed as

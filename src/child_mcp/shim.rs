@@ -12,7 +12,9 @@
 //!   server through a pidfd instead of dying with it;
 //! - when the child exits (the run's end) or the server dies, however it dies, the shim kills
 //!   every process under it, each through a pidfd checked against what it saw (so a recycled
-//!   pid is never hit), in rounds until none is left, and exits.
+//!   pid is never hit), in rounds until none is left, and exits. "Under it" is descent
+//!   through parents, each link proven by start times ([`descent_in`]), never membership of
+//!   its process group: run by hand, the shim shares a group with its caller's processes.
 //!
 //! The server tells it what to start over descriptor 3, a socket of its own that nothing
 //! else holds ([`ChildSpec`], JSON, then end-of-file), and hears back `ok` or `error: why`
@@ -35,7 +37,9 @@ use std::{
 };
 
 #[cfg(target_os = "linux")]
-use super::kill::{PidFd, descendants_in, kill_seen, process_table};
+use super::descriptors::{STANDARD_STREAMS, close_on_exec_from};
+#[cfg(target_os = "linux")]
+use super::kill::{PidFd, descent_in, kill_seen, process_table};
 #[cfg(target_os = "linux")]
 use crate::limits::{CHILD_TREE_KILL_BOUND, SHIM_PARENT_POLL, SHIM_SPEC_BYTES};
 
@@ -154,9 +158,12 @@ fn start(spec: &ChildSpec) -> std::io::Result<std::process::Child> {
     let mut command = std::process::Command::new(&spec.command);
     command.args(&spec.args).env_clear().envs(&spec.env);
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
-    // calls (sigemptyset, sigprocmask, prctl, getppid); it allocates nothing.
+    // calls (sigemptyset, sigprocmask, prctl, getppid, and those of `close_on_exec_from`);
+    // it allocates nothing.
     unsafe {
         command.pre_exec(move || {
+            // The child gets its standard streams and nothing else the shim holds.
+            close_on_exec_from(STANDARD_STREAMS);
             // The child must not inherit the blocked SIGCHLD.
             let mut none: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut none);
@@ -276,7 +283,9 @@ fn kill_tree(child: u32, mut status: Option<i32>) -> Option<i32> {
     loop {
         reap(child, &mut status);
         let table = process_table();
-        let left: Vec<_> = descendants_in(&table, &[me])
+        // Descent through parents alone: the shim's group may hold processes that are not
+        // its own (run by hand in a `set -m` pipeline, its caller's other commands).
+        let left: Vec<_> = descent_in(&table, me)
             .into_iter()
             .filter(|p| table.get(&p.pid).is_some_and(|info| !info.zombie))
             .collect();

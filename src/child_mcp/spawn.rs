@@ -14,6 +14,7 @@ use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
+use super::descriptors::{KeepDescriptorsBelow, STANDARD_STREAMS};
 use super::launch::SelfCommand;
 use super::process::{DieWithParent, GroupGuard, spawn_group};
 use super::shim::{ChildSpec, FAILED, SPEC_FD, STARTED};
@@ -44,6 +45,7 @@ pub(super) async fn start(
             .current_dir(child.cwd);
         let mut wrapped = CommandWrap::from(process);
         wrapped.wrap(DieWithParent);
+        wrapped.wrap(KeepDescriptorsBelow(STANDARD_STREAMS));
         return spawn(wrapped).map_err(|e| cannot(&e));
     };
     #[cfg(unix)]
@@ -54,6 +56,8 @@ pub(super) async fn start(
         process.args(args).env_clear().current_dir(child.cwd);
         let mut wrapped = CommandWrap::from(process);
         wrapped.wrap(AsDescriptor3(std::os::fd::AsRawFd::as_raw_fd(&theirs)));
+        // After descriptor 3 is in place: the shim keeps it and its standard streams only.
+        wrapped.wrap(KeepDescriptorsBelow(SPEC_FD + 1));
         let spawned = spawn(wrapped);
         // The shim holds its end now; ours alone must be left here, so its end-of-file
         // comes when the shim closes it.

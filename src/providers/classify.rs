@@ -413,7 +413,8 @@ pub(super) fn quoted(secrets: &Secrets, message: &str) -> String {
 }
 
 /// A body with no error message, as text: an HTML page's title, or its text without tags;
-/// anything else as it is.
+/// anything else with its JSON escapes decoded, so that a key written `\u0073\u006b-…` or
+/// with `\/` reads, and is hidden, as the key it is.
 fn readable_body(body: &str) -> String {
     let start = body.trim_start();
     let lower: String = start.chars().take(512).collect::<String>().to_lowercase();
@@ -422,7 +423,7 @@ fn readable_body(body: &str) -> String {
         || lower.starts_with("<head")
         || lower.starts_with("<body"))
     {
-        return body.to_owned();
+        return crate::text::decode_json_escapes(body);
     }
     let lower_all = start.to_lowercase();
     if let (Some(open), Some(close)) = (lower_all.find("<title>"), lower_all.find("</title>"))

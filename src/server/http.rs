@@ -14,12 +14,13 @@
 //!   headers must arrive within 10 s (hyper's header timeout, also for a kept-alive
 //!   connection's next request) and its body within 30 s, and an answer the client stops
 //!   reading is given up after 30 s ([`super::write_stall`]), else the connection is
-//!   closed; at most 256 connections are served at once (the rest wait in the listen
-//!   backlog, holding none of our descriptors), of which at most 128 may be `wait_agent`
-//!   calls waiting longer than a second (a longer one beyond them is shortened, and says
-//!   so), so waits cannot lock other clients out; at most 64 legacy sessions
-//!   ([`super::legacy_sessions`]). Connections are HTTP/1.1: an HTTP/2 one would need its
-//!   first bytes read before any timeout applies.
+//!   closed; at most 256 connections are served at once, and when all are taken one is
+//!   closed for a new client (an idle kept-alive one first), while the answers nobody reads
+//!   are bounded all together ([`super::connections`], [`super::crowd`]); at most 128 of
+//!   the connections may be `wait_agent` calls waiting longer than a second (a longer one
+//!   beyond them is shortened, and says so), so waits cannot lock other clients out; at
+//!   most 64 legacy sessions ([`super::legacy_sessions`]). Connections are HTTP/1.1: an
+//!   HTTP/2 one would need its first bytes read before any timeout applies.
 //! - Serves the status endpoint beside `/mcp`, behind the same checks
 //!   ([`super::status_http`]).
 //!
@@ -36,19 +37,14 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{AgentsServer, ServeOptions};
 use super::legacy_sessions::CappedSessions;
 use super::request_body::{BodyRefusal, discard, read_capped};
-use super::write_stall::WriteStall;
 use crate::definition::is_loopback;
 use crate::definition::{is_env_var_name, is_showable_var_name};
-use crate::limits::{
-    HTTP_BODY_TIMEOUT, HTTP_CONNECTIONS, HTTP_HEADER_TIMEOUT, HTTP_LONG_WAITS,
-    HTTP_REQUEST_BODY_BYTES,
-};
+use crate::limits::{HTTP_BODY_TIMEOUT, HTTP_LONG_WAITS, HTTP_REQUEST_BODY_BYTES};
 use crate::sessions::SessionManager;
 
 /// How to serve HTTP.
@@ -157,53 +153,8 @@ pub async fn serve_http(
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     status_info.set_url(format!("http://{bound}/mcp"));
     on_bound(bound);
-    serve_connections(listener, router, shutdown).await;
+    super::connections::serve(listener, router, shutdown).await;
     Ok(())
-}
-
-/// Accepts connections while fewer than [`HTTP_CONNECTIONS`] are open, each served with the
-/// header timeout, until `shutdown`; then lets the open ones finish (the caller bounds that).
-async fn serve_connections(
-    listener: tokio::net::TcpListener,
-    router: Router,
-    shutdown: CancellationToken,
-) {
-    use hyper_util::rt::{TokioIo, TokioTimer};
-    let open = Arc::new(Semaphore::new(HTTP_CONNECTIONS));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    loop {
-        let slot = tokio::select! {
-            slot = open.clone().acquire_owned() => slot,
-            () = shutdown.cancelled() => break,
-        };
-        // The semaphore is never closed.
-        let Ok(slot) = slot else { break };
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = shutdown.cancelled() => break,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(e) => {
-                // Out of descriptors, or a connection reset before it was taken: wait a
-                // little rather than spin.
-                tracing::debug!("accepting an HTTP connection failed: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
-        let connection = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(HTTP_HEADER_TIMEOUT)
-            .serve_connection(TokioIo::new(WriteStall::new(stream)), service);
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            let _ = connection.await;
-            drop(slot);
-        });
-    }
-    graceful.shutdown().await;
 }
 
 /// `HOST:PORT` to an address, once at startup (a host name is looked up, blocking).

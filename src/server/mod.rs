@@ -10,6 +10,8 @@
 //! | `tasks` | the MCP tasks extension (`--mcp-tasks`): `spawn_agent` answered with a task, `tasks/get`, `tasks/cancel`, `tasks/update` |
 //! | `stdio` | serving on stdin/stdout |
 //! | `http` | serving streamable HTTP at `/mcp`, with Origin and bearer-token checks and the client bounds |
+//! | `connections` | the HTTP accept loop and each connection's life, its requests and answers counted |
+//! | `crowd` | who holds the HTTP connection slots: which one closes for a fresh client, which unread answers are given up |
 //! | `legacy_sessions` | `rmcp`'s sessions for `initialize` clients, at most 64, least recently used closed first |
 //! | `request_body` | an HTTP request body read into one buffer under its cap, refused up front when declared longer |
 //! | `status_http` | `GET /status` and `GET /status/events`: the status endpoint over HTTP (SPEC §7.1) |
@@ -17,6 +19,8 @@
 
 mod arguments;
 mod call;
+mod connections;
+mod crowd;
 mod handler;
 mod http;
 mod legacy_sessions;

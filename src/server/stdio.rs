@@ -229,16 +229,14 @@ async fn write_answers<W: AsyncWrite + Unpin>(
 async fn watch_stdout(closed: CancellationToken) {
     #[cfg(target_os = "linux")]
     {
-        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        use std::os::fd::AsFd;
         use tokio::io::Interest;
         use tokio::io::unix::AsyncFd;
-        // SAFETY: dup returns a new descriptor that we own (or -1).
-        let fd = unsafe { libc::dup(std::io::stdout().as_raw_fd()) };
-        if fd < 0 {
+        // A copy of stdout to watch, close-on-exec (`F_DUPFD_CLOEXEC`): a plain `dup` gave
+        // every child started after it a way to write into the client's stream.
+        let Ok(owned) = std::io::stdout().as_fd().try_clone_to_owned() else {
             return;
-        }
-        // SAFETY: `fd` is a fresh descriptor nothing else owns.
-        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+        };
         // SAFETY: the AsyncFd owns the descriptor, which stays open as long as it is
         // registered.
         let Ok(watched) = (unsafe { AsyncFd::register_with_interest(owned, Interest::ERROR) })

@@ -7,16 +7,19 @@
 //! the client taking [`HTTP_WRITE_PROGRESS_BYTES`] of it in that time; hyper then closes
 //! the connection, which frees the slot and the buffers. A client that reads, however
 //! slowly above that rate, is never cut off, and a connection that is merely quiet (an
-//! answer still being prepared, a long `wait_agent`) writes nothing and is not timed.
+//! answer still being prepared, a long `wait_agent`) writes nothing and is not timed. It
+//! also tells the crowd ([`super::crowd`]) what its connection reads, writes and waits for.
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
+use super::crowd::Tracked;
 use crate::limits::{HTTP_WRITE_PROGRESS_BYTES, HTTP_WRITE_STALL};
 
 /// A stream whose writes fail once they have waited on the peer too long.
@@ -29,11 +32,17 @@ pub(super) struct WriteStall<S> {
     /// Bytes the client took since the deadline was armed.
     progress: usize,
     bound: Duration,
+    /// The connection as the crowd sees it, told what is read, written and waited for.
+    tracked: Option<Arc<Tracked>>,
 }
 
 impl<S> WriteStall<S> {
-    pub(super) fn new(inner: S) -> Self {
-        Self::with_bound(inner, HTTP_WRITE_STALL)
+    /// A stream of a connection the crowd tracks ([`super::crowd`]).
+    pub(super) fn tracked(inner: S, tracked: Arc<Tracked>) -> Self {
+        WriteStall {
+            tracked: Some(tracked),
+            ..Self::with_bound(inner, HTTP_WRITE_STALL)
+        }
     }
 
     fn with_bound(inner: S, bound: Duration) -> Self {
@@ -43,15 +52,29 @@ impl<S> WriteStall<S> {
             armed: false,
             progress: 0,
             bound,
+            tracked: None,
         }
     }
 
     /// The client took `bytes`.
     fn took(&mut self, bytes: usize) {
+        if let Some(tracked) = &self.tracked {
+            tracked.wrote(bytes);
+        }
         if self.armed {
             self.progress = self.progress.saturating_add(bytes);
             if self.progress >= HTTP_WRITE_PROGRESS_BYTES {
-                self.armed = false;
+                self.disarm();
+            }
+        }
+    }
+
+    /// Nothing waits on the client any more.
+    fn disarm(&mut self) {
+        if self.armed {
+            self.armed = false;
+            if let Some(tracked) = &self.tracked {
+                tracked.waiting(None);
             }
         }
     }
@@ -62,8 +85,11 @@ impl<S> WriteStall<S> {
         if !self.armed {
             self.armed = true;
             self.progress = 0;
-            let at = Instant::now() + self.bound;
-            self.deadline.as_mut().reset(at);
+            let now = Instant::now();
+            self.deadline.as_mut().reset(now + self.bound);
+            if let Some(tracked) = &self.tracked {
+                tracked.waiting(Some(now));
+            }
         }
         match self.deadline.as_mut().poll(cx) {
             Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
@@ -85,7 +111,14 @@ impl<S: AsyncRead + Unpin> AsyncRead for WriteStall<S> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let (Poll::Ready(Ok(())), Some(tracked)) = (&polled, &self.tracked)
+            && buf.filled().len() > before
+        {
+            tracked.read();
+        }
+        polled
     }
 }
 
@@ -128,7 +161,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for WriteStall<S> {
         match Pin::new(&mut self.inner).poll_flush(cx) {
             Poll::Ready(Ok(())) => {
                 // Everything written so far is with the client's side: nothing waits.
-                self.armed = false;
+                self.disarm();
                 Poll::Ready(Ok(()))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),

@@ -1,8 +1,9 @@
-//! A run's secrets hidden from everything it leaves in its session (SPEC §10; issue 23): the
-//! activity it reports while it runs, and how it ends (its answer, structured answer,
-//! error and partial result). The secrets are its provider key and the values its child
-//! servers take from the environment; a model or a child may echo any of them, and the
-//! session's records go to the MCP client, `mcp-agents run` and progress notifications.
+//! A run's secrets hidden from everything it leaves in its session (SPEC §10; issues 23
+//! and 34): the activity it reports while it runs, the tools it used and the files it
+//! changed (their names too), and how it ends (its answer, structured answer, error and
+//! partial result). The secrets are its provider key and the values its child servers take
+//! from the environment; a model or a child may echo any of them, and the session's records
+//! go to the MCP client, `mcp-agents run` and progress notifications.
 
 use crate::redact::Secrets;
 use crate::run::{Activity, RunObserver, RunOutcome, ToolUse, UsageDelta};
@@ -39,9 +40,16 @@ impl RunObserver for Hiding<'_> {
         self.observer.tool_used(&self.secrets.redact(tool), event);
     }
 
-    /// A path is the workspace's, not a secret's: passed on as it is.
+    /// The model names the files it writes: a key it put in a name is hidden there too
+    /// (the record lists the name as hidden; the file on disk keeps its name).
     fn file_changed(&self, change: &FileChange) {
-        self.observer.file_changed(change);
+        match self.secrets.redact(&change.path) {
+            std::borrow::Cow::Borrowed(_) => self.observer.file_changed(change),
+            std::borrow::Cow::Owned(path) => self.observer.file_changed(&FileChange {
+                path,
+                ..change.clone()
+            }),
+        }
     }
 
     fn parked(&self, waited: std::time::Duration) {

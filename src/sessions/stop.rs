@@ -4,7 +4,7 @@
 
 use super::session::{Session, SessionState, Snapshot, Status, short_id};
 use crate::error::{AgentError, ErrorCode};
-use crate::limits::STOP_HANDOFF_BOUND;
+use crate::limits::{STOP_HANDOFF_BOUND, STOP_REASON_BYTES};
 use crate::run::{Failure, RunOutcome};
 
 /// Tells a running session's run to stop (SPEC §4.2 `stop`), its record's error to read
@@ -76,7 +76,8 @@ pub(super) fn terminal_status(outcome: RunOutcome, stopping: Option<&str>) -> St
 /// The message of a run the parent stopped (SPEC §4.2, §11 `cancelled`), from its reason
 /// (trimmed; none or empty says only who stopped it).
 pub(super) fn stopped_message(reason: Option<&str>) -> String {
-    let reason = reason.map(str::trim).unwrap_or_default();
+    // Kept, and shown in every later record: cut to a bound (SPEC §12).
+    let reason = crate::text::shorten(reason.map(str::trim).unwrap_or_default(), STOP_REASON_BYTES);
     if reason.is_empty() {
         "stopped by the parent".to_owned()
     } else {

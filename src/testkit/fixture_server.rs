@@ -2,12 +2,12 @@
 //! 2026-07-28 `rmcp` server on stdio or streamable HTTP, with tools that echo, sleep, fail,
 //! return more than 1 MiB, print their environment, carry read-only or destructive
 //! annotations, have a hostile description or a schema with a top-level `oneOf` (`lookup`),
-//! return structured and image content, refuse a
-//! call with a long JSON-RPC error, have a name outside the provider rules (`delete.issue`),
-//! and crash mid-call. Variants speak only the older protocol (`--legacy`), never answer
-//! (`--hang`), redirect every HTTP request (`--redirect-to`), or also list `sleep` under a
-//! hostile name (`--odd-name`), or a second name that collides with another for the model
-//! (`--colliding`), and can log every call it receives (`--call-log`). Hostile ones start
+//! return structured and image content, refuse a call with a long JSON-RPC error, have a
+//! name outside the provider rules (`delete.issue`), crash mid-call, and list the
+//! descriptors the process inherited (`descriptors`). Variants speak only the older
+//! protocol (`--legacy`), never answer (`--hang`), redirect every HTTP request
+//! (`--redirect-to`), or also list `sleep` under a hostile name (`--odd-name`), or a second
+//! name that collides with another for the model (`--colliding`), and can log every call it receives (`--call-log`). Hostile ones start
 //! a grandchild that stays, leaves the group or daemonizes (`--grandchild`), or write
 //! forged lines into the server's pipes (`--forge-reaper-lines`); an HTTP one can answer
 //! with JSON bodies instead of event streams (`--json-response`).
@@ -369,6 +369,19 @@ impl Fixture {
     }
 
     #[tool(
+        description = "Lists the descriptors this process inherited when it started (every one \
+                       open without close-on-exec), each with what it points to.",
+        annotations(read_only_hint = true, destructive_hint = false)
+    )]
+    async fn descriptors(&self) -> String {
+        let inherited: Vec<serde_json::Value> = kept_across_exec("self")
+            .into_iter()
+            .map(|(fd, target)| serde_json::json!({"fd": fd, "target": target}))
+            .collect();
+        serde_json::to_string(&inherited).unwrap_or_default()
+    }
+
+    #[tool(
         description = "Exits the process in the middle of the call.",
         annotations(read_only_hint = true, destructive_hint = false)
     )]
@@ -518,6 +531,35 @@ pub async fn run(options: FixtureOptions) -> Result<(), String> {
         }
         Some(addr) => serve_http(addr, &options).await,
     }
+}
+
+/// The descriptors of `process` (a pid, or `self`) that an `exec` would keep (no
+/// close-on-exec), each with what it points to, by number. In the process itself these are
+/// what it was started with: everything it opens itself (its runtime's, the directory read
+/// here) is opened close-on-exec.
+pub fn kept_across_exec(process: &str) -> Vec<(u32, String)> {
+    /// `O_CLOEXEC` as `/proc/PID/fdinfo` shows it, in its octal `flags:` field.
+    const CLOSE_ON_EXEC: u32 = 0o2_000_000;
+    let mut found: Vec<(u32, String)> = std::fs::read_dir(format!("/proc/{process}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let fd: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let info = std::fs::read_to_string(format!("/proc/{process}/fdinfo/{fd}")).ok()?;
+            let flags = info
+                .lines()
+                .find_map(|line| line.strip_prefix("flags:"))
+                .and_then(|octal| u32::from_str_radix(octal.trim(), 8).ok())?;
+            if flags & CLOSE_ON_EXEC != 0 {
+                return None;
+            }
+            let target = std::fs::read_link(entry.path()).ok()?;
+            Some((fd, target.to_string_lossy().into_owned()))
+        })
+        .collect();
+    found.sort();
+    found
 }
 
 /// Starts this fixture with `--hang` as a grandchild that never reads its stdin.
