@@ -56,109 +56,120 @@ fn spec() -> ToolSpec {
 
 /// The events of one streamed reply asking for one tool call, as the API sends them.
 fn reply_events(wire: WireApi, i: usize) -> Vec<(String, String)> {
-    let ev = |v: Value| (v["type"].as_str().unwrap().to_owned(), v.to_string());
     match wire {
-        WireApi::Responses => {
-            let reasoning = json!({"type": "reasoning", "id": format!("rs_{i}"), "summary": [],
-                "encrypted_content": "gAAAA".repeat(40)});
-            let call = json!({"type": "function_call", "id": format!("fc_{i}"),
-                "call_id": format!("call_{i}"), "name": "t__echo",
-                "arguments": "{\"text\": \"x\"}", "status": "completed"});
-            let response = json!({"id": format!("resp_{i}"), "object": "response",
-                "status": "completed", "output": [reasoning, call],
-                "usage": {"input_tokens": 1000, "output_tokens": 50}});
-            let mut started = response.clone();
-            started["status"] = json!("in_progress");
-            started["output"] = json!([]);
-            vec![
-                ev(json!({"type": "response.created", "sequence_number": 0, "response": started})),
-                ev(
-                    json!({"type": "response.output_item.added", "output_index": 0, "item": reasoning}),
-                ),
-                ev(
-                    json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning}),
-                ),
-                ev(
-                    json!({"type": "response.output_item.added", "output_index": 1,
-                    "item": {"type": "function_call", "call_id": format!("call_{i}"), "name": "t__echo", "arguments": ""}}),
-                ),
-                ev(
-                    json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{\"text\": "}),
-                ),
-                ev(
-                    json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "\"x\"}"}),
-                ),
-                ev(json!({"type": "response.output_item.done", "output_index": 1, "item": call})),
-                ev(json!({"type": "response.completed", "response": response})),
-            ]
-        }
-        WireApi::ChatCompletions => {
-            let chunk = |delta: Value, finish: Value| {
-                (
-                    "message".to_owned(),
-                    json!({"id": format!("chatcmpl-{i}"), "object": "chat.completion.chunk",
-                        "created": 1, "model": "m", "choices": [{"index": 0, "delta": delta,
-                        "logprobs": null, "finish_reason": finish}], "usage": null})
-                    .to_string(),
-                )
-            };
-            vec![
-                chunk(
-                    json!({"role": "assistant", "content": null, "reasoning_content": "hmm ".repeat(40)}),
-                    Value::Null,
-                ),
-                chunk(
-                    json!({"tool_calls": [{"index": 0, "id": format!("call_{i}"), "type": "function",
-                        "function": {"name": "t__echo", "arguments": ""}}]}),
-                    Value::Null,
-                ),
-                chunk(
-                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"text\": "}}]}),
-                    Value::Null,
-                ),
-                chunk(
-                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"x\"}"}}]}),
-                    Value::Null,
-                ),
-                chunk(json!({}), json!("tool_calls")),
-                (
-                    "message".to_owned(),
-                    json!({"id": format!("chatcmpl-{i}"), "object": "chat.completion.chunk",
-                        "created": 1, "model": "m", "choices": [],
-                        "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}})
-                    .to_string(),
-                ),
-                ("message".to_owned(), "[DONE]".to_owned()),
-            ]
-        }
-        WireApi::AnthropicMessages => vec![
-            ev(
-                json!({"type": "message_start", "message": {"id": format!("msg_{i}"), "type": "message",
-                "role": "assistant", "model": "m", "content": [], "stop_reason": null,
-                "usage": {"input_tokens": 1000, "output_tokens": 1}}}),
-            ),
-            ev(json!({"type": "ping"})),
-            ev(json!({"type": "content_block_start", "index": 0,
-                "content_block": {"type": "thinking", "thinking": "", "signature": ""}})),
-            ev(json!({"type": "content_block_delta", "index": 0,
-                "delta": {"type": "thinking_delta", "thinking": "hmm ".repeat(40)}})),
-            ev(json!({"type": "content_block_delta", "index": 0,
-                "delta": {"type": "signature_delta", "signature": "sig".repeat(40)}})),
-            ev(json!({"type": "content_block_stop", "index": 0})),
-            ev(
-                json!({"type": "content_block_start", "index": 1, "content_block":
-                {"type": "tool_use", "id": format!("toolu_{i}"), "name": "t__echo", "input": {}}}),
-            ),
-            ev(json!({"type": "content_block_delta", "index": 1,
-                "delta": {"type": "input_json_delta", "partial_json": "{\"text\": \"x\"}"}})),
-            ev(json!({"type": "content_block_stop", "index": 1})),
-            ev(
-                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
-                "usage": {"output_tokens": 50}}),
-            ),
-            ev(json!({"type": "message_stop"})),
-        ],
+        WireApi::Responses => responses_events(i),
+        WireApi::ChatCompletions => chat_events(i),
+        WireApi::AnthropicMessages => messages_events(i),
     }
+}
+
+/// An event as the reader gets it: its type, and its data as text.
+fn ev(v: Value) -> (String, String) {
+    (v["type"].as_str().unwrap().to_owned(), v.to_string())
+}
+
+/// Responses: a reasoning item and a function call, each added and done.
+fn responses_events(i: usize) -> Vec<(String, String)> {
+    let reasoning = json!({"type": "reasoning", "id": format!("rs_{i}"), "summary": [],
+        "encrypted_content": "gAAAA".repeat(40)});
+    let call = json!({"type": "function_call", "id": format!("fc_{i}"),
+        "call_id": format!("call_{i}"), "name": "t__echo",
+        "arguments": "{\"text\": \"x\"}", "status": "completed"});
+    let response = json!({"id": format!("resp_{i}"), "object": "response",
+        "status": "completed", "output": [reasoning, call],
+        "usage": {"input_tokens": 1000, "output_tokens": 50}});
+    let mut started = response.clone();
+    started["status"] = json!("in_progress");
+    started["output"] = json!([]);
+    vec![
+        ev(json!({"type": "response.created", "sequence_number": 0, "response": started})),
+        ev(json!({"type": "response.output_item.added", "output_index": 0, "item": reasoning})),
+        ev(json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning})),
+        ev(
+            json!({"type": "response.output_item.added", "output_index": 1,
+            "item": {"type": "function_call", "call_id": format!("call_{i}"), "name": "t__echo", "arguments": ""}}),
+        ),
+        ev(
+            json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{\"text\": "}),
+        ),
+        ev(
+            json!({"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "\"x\"}"}),
+        ),
+        ev(json!({"type": "response.output_item.done", "output_index": 1, "item": call})),
+        ev(json!({"type": "response.completed", "response": response})),
+    ]
+}
+
+/// Chat Completions: DeepSeek's `reasoning_content`, a call in pieces, the usage, `[DONE]`.
+fn chat_events(i: usize) -> Vec<(String, String)> {
+    let chunk = |delta: Value, finish: Value| {
+        (
+            "message".to_owned(),
+            json!({"id": format!("chatcmpl-{i}"), "object": "chat.completion.chunk",
+                "created": 1, "model": "m", "choices": [{"index": 0, "delta": delta,
+                "logprobs": null, "finish_reason": finish}], "usage": null})
+            .to_string(),
+        )
+    };
+    vec![
+        chunk(
+            json!({"role": "assistant", "content": null, "reasoning_content": "hmm ".repeat(40)}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": format!("call_{i}"), "type": "function",
+                "function": {"name": "t__echo", "arguments": ""}}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"text\": "}}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"x\"}"}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+        (
+            "message".to_owned(),
+            json!({"id": format!("chatcmpl-{i}"), "object": "chat.completion.chunk",
+                "created": 1, "model": "m", "choices": [],
+                "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}})
+            .to_string(),
+        ),
+        ("message".to_owned(), "[DONE]".to_owned()),
+    ]
+}
+
+/// Messages: a thinking block with its signature, and a tool use.
+fn messages_events(i: usize) -> Vec<(String, String)> {
+    vec![
+        ev(
+            json!({"type": "message_start", "message": {"id": format!("msg_{i}"), "type": "message",
+            "role": "assistant", "model": "m", "content": [], "stop_reason": null,
+            "usage": {"input_tokens": 1000, "output_tokens": 1}}}),
+        ),
+        ev(json!({"type": "ping"})),
+        ev(json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""}})),
+        ev(json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": "hmm ".repeat(40)}})),
+        ev(json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "signature_delta", "signature": "sig".repeat(40)}})),
+        ev(json!({"type": "content_block_stop", "index": 0})),
+        ev(
+            json!({"type": "content_block_start", "index": 1, "content_block":
+            {"type": "tool_use", "id": format!("toolu_{i}"), "name": "t__echo", "input": {}}}),
+        ),
+        ev(json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": "{\"text\": \"x\"}"}})),
+        ev(json!({"type": "content_block_stop", "index": 1})),
+        ev(
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+            "usage": {"output_tokens": 50}}),
+        ),
+        ev(json!({"type": "message_stop"})),
+    ]
 }
 
 /// One turn of the client's own work: encode, read the streamed reply, append.

@@ -35,7 +35,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::classify::{AttemptError, carries_error, classify_error_event};
+use super::classify::{AttemptError, classify_error_event};
+use super::error_answer::carries_error;
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, Usage};
 use super::wire::{ReplyStream, raw_item};
 use crate::redact::Secrets;
@@ -345,15 +346,7 @@ impl Assembly {
         // A reply that wrote nothing is not kept: a cut-off one is asked for again (its
         // reasoning took the limit), a filtered one has nothing to go back.
         let keep = wrote || !(cut_off || refused);
-        let stop = if refused {
-            StopReason::Refused
-        } else if cut_off {
-            StopReason::CutOff
-        } else if tool_calls.is_empty() {
-            StopReason::EndTurn
-        } else {
-            StopReason::ToolUse
-        };
+        let stop = StopReason::of(refused, cut_off, !tool_calls.is_empty());
         let text = match (&self.refusal, refused) {
             (Some(said), true) if !said.trim().is_empty() => said.clone(),
             (_, true) if !content.trim().is_empty() => content,

@@ -5,7 +5,9 @@
 //! (unless the provider says `x-should-retry: false` or the quota is exhausted), and the
 //! same failures when a stream reports them as an `error` event. The delay is the
 //! provider's (`retry-after-ms`, `retry-after`, "try again in 2.5s") when it gives one, else
-//! exponential backoff with jitter. A context-window overflow is never retried, and a 400
+//! exponential backoff with jitter (what the provider's answer says, its fields, request id
+//! and delay, is read in `error_answer`). A context-window overflow (`overflow`) is never
+//! retried, and a 400
 //! that names an optional parameter the model refuses is marked as such (`unsupported`), so
 //! the client can send the request again without it.
 //!
@@ -19,15 +21,16 @@
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::error::{ProviderError, ProviderFailure};
-use super::unsupported;
-use crate::limits::{
-    PROVIDER_BODY_CHARS, PROVIDER_ERROR_LABEL_CHARS, PROVIDER_MESSAGE_CHARS,
-    PROVIDER_REQUEST_ID_CHARS,
+use super::error_answer::{
+    ErrorDetails, details_of, error_details, readable_body, requested_delay,
 };
+use super::overflow::is_context_overflow;
+use super::unsupported;
+use crate::limits::{PROVIDER_BODY_CHARS, PROVIDER_ERROR_LABEL_CHARS, PROVIDER_MESSAGE_CHARS};
 use crate::redact::Secrets;
 
 /// How one attempt failed.
@@ -78,170 +81,6 @@ impl AttemptError {
         message.push_str(&format!(" (request id {id})"));
         self
     }
-}
-
-/// The request id a provider's answer carries: Anthropic's `request-id`, OpenAI's
-/// `x-request-id`. Only a short, printable value is taken: it goes into error messages.
-pub(super) fn request_id(headers: &HeaderMap) -> Option<String> {
-    ["request-id", "x-request-id"]
-        .iter()
-        .filter_map(|name| headers.get(*name)?.to_str().ok())
-        .map(str::trim)
-        .find(|id| is_request_id(id))
-        .map(str::to_owned)
-}
-
-/// The `request_id` an Anthropic error body carries (the header's value, repeated).
-pub(super) fn body_request_id(body: &str) -> Option<String> {
-    let value: Value = serde_json::from_str(body).ok()?;
-    let id = value["request_id"].as_str()?.trim();
-    is_request_id(id).then(|| id.to_owned())
-}
-
-fn is_request_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= PROVIDER_REQUEST_ID_CHARS
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
-}
-
-/// The parts of an error body the APIs share: `{"error": {"message", "type", "code"}}`, or
-/// the flat `{"type": "error", "code", "message"}` of a Responses stream `error` event, or
-/// the flat `{"object": "error", "message", "type", "code"}` of older vLLM; Gemini's
-/// endpoint wraps the first in a one-element array (`[{"error": {"code": 400, "message",
-/// "status": "INVALID_ARGUMENT"}}]`), whose `status` stands for the type.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct ErrorDetails {
-    pub message: Option<String>,
-    pub kind: Option<String>,
-    pub code: Option<String>,
-    /// The request field the error is about (OpenAI's `param`).
-    pub param: Option<String>,
-}
-
-pub fn error_details(body: &str) -> ErrorDetails {
-    let Ok(value) = serde_json::from_str::<Value>(body) else {
-        return ErrorDetails::default();
-    };
-    details_of(&value)
-}
-
-fn details_of(value: &Value) -> ErrorDetails {
-    if let Value::Array(items) = value
-        && let [only] = items.as_slice()
-    {
-        return details_of(only);
-    }
-    let error = &value["error"];
-    let text = |v: &Value| v.as_str().map(str::to_owned);
-    // Identifiers, shown in labels and retry notices: kept whole for matching, and cut
-    // (after the secrets are hidden) where they are quoted.
-    let label = |v: &Value| {
-        v.as_str()
-            .filter(|s| !s.trim().is_empty())
-            .map(str::to_owned)
-    };
-    match error {
-        Value::Object(_) => ErrorDetails {
-            message: text(&error["message"]),
-            kind: label(&error["type"]).or_else(|| label(&error["status"])),
-            code: label(&error["code"]),
-            param: label(&error["param"]),
-        },
-        Value::String(message) => ErrorDetails {
-            message: Some(message.clone()),
-            ..ErrorDetails::default()
-        },
-        // vLLM before 0.10.1: the error's fields at the top.
-        _ if value["object"] == "error" => ErrorDetails {
-            message: text(&value["message"]),
-            kind: label(&value["type"]),
-            code: label(&value["code"]),
-            param: label(&value["param"]),
-        },
-        // The flat event: its `type` is "error" itself, so only `code` says what it is.
-        _ if value["type"] == "error" => ErrorDetails {
-            message: text(&value["message"]),
-            kind: None,
-            code: label(&value["code"]),
-            param: label(&value["param"]),
-        },
-        _ => ErrorDetails::default(),
-    }
-}
-
-/// Whether an event's data carries an `error` as openai-python reads it: present and not
-/// empty, null or false.
-pub(super) fn carries_error(value: &Value) -> bool {
-    match value.get("error") {
-        None | Some(Value::Null | Value::Bool(false)) => false,
-        Some(Value::Object(fields)) => !fields.is_empty(),
-        Some(Value::String(text)) => !text.is_empty(),
-        Some(Value::Array(items)) => !items.is_empty(),
-        Some(_) => true,
-    }
-}
-
-/// Error codes and types that say the input does not fit the context window: OpenAI's
-/// `code` `context_length_exceeded`, and llama.cpp's server's `type`
-/// `exceed_context_size_error` (its `code` is the HTTP status, 400).
-const OVERFLOW_CODES: &[&str] = &["context_length_exceeded", "exceed_context_size_error"];
-
-/// Phrases providers and engines use when the input no longer fits, matched
-/// case-insensitively after the codes. Each is specific to an overflow: "context length"
-/// alone would also match a refusal of the output limit.
-const OVERFLOW_PHRASES: &[&str] = &[
-    // OpenAI, OpenRouter and compatible servers ("This model's maximum context length is
-    // 16384 tokens. However, you requested …", also vLLM's older and current wording).
-    "exceeds the context window",
-    "maximum context length",
-    "context length exceeded",
-    "context_length_exceeded",
-    // Anthropic: "prompt is too long: 208310 tokens > 200000 maximum".
-    "prompt is too long",
-    "exceed context limit",
-    "input is too long for",
-    // llama.cpp's server: "request (20034 tokens) exceeds the available context size (8192
-    // tokens), try increasing it".
-    "exceeds the available context size",
-    // vLLM: "… However, the model's context length is only 4096 tokens, resulting in a
-    // maximum input length of …", "The decoder prompt (length 8825) is longer than the
-    // maximum model length of 8192.", "The prompt (total length 25938) is too long to fit
-    // into the model (context length 4096)."
-    "context length is only",
-    "longer than the maximum model length",
-    "too long to fit into the model",
-    // Ollama: "the prompt is longer than the context length currently available to the
-    // model; …", "the input length exceeds the context length" (and "input exceeds maximum
-    // context length and cannot be truncated further", "input length (N tokens) exceeds the
-    // model's maximum context length (M tokens)", which "maximum context length" above
-    // catches).
-    "longer than the context length",
-    "exceeds the context length",
-    // LM Studio: "Trying to keep the first 111490 tokens when context the overflows. However,
-    // the model is loaded with context length of only 32768 tokens, …" (its typo), and its
-    // MLX backend's "Context size has been exceeded".
-    "context length of only",
-    "when context the overflows",
-    "context size has been exceeded",
-    // Gemini: "The input token count (1196265) exceeds the maximum number of tokens allowed
-    // (1048575)."
-    "exceeds the maximum number of tokens allowed",
-];
-
-/// Whether an error's labels (its code, its type) or its message say the input does not
-/// fit the context window.
-pub(super) fn is_context_overflow(labels: &[Option<&str>], message: &str) -> bool {
-    if labels
-        .iter()
-        .flatten()
-        .any(|label| OVERFLOW_CODES.contains(label))
-    {
-        return true;
-    }
-    let lower = message.to_lowercase();
-    OVERFLOW_PHRASES.iter().any(|p| lower.contains(p))
 }
 
 /// Classifies a non-2xx answer; `secrets` are hidden from every part of it quoted.
@@ -412,100 +251,6 @@ pub(super) fn quoted(secrets: &Secrets, message: &str) -> String {
         .unwrap_or_else(|| "no error message".to_owned())
 }
 
-/// A body with no error message, as text: an HTML page's title, or its text without tags;
-/// anything else with its JSON escapes decoded, so that a key written `\u0073\u006b-…` or
-/// with `\/` reads, and is hidden, as the key it is.
-fn readable_body(body: &str) -> String {
-    let start = body.trim_start();
-    let lower: String = start.chars().take(512).collect::<String>().to_lowercase();
-    if !(lower.starts_with("<!doctype html")
-        || lower.starts_with("<html")
-        || lower.starts_with("<head")
-        || lower.starts_with("<body"))
-    {
-        return crate::text::decode_json_escapes(body);
-    }
-    let lower_all = start.to_lowercase();
-    if let (Some(open), Some(close)) = (lower_all.find("<title>"), lower_all.find("</title>"))
-        && open + "<title>".len() <= close
-        && let Some(title) = start.get(open + "<title>".len()..close)
-        && !title.trim().is_empty()
-    {
-        return title.trim().to_owned();
-    }
-    let mut text = String::new();
-    let mut in_tag = false;
-    for c in start.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' => {
-                in_tag = false;
-                text.push(' ');
-            }
-            c if !in_tag => text.push(c),
-            _ => {}
-        }
-    }
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The delay a provider asks for: `retry-after-ms`, then `retry-after` (seconds, or an
-/// HTTP-date: the time from now until then), then "try again in 1.5s / 28ms" in the
-/// message; the official SDKs read the same headers in the same order.
-pub fn requested_delay(headers: &HeaderMap, message: &str) -> Option<Duration> {
-    requested_delay_at(headers, message, std::time::SystemTime::now())
-}
-
-/// [`requested_delay`], `now` being the time an HTTP-date is counted from.
-fn requested_delay_at(
-    headers: &HeaderMap,
-    message: &str,
-    now: std::time::SystemTime,
-) -> Option<Duration> {
-    let header = |name: &str| -> Option<f64> {
-        headers
-            .get(name)
-            .and_then(|v: &HeaderValue| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
-    };
-    if let Some(ms) = header("retry-after-ms") {
-        return Duration::try_from_secs_f64(ms / 1000.0).ok();
-    }
-    if let Some(s) = header("retry-after") {
-        return Duration::try_from_secs_f64(s).ok();
-    }
-    let date = headers
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| httpdate::parse_http_date(v.trim()).ok());
-    if let Some(date) = date {
-        // A date already past asks for no wait.
-        return Some(date.duration_since(now).unwrap_or(Duration::ZERO));
-    }
-    try_again_in(message)
-}
-
-/// Parses "try again in 11.054s", "in 28ms", "in 2 seconds".
-fn try_again_in(message: &str) -> Option<Duration> {
-    let lower = message.to_lowercase();
-    let rest = &lower[lower.find("try again in")? + "try again in".len()..];
-    let rest = rest.trim_start();
-    let number_len = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(rest.len());
-    let number: f64 = rest[..number_len].parse().ok()?;
-    let unit = rest[number_len..].trim_start();
-    let seconds = if unit.starts_with("ms") {
-        number / 1000.0
-    } else if unit.starts_with('s') {
-        number
-    } else {
-        return None;
-    };
-    Duration::try_from_secs_f64(seconds).ok()
-}
-
 /// The innermost cause of a transport error, which says what happened ("connection reset").
 /// reqwest's messages name the URL, never headers, so they carry no key.
 pub(super) fn innermost_cause(e: &dyn std::error::Error) -> String {
@@ -566,145 +311,8 @@ pub(super) fn named_output_maximum(message: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reqwest::header::HeaderValue;
     use serde_json::json;
-
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(*k, HeaderValue::from_static(v));
-        }
-        h
-    }
-
-    #[test]
-    fn requested_delays_in_every_spelling() {
-        assert_eq!(
-            requested_delay(&headers(&[("retry-after-ms", "250")]), ""),
-            Some(Duration::from_millis(250))
-        );
-        assert_eq!(
-            requested_delay(&headers(&[("retry-after", "2")]), ""),
-            Some(Duration::from_secs(2))
-        );
-        assert_eq!(
-            requested_delay(&HeaderMap::new(), "Please try again in 11.054s. Visit …"),
-            Some(Duration::from_millis(11054))
-        );
-        assert_eq!(
-            requested_delay(&HeaderMap::new(), "try again in 28ms"),
-            Some(Duration::from_millis(28))
-        );
-        assert_eq!(
-            requested_delay(&HeaderMap::new(), "Try again in 3 seconds"),
-            Some(Duration::from_secs(3))
-        );
-        assert_eq!(requested_delay(&HeaderMap::new(), "try again later"), None);
-        assert_eq!(
-            requested_delay(&headers(&[("retry-after", "soon")]), ""),
-            None
-        );
-    }
-
-    #[test]
-    fn an_http_date_is_the_time_until_then() {
-        let now = httpdate::parse_http_date("Tue, 01 Dec 2026 17:00:00 GMT").unwrap();
-        let at =
-            |value: &'static str| requested_delay_at(&headers(&[("retry-after", value)]), "", now);
-        assert_eq!(
-            at("Tue, 01 Dec 2026 17:01:30 GMT"),
-            Some(Duration::from_secs(90))
-        );
-        assert_eq!(at("Tue, 01 Dec 2026 16:59:00 GMT"), Some(Duration::ZERO));
-        assert_eq!(at("tomorrow"), None);
-    }
-
-    /// A delay too long for a `Duration` is no delay at all, never a panic (found in review:
-    /// `retry-after-ms: 1e30` used to panic the run task).
-    #[test]
-    fn absurd_delays_are_ignored() {
-        for (name, value) in [
-            ("retry-after-ms", "1e30"),
-            ("retry-after", "1e30"),
-            ("retry-after-ms", "-5"),
-            ("retry-after", "inf"),
-            ("retry-after", "NaN"),
-        ] {
-            assert_eq!(
-                requested_delay(&headers(&[(name, value)]), ""),
-                None,
-                "{name}: {value}"
-            );
-        }
-        let huge = format!("try again in {}s", "9".repeat(400));
-        assert_eq!(requested_delay(&HeaderMap::new(), &huge), None);
-    }
-
-    #[test]
-    fn overflow_is_recognised_by_code_and_by_phrase() {
-        assert!(is_context_overflow(&[Some("context_length_exceeded")], ""));
-        assert!(is_context_overflow(
-            &[None, Some("exceed_context_size_error")],
-            ""
-        ));
-        assert!(is_context_overflow(
-            &[None],
-            "prompt is too long: 208310 tokens > 200000 maximum"
-        ));
-        assert!(is_context_overflow(
-            &[None],
-            "This endpoint's maximum context length is 32768 tokens."
-        ));
-        assert!(!is_context_overflow(
-            &[None],
-            "max_tokens: 21333 > 4096, which is the maximum allowed"
-        ));
-        assert!(!is_context_overflow(
-            &[Some("invalid_request_error")],
-            "Invalid 'max_output_tokens': integer above maximum value."
-        ));
-        assert!(is_context_overflow(
-            &[None],
-            "The input token count (1196265) exceeds the maximum number of tokens allowed \
-             (1048575)."
-        ));
-    }
-
-    /// The wordings other engines document (their sources are at [`OVERFLOW_PHRASES`]),
-    /// each recognised from its message alone.
-    #[test]
-    fn every_documented_engine_wording_is_an_overflow() {
-        let wordings = [
-            // llama.cpp's server.
-            "request (20034 tokens) exceeds the available context size (8192 tokens), try \
-             increasing it",
-            // vLLM, current and older releases.
-            "You passed 9000 input tokens and requested 100 output tokens. However, the \
-             model's context length is only 8192 tokens, resulting in a maximum input length \
-             of 8092 tokens. Please reduce the length of the input prompt.",
-            "This model's maximum context length is 131072 tokens. However, you requested \
-             1024 output tokens and your prompt contains at least 130049 input tokens, for a \
-             total of at least 131073 tokens. (parameter=input_tokens, value=130049)",
-            "The decoder prompt (length 8825) is longer than the maximum model length of 8192.",
-            "The prompt (total length 25938) is too long to fit into the model (context \
-             length 4096).",
-            // Ollama.
-            "the prompt is longer than the context length currently available to the model; \
-             shorten the prompt, adjust the context length in settings, or use a model with a \
-             longer context length",
-            "the input length exceeds the context length",
-            "input exceeds maximum context length and cannot be truncated further",
-            "input length (9000 tokens) exceeds the model's maximum context length (8192 \
-             tokens)",
-            // LM Studio.
-            "Trying to keep the first 111490 tokens when context the overflows. However, the \
-             model is loaded with context length of only 32768 tokens, which is not enough. \
-             Try to load the model with a larger context length, or provide a shorter input.",
-            "Context size has been exceeded.",
-        ];
-        for wording in wordings {
-            assert!(is_context_overflow(&[None], wording), "{wording}");
-        }
-    }
 
     /// llama.cpp's 400, on both its Responses and its Messages endpoint (OpenAI's error
     /// shape on both), is a context limit, never retried.
@@ -781,7 +389,8 @@ mod tests {
         }
         let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
         assert!(!retry(429, quota));
-        let no = headers(&[("x-should-retry", "false")]);
+        let mut no = HeaderMap::new();
+        no.insert("x-should-retry", HeaderValue::from_static("false"));
         assert!(matches!(
             classify_status(
                 "p",

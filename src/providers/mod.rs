@@ -8,7 +8,9 @@
 //! | `wire` | what a wire format is ([`WireFormat`]): encode, read a reply, make items |
 //! | `formats` | the wire format a definition names |
 //! | `responses` | OpenAI Responses: `POST {base_url}/responses` |
+//! | `responses_reply` | a Responses reply, streamed or whole, as the items the history keeps |
 //! | `messages` | Anthropic Messages: `POST {base_url}/v1/messages` |
+//! | `messages_reply` | a Messages reply, streamed or whole, as the blocks the history keeps |
 //! | `chat` | OpenAI Chat Completions: `POST {base_url}/chat/completions` (SPEC §6.2) |
 //! | `chat_reply` | a Chat Completions reply, streamed or whole, as the message the history keeps |
 //! | `reply` | settings, replies, tool calls and outputs in typed form |
@@ -17,6 +19,8 @@
 //! | `stream` | reading a reply under the 120 s and 15 min bounds, events through the SSE parser |
 //! | `sse` | the server-sent events parser: linear in the bytes received, comments never decoded |
 //! | `classify` | how an attempt failed: retry, retry once, context limit, give up |
+//! | `error_answer` | what an error answer says: its fields in every shape, request id, requested delay |
+//! | `overflow` | whether an error says the input does not fit the context window |
 //! | `models` | what each model takes: its kind of thinking, its effort levels, the thinking budget an effort stands for |
 //! | `unsupported` | optional parameters a model refuses, and what a session learned from the refusals |
 //! | `tool_schema` | child tool schemas in the form each API accepts |
@@ -38,12 +42,16 @@ mod client;
 mod conversation;
 mod credentials;
 mod error;
+mod error_answer;
 mod formats;
 mod history;
 mod messages;
+mod messages_reply;
 mod models;
+mod overflow;
 mod reply;
 mod responses;
+mod responses_reply;
 mod retry;
 mod sse;
 mod stream;
@@ -52,20 +60,21 @@ mod tool_schema;
 mod unsupported;
 mod wire;
 
-pub use classify::{classify_error_event, classify_status, error_details, requested_delay};
+pub use classify::{classify_error_event, classify_status};
 pub use client::{ProviderClient, default_max_output_tokens, endpoint};
 pub use conversation::Conversation;
 pub use credentials::{ApiKey, Audience, Credential, MissingCredential};
 pub use error::{ProviderError, ProviderFailure};
+pub use error_answer::{error_details, requested_delay};
 pub use formats::format;
 pub use history::History;
-pub use messages::parse_message;
+pub use messages_reply::parse_message;
 pub use models::{EffortLevels, thinking_budget};
 pub use reply::{
     CallArguments, ModelSettings, Reply, SILENT_FAILURE_TEXT, StopReason, ToolCall, ToolOutput,
     Usage,
 };
-pub use responses::parse_response;
+pub use responses_reply::parse_response;
 pub use retry::{RequestEvents, RetryNotice, RetryPolicy};
 pub use sse::{LineTooLong, SseEvent, SseParser};
 pub use unsupported::OptionalParam;

@@ -65,6 +65,22 @@ pub enum StopReason {
     Refused,
 }
 
+impl StopReason {
+    /// How a reply that ended normally stopped, from what it holds: a refusal first, then
+    /// the output limit, then tool use when it calls tools.
+    pub(super) fn of(refused: bool, cut_off: bool, calls_tools: bool) -> StopReason {
+        if refused {
+            StopReason::Refused
+        } else if cut_off {
+            StopReason::CutOff
+        } else if calls_tools {
+            StopReason::ToolUse
+        } else {
+            StopReason::EndTurn
+        }
+    }
+}
+
 /// One reply, in typed form plus the raw items that go into the history.
 #[derive(Debug, Clone)]
 pub struct Reply {

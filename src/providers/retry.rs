@@ -12,10 +12,9 @@ use bytes::Bytes;
 use reqwest::header::HeaderMap;
 use url::Url;
 
-use super::classify::{
-    AttemptError, body_request_id, classify_status, innermost_cause, request_id,
-};
+use super::classify::{AttemptError, classify_status, innermost_cause};
 use super::error::{ProviderError, ProviderFailure};
+use super::error_answer::{body_request_id, request_id};
 use super::reply::Reply;
 use super::stream::{Body, BodyError, Bounds, ReplyProgress, body_error, read_reply};
 use super::wire::WireFormat;
@@ -135,88 +134,153 @@ pub(super) async fn send_with_retries(
     policy: &RetryPolicy,
     events: &dyn RequestEvents,
 ) -> Result<Reply, ProviderError> {
-    let mut retry = 0;
-    let mut broken_replies = 0;
+    let mut tally = Tally::default();
     loop {
-        let (reason, after, timeout, message) = match attempt(target, events).await {
+        let failure = match attempt(target, events).await {
             Ok(reply) => return Ok(reply),
-            Err(AttemptError::Fatal(e)) => return Err(e),
-            Err(AttemptError::Retryable {
+            Err(e) => tally.transient(e)?,
+        };
+        tally.within_retries(&failure, policy)?;
+        if let Some(after) = failure.after {
+            requested_delay_fits(&failure, after, policy, target.provider, events.time_left())?;
+        }
+        tally.retries += 1;
+        let delay = failure
+            .after
+            .unwrap_or_else(|| policy.backoff(tally.retries));
+        events.retrying(&RetryNotice {
+            retry: tally.retries,
+            max_retries: policy.max_retries,
+            reason: failure.reason,
+            delay,
+            requested: failure.after.is_some(),
+        });
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// A failure another attempt may mend, as the retry loop weighs it.
+struct Transient {
+    /// Short, for the retry notice ("HTTP 429", "timed out").
+    reason: String,
+    /// The delay the provider asked for.
+    after: Option<Duration>,
+    timeout: bool,
+    /// The message to report if no retry follows.
+    message: String,
+}
+
+/// The retries of one request so far.
+#[derive(Default)]
+struct Tally {
+    retries: u32,
+    /// Of those, the ones after a reply that had begun and broke off.
+    broken_replies: u32,
+}
+
+impl Tally {
+    /// The failure, if another attempt may mend it: a fatal one ends the request, and a
+    /// reply that had begun and broke off is sent again at most [`PROVIDER_STALL_RETRIES`]
+    /// times, since each attempt is billed.
+    fn transient(&mut self, failure: AttemptError) -> Result<Transient, ProviderError> {
+        match failure {
+            AttemptError::Fatal(e) => Err(e),
+            AttemptError::Retryable {
                 reason,
                 after,
                 timeout,
                 message,
-            }) => (reason, after, timeout, message),
-            Err(AttemptError::BrokeOff {
+            } => Ok(Transient {
+                reason,
+                after,
+                timeout,
+                message,
+            }),
+            AttemptError::BrokeOff {
                 reason,
                 timeout,
                 message,
-            }) => {
-                if broken_replies >= PROVIDER_STALL_RETRIES {
+            } => {
+                let broken = self.broken_replies;
+                if broken >= PROVIDER_STALL_RETRIES {
                     return Err(give_up(
                         timeout,
                         format!(
-                            "{message}; the reply had begun and broke off again after {} \
+                            "{message}; the reply had begun and broke off again after {broken} \
                              retr{}, so it is not sent again (each attempt is billed)",
-                            broken_replies,
-                            if broken_replies == 1 { "y" } else { "ies" }
+                            if broken == 1 { "y" } else { "ies" }
                         ),
                     ));
                 }
-                broken_replies += 1;
-                (reason, None, timeout, message)
-            }
-        };
-        if retry >= policy.max_retries {
-            let attempts = retry + 1;
-            return Err(give_up(
-                timeout,
-                format!(
-                    "{message} (after {attempts} attempt{})",
-                    if attempts == 1 { "" } else { "s" }
-                ),
-            ));
-        }
-        if let Some(after) = after {
-            let longest = policy.max_requested_delay;
-            if after > longest {
-                return Err(give_up(
+                self.broken_replies += 1;
+                Ok(Transient {
+                    reason,
+                    after: None,
                     timeout,
-                    format!(
-                        "{message} ({} asked to wait {} s before retrying, longer than the {} s \
-                         a request may take)",
-                        target.provider,
-                        after.as_secs(),
-                        longest.as_secs()
-                    ),
-                ));
-            }
-            if let Some(left) = events.time_left()
-                && after >= left
-            {
-                return Err(give_up(
-                    timeout,
-                    format!(
-                        "{message} ({} asked to wait {} s before retrying, more than the {} s \
-                         left of this run's `max_run_seconds`)",
-                        target.provider,
-                        after.as_secs(),
-                        left.as_secs()
-                    ),
-                ));
+                    message,
+                })
             }
         }
-        retry += 1;
-        let delay = after.unwrap_or_else(|| policy.backoff(retry));
-        events.retrying(&RetryNotice {
-            retry,
-            max_retries: policy.max_retries,
-            reason,
-            delay,
-            requested: after.is_some(),
-        });
-        tokio::time::sleep(delay).await;
     }
+
+    /// Whether the policy allows another retry; the failure ends the request when not.
+    fn within_retries(
+        &self,
+        failure: &Transient,
+        policy: &RetryPolicy,
+    ) -> Result<(), ProviderError> {
+        if self.retries < policy.max_retries {
+            return Ok(());
+        }
+        let attempts = self.retries + 1;
+        Err(give_up(
+            failure.timeout,
+            format!(
+                "{} (after {attempts} attempt{})",
+                failure.message,
+                if attempts == 1 { "" } else { "s" }
+            ),
+        ))
+    }
+}
+
+/// Whether the delay `after` the provider asked for may be waited: not longer than the
+/// policy's longest, and not as long as what is left of the run (`time_left`).
+fn requested_delay_fits(
+    failure: &Transient,
+    after: Duration,
+    policy: &RetryPolicy,
+    provider: &str,
+    time_left: Option<Duration>,
+) -> Result<(), ProviderError> {
+    let longest = policy.max_requested_delay;
+    if after > longest {
+        return Err(give_up(
+            failure.timeout,
+            format!(
+                "{} ({provider} asked to wait {} s before retrying, longer than the {} s a \
+                 request may take)",
+                failure.message,
+                after.as_secs(),
+                longest.as_secs()
+            ),
+        ));
+    }
+    if let Some(left) = time_left
+        && after >= left
+    {
+        return Err(give_up(
+            failure.timeout,
+            format!(
+                "{} ({provider} asked to wait {} s before retrying, more than the {} s left of \
+                 this run's `max_run_seconds`)",
+                failure.message,
+                after.as_secs(),
+                left.as_secs()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn give_up(timeout: bool, message: String) -> ProviderError {

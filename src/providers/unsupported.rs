@@ -377,7 +377,7 @@ mod tests {
     }
 
     #[test]
-    fn chat_completions_refusals_are_read() {
+    fn chat_completions_refused_parameters_are_read() {
         use OptionalParam::*;
         let named_in = |param, message| match named_in(param, message) {
             Some(Refused::Param(p)) => Some(p),
@@ -439,7 +439,11 @@ mod tests {
         for (param, message, expected) in cases {
             assert_eq!(named_in(param, message), expected, "{message}");
         }
-        let levels = |param, message| match super::named_in(param, message) {
+    }
+
+    #[test]
+    fn chat_completions_refused_levels_are_read() {
+        let levels = |param, message| match named_in(param, message) {
             Some(Refused::EffortLevel(levels)) => Some(levels),
             _ => None,
         };

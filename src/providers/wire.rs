@@ -182,6 +182,23 @@ pub trait ReplyStream: Send {
     fn terminal_event(&self) -> &'static str;
 }
 
+/// Feeds `events` (each named by its `type`) to `stream` until one ends the reply or fails.
+#[cfg(test)]
+pub(super) fn read_events(
+    mut stream: Box<dyn ReplyStream>,
+    events: &[Value],
+) -> Result<Option<Reply>, AttemptError> {
+    let mut last = Ok(None);
+    for event in events {
+        let name = event["type"].as_str().unwrap_or("");
+        last = stream.event(name, &event.to_string());
+        if !matches!(last, Ok(None)) {
+            break;
+        }
+    }
+    last
+}
+
 /// Encodes `value` as a raw history item. Only plain JSON values built here reach this, and
 /// those always encode.
 pub(super) fn raw_item(value: &Value) -> Box<RawValue> {

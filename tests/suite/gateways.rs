@@ -197,7 +197,18 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
         ("OPENAI_BASE_URL", openai_base.as_str()),
         ("OPENAI_API_KEY", KEY),
     ];
-    let conn = binary::stdio_env(ws.path(), Generation::Legacy, &env, PROVIDER_VARS).await;
+    spawns_reach_the_gateway(&ws, &env, &gateway).await;
+    check_names_the_gateway_and_its_variables(&ws, &env, &base);
+}
+
+/// A Claude Code subagent and an OpenAI one, each through its `*_BASE_URL` with the token
+/// as a bearer.
+async fn spawns_reach_the_gateway(
+    ws: &TempWorkspace,
+    env: &[(&str, &str)],
+    gateway: &MockProvider,
+) {
+    let conn = binary::stdio_env(ws.path(), Generation::Legacy, env, PROVIDER_VARS).await;
     gateway.push([Step::text("Hello from the gateway.")]);
     let spawned = conn
         .ok("spawn_agent", json!({"name": "helper", "task": "Say hi."}))
@@ -227,15 +238,17 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
         (&json!("gpt-5.4"), &json!("openai"))
     );
     conn.close().await;
+}
 
-    // `check` says which variable and header it will use, and where the endpoint came
-    // from; never the value.
+/// `check` says which variable and header it will use, and where the endpoint came from;
+/// never the value.
+fn check_names_the_gateway_and_its_variables(ws: &TempWorkspace, env: &[(&str, &str)], base: &str) {
     let mut command = Command::new(binary::BIN);
     command.args(["check", "--json"]).arg(ws.path());
     for var in PROVIDER_VARS {
         command.env_remove(var);
     }
-    let out = command.envs(env).output().unwrap();
+    let out = command.envs(env.iter().copied()).output().unwrap();
     assert!(out.status.success());
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let agent = support::agent_named(&report, "helper");
@@ -251,7 +264,7 @@ async fn a_claude_code_gateway_user_reaches_the_gateway_with_a_bearer_token() {
     for var in PROVIDER_VARS {
         table.env_remove(var);
     }
-    let out = table.envs(env).output().unwrap();
+    let out = table.envs(env.iter().copied()).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let port = base.rsplit(':').next().unwrap();
     assert!(

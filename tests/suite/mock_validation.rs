@@ -42,6 +42,14 @@ fn user(text: &str) -> Value {
 #[tokio::test]
 async fn responses_mock_refuses_what_the_api_refuses() {
     let mock = MockProvider::start_unchecked(KEY).await.unwrap();
+    responses_refuses_a_wrong_key(&mock).await;
+    responses_refuses_unpaired_items_ids_and_forged_reasoning(&mock).await;
+    let call = responses_refuses_a_call_without_its_reasoning(&mock).await;
+    responses_refuses_loose_strict_tools_and_stored_requests(&mock).await;
+    responses_counts_every_refusal(&mock, call).await;
+}
+
+async fn responses_refuses_a_wrong_key(mock: &MockProvider) {
     let (status, body) = post(
         format!("{}/responses", mock.responses_base_url()),
         &[("authorization", "Bearer wrong")],
@@ -52,23 +60,25 @@ async fn responses_mock_refuses_what_the_api_refuses() {
         (status, body["error"]["code"].as_str()),
         (401, Some("invalid_api_key"))
     );
+}
 
+async fn responses_refuses_unpaired_items_ids_and_forged_reasoning(mock: &MockProvider) {
     let call =
         json!({"type": "function_call", "call_id": "call_x", "name": "f", "arguments": "{}"});
     let output = json!({"type": "function_call_output", "call_id": "call_x", "output": "ok"});
     assert_eq!(
-        responses(&mock, json!([user("hi"), call])).await,
+        responses(mock, json!([user("hi"), call])).await,
         (400, "No tool output found for function call call_x.".into())
     );
     assert_eq!(
-        responses(&mock, json!([user("hi"), output])).await,
+        responses(mock, json!([user("hi"), output])).await,
         (
             400,
             "No tool call found for function call output with call_id call_x.".into()
         )
     );
     let (status, message) = responses(
-        &mock,
+        mock,
         json!([{"type": "message", "id": "msg_9", "role": "user", "content": "x"}]),
     )
     .await;
@@ -77,14 +87,17 @@ async fn responses_mock_refuses_what_the_api_refuses() {
         "Item with id 'msg_9' not found. Items are not persisted when `store` is set to false."
     ));
     let forged = json!({"type": "reasoning", "summary": [], "encrypted_content": "forged"});
-    let (status, message) = responses(&mock, json!([user("hi"), forged, user("x")])).await;
+    let (status, message) = responses(mock, json!([user("hi"), forged, user("x")])).await;
     assert_eq!(status, 400);
     assert!(
         message.contains("sent back exactly as received"),
         "{message}"
     );
+}
 
-    // A reasoning item issued with a call must precede that call when it is sent back.
+/// A reasoning item issued with a call must precede that call when it is sent back. The
+/// call, sent back without its output, is refused again later.
+async fn responses_refuses_a_call_without_its_reasoning(mock: &MockProvider) -> Value {
     mock.push([Step::tool_call("f", json!({})).with_reasoning()]);
     let (status, body) = post(
         format!("{}/responses", mock.responses_base_url()),
@@ -96,13 +109,16 @@ async fn responses_mock_refuses_what_the_api_refuses() {
     let call_id = body["output"][1]["call_id"].as_str().unwrap().to_owned();
     let call = json!({"type": "function_call", "call_id": call_id, "name": "f", "arguments": "{}"});
     let output = json!({"type": "function_call_output", "call_id": call_id, "output": "ok"});
-    let (status, message) = responses(&mock, json!([user("hi"), call, output])).await;
+    let (status, message) = responses(mock, json!([user("hi"), call, output])).await;
     assert_eq!(status, 400);
     assert!(
         message.contains("without its required 'reasoning' item"),
         "{message}"
     );
+    call
+}
 
+async fn responses_refuses_loose_strict_tools_and_stored_requests(mock: &MockProvider) {
     let strict_tool = json!({"model": "m", "store": false, "include": ["reasoning.encrypted_content"],
         "input": [user("hi")], "tools": [{"type": "function", "name": "f", "strict": true,
         "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}]});
@@ -126,6 +142,11 @@ async fn responses_mock_refuses_what_the_api_refuses() {
     )
     .await;
     assert_eq!(status, 400, "store must be false");
+}
+
+/// Every request but the one scripted reply was refused, and counted so, even when
+/// requests are no longer kept (the soak test relies on it).
+async fn responses_counts_every_refusal(mock: &MockProvider, call: Value) {
     let requests = mock.requests();
     let scripted = requests
         .iter()
@@ -137,9 +158,8 @@ async fn responses_mock_refuses_what_the_api_refuses() {
         (requests.len() - scripted) as u64,
         "every other request is counted as refused"
     );
-    // Refusals are counted even when requests are no longer kept (the soak test relies on it).
     mock.stop_recording();
-    let (status, _) = responses(&mock, json!([user("hi"), call])).await;
+    let (status, _) = responses(mock, json!([user("hi"), call])).await;
     assert_eq!(status, 400);
     assert!(mock.requests().is_empty());
     assert_eq!(mock.refusals(), (requests.len() - scripted) as u64 + 1);
@@ -334,38 +354,46 @@ async fn responses_mock_holds_a_strict_text_format_to_strict_mode() {
 /// start with its thinking, a refused kind of thinking, and effort levels a model lacks.
 #[tokio::test]
 async fn the_mocks_refuse_what_issue_24_found_the_apis_refuse() {
-    use mcp_agents::testkit::ModelRefuses;
     let mock = MockProvider::start_unchecked(KEY).await.unwrap();
+    messages_refuses_blank_text_and_an_empty_failure(&mock).await;
+    messages_refuses_budgets_out_of_range_and_a_turn_without_its_thinking(&mock).await;
+    the_mocks_refuse_a_kind_of_thinking_and_levels_a_model_lacks(&mock).await;
+}
+
+/// A Messages request's body at the mock, `extra` fields merged in; its status and error
+/// message.
+async fn messages_with(mock: &MockProvider, extra: Value, messages: Value) -> (u16, String) {
+    let mut body = json!({"model": "m", "max_tokens": 2000, "messages": messages});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
     let headers = [("x-api-key", KEY), ("anthropic-version", "2023-06-01")];
-    let send = |body: Value| {
-        let url = format!("{}/v1/messages", mock.messages_base_url());
-        async move {
-            let (status, body) = post(url, &headers, body).await;
-            (
-                status,
-                body["error"]["message"].as_str().unwrap_or("").to_owned(),
-            )
-        }
-    };
-    let with = |extra: Value, messages: Value| {
-        let mut body = json!({"model": "m", "max_tokens": 2000, "messages": messages});
-        for (k, v) in extra.as_object().unwrap() {
-            body[k] = v.clone();
-        }
-        body
-    };
-    let hi = json!([{"role": "user", "content": "hi"}]);
-    let tool_turn = |assistant: Value, result: Value| {
-        json!([{"role": "user", "content": "hi"},
-               {"role": "assistant", "content": assistant},
-               {"role": "user", "content": [result]}])
-    };
-    let use_t1 = json!({"type": "tool_use", "id": "t1", "name": "n", "input": {}});
+    let url = format!("{}/v1/messages", mock.messages_base_url());
+    let (status, body) = post(url, &headers, body).await;
+    (
+        status,
+        body["error"]["message"].as_str().unwrap_or("").to_owned(),
+    )
+}
+
+/// A user's text, a tool turn of `assistant`'s blocks, and the user's `result`.
+fn tool_turn(assistant: Value, result: Value) -> Value {
+    json!([{"role": "user", "content": "hi"},
+           {"role": "assistant", "content": assistant},
+           {"role": "user", "content": [result]}])
+}
+
+fn use_t1() -> Value {
+    json!({"type": "tool_use", "id": "t1", "name": "n", "input": {}})
+}
+
+async fn messages_refuses_blank_text_and_an_empty_failure(mock: &MockProvider) {
     assert_eq!(
-        send(with(
+        messages_with(
+            mock,
             json!({}),
             json!([{"role": "user", "content": [{"type": "text", "text": " \n"}]}])
-        ))
+        )
         .await,
         (
             400,
@@ -373,13 +401,14 @@ async fn the_mocks_refuse_what_issue_24_found_the_apis_refuse() {
         )
     );
     assert_eq!(
-        send(with(
+        messages_with(
+            mock,
             json!({}),
             tool_turn(
-                json!([use_t1]),
+                json!([use_t1()]),
                 json!({"type": "tool_result", "tool_use_id": "t1", "content": "", "is_error": true})
             )
-        ))
+        )
         .await,
         (
             400,
@@ -387,11 +416,18 @@ async fn the_mocks_refuse_what_issue_24_found_the_apis_refuse() {
                 .into()
         )
     );
+}
+
+async fn messages_refuses_budgets_out_of_range_and_a_turn_without_its_thinking(
+    mock: &MockProvider,
+) {
+    let hi = json!([{"role": "user", "content": "hi"}]);
     assert_eq!(
-        send(with(
+        messages_with(
+            mock,
             json!({"thinking": {"type": "enabled", "budget_tokens": 512}}),
             hi.clone()
-        ))
+        )
         .await,
         (
             400,
@@ -399,40 +435,48 @@ async fn the_mocks_refuse_what_issue_24_found_the_apis_refuse() {
         )
     );
     assert_eq!(
-        send(with(
+        messages_with(
+            mock,
             json!({"thinking": {"type": "enabled", "budget_tokens": 2000}}),
-            hi.clone()
-        ))
+            hi
+        )
         .await,
         (
             400,
             "`max_tokens` must be greater than `thinking.budget_tokens`.".into()
         )
     );
-    let (status, message) = send(with(
+    let (status, message) = messages_with(
+        mock,
         json!({"thinking": {"type": "enabled", "budget_tokens": 1024}}),
         tool_turn(
-            json!([{"type": "text", "text": "Let me look."}, use_t1]),
+            json!([{"type": "text", "text": "Let me look."}, use_t1()]),
             json!({"type": "tool_result", "tool_use_id": "t1", "content": "ok"}),
         ),
-    ))
+    )
     .await;
     assert_eq!(status, 400);
     assert!(
         message.starts_with("messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start with a thinking block"),
         "{message}"
     );
+}
+
+async fn the_mocks_refuse_a_kind_of_thinking_and_levels_a_model_lacks(mock: &MockProvider) {
+    use mcp_agents::testkit::ModelRefuses;
+    let hi = json!([{"role": "user", "content": "hi"}]);
     mock.refuse(ModelRefuses::BudgetThinking);
-    let (status, message) = send(with(
+    let (status, message) = messages_with(
+        mock,
         json!({"thinking": {"type": "enabled", "budget_tokens": 1024}}),
         hi.clone(),
-    ))
+    )
     .await;
     assert_eq!(status, 400);
     assert!(message.starts_with("\"thinking.type.enabled\" is not supported for this model."));
     mock.take_efforts(&["low", "medium", "high", "max"]);
     assert_eq!(
-        send(with(json!({"output_config": {"effort": "xhigh"}}), hi.clone())).await,
+        messages_with(mock, json!({"output_config": {"effort": "xhigh"}}), hi).await,
         (400, "This model does not support effort level 'xhigh'. Supported levels: high, low, max, medium.".into())
     );
     let (status, body) = post(

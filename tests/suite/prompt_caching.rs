@@ -194,107 +194,122 @@ async fn prefixes_are_byte_stable_from_turn_to_turn_and_between_spawns() {
         talk.mock.push(steps);
         talk.run(&system(), "Read.", &reader()).await;
         let bodies = talk.bodies();
-        let system_of = |b: &Value| match wire {
-            Responses => b["instructions"].clone(),
-            Messages => b["system"].clone(),
-            Chat => b["messages"][0].clone(),
-        };
-        for pair in bodies.windows(2) {
-            assert_eq!(
-                pair[0]["tools"], pair[1]["tools"],
-                "{wire:?}: the same tools"
-            );
-            assert_eq!(system_of(&pair[0]), system_of(&pair[1]));
-            let (before, after) = (items(wire, &pair[0]), items(wire, &pair[1]));
-            assert_eq!(
-                before[..],
-                after[..before.len()],
-                "{wire:?}: the history only grows"
-            );
-        }
-        let names: Vec<&str> = bodies[0]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| {
-                t["name"]
-                    .as_str()
-                    .or(t["function"]["name"].as_str())
-                    .unwrap()
-            })
-            .collect();
-        assert_eq!(
-            names,
-            ["t__glob", "t__grep", "t__list", "t__read"],
-            "a stable order"
-        );
+        assert_each_request_extends_the_last(wire, &bodies);
+        assert_cache_marks(wire, &bodies);
+        assert_another_spawn_reads_the_cache(wire, &mut talk).await;
+    }
+}
 
-        match wire {
-            Messages => {
-                for body in &bodies {
-                    let tools = body["tools"].as_array().unwrap();
-                    let marked: Vec<bool> = tools
-                        .iter()
-                        .map(|t| t.get("cache_control").is_some())
-                        .collect();
-                    assert_eq!(marked, [false, false, false, true], "the last tool");
-                    assert_eq!(
-                        body["system"][0]["cache_control"],
-                        json!({"type": "ephemeral"})
-                    );
-                    let in_messages = body["messages"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .flat_map(|m| m["content"].as_array().unwrap())
-                        .filter(|b| b.get("cache_control").is_some())
-                        .count();
-                    assert!(in_messages <= 2, "the newest and the previous newest");
-                }
-                let last = &bodies[bodies.len() - 1]["messages"];
-                let newest = last.as_array().unwrap().last().unwrap()["content"]
+/// The same tools, in a stable order, and the same system context in every request; the
+/// history only grows.
+fn assert_each_request_extends_the_last(wire: WireApi, bodies: &[Value]) {
+    let system_of = |b: &Value| match wire {
+        Responses => b["instructions"].clone(),
+        Messages => b["system"].clone(),
+        Chat => b["messages"][0].clone(),
+    };
+    for pair in bodies.windows(2) {
+        assert_eq!(
+            pair[0]["tools"], pair[1]["tools"],
+            "{wire:?}: the same tools"
+        );
+        assert_eq!(system_of(&pair[0]), system_of(&pair[1]));
+        let (before, after) = (items(wire, &pair[0]), items(wire, &pair[1]));
+        assert_eq!(
+            before[..],
+            after[..before.len()],
+            "{wire:?}: the history only grows"
+        );
+    }
+    let names: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["name"]
+                .as_str()
+                .or(t["function"]["name"].as_str())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["t__glob", "t__grep", "t__list", "t__read"],
+        "a stable order"
+    );
+}
+
+/// Messages' breakpoints (the last tool, the system block, the newest and the previous
+/// newest block), Responses' `prompt_cache_key`, and none on Chat Completions to a server
+/// that is not OpenAI's.
+fn assert_cache_marks(wire: WireApi, bodies: &[Value]) {
+    match wire {
+        Messages => {
+            for body in bodies {
+                let tools = body["tools"].as_array().unwrap();
+                let marked: Vec<bool> = tools
+                    .iter()
+                    .map(|t| t.get("cache_control").is_some())
+                    .collect();
+                assert_eq!(marked, [false, false, false, true], "the last tool");
+                assert_eq!(
+                    body["system"][0]["cache_control"],
+                    json!({"type": "ephemeral"})
+                );
+                let in_messages = body["messages"]
                     .as_array()
                     .unwrap()
-                    .last()
-                    .unwrap()
-                    .clone();
-                assert_eq!(newest["cache_control"], json!({"type": "ephemeral"}));
+                    .iter()
+                    .flat_map(|m| m["content"].as_array().unwrap())
+                    .filter(|b| b.get("cache_control").is_some())
+                    .count();
+                assert!(in_messages <= 2, "the newest and the previous newest");
             }
-            Responses => {
-                let key = bodies[0]["prompt_cache_key"].as_str().unwrap().to_owned();
-                assert!(key.starts_with("mcp-agents-") && key.len() <= 64, "{key}");
-                assert!(bodies.iter().all(|b| b["prompt_cache_key"] == key.as_str()));
-            }
-            Chat => {
-                assert_eq!(bodies[0]["messages"][0]["role"], "system");
-                assert!(
-                    bodies.iter().all(|b| b.get("prompt_cache_key").is_none()),
-                    "only OpenAI's own endpoint gets the key"
-                );
-            }
+            let last = &bodies[bodies.len() - 1]["messages"];
+            let newest = last.as_array().unwrap().last().unwrap()["content"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone();
+            assert_eq!(newest["cache_control"], json!({"type": "ephemeral"}));
         }
-
-        // Another spawn of the same definition: its first request reads the cached
-        // system context and tools.
-        talk.conversation = Conversation::new(wire);
-        talk.recorder = Default::default();
-        talk.mock.push([Step::text("Hello again.")]);
-        talk.run(&system(), "Something else.", &reader()).await;
-        let usage = talk.recorder.total();
-        assert!(
-            usage.cache_read_tokens >= 2_000,
-            "{wire:?}: the second spawn read {} tokens from the cache",
-            usage.cache_read_tokens
-        );
-        let bodies = talk.bodies();
-        assert_eq!(bodies[0]["tools"], bodies[bodies.len() - 1]["tools"]);
-        if wire == Responses {
-            assert_eq!(
-                bodies[0]["prompt_cache_key"],
-                bodies[bodies.len() - 1]["prompt_cache_key"],
-                "stable per definition"
+        Responses => {
+            let key = bodies[0]["prompt_cache_key"].as_str().unwrap().to_owned();
+            assert!(key.starts_with("mcp-agents-") && key.len() <= 64, "{key}");
+            assert!(bodies.iter().all(|b| b["prompt_cache_key"] == key.as_str()));
+        }
+        Chat => {
+            assert_eq!(bodies[0]["messages"][0]["role"], "system");
+            assert!(
+                bodies.iter().all(|b| b.get("prompt_cache_key").is_none()),
+                "only OpenAI's own endpoint gets the key"
             );
         }
+    }
+}
+
+/// Another spawn of the same definition: its first request reads the cached system context
+/// and tools.
+async fn assert_another_spawn_reads_the_cache(wire: WireApi, talk: &mut Loop) {
+    talk.conversation = Conversation::new(wire);
+    talk.recorder = Default::default();
+    talk.mock.push([Step::text("Hello again.")]);
+    talk.run(&system(), "Something else.", &reader()).await;
+    let usage = talk.recorder.total();
+    assert!(
+        usage.cache_read_tokens >= 2_000,
+        "{wire:?}: the second spawn read {} tokens from the cache",
+        usage.cache_read_tokens
+    );
+    let bodies = talk.bodies();
+    assert_eq!(bodies[0]["tools"], bodies[bodies.len() - 1]["tools"]);
+    if wire == Responses {
+        assert_eq!(
+            bodies[0]["prompt_cache_key"],
+            bodies[bodies.len() - 1]["prompt_cache_key"],
+            "stable per definition"
+        );
     }
 }
 

@@ -55,9 +55,18 @@ fn carries(body: &Value, param: OptionalParam) -> bool {
     }
 }
 
-#[tokio::test]
-async fn each_refused_parameter_is_retried_once_without_it_and_left_out_after() {
-    let cases = [
+/// What a model refuses on a wire, the parameter that stands for it, and the effort and
+/// temperature that make the request carry it.
+type RefusedCase = (
+    WireApi,
+    ModelRefuses,
+    OptionalParam,
+    Option<ReasoningEffort>,
+    Option<f64>,
+);
+
+fn refused_parameter_cases() -> [RefusedCase; 10] {
+    [
         (
             Responses,
             ModelRefuses::Temperature,
@@ -128,62 +137,72 @@ async fn each_refused_parameter_is_retried_once_without_it_and_left_out_after() 
             None,
             None,
         ),
-    ];
-    for (wire, refuses, param, effort, temperature) in cases {
-        let what = format!("{wire:?} {param:?}");
-        let mut talk = Loop::new(wire, |d| {
-            d.reasoning_effort = effort;
-            d.temperature = temperature;
-        })
-        .await;
-        talk.mock.refuse(refuses);
-        talk.mock.push(call_then_answer());
-        let tools = echo_tools();
-        let outcome = talk.run("You test things.", "Go.", &tools).await;
-        assert_eq!(outcome, RunOutcome::Completed("Answered.".into()), "{what}");
-        assert!(talk.conversation.learned().contains(param), "{what}");
+    ]
+}
 
-        // A resumed session's new run (a new client) leaves it out from the start.
-        talk.mock.push([Step::text("Again.")]);
-        let outcome = talk.run("You test things.", "Once more.", &tools).await;
-        assert_eq!(outcome, RunOutcome::Completed("Again.".into()), "{what}");
-
-        let requests = talk.mock.requests();
-        assert_eq!(
-            requests.len(),
-            4,
-            "{what}: one refused request, three that went"
-        );
-        assert!(
-            carries(&requests[0].body, param),
-            "{what}: it was sent at first"
-        );
-        assert!(
-            matches!(&requests[0].outcome, RecordedOutcome::Refused(400, _)),
-            "{what}: {:?}",
-            requests[0].outcome
-        );
-        for r in &requests[1..] {
-            assert_eq!(r.outcome, RecordedOutcome::Scripted, "{what}");
-            assert!(!carries(&r.body, param), "{what}: {:#}", r.body);
-        }
-        // Only the refused parameter goes: on Messages effort and thinking are separate, and
-        // refused adaptive thinking gives way to a budget.
-        if wire == Messages && param == OptionalParam::AdaptiveThinking {
-            assert_eq!(requests[1].body["output_config"]["effort"], "low");
-            assert_eq!(requests[1].body["thinking"]["type"], "enabled");
-        }
-        if wire == Messages && param == OptionalParam::Effort {
-            assert_eq!(requests[1].body["thinking"], json!({"type": "adaptive"}));
-        }
-        if param == OptionalParam::CompletionTokens {
-            assert_eq!(
-                requests[1].body["max_tokens"], requests[0].body["max_completion_tokens"],
-                "the same limit, in its older name"
-            );
-        }
-        assert_eq!(talk.mock.refusals(), 1, "{what}");
+#[tokio::test]
+async fn each_refused_parameter_is_retried_once_without_it_and_left_out_after() {
+    for case in refused_parameter_cases() {
+        retried_once_without_it_and_left_out_after(case).await;
     }
+}
+
+async fn retried_once_without_it_and_left_out_after(
+    (wire, refuses, param, effort, temperature): RefusedCase,
+) {
+    let what = format!("{wire:?} {param:?}");
+    let mut talk = Loop::new(wire, |d| {
+        d.reasoning_effort = effort;
+        d.temperature = temperature;
+    })
+    .await;
+    talk.mock.refuse(refuses);
+    talk.mock.push(call_then_answer());
+    let tools = echo_tools();
+    let outcome = talk.run("You test things.", "Go.", &tools).await;
+    assert_eq!(outcome, RunOutcome::Completed("Answered.".into()), "{what}");
+    assert!(talk.conversation.learned().contains(param), "{what}");
+
+    // A resumed session's new run (a new client) leaves it out from the start.
+    talk.mock.push([Step::text("Again.")]);
+    let outcome = talk.run("You test things.", "Once more.", &tools).await;
+    assert_eq!(outcome, RunOutcome::Completed("Again.".into()), "{what}");
+
+    let requests = talk.mock.requests();
+    assert_eq!(
+        requests.len(),
+        4,
+        "{what}: one refused request, three that went"
+    );
+    assert!(
+        carries(&requests[0].body, param),
+        "{what}: it was sent at first"
+    );
+    assert!(
+        matches!(&requests[0].outcome, RecordedOutcome::Refused(400, _)),
+        "{what}: {:?}",
+        requests[0].outcome
+    );
+    for r in &requests[1..] {
+        assert_eq!(r.outcome, RecordedOutcome::Scripted, "{what}");
+        assert!(!carries(&r.body, param), "{what}: {:#}", r.body);
+    }
+    // Only the refused parameter goes: on Messages effort and thinking are separate, and
+    // refused adaptive thinking gives way to a budget.
+    if wire == Messages && param == OptionalParam::AdaptiveThinking {
+        assert_eq!(requests[1].body["output_config"]["effort"], "low");
+        assert_eq!(requests[1].body["thinking"]["type"], "enabled");
+    }
+    if wire == Messages && param == OptionalParam::Effort {
+        assert_eq!(requests[1].body["thinking"], json!({"type": "adaptive"}));
+    }
+    if param == OptionalParam::CompletionTokens {
+        assert_eq!(
+            requests[1].body["max_tokens"], requests[0].body["max_completion_tokens"],
+            "the same limit, in its older name"
+        );
+    }
+    assert_eq!(talk.mock.refusals(), 1, "{what}");
 }
 
 #[tokio::test]
@@ -483,62 +502,27 @@ async fn request_ids_are_quoted_from_either_header_or_the_body() {
     );
 }
 
-#[tokio::test]
-async fn every_provider_message_is_quoted_in_at_most_1000_characters() {
-    let huge = "m".repeat(2 * 1024 * 1024);
-    let cases: Vec<(WireApi, Step)> = vec![
+/// Errors answered with an HTTP status, each with `huge` as its message, code or type.
+fn huge_error_answers(huge: &str) -> Vec<(WireApi, Step)> {
+    vec![
         (
             Responses,
-            Step::openai_error(400, "invalid_request_error", None, &huge),
+            Step::openai_error(400, "invalid_request_error", None, huge),
         ),
         (
             Messages,
-            Step::anthropic_error(400, "invalid_request_error", &huge),
-        ),
-        (
-            Responses,
-            Step::json(
-                200,
-                json!({"id": "r", "object": "response", "status": "failed",
-                "error": {"code": "invalid_prompt", "message": huge}, "output": []}),
-            ),
-        ),
-        (
-            Responses,
-            Step::json(
-                200,
-                json!({"id": "r", "object": "response", "status": "incomplete",
-                "incomplete_details": {"reason": huge}, "output": []}),
-            ),
-        ),
-        (
-            Responses,
-            Step::json(
-                200,
-                json!({"id": "r", "object": "response", "status": huge, "output": []}),
-            ),
-        ),
-        (
-            Messages,
-            Step::Raw {
-                status: 200,
-                headers: vec![("content-type".into(), "text/event-stream".into())],
-                body: format!(
-                    "event: error\ndata: {}\n\n",
-                    json!({"type": "error", "error": {"type": "invalid_request_error", "message": huge}})
-                ),
-            },
+            Step::anthropic_error(400, "invalid_request_error", huge),
         ),
         // The error's code and type are the provider's text too.
         (
             Responses,
-            Step::openai_error(400, "invalid_request_error", Some(&huge), "short"),
+            Step::openai_error(400, "invalid_request_error", Some(huge), "short"),
         ),
-        (Responses, Step::openai_error(400, &huge, None, "short")),
-        (Messages, Step::anthropic_error(400, &huge, "short")),
+        (Responses, Step::openai_error(400, huge, None, "short")),
+        (Messages, Step::anthropic_error(400, huge, "short")),
         (
             Chat,
-            Step::openai_error(400, "invalid_request_error", None, &huge),
+            Step::openai_error(400, "invalid_request_error", None, huge),
         ),
         // Gemini's error list.
         (
@@ -548,38 +532,70 @@ async fn every_provider_message_is_quoted_in_at_most_1000_characters() {
                 json!([{"error": {"code": 400, "message": huge, "status": "INVALID_ARGUMENT"}}]),
             ),
         ),
+    ]
+}
+
+/// Failures inside a 200: a response that failed or stopped, and a stream's error event,
+/// each with `huge` in it.
+fn huge_failures_in_replies(huge: &str) -> Vec<(WireApi, Step)> {
+    let event_stream = |body: String| Step::Raw {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        body,
+    };
+    let response = |fields: Value| {
+        let mut body = json!({"id": "r", "object": "response", "output": []});
+        for (k, v) in fields.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        Step::json(200, body)
+    };
+    vec![
         (
-            Chat,
-            Step::Raw {
-                status: 200,
-                headers: vec![("content-type".into(), "text/event-stream".into())],
-                body: format!(
-                    "data: {}\n\ndata: [DONE]\n\n",
-                    json!({"error": {"message": huge, "type": "invalid_request_error", "code": 400}})
-                ),
-            },
+            Responses,
+            response(json!({"status": "failed",
+                "error": {"code": "invalid_prompt", "message": huge}})),
         ),
         (
             Responses,
-            Step::json(
-                200,
-                json!({"id": "r", "object": "response", "status": "failed",
-                "error": {"code": huge, "message": "short"}, "output": []}),
-            ),
+            response(json!({"status": "incomplete", "incomplete_details": {"reason": huge}})),
+        ),
+        (Responses, response(json!({"status": huge}))),
+        (
+            Responses,
+            response(json!({"status": "failed", "error": {"code": huge, "message": "short"}})),
         ),
         (
             Messages,
-            Step::Raw {
-                status: 200,
-                headers: vec![("content-type".into(), "text/event-stream".into())],
-                body: format!(
-                    "event: error\ndata: {}\n\n",
-                    json!({"type": "error", "error": {"type": huge, "message": "short"}})
-                ),
-            },
+            event_stream(format!(
+                "event: error\ndata: {}\n\n",
+                json!({"type": "error", "error": {"type": "invalid_request_error", "message": huge}})
+            )),
         ),
-    ];
-    for (i, (wire, step)) in cases.into_iter().enumerate() {
+        (
+            Messages,
+            event_stream(format!(
+                "event: error\ndata: {}\n\n",
+                json!({"type": "error", "error": {"type": huge, "message": "short"}})
+            )),
+        ),
+        (
+            Chat,
+            event_stream(format!(
+                "data: {}\n\ndata: [DONE]\n\n",
+                json!({"error": {"message": huge, "type": "invalid_request_error", "code": 400}})
+            )),
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn every_provider_message_is_quoted_in_at_most_1000_characters() {
+    let huge = "m".repeat(2 * 1024 * 1024);
+    let cases = huge_error_answers(&huge)
+        .into_iter()
+        .chain(huge_failures_in_replies(&huge));
+    for (i, (wire, step)) in cases.enumerate() {
         let error = one_reply(wire, step).await.unwrap_err();
         let message = mcp_agents::error::AgentError::from(error).message;
         assert!(

@@ -27,47 +27,43 @@ fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
     map
 }
 
-fn responses(body: Value) -> Recorded {
+/// A request as the mock recorded it, with these headers.
+fn recorded(wire: MockWire, pairs: &[(&'static str, &str)], body: Value) -> Recorded {
     Recorded {
         received: std::time::Instant::now(),
-        wire: MockWire::Responses,
-        headers: headers(&[
-            ("authorization", &format!("Bearer {KEY}")),
-            ("content-type", "application/json"),
-        ]),
+        wire,
+        headers: headers(pairs),
         body,
         outcome: RecordedOutcome::Scripted,
         extras_sent: Vec::new(),
     }
+}
+
+fn responses(body: Value) -> Recorded {
+    let bearer = format!("Bearer {KEY}");
+    let pairs = [
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+    ];
+    recorded(MockWire::Responses, &pairs, body)
 }
 
 fn messages(body: Value) -> Recorded {
-    Recorded {
-        received: std::time::Instant::now(),
-        wire: MockWire::Messages,
-        headers: headers(&[
-            ("x-api-key", KEY),
-            ("anthropic-version", "2023-06-01"),
-            ("content-type", "application/json"),
-        ]),
-        body,
-        outcome: RecordedOutcome::Scripted,
-        extras_sent: Vec::new(),
-    }
+    let pairs = [
+        ("x-api-key", KEY),
+        ("anthropic-version", "2023-06-01"),
+        ("content-type", "application/json"),
+    ];
+    recorded(MockWire::Messages, &pairs, body)
 }
 
 fn chat(body: Value) -> Recorded {
-    Recorded {
-        received: std::time::Instant::now(),
-        wire: MockWire::Chat,
-        headers: headers(&[
-            ("authorization", &format!("Bearer {KEY}")),
-            ("content-type", "application/json"),
-        ]),
-        body,
-        outcome: RecordedOutcome::Scripted,
-        extras_sent: Vec::new(),
-    }
+    let bearer = format!("Bearer {KEY}");
+    let pairs = [
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+    ];
+    recorded(MockWire::Chat, &pairs, body)
 }
 
 fn good_chat() -> Value {
@@ -108,15 +104,15 @@ fn verdict(requests: &[Recorded]) -> Verdict {
     check_with_oracle(requests).expect("the oracle runs")
 }
 
-#[test]
-fn the_oracle_refuses_what_the_apis_refuse() {
+/// A request the oracle must refuse: what it is, the request, and words of the violation.
+type RefusedRequest = (&'static str, Recorded, &'static str);
+
+/// Responses input items the API refuses: unknown keys, unpaired calls, server ids under
+/// `store: false`, mislabelled images, and what only OpenAI's OpenAPI schema says (lengths,
+/// and its unions read by `type`).
+fn responses_items_refused() -> Vec<RefusedRequest> {
     let png_named_jpeg = format!("data:image/png;base64,{}", "/9j/4AAQSkZJRgABAQ==");
-    let cases: Vec<(&str, Recorded, &str)> = vec![
-        (
-            "an unknown top-level key",
-            responses(with(good_responses(), |b| b["bogus"] = json!(1))),
-            "bogus: Extra inputs are not permitted",
-        ),
+    vec![
         (
             "an unknown key in an input part",
             responses(with(good_responses(), |b| {
@@ -136,6 +132,64 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             "No tool output found for function call c1.",
         ),
         (
+            "a server id under store: false",
+            responses(with(good_responses(), |b| {
+                b["input"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"type": "reasoning", "id": "rs_1",
+                    "summary": [], "encrypted_content": "e"}));
+                b["input"].as_array_mut().unwrap().push(user_item("x"));
+            })),
+            "an item with an `id` under store: false",
+        ),
+        (
+            "an image whose bytes are not its type",
+            responses(with(good_responses(), |b| {
+                let input = b["input"].as_array_mut().unwrap();
+                input.push(json!({"type": "function_call", "call_id": "c1", "name": "t", "arguments": "{}"}));
+                input.push(json!({"type": "function_call_output", "call_id": "c1",
+                    "output": [{"type": "input_image", "image_url": png_named_jpeg}]}));
+            })),
+            "the image bytes are not image/png",
+        ),
+        (
+            "a call_id longer than 64 characters",
+            responses(with(good_responses(), |b| {
+                let long = "c".repeat(65);
+                let input = b["input"].as_array_mut().unwrap();
+                input.push(
+                    json!({"type": "function_call", "call_id": long, "name": "t",
+                                  "arguments": "{}"}),
+                );
+                input.push(json!({"type": "function_call_output", "call_id": long,
+                                  "output": "ok"}));
+            })),
+            "OpenAI's OpenAPI CreateResponse schema refuses it: input.2.call_id",
+        ),
+        (
+            "an output_text part sent back without the logprobs the API sent",
+            responses(with(good_responses(), |b| {
+                b["input"].as_array_mut().unwrap().extend([
+                    json!({"type": "message", "role": "assistant", "status": "completed",
+                           "content": [{"type": "output_text", "text": "x", "annotations": []}]}),
+                    user_item("more"),
+                ]);
+            })),
+            "OpenAI's OpenAPI CreateResponse schema refuses it: input.1.content.0: 'logprobs' is a required property",
+        ),
+    ]
+}
+
+/// Responses request fields the API refuses, and a request without its key.
+fn responses_fields_refused() -> Vec<RefusedRequest> {
+    vec![
+        (
+            "an unknown top-level key",
+            responses(with(good_responses(), |b| b["bogus"] = json!(1))),
+            "bogus: Extra inputs are not permitted",
+        ),
+        (
             "a top-level oneOf",
             responses(with(good_responses(), |b| {
                 b["tools"] = json!([{"type": "function", "name": "t", "strict": false,
@@ -152,33 +206,11 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             "top-level `enum`",
         ),
         (
-            "a server id under store: false",
-            responses(with(good_responses(), |b| {
-                b["input"]
-                    .as_array_mut()
-                    .unwrap()
-                    .push(json!({"type": "reasoning", "id": "rs_1",
-                    "summary": [], "encrypted_content": "e"}));
-                b["input"].as_array_mut().unwrap().push(user_item("x"));
-            })),
-            "an item with an `id` under store: false",
-        ),
-        (
             "a prompt_cache_key over 64 characters",
             responses(with(good_responses(), |b| {
                 b["prompt_cache_key"] = json!("k".repeat(65))
             })),
             "prompt_cache_key is 65 characters",
-        ),
-        (
-            "an image whose bytes are not its type",
-            responses(with(good_responses(), |b| {
-                let input = b["input"].as_array_mut().unwrap();
-                input.push(json!({"type": "function_call", "call_id": "c1", "name": "t", "arguments": "{}"}));
-                input.push(json!({"type": "function_call_output", "call_id": "c1",
-                    "output": [{"type": "input_image", "image_url": png_named_jpeg}]}));
-            })),
-            "the image bytes are not image/png",
         ),
         (
             "an effort the SDK does not have",
@@ -195,6 +227,12 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             },
             "no `Authorization: Bearer <key>` header",
         ),
+    ]
+}
+
+/// Messages histories the API refuses, in each rule.
+fn messages_history_refused() -> Vec<RefusedRequest> {
+    vec![
         (
             "a thinking block with a field it does not have",
             messages(with(good_messages(), |b| {
@@ -237,30 +275,11 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             "`tool_use` ids were found without `tool_result` blocks immediately after: u1",
         ),
         (
-            "temperature with thinking",
-            messages(with(good_messages(), |b| {
-                b["thinking"] = json!({"type": "adaptive"});
-                b["temperature"] = json!(0.5);
-            })),
-            "`temperature` other than 1 with thinking",
-        ),
-        (
             "an empty text block",
             messages(with(good_messages(), |b| {
                 b["messages"][0]["content"][0]["text"] = json!("")
             })),
             "text content blocks must be non-empty",
-        ),
-        (
-            "a top-level anyOf",
-            messages(with(
-                good_messages(),
-                |b| {
-                    b["tools"] =
-                        json!([{"name": "t", "input_schema": {"type": "object", "anyOf": []}}])
-                },
-            )),
-            "top-level `anyOf`",
         ),
         (
             "a whitespace-only text block",
@@ -282,6 +301,32 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             })),
             "content cannot be empty if `is_error` is true",
         ),
+    ]
+}
+
+/// Messages request fields the API refuses, alone or together, and a request without its
+/// version.
+fn messages_fields_refused() -> Vec<RefusedRequest> {
+    vec![
+        (
+            "temperature with thinking",
+            messages(with(good_messages(), |b| {
+                b["thinking"] = json!({"type": "adaptive"});
+                b["temperature"] = json!(0.5);
+            })),
+            "`temperature` other than 1 with thinking",
+        ),
+        (
+            "a top-level anyOf",
+            messages(with(
+                good_messages(),
+                |b| {
+                    b["tools"] =
+                        json!([{"name": "t", "input_schema": {"type": "object", "anyOf": []}}])
+                },
+            )),
+            "top-level `anyOf`",
+        ),
         (
             "budget thinking with a tool turn that does not start with its thinking",
             messages(with(good_messages(), |b| {
@@ -297,32 +342,6 @@ fn the_oracle_refuses_what_the_apis_refuse() {
                 ])
             })),
             "must start with a thinking block",
-        ),
-        // What only OpenAI's OpenAPI schema says: lengths, and its unions read by `type`.
-        (
-            "a call_id longer than 64 characters",
-            responses(with(good_responses(), |b| {
-                let long = "c".repeat(65);
-                let input = b["input"].as_array_mut().unwrap();
-                input.push(
-                    json!({"type": "function_call", "call_id": long, "name": "t",
-                                  "arguments": "{}"}),
-                );
-                input.push(json!({"type": "function_call_output", "call_id": long,
-                                  "output": "ok"}));
-            })),
-            "OpenAI's OpenAPI CreateResponse schema refuses it: input.2.call_id",
-        ),
-        (
-            "an output_text part sent back without the logprobs the API sent",
-            responses(with(good_responses(), |b| {
-                b["input"].as_array_mut().unwrap().extend([
-                    json!({"type": "message", "role": "assistant", "status": "completed",
-                           "content": [{"type": "output_text", "text": "x", "annotations": []}]}),
-                    user_item("more"),
-                ]);
-            })),
-            "OpenAI's OpenAPI CreateResponse schema refuses it: input.1.content.0: 'logprobs' is a required property",
         ),
         (
             "an effort Messages does not have",
@@ -344,13 +363,12 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             },
             "anthropic-version is None",
         ),
-        (
-            "an unknown top-level key on Chat Completions",
-            chat(with(good_chat(), |b| {
-                b["thinking"] = json!({"type": "enabled"})
-            })),
-            "thinking: Extra inputs are not permitted",
-        ),
+    ]
+}
+
+/// Chat Completions histories the API refuses, and echoes of what the provider never sent.
+fn chat_history_refused() -> Vec<RefusedRequest> {
+    vec![
         (
             "a Chat call left unanswered",
             chat(with(good_chat(), |b| {
@@ -395,19 +413,6 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             "`extra_content` that the provider did not send",
         ),
         (
-            "both names of the output limit",
-            chat(with(good_chat(), |b| b["max_tokens"] = json!(1000))),
-            "both max_completion_tokens and max_tokens",
-        ),
-        (
-            "call arguments that are not JSON",
-            chat(with(good_chat(), |b| {
-                b["messages"] = chat_round(json!({"id": "c1", "type": "function",
-                    "function": {"name": "t", "arguments": "{\"path\": \"src/ma"}}));
-            })),
-            "the arguments are not a JSON object",
-        ),
-        (
             "an assistant message with nothing",
             chat(with(good_chat(), |b| {
                 b["messages"].as_array_mut().unwrap().extend([
@@ -416,13 +421,6 @@ fn the_oracle_refuses_what_the_apis_refuse() {
                 ])
             })),
             "neither content nor tool_calls",
-        ),
-        (
-            "an effort the Chat SDK does not have",
-            chat(with(good_chat(), |b| {
-                b["reasoning_effort"] = json!("ultra")
-            })),
-            "reasoning_effort: Input should be",
         ),
         (
             "an image in a tool message",
@@ -434,6 +432,31 @@ fn the_oracle_refuses_what_the_apis_refuse() {
                 b["messages"] = messages;
             })),
             "messages.3",
+        ),
+    ]
+}
+
+/// Chat Completions request fields the API refuses, and call arguments that are not JSON.
+fn chat_fields_refused() -> Vec<RefusedRequest> {
+    vec![
+        (
+            "an unknown top-level key on Chat Completions",
+            chat(with(good_chat(), |b| {
+                b["thinking"] = json!({"type": "enabled"})
+            })),
+            "thinking: Extra inputs are not permitted",
+        ),
+        (
+            "both names of the output limit",
+            chat(with(good_chat(), |b| b["max_tokens"] = json!(1000))),
+            "both max_completion_tokens and max_tokens",
+        ),
+        (
+            "an effort the Chat SDK does not have",
+            chat(with(good_chat(), |b| {
+                b["reasoning_effort"] = json!("ultra")
+            })),
+            "reasoning_effort: Input should be",
         ),
         (
             "a Chat tool with a top-level not",
@@ -448,7 +471,28 @@ fn the_oracle_refuses_what_the_apis_refuse() {
             chat(with(good_chat(), |b| b["stream"] = json!(false))),
             "only allowed when 'stream' is enabled",
         ),
-    ];
+        (
+            "call arguments that are not JSON",
+            chat(with(good_chat(), |b| {
+                b["messages"] = chat_round(json!({"id": "c1", "type": "function",
+                    "function": {"name": "t", "arguments": "{\"path\": \"src/ma"}}));
+            })),
+            "the arguments are not a JSON object",
+        ),
+    ]
+}
+
+#[test]
+fn the_oracle_refuses_what_the_apis_refuse() {
+    let cases: Vec<RefusedRequest> = [
+        responses_items_refused(),
+        responses_fields_refused(),
+        messages_history_refused(),
+        messages_fields_refused(),
+        chat_history_refused(),
+        chat_fields_refused(),
+    ]
+    .concat();
     let requests: Vec<Recorded> = cases.iter().map(|(_, r, _)| r.clone()).collect();
     let found = verdict(&requests);
     assert_eq!(found.checked, cases.len());
@@ -599,94 +643,117 @@ fn every_tool_then_text() -> Vec<Step> {
 #[tokio::test]
 async fn every_shape_of_request_the_client_makes_passes_the_oracle() {
     for wire in WireApi::ALL {
-        let efforts: Vec<ReasoningEffort> = match wire {
-            WireApi::Responses | WireApi::ChatCompletions => {
-                ReasoningEffort::ALL.iter().map(|(_, e)| *e).collect()
-            }
-            WireApi::AnthropicMessages => vec![
-                ReasoningEffort::Low,
-                ReasoningEffort::Medium,
-                ReasoningEffort::High,
-                ReasoningEffort::XHigh,
-                ReasoningEffort::Max,
-            ],
-        };
-        let mut settings: Vec<(Option<ReasoningEffort>, Option<f64>)> =
-            efforts.into_iter().map(|e| (Some(e), None)).collect();
-        settings.push((None, Some(0.7)));
-        settings.push((None, None));
-        for (effort, temperature) in settings {
-            let mut talk = Loop::new(wire, |d| {
-                d.reasoning_effort = effort;
-                d.temperature = temperature;
-            })
-            .await;
-            talk.mock.push(every_tool_then_text());
-            // A refusal and phases, in a second run of the same conversation.
-            talk.mock.push([Step::refusal("I can't help with that.")]);
-            let tools = awkward_tools();
-            let first = talk
-                .run("You test things.", "Use every tool.", &tools)
-                .await;
-            assert_eq!(first, RunOutcome::Completed("Done.".into()), "{wire:?}");
-            let second = talk.run("You test things.", "And this?", &tools).await;
+        for (effort, temperature) in settings_to_try(wire) {
+            every_shape_passes(wire, effort, temperature).await;
+        }
+    }
+}
+
+/// Every effort the wire's SDK takes, then a temperature, then neither.
+fn settings_to_try(wire: WireApi) -> Vec<(Option<ReasoningEffort>, Option<f64>)> {
+    let efforts: Vec<ReasoningEffort> = match wire {
+        WireApi::Responses | WireApi::ChatCompletions => {
+            ReasoningEffort::ALL.iter().map(|(_, e)| *e).collect()
+        }
+        WireApi::AnthropicMessages => vec![
+            ReasoningEffort::Low,
+            ReasoningEffort::Medium,
+            ReasoningEffort::High,
+            ReasoningEffort::XHigh,
+            ReasoningEffort::Max,
+        ],
+    };
+    let mut settings: Vec<(Option<ReasoningEffort>, Option<f64>)> =
+        efforts.into_iter().map(|e| (Some(e), None)).collect();
+    settings.push((None, Some(0.7)));
+    settings.push((None, None));
+    settings
+}
+
+/// Two runs of one conversation with these settings (every tool, then a refusal) pass the
+/// oracle, and the last request carries the settings in the wire's words.
+async fn every_shape_passes(
+    wire: WireApi,
+    effort: Option<ReasoningEffort>,
+    temperature: Option<f64>,
+) {
+    let mut talk = Loop::new(wire, |d| {
+        d.reasoning_effort = effort;
+        d.temperature = temperature;
+    })
+    .await;
+    talk.mock.push(every_tool_then_text());
+    // A refusal and phases, in a second run of the same conversation.
+    talk.mock.push([Step::refusal("I can't help with that.")]);
+    let tools = awkward_tools();
+    let first = talk
+        .run("You test things.", "Use every tool.", &tools)
+        .await;
+    assert_eq!(first, RunOutcome::Completed("Done.".into()), "{wire:?}");
+    let second = talk.run("You test things.", "And this?", &tools).await;
+    assert_eq!(
+        second,
+        RunOutcome::Completed(Answer {
+            text: "I can't help with that.".into(),
+            refused: true,
+            structured: None,
+        })
+    );
+    for r in talk.mock.requests() {
+        assert_eq!(
+            r.outcome,
+            RecordedOutcome::Scripted,
+            "{wire:?}: {:#}",
+            r.body
+        );
+    }
+    let found = talk.mock.oracle_verdict().expect("the oracle runs");
+    assert_eq!(found.checked, 3);
+    assert_eq!(
+        found.violations,
+        Vec::<String>::new(),
+        "{wire:?} effort {effort:?} temperature {temperature:?}"
+    );
+    let bodies = talk.bodies();
+    assert_settings_sent(wire, &bodies[2], effort, temperature);
+}
+
+fn assert_settings_sent(
+    wire: WireApi,
+    last: &Value,
+    effort: Option<ReasoningEffort>,
+    temperature: Option<f64>,
+) {
+    match wire {
+        WireApi::Responses => {
             assert_eq!(
-                second,
-                RunOutcome::Completed(Answer {
-                    text: "I can't help with that.".into(),
-                    refused: true,
-                    structured: None,
-                })
+                last["reasoning"]["effort"].as_str(),
+                effort.map(|e| e.as_str())
             );
-            for r in talk.mock.requests() {
-                assert_eq!(
-                    r.outcome,
-                    RecordedOutcome::Scripted,
-                    "{wire:?}: {:#}",
-                    r.body
-                );
-            }
-            let found = talk.mock.oracle_verdict().expect("the oracle runs");
-            assert_eq!(found.checked, 3);
+            assert_eq!(last["temperature"].as_f64(), temperature);
+        }
+        WireApi::ChatCompletions => {
             assert_eq!(
-                found.violations,
-                Vec::<String>::new(),
-                "{wire:?} effort {effort:?} temperature {temperature:?}"
+                last["reasoning_effort"].as_str(),
+                effort.map(|e| e.as_str())
             );
-            let bodies = talk.bodies();
-            let last = &bodies[2];
-            match wire {
-                WireApi::Responses => {
-                    assert_eq!(
-                        last["reasoning"]["effort"].as_str(),
-                        effort.map(|e| e.as_str())
-                    );
-                    assert_eq!(last["temperature"].as_f64(), temperature);
-                }
-                WireApi::ChatCompletions => {
-                    assert_eq!(
-                        last["reasoning_effort"].as_str(),
-                        effort.map(|e| e.as_str())
-                    );
-                    assert_eq!(last["temperature"].as_f64(), temperature);
-                }
-                WireApi::AnthropicMessages => {
-                    assert_eq!(
-                        last["output_config"]["effort"].as_str(),
-                        effort.map(|e| e.as_str())
-                    );
-                    assert_eq!(
-                        last["thinking"],
-                        if effort.is_some() {
-                            json!({"type": "adaptive"})
-                        } else {
-                            Value::Null
-                        },
-                        "effort turns adaptive thinking on"
-                    );
-                    assert_eq!(last["temperature"].as_f64(), temperature);
-                }
-            }
+            assert_eq!(last["temperature"].as_f64(), temperature);
+        }
+        WireApi::AnthropicMessages => {
+            assert_eq!(
+                last["output_config"]["effort"].as_str(),
+                effort.map(|e| e.as_str())
+            );
+            assert_eq!(
+                last["thinking"],
+                if effort.is_some() {
+                    json!({"type": "adaptive"})
+                } else {
+                    Value::Null
+                },
+                "effort turns adaptive thinking on"
+            );
+            assert_eq!(last["temperature"].as_f64(), temperature);
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The Chat Completions side of the mock: validation as OpenAI's API does it (in its words),
-//! and rendering, as the server the mock plays ([`ChatServer`]) streams it.
+//! and as the server the mock plays ([`ChatServer`]) adds to it; the reply, as that server
+//! streams it, is rendered in `chat_reply`.
 //!
 //! - OpenAI: every chunk with `index`ed tool-call fragments (the id, type and name in the
 //!   first, the arguments in pieces after), `finish_reason` `tool_calls`, the usage in a last
@@ -19,10 +20,8 @@
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
-use super::cache::CachedUsage;
 use super::responses::{LEVEL_ORDER, quoted_levels};
-use super::script::{ChatServer, MockEngine, MockWire, ModelRefuses, ScriptedReply};
-use super::sse::{DONE_EVENT, Event, pieces};
+use super::script::{ChatServer, MockEngine, MockWire, ModelRefuses};
 use super::state::{MockState, Refusal, valid_tool_name};
 
 /// The request fields of `openai`'s `CompletionCreateParams`: anything else is refused.
@@ -107,6 +106,19 @@ fn with_code(mut refusal: Refusal, code: &str) -> Refusal {
 
 pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Result<(), Refusal> {
     super::auth::check(st, MockWire::Chat, headers)?;
+    validate_fields(st, body)?;
+    refused_parameter(st, body)?;
+    validate_tools(st, body)?;
+    let Some(messages) = body["messages"].as_array().filter(|m| !m.is_empty()) else {
+        return Err(bad(st, Some("messages"), "[] is too short - 'messages'"));
+    };
+    validate_messages(st, messages)?;
+    context_fits(st, body)
+}
+
+/// The request's own fields: known ones, a model, `stream_options` only with a stream, an
+/// output limit of at least 1, an effort OpenAI has, a `prompt_cache_key` of at most 64.
+fn validate_fields(st: &MockState, body: &Value) -> Result<(), Refusal> {
     if let Some(unknown) = body
         .as_object()
         .into_iter()
@@ -165,18 +177,11 @@ pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Res
             "string_above_max_length",
         ));
     }
-    refused_parameter(st, body)?;
-    validate_tools(st, body)?;
-    let Some(messages) = body["messages"].as_array().filter(|m| !m.is_empty()) else {
-        return Err(bad(st, Some("messages"), "[] is too short - 'messages'"));
-    };
-    validate_messages(st, messages)?;
-    context_overflow(st, body)
+    Ok(())
 }
 
-/// A conversation longer than the mock's context (its size in characters over four, as
-/// tokens), in the words of the server it plays.
-fn context_overflow(st: &MockState, body: &Value) -> Result<(), Refusal> {
+/// The messages fit the context window the mock plays, or the refusal says they do not.
+fn context_fits(st: &MockState, body: &Value) -> Result<(), Refusal> {
     if let Some(limit) = st.context_limit {
         let size = body["messages"].to_string().len();
         if size > limit && st.engine == MockEngine::LlamaCpp {
@@ -482,8 +487,23 @@ fn validate_assistant(st: &MockState, n: usize, message: &Value) -> Result<(), R
             ),
         ));
     }
-    for (key, value) in message.as_object().into_iter().flatten() {
-        if ASSISTANT_FIELDS.contains(&key.as_str()) {
+    extras_as_issued(st, message, ASSISTANT_FIELDS, &format!("messages.{n}"))?;
+    for (k, call) in calls.into_iter().flatten().enumerate() {
+        validate_call(st, n, k, call, message)?;
+    }
+    Ok(())
+}
+
+/// The fields of `object` beyond the `known` ones are those the provider added, sent back
+/// exactly as it issued them; `at` is where, in the refusal.
+fn extras_as_issued(
+    st: &MockState,
+    object: &Value,
+    known: &[&str],
+    at: &str,
+) -> Result<(), Refusal> {
+    for (key, value) in object.as_object().into_iter().flatten() {
+        if known.contains(&key.as_str()) {
             continue;
         }
         if !st
@@ -491,287 +511,69 @@ fn validate_assistant(st: &MockState, n: usize, message: &Value) -> Result<(), R
             .chat_extras
             .contains(&(key.clone(), value.to_string()))
         {
-            return Err(unknown_field(st, key, Some(&format!("messages.{n}"))));
-        }
-    }
-    for (k, call) in calls.into_iter().flatten().enumerate() {
-        let at = format!("messages[{n}].tool_calls[{k}]");
-        let (Some(id), Some(name), Some(_)) = (
-            call["id"].as_str(),
-            call["function"]["name"].as_str(),
-            call["function"]["arguments"].as_str(),
-        ) else {
-            return Err(bad(
-                st,
-                Some(&at),
-                &format!("Missing required parameter: '{at}.function.arguments'."),
-            ));
-        };
-        if call["type"] != "function" {
-            return Err(bad(
-                st,
-                Some(&at),
-                &format!("Invalid value for '{at}.type'."),
-            ));
-        }
-        for (key, value) in call.as_object().into_iter().flatten() {
-            if matches!(key.as_str(), "id" | "type" | "function") {
-                continue;
-            }
-            if !st
-                .issued
-                .chat_extras
-                .contains(&(key.clone(), value.to_string()))
-            {
-                return Err(unknown_field(
-                    st,
-                    key,
-                    Some(&format!("messages.{n}.tool_calls.{k}")),
-                ));
-            }
-        }
-        if let Some(signature) = st.issued.thought_signatures.get(id)
-            && call.get("extra_content") != Some(signature)
-        {
-            return Err(bad(
-                st,
-                None,
-                &format!(
-                    "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{name}` , position {}. please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
-                    n + 1
-                ),
-            ));
-        }
-        if let Some(reasoning) = st.issued.call_reasoning_content.get(id)
-            && message.get("reasoning_content").and_then(Value::as_str) != Some(reasoning.as_str())
-        {
-            return Err(with_code(
-                bad(
-                    st,
-                    None,
-                    "The reasoning_content in the thinking mode must be passed back to the API.",
-                ),
-                "invalid_request_error",
-            ));
+            return Err(unknown_field(st, key, Some(at)));
         }
     }
     Ok(())
 }
 
-/// The reply as the parts a message and its chunks are made of.
-struct Parts {
-    id: String,
-    content: String,
-    reasoning: Option<String>,
-    refusal: Option<String>,
-    /// `(id, name, arguments as sent, extra_content)`.
-    calls: Vec<(String, String, String, Option<Value>)>,
-    finish: &'static str,
-    usage: Value,
-}
-
-/// The parts of `reply`, recording what a later request must send back.
-fn parts(st: &mut MockState, reply: &ScriptedReply, cached: Option<CachedUsage>) -> Parts {
-    let n = st.next_id();
-    let server = st.chat_server;
-    let reasoning =
-        (reply.reasoning && server == ChatServer::DeepSeek).then(|| format!("Thinking {n}."));
-    let content = [reply.commentary.as_deref(), reply.text.as_deref()]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let count = reply.tool_calls.len();
-    let mut calls = Vec::with_capacity(count);
-    for (k, (name, arguments)) in reply.tool_calls.iter().enumerate() {
-        let id = match server {
-            ChatServer::Gemini => format!("function-call-{n}-{k}"),
-            ChatServer::OpenAi | ChatServer::DeepSeek => format!("call_{n}_{k}"),
-        };
-        let whole = arguments.to_string();
-        let arguments = if reply.cut_off && k + 1 == count {
-            // The limit struck while the model wrote this one.
-            whole.chars().take(whole.chars().count() / 2).collect()
-        } else {
-            whole
-        };
-        // Gemini 3 signs the first call of each reply.
-        let signature = (server == ChatServer::Gemini && k == 0)
-            .then(|| json!({"google": {"thought_signature": format!("sig-{n}")}}));
-        if let Some(signature) = &signature {
-            st.issued
-                .thought_signatures
-                .insert(id.clone(), signature.clone());
-            st.issued
-                .chat_extras
-                .insert(("extra_content".to_owned(), signature.to_string()));
-        }
-        if let Some(reasoning) = &reasoning {
-            st.issued
-                .call_reasoning_content
-                .insert(id.clone(), reasoning.clone());
-        }
-        calls.push((id, name.clone(), arguments, signature));
-    }
-    if let Some(reasoning) = &reasoning {
-        st.issued
-            .chat_extras
-            .insert(("reasoning_content".to_owned(), json!(reasoning).to_string()));
-    }
-    let finish = if reply.filtered {
-        "content_filter"
-    } else if reply.cut_off {
-        "length"
-    } else if !calls.is_empty() && server != ChatServer::Gemini {
-        "tool_calls"
-    } else {
-        "stop"
+/// Call `k` of the assistant message `n`: well-formed, with what the provider added to it
+/// (Gemini's thought signature on the call, DeepSeek's reasoning on its message).
+fn validate_call(
+    st: &MockState,
+    n: usize,
+    k: usize,
+    call: &Value,
+    message: &Value,
+) -> Result<(), Refusal> {
+    let at = format!("messages[{n}].tool_calls[{k}]");
+    let (Some(id), Some(name), Some(_)) = (
+        call["id"].as_str(),
+        call["function"]["name"].as_str(),
+        call["function"]["arguments"].as_str(),
+    ) else {
+        return Err(bad(
+            st,
+            Some(&at),
+            &format!("Missing required parameter: '{at}.function.arguments'."),
+        ));
     };
-    let (scripted_input, output) = reply.usage;
-    let (input, read) = cached.map_or((scripted_input, 0), |c| (c.input, c.read));
-    let mut usage = json!({"prompt_tokens": input, "completion_tokens": output,
-        "total_tokens": input + output,
-        "prompt_tokens_details": {"cached_tokens": read, "audio_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-            "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}});
-    if server == ChatServer::DeepSeek {
-        usage["prompt_cache_hit_tokens"] = json!(read);
-        usage["prompt_cache_miss_tokens"] = json!(input - read.min(input));
+    if call["type"] != "function" {
+        return Err(bad(
+            st,
+            Some(&at),
+            &format!("Invalid value for '{at}.type'."),
+        ));
     }
-    Parts {
-        id: format!("chatcmpl-mock{n}"),
-        content,
-        reasoning,
-        refusal: reply.refusal.clone(),
-        calls,
-        finish,
-        usage,
-    }
-}
-
-/// The whole `chat.completion` a request without `stream: true` gets.
-pub(super) fn render(
-    st: &mut MockState,
-    request: &Value,
-    reply: &ScriptedReply,
-    cached: Option<CachedUsage>,
-) -> Value {
-    let parts = parts(st, reply, cached);
-    let mut message = json!({"role": "assistant",
-        "content": if parts.content.is_empty() { Value::Null } else { json!(parts.content) },
-        "refusal": parts.refusal, "annotations": []});
-    if let Some(reasoning) = &parts.reasoning {
-        message["reasoning_content"] = json!(reasoning);
-    }
-    if !parts.calls.is_empty() {
-        message["tool_calls"] = Value::Array(
-            parts
-                .calls
-                .iter()
-                .map(|(id, name, arguments, signature)| {
-                    let mut call = json!({"id": id, "type": "function",
-                        "function": {"name": name, "arguments": arguments}});
-                    if let Some(signature) = signature {
-                        call["extra_content"] = signature.clone();
-                    }
-                    call
-                })
-                .collect(),
-        );
-    }
-    json!({"id": parts.id, "object": "chat.completion", "created": 1_760_000_000,
-        "model": request["model"], "choices": [{"index": 0, "message": message,
-        "logprobs": null, "finish_reason": parts.finish}], "usage": parts.usage,
-        "service_tier": "default", "system_fingerprint": "fp_mock"})
-}
-
-/// The chunks a streamed request gets, then `[DONE]`, as the server the mock plays sends
-/// them.
-pub(super) fn events(
-    st: &mut MockState,
-    request: &Value,
-    reply: &ScriptedReply,
-    cached: Option<CachedUsage>,
-) -> Vec<Event> {
-    let server = st.chat_server;
-    let parts = parts(st, reply, cached);
-    let include_usage = request["stream_options"]["include_usage"] == true;
-    let model = request["model"].clone();
-    let mut deltas: Vec<(Value, Option<&str>)> = Vec::new();
-    let chars = reply.stream.delta_chars;
-    let first = if parts.calls.is_empty() && parts.refusal.is_none() {
-        json!({"role": "assistant", "content": "", "refusal": null})
-    } else {
-        json!({"role": "assistant", "content": null, "refusal": null})
-    };
-    deltas.push((first, None));
-    for piece in pieces(parts.reasoning.as_deref().unwrap_or(""), chars) {
-        deltas.push((json!({"reasoning_content": piece}), None));
-    }
-    for piece in pieces(&parts.content, chars) {
-        deltas.push((json!({"content": piece}), None));
-    }
-    for piece in pieces(parts.refusal.as_deref().unwrap_or(""), chars) {
-        deltas.push((json!({"refusal": piece}), None));
-    }
-    for (index, (id, name, arguments, signature)) in parts.calls.iter().enumerate() {
-        if server == ChatServer::Gemini {
-            let mut call = json!({"id": id, "type": "function",
-                "function": {"name": name, "arguments": arguments}});
-            if let Some(signature) = signature {
-                call["extra_content"] = signature.clone();
-            }
-            deltas.push((json!({"tool_calls": [call]}), None));
-            continue;
-        }
-        deltas.push((
-            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
-                "function": {"name": name, "arguments": ""}}]}),
+    extras_as_issued(
+        st,
+        call,
+        &["id", "type", "function"],
+        &format!("messages.{n}.tool_calls.{k}"),
+    )?;
+    if let Some(signature) = st.issued.thought_signatures.get(id)
+        && call.get("extra_content") != Some(signature)
+    {
+        return Err(bad(
+            st,
             None,
+            &format!(
+                "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{name}` , position {}. please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+                n + 1
+            ),
         ));
-        for piece in pieces(arguments, chars) {
-            deltas.push((
-                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+    }
+    if let Some(reasoning) = st.issued.call_reasoning_content.get(id)
+        && message.get("reasoning_content").and_then(Value::as_str) != Some(reasoning.as_str())
+    {
+        return Err(with_code(
+            bad(
+                st,
                 None,
-            ));
-        }
-    }
-    deltas.push((json!({}), Some(parts.finish)));
-    let total = deltas.len();
-    let mut events: Vec<Event> = deltas
-        .into_iter()
-        .enumerate()
-        .map(|(i, (delta, finish))| {
-            let mut chunk = json!({"id": parts.id, "object": "chat.completion.chunk",
-                "created": 1_760_000_000, "model": model, "service_tier": "default",
-                "system_fingerprint": "fp_mock",
-                "choices": [{"index": 0, "delta": delta, "logprobs": null,
-                             "finish_reason": finish}]});
-            match server {
-                // Gemini's usage grows with every chunk; the last one is the reply's.
-                ChatServer::Gemini => {
-                    let mut usage = parts.usage.clone();
-                    let output = usage["completion_tokens"].as_u64().unwrap_or(0);
-                    usage["completion_tokens"] = json!(output * (i as u64 + 1) / total as u64);
-                    chunk["usage"] = usage;
-                }
-                _ if include_usage => chunk["usage"] = Value::Null,
-                _ => {}
-            }
-            if server == ChatServer::OpenAi {
-                chunk["obfuscation"] = json!("mock");
-            }
-            (String::new(), chunk)
-        })
-        .collect();
-    if include_usage && server != ChatServer::Gemini {
-        events.push((
-            String::new(),
-            json!({"id": parts.id, "object": "chat.completion.chunk", "created": 1_760_000_000,
-                "model": model, "service_tier": "default", "system_fingerprint": "fp_mock",
-                "choices": [], "usage": parts.usage}),
+                "The reasoning_content in the thinking mode must be passed back to the API.",
+            ),
+            "invalid_request_error",
         ));
     }
-    events.push((DONE_EVENT.to_owned(), Value::Null));
-    events
+    Ok(())
 }

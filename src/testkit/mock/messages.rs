@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::cache::CachedUsage;
 use super::script::{MockEngine, MockWire, ModelRefuses, ScriptedReply};
-use super::sse::{Event, pieces};
+use super::sse::{Event, Writer, pieces};
 use super::state::{MockState, Refusal, refusal, valid_tool_name};
 
 fn bad(message: &str) -> Refusal {
@@ -301,125 +301,157 @@ fn validate_messages(st: &MockState, messages: &[Value]) -> Result<(), Refusal> 
             Some(prev) if prev["role"] == "assistant" => tool_use_ids(prev).into_iter().collect(),
             _ => HashSet::new(),
         };
-        for (m, block) in blocks.iter().enumerate() {
-            match block["type"].as_str() {
-                Some("tool_use") => {
-                    if role != "assistant" {
-                        return Err(bad(&format!(
-                            "messages.{n}.content.{m}: tool_use blocks are only allowed in assistant messages"
-                        )));
-                    }
-                    if !block["input"].is_object() {
-                        return Err(bad(&format!(
-                            "messages.{n}.content.{m}.tool_use.input: Input should be an object"
-                        )));
-                    }
-                }
-                Some("tool_result") => {
-                    let id = block["tool_use_id"].as_str().unwrap_or("");
-                    if role != "user" || !previous_uses.contains(id) {
-                        return Err(bad(&format!(
-                            "messages.{n}.content.{m}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
-                        )));
-                    }
-                    let empty = match &block["content"] {
-                        Value::Null => true,
-                        Value::String(text) => text.is_empty(),
-                        Value::Array(parts) => parts.is_empty(),
-                        _ => false,
-                    };
-                    if block["is_error"] == true && empty {
-                        // jlevy/markform#153, bytedance/trae-agent#230.
-                        return Err(bad(&format!(
-                            "messages.{n}.content.{m}.tool_result: content cannot be empty if `is_error` is true"
-                        )));
-                    }
-                    if blocks[..m].iter().any(|b| b["type"] != "tool_result") {
-                        return Err(bad(&format!(
-                            "messages.{n}: `tool_result` blocks must come first in the content of a user message, before any other content"
-                        )));
-                    }
-                    for (k, inner) in block["content"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .enumerate()
-                    {
-                        let ok = match inner["type"].as_str() {
-                            Some("text") => inner["text"].as_str().is_some_and(|t| !t.is_empty()),
-                            Some("image") => {
-                                inner["source"]["type"] == "base64"
-                                    && matches!(
-                                        inner["source"]["media_type"].as_str(),
-                                        Some(
-                                            "image/png" | "image/jpeg" | "image/gif" | "image/webp"
-                                        )
-                                    )
-                                    && inner["source"]["data"]
-                                        .as_str()
-                                        .is_some_and(|d| !d.is_empty())
-                            }
-                            _ => false,
-                        };
-                        if !ok {
-                            return Err(bad(&format!(
-                                "messages.{n}.content.{m}.content.{k}: text content blocks must be non-empty, and images need a base64 source of a supported media type"
-                            )));
-                        }
-                    }
-                }
-                Some("text") if block["text"].as_str().is_none_or(str::is_empty) => {
-                    return Err(bad("messages: text content blocks must be non-empty"));
-                }
-                Some("text") if block["text"].as_str().is_some_and(|t| t.trim().is_empty()) => {
-                    // anthropics/claude-code#23440.
-                    return Err(bad(
-                        "messages: text content blocks must contain non-whitespace text",
-                    ));
-                }
-                Some("thinking") => {
-                    let signature = block["signature"].as_str().unwrap_or("");
-                    if st.issued.thinking.get(signature).map(String::as_str)
-                        != block["thinking"].as_str()
-                    {
-                        return Err(bad(&format!(
-                            "messages.{n}.content.{m}: Invalid `signature` in `thinking` block"
-                        )));
-                    }
-                }
-                Some("text" | "redacted_thinking" | "image" | "document") => {}
-                other => {
-                    return Err(bad(&format!(
-                        "messages.{n}.content.{m}.type: unknown block type {other:?}"
-                    )));
-                }
-            }
+        let turn = Turn {
+            n,
+            role,
+            blocks: &blocks,
+            previous_uses: &previous_uses,
+        };
+        for m in 0..blocks.len() {
+            validate_block(st, &turn, m)?;
         }
         if role == "assistant" {
-            let uses = tool_use_ids(message);
-            if !uses.is_empty() {
-                let answered: HashSet<&str> = messages
-                    .get(n + 1)
-                    .filter(|next| next["role"] == "user")
-                    .and_then(|next| next["content"].as_array())
-                    .into_iter()
-                    .flatten()
-                    .filter(|b| b["type"] == "tool_result")
-                    .filter_map(|b| b["tool_use_id"].as_str())
-                    .collect();
-                let missing: Vec<&str> = uses
-                    .into_iter()
-                    .filter(|id| !answered.contains(id))
-                    .collect();
-                if !missing.is_empty() {
-                    return Err(bad(&format!(
-                        "messages.{}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-                        n + 1,
-                        missing.join(", ")
-                    )));
-                }
+            every_use_answered(messages, n, message)?;
+        }
+    }
+    Ok(())
+}
+
+/// The message a block is in: its place, its role, its blocks, and the tool uses of the
+/// assistant message before it.
+struct Turn<'a> {
+    n: usize,
+    role: &'a str,
+    blocks: &'a [&'a Value],
+    previous_uses: &'a HashSet<&'a str>,
+}
+
+/// Block `m` of the message `turn`.
+fn validate_block(st: &MockState, turn: &Turn<'_>, m: usize) -> Result<(), Refusal> {
+    let (n, block) = (turn.n, turn.blocks[m]);
+    match block["type"].as_str() {
+        Some("tool_use") => {
+            if turn.role != "assistant" {
+                return Err(bad(&format!(
+                    "messages.{n}.content.{m}: tool_use blocks are only allowed in assistant messages"
+                )));
+            }
+            if !block["input"].is_object() {
+                return Err(bad(&format!(
+                    "messages.{n}.content.{m}.tool_use.input: Input should be an object"
+                )));
             }
         }
+        Some("tool_result") => validate_tool_result(turn, m)?,
+        Some("text") if block["text"].as_str().is_none_or(str::is_empty) => {
+            return Err(bad("messages: text content blocks must be non-empty"));
+        }
+        Some("text") if block["text"].as_str().is_some_and(|t| t.trim().is_empty()) => {
+            // anthropics/claude-code#23440.
+            return Err(bad(
+                "messages: text content blocks must contain non-whitespace text",
+            ));
+        }
+        Some("thinking") => {
+            let signature = block["signature"].as_str().unwrap_or("");
+            if st.issued.thinking.get(signature).map(String::as_str) != block["thinking"].as_str() {
+                return Err(bad(&format!(
+                    "messages.{n}.content.{m}: Invalid `signature` in `thinking` block"
+                )));
+            }
+        }
+        Some("text" | "redacted_thinking" | "image" | "document") => {}
+        other => {
+            return Err(bad(&format!(
+                "messages.{n}.content.{m}.type: unknown block type {other:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A `tool_result` block (block `m` of `turn`): in a user message, answering a use of the
+/// message before, first in its message, with content when it is an error, and text or
+/// images inside.
+fn validate_tool_result(turn: &Turn<'_>, m: usize) -> Result<(), Refusal> {
+    let (n, block) = (turn.n, turn.blocks[m]);
+    let id = block["tool_use_id"].as_str().unwrap_or("");
+    if turn.role != "user" || !turn.previous_uses.contains(id) {
+        return Err(bad(&format!(
+            "messages.{n}.content.{m}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+        )));
+    }
+    let empty = match &block["content"] {
+        Value::Null => true,
+        Value::String(text) => text.is_empty(),
+        Value::Array(parts) => parts.is_empty(),
+        _ => false,
+    };
+    if block["is_error"] == true && empty {
+        // jlevy/markform#153, bytedance/trae-agent#230.
+        return Err(bad(&format!(
+            "messages.{n}.content.{m}.tool_result: content cannot be empty if `is_error` is true"
+        )));
+    }
+    if turn.blocks[..m].iter().any(|b| b["type"] != "tool_result") {
+        return Err(bad(&format!(
+            "messages.{n}: `tool_result` blocks must come first in the content of a user message, before any other content"
+        )));
+    }
+    for (k, inner) in block["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let ok = match inner["type"].as_str() {
+            Some("text") => inner["text"].as_str().is_some_and(|t| !t.is_empty()),
+            Some("image") => {
+                inner["source"]["type"] == "base64"
+                    && matches!(
+                        inner["source"]["media_type"].as_str(),
+                        Some("image/png" | "image/jpeg" | "image/gif" | "image/webp")
+                    )
+                    && inner["source"]["data"]
+                        .as_str()
+                        .is_some_and(|d| !d.is_empty())
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(bad(&format!(
+                "messages.{n}.content.{m}.content.{k}: text content blocks must be non-empty, and images need a base64 source of a supported media type"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every tool use of the assistant message `n` has its result in the next message.
+fn every_use_answered(messages: &[Value], n: usize, message: &Value) -> Result<(), Refusal> {
+    let uses = tool_use_ids(message);
+    if uses.is_empty() {
+        return Ok(());
+    }
+    let answered: HashSet<&str> = messages
+        .get(n + 1)
+        .filter(|next| next["role"] == "user")
+        .and_then(|next| next["content"].as_array())
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .filter_map(|b| b["tool_use_id"].as_str())
+        .collect();
+    let missing: Vec<&str> = uses
+        .into_iter()
+        .filter(|id| !answered.contains(id))
+        .collect();
+    if !missing.is_empty() {
+        return Err(bad(&format!(
+            "messages.{}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+            n + 1,
+            missing.join(", ")
+        )));
     }
     Ok(())
 }
@@ -503,11 +535,7 @@ pub(super) fn render(
 /// stop reason and usage, and `message_stop`. A tool call the limit cut off streams half of
 /// its input.
 pub(super) fn events(message: &Value, reply: &ScriptedReply, delta_chars: usize) -> Vec<Event> {
-    let mut events: Vec<Event> = Vec::new();
-    let mut push = |kind: &str, mut data: Value| {
-        data["type"] = json!(kind);
-        events.push((kind.to_owned(), data));
-    };
+    let mut out = Writer::new(false);
     let mut started = message.clone();
     started["content"] = json!([]);
     started["stop_reason"] = Value::Null;
@@ -516,49 +544,15 @@ pub(super) fn events(message: &Value, reply: &ScriptedReply, delta_chars: usize)
         started["stop_details"] = Value::Null;
     }
     started["usage"]["output_tokens"] = json!(1);
-    push("message_start", json!({"message": started}));
-    push("ping", json!({}));
+    out.push("message_start", json!({"message": started}));
+    out.push("ping", json!({}));
     let blocks = message["content"].as_array().cloned().unwrap_or_default();
     let last = blocks.len().saturating_sub(1);
     for (index, block) in blocks.iter().enumerate() {
-        let delta = |delta: Value| json!({"index": index, "delta": delta});
         match block["type"].as_str() {
-            Some("text") => {
-                push(
-                    "content_block_start",
-                    json!({"index": index, "content_block": {"type": "text", "text": ""}}),
-                );
-                for piece in pieces(block["text"].as_str().unwrap_or(""), delta_chars) {
-                    push(
-                        "content_block_delta",
-                        delta(json!({"type": "text_delta", "text": piece})),
-                    );
-                }
-            }
-            Some("thinking") => {
-                push(
-                    "content_block_start",
-                    json!({"index": index,
-                    "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
-                );
-                for piece in pieces(block["thinking"].as_str().unwrap_or(""), delta_chars) {
-                    push(
-                        "content_block_delta",
-                        delta(json!({"type": "thinking_delta", "thinking": piece})),
-                    );
-                }
-                push(
-                    "content_block_delta",
-                    delta(json!({"type": "signature_delta", "signature": block["signature"]})),
-                );
-            }
+            Some("text") => text_events(&mut out, index, block, delta_chars),
+            Some("thinking") => thinking_events(&mut out, index, block, delta_chars),
             Some("tool_use") => {
-                let mut start = block.clone();
-                start["input"] = json!({});
-                push(
-                    "content_block_start",
-                    json!({"index": index, "content_block": start}),
-                );
                 let input = if reply.cut_off && index == last {
                     let whole = reply
                         .tool_calls
@@ -569,26 +563,71 @@ pub(super) fn events(message: &Value, reply: &ScriptedReply, delta_chars: usize)
                 } else {
                     block["input"].to_string()
                 };
-                for piece in pieces(&input, delta_chars) {
-                    push(
-                        "content_block_delta",
-                        delta(json!({"type": "input_json_delta", "partial_json": piece})),
-                    );
-                }
+                tool_use_events(&mut out, index, block, &input, delta_chars);
             }
-            _ => push(
+            _ => out.push(
                 "content_block_start",
                 json!({"index": index, "content_block": block}),
             ),
         }
-        push("content_block_stop", json!({"index": index}));
+        out.push("content_block_stop", json!({"index": index}));
     }
-    push(
+    out.push(
         "message_delta",
         json!({"delta": {"stop_reason": message["stop_reason"], "stop_sequence": null,
                          "stop_details": message.get("stop_details").cloned().unwrap_or(Value::Null)},
         "usage": {"output_tokens": message["usage"]["output_tokens"]}}),
     );
-    push("message_stop", json!({}));
-    events
+    out.push("message_stop", json!({}));
+    out.finish()
+}
+
+/// A text block's start and its text in deltas.
+fn text_events(out: &mut Writer, index: usize, block: &Value, delta_chars: usize) {
+    out.push(
+        "content_block_start",
+        json!({"index": index, "content_block": {"type": "text", "text": ""}}),
+    );
+    for piece in pieces(block["text"].as_str().unwrap_or(""), delta_chars) {
+        out.push(
+            "content_block_delta",
+            json!({"index": index, "delta": {"type": "text_delta", "text": piece}}),
+        );
+    }
+}
+
+/// A thinking block's start, its thinking in deltas, then its signature.
+fn thinking_events(out: &mut Writer, index: usize, block: &Value, delta_chars: usize) {
+    out.push(
+        "content_block_start",
+        json!({"index": index,
+        "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+    );
+    for piece in pieces(block["thinking"].as_str().unwrap_or(""), delta_chars) {
+        out.push(
+            "content_block_delta",
+            json!({"index": index, "delta": {"type": "thinking_delta", "thinking": piece}}),
+        );
+    }
+    out.push(
+        "content_block_delta",
+        json!({"index": index,
+        "delta": {"type": "signature_delta", "signature": block["signature"]}}),
+    );
+}
+
+/// A tool use's start with an empty input, then `input` (as much as was written) in deltas.
+fn tool_use_events(out: &mut Writer, index: usize, block: &Value, input: &str, delta_chars: usize) {
+    let mut start = block.clone();
+    start["input"] = json!({});
+    out.push(
+        "content_block_start",
+        json!({"index": index, "content_block": start}),
+    );
+    for piece in pieces(input, delta_chars) {
+        out.push(
+            "content_block_delta",
+            json!({"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}}),
+        );
+    }
 }

@@ -33,6 +33,7 @@
 mod auth;
 mod cache;
 mod chat;
+mod chat_reply;
 mod llama_cpp;
 mod messages;
 #[cfg(any(test, feature = "testkit"))]
@@ -377,9 +378,9 @@ fn render_step(st: &mut MockState, wire: MockWire, request: &Value, step: Step) 
             let llama = st.engine == MockEngine::LlamaCpp;
             let id = (!llama).then_some(st.counter);
             let events = match wire {
-                MockWire::Chat if streamed => chat::events(st, request, &reply, cached),
+                MockWire::Chat if streamed => chat_reply::events(st, request, &reply, cached),
                 MockWire::Chat => {
-                    let body = chat::render(st, request, &reply, cached);
+                    let body = chat_reply::render(st, request, &reply, cached);
                     return Rendered::Now(json_response(wire, id, 200, &[], body.to_string()));
                 }
                 MockWire::Responses | MockWire::Messages => {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::cache::CachedUsage;
 use super::script::{MockEngine, MockWire, ModelRefuses, ScriptedReply};
-use super::sse::{Event, pieces};
+use super::sse::{Event, Writer, pieces};
 use super::state::{MockState, Refusal, refusal, valid_tool_name};
 
 fn bad(message: &str) -> Refusal {
@@ -255,15 +255,17 @@ fn validate_text_format(body: &Value) -> Result<(), Refusal> {
 }
 
 fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
-    let mut calls_seen: HashSet<&str> = HashSet::new();
-    // Every call needs an output after it: present here, and (checked at each output) not
-    // before its call.
-    let answered: HashSet<&str> = input
-        .iter()
-        .filter(|item| item["type"] == "function_call_output")
-        .filter_map(|item| item["call_id"].as_str())
-        .collect();
-    let mut reasoning_seen: HashSet<&str> = HashSet::new();
+    let mut seen = Seen {
+        // Every call needs an output after it: present here, and (checked at each output)
+        // not before its call.
+        answered: input
+            .iter()
+            .filter(|item| item["type"] == "function_call_output")
+            .filter_map(|item| item["call_id"].as_str())
+            .collect(),
+        calls: HashSet::new(),
+        reasoning: HashSet::new(),
+    };
     for (i, item) in input.iter().enumerate() {
         if let Some(id) = item.get("id").and_then(Value::as_str) {
             return Err(refusal(
@@ -277,91 +279,10 @@ fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
             ));
         }
         match item["type"].as_str() {
-            Some("message") | None if item.get("role").is_some() => {
-                let role = item["role"].as_str().unwrap_or("");
-                if !["user", "assistant", "system", "developer"].contains(&role) {
-                    return Err(bad(&format!(
-                        "Invalid value: '{role}'. Supported values are: 'assistant', 'system', 'developer', and 'user'."
-                    )));
-                }
-                if !(item["content"].is_string() || item["content"].is_array()) {
-                    return Err(bad(&format!(
-                        "Missing required parameter: 'input[{i}].content'."
-                    )));
-                }
-            }
-            Some("function_call") => {
-                let (Some(call_id), Some(_), Some(_)) = (
-                    item["call_id"].as_str(),
-                    item["name"].as_str(),
-                    item["arguments"].as_str(),
-                ) else {
-                    return Err(bad(&format!(
-                        "Missing required parameter: 'input[{i}].call_id', 'name' or 'arguments'."
-                    )));
-                };
-                if let Some(enc) = st.issued.call_reasoning.get(call_id)
-                    && !reasoning_seen.contains(enc.as_str())
-                {
-                    return Err(bad(&format!(
-                        "Item 'fc_{call_id}' of type 'function_call' was provided without its required 'reasoning' item."
-                    )));
-                }
-                if !answered.contains(call_id) {
-                    return Err(bad(&format!(
-                        "No tool output found for function call {call_id}."
-                    )));
-                }
-                if st.engine == MockEngine::LlamaCpp {
-                    super::llama_cpp::check_arguments(item)?;
-                }
-                calls_seen.insert(call_id);
-            }
-            Some("function_call_output") => {
-                let call_id = item["call_id"].as_str().unwrap_or("");
-                if !calls_seen.contains(call_id) {
-                    return Err(bad(&format!(
-                        "No tool call found for function call output with call_id {call_id}."
-                    )));
-                }
-                if !(item["output"].is_string() || item["output"].is_array()) {
-                    return Err(bad(&format!(
-                        "Missing required parameter: 'input[{i}].output'."
-                    )));
-                }
-                for (j, part) in item["output"].as_array().into_iter().flatten().enumerate() {
-                    let image_url = part["image_url"].as_str().unwrap_or("");
-                    let ok = match part["type"].as_str() {
-                        Some("input_text") => part["text"].is_string(),
-                        Some("input_image") => {
-                            image_url.starts_with("data:image/") && image_url.contains(";base64,")
-                        }
-                        _ => false,
-                    };
-                    if !ok {
-                        return Err(bad(&format!(
-                            "Invalid value for 'input[{i}].output[{j}]': expected an input_text or input_image part."
-                        )));
-                    }
-                }
-            }
-            Some("reasoning") => {
-                let enc = item["encrypted_content"].as_str().unwrap_or("");
-                match st.issued.reasoning.get(enc) {
-                    Some(issued) if issued == item => {}
-                    _ => {
-                        return Err(bad(
-                            "The encrypted content for a reasoning item could not be verified: it must be sent back exactly as received.",
-                        ));
-                    }
-                }
-                if i + 1 >= input.len() {
-                    return Err(bad(
-                        "Item of type 'reasoning' was provided without its required following item.",
-                    ));
-                }
-                reasoning_seen.insert(enc);
-            }
+            Some("message") | None if item.get("role").is_some() => validate_message(i, item)?,
+            Some("function_call") => validate_call(st, i, item, &mut seen)?,
+            Some("function_call_output") => validate_output(i, item, &seen)?,
+            Some("reasoning") => validate_reasoning(st, item, i + 1 < input.len(), &mut seen)?,
             other => {
                 return Err(bad(&format!(
                     "Invalid value: '{}'. Unknown input item type.",
@@ -370,6 +291,124 @@ fn validate_items(st: &MockState, input: &[Value]) -> Result<(), Refusal> {
             }
         }
     }
+    Ok(())
+}
+
+/// What the input holds, as far as it has been read.
+struct Seen<'a> {
+    /// The calls some output answers, anywhere in the input.
+    answered: HashSet<&'a str>,
+    /// The calls read so far.
+    calls: HashSet<&'a str>,
+    /// The encrypted content of the reasoning items read so far.
+    reasoning: HashSet<&'a str>,
+}
+
+/// Input item `i`, a message: a role the API knows, and content.
+fn validate_message(i: usize, item: &Value) -> Result<(), Refusal> {
+    let role = item["role"].as_str().unwrap_or("");
+    if !["user", "assistant", "system", "developer"].contains(&role) {
+        return Err(bad(&format!(
+            "Invalid value: '{role}'. Supported values are: 'assistant', 'system', 'developer', and 'user'."
+        )));
+    }
+    if !(item["content"].is_string() || item["content"].is_array()) {
+        return Err(bad(&format!(
+            "Missing required parameter: 'input[{i}].content'."
+        )));
+    }
+    Ok(())
+}
+
+/// Input item `i`, a function call: whole, after the reasoning issued with it, answered.
+fn validate_call<'a>(
+    st: &MockState,
+    i: usize,
+    item: &'a Value,
+    seen: &mut Seen<'a>,
+) -> Result<(), Refusal> {
+    let (Some(call_id), Some(_), Some(_)) = (
+        item["call_id"].as_str(),
+        item["name"].as_str(),
+        item["arguments"].as_str(),
+    ) else {
+        return Err(bad(&format!(
+            "Missing required parameter: 'input[{i}].call_id', 'name' or 'arguments'."
+        )));
+    };
+    if let Some(enc) = st.issued.call_reasoning.get(call_id)
+        && !seen.reasoning.contains(enc.as_str())
+    {
+        return Err(bad(&format!(
+            "Item 'fc_{call_id}' of type 'function_call' was provided without its required 'reasoning' item."
+        )));
+    }
+    if !seen.answered.contains(call_id) {
+        return Err(bad(&format!(
+            "No tool output found for function call {call_id}."
+        )));
+    }
+    if st.engine == MockEngine::LlamaCpp {
+        super::llama_cpp::check_arguments(item)?;
+    }
+    seen.calls.insert(call_id);
+    Ok(())
+}
+
+/// Input item `i`, a function call's output: after its call, text or text and images.
+fn validate_output(i: usize, item: &Value, seen: &Seen<'_>) -> Result<(), Refusal> {
+    let call_id = item["call_id"].as_str().unwrap_or("");
+    if !seen.calls.contains(call_id) {
+        return Err(bad(&format!(
+            "No tool call found for function call output with call_id {call_id}."
+        )));
+    }
+    if !(item["output"].is_string() || item["output"].is_array()) {
+        return Err(bad(&format!(
+            "Missing required parameter: 'input[{i}].output'."
+        )));
+    }
+    for (j, part) in item["output"].as_array().into_iter().flatten().enumerate() {
+        let image_url = part["image_url"].as_str().unwrap_or("");
+        let ok = match part["type"].as_str() {
+            Some("input_text") => part["text"].is_string(),
+            Some("input_image") => {
+                image_url.starts_with("data:image/") && image_url.contains(";base64,")
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(bad(&format!(
+                "Invalid value for 'input[{i}].output[{j}]': expected an input_text or input_image part."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A reasoning item: sent back exactly as issued, and followed by the item it led to
+/// (`followed`).
+fn validate_reasoning<'a>(
+    st: &MockState,
+    item: &'a Value,
+    followed: bool,
+    seen: &mut Seen<'a>,
+) -> Result<(), Refusal> {
+    let enc = item["encrypted_content"].as_str().unwrap_or("");
+    match st.issued.reasoning.get(enc) {
+        Some(issued) if issued == item => {}
+        _ => {
+            return Err(bad(
+                "The encrypted content for a reasoning item could not be verified: it must be sent back exactly as received.",
+            ));
+        }
+    }
+    if !followed {
+        return Err(bad(
+            "Item of type 'reasoning' was provided without its required following item.",
+        ));
+    }
+    seen.reasoning.insert(enc);
     Ok(())
 }
 
@@ -383,31 +422,10 @@ pub(super) fn render(
 ) -> Value {
     let n = st.next_id();
     let mut output = Vec::new();
-    let mut reasoning_enc = None;
-    let includes_reasoning = request["include"]
-        .as_array()
-        .is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
-    if reply.reasoning && !includes_reasoning {
-        // Without `include`, the API sends reasoning without what would let it come back.
-        output.push(json!({"type": "reasoning", "id": format!("rs_{n}"), "summary": []}));
-    } else if reply.reasoning {
-        let enc = format!("enc-{n}");
-        let item = json!({"type": "reasoning", "summary": [], "encrypted_content": enc});
-        st.issued.reasoning.insert(enc.clone(), item.clone());
-        let mut with_id = item;
-        with_id["id"] = json!(format!("rs_{n}"));
-        output.push(with_id);
-        reasoning_enc = Some(enc);
-    }
+    let reasoning_enc = reasoning_item(st, n, request, reply, &mut output);
     if let Some(commentary) = &reply.commentary {
-        let mut message = json!({
-            "type": "message", "id": format!("msg_{n}_c"), "status": "completed", "role": "assistant",
-            "content": [{"type": "output_text", "text": commentary, "annotations": [], "logprobs": []}]
-        });
-        if reply.phases {
-            message["phase"] = json!("commentary");
-        }
-        output.push(message);
+        let phase = reply.phases.then_some("commentary");
+        output.push(text_message(format!("msg_{n}_c"), commentary, phase));
     }
     for (k, (name, arguments)) in reply.tool_calls.iter().enumerate() {
         let call_id = format!("call_{n}_{k}");
@@ -422,14 +440,8 @@ pub(super) fn render(
         }));
     }
     if let Some(text) = &reply.text {
-        let mut message = json!({
-            "type": "message", "id": format!("msg_{n}"), "status": "completed", "role": "assistant",
-            "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
-        });
-        if reply.phases {
-            message["phase"] = json!("final_answer");
-        }
-        output.push(message);
+        let phase = reply.phases.then_some("final_answer");
+        output.push(text_message(format!("msg_{n}"), text, phase));
     }
     if let Some(said) = &reply.refusal {
         output.push(json!({
@@ -447,6 +459,59 @@ pub(super) fn render(
             last["arguments"] = json!(half(&arguments));
         }
     }
+    response_body(n, request, reply, cached, output)
+}
+
+/// The reasoning item the reply starts with, if it reasons, added to `output`; its
+/// encrypted content, which the calls after it must be sent back with, when the request
+/// asked for it (`include`).
+fn reasoning_item(
+    st: &mut MockState,
+    n: u64,
+    request: &Value,
+    reply: &ScriptedReply,
+    output: &mut Vec<Value>,
+) -> Option<String> {
+    let includes_reasoning = request["include"]
+        .as_array()
+        .is_some_and(|i| i.iter().any(|v| v == "reasoning.encrypted_content"));
+    if reply.reasoning && !includes_reasoning {
+        // Without `include`, the API sends reasoning without what would let it come back.
+        output.push(json!({"type": "reasoning", "id": format!("rs_{n}"), "summary": []}));
+        None
+    } else if reply.reasoning {
+        let enc = format!("enc-{n}");
+        let item = json!({"type": "reasoning", "summary": [], "encrypted_content": enc});
+        st.issued.reasoning.insert(enc.clone(), item.clone());
+        let mut with_id = item;
+        with_id["id"] = json!(format!("rs_{n}"));
+        output.push(with_id);
+        Some(enc)
+    } else {
+        None
+    }
+}
+
+/// A completed assistant message of one output text, in `phase` when phases are on.
+fn text_message(id: String, text: &str, phase: Option<&str>) -> Value {
+    let mut message = json!({
+        "type": "message", "id": id, "status": "completed", "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
+    });
+    if let Some(phase) = phase {
+        message["phase"] = json!(phase);
+    }
+    message
+}
+
+/// The response around `output`: its status (incomplete when filtered or cut off) and usage.
+fn response_body(
+    n: u64,
+    request: &Value,
+    reply: &ScriptedReply,
+    cached: Option<CachedUsage>,
+    output: Vec<Value>,
+) -> Value {
     let (scripted_input, output_tokens) = reply.usage;
     let (input_tokens, cached_tokens) = cached.map_or((scripted_input, 0), |c| (c.input, c.read));
     let (status, incomplete) = if reply.filtered {
@@ -482,99 +547,48 @@ fn half(text: &str) -> String {
 /// created and in progress, each item added, its content or arguments in deltas, each item
 /// done, then `response.completed` or `response.incomplete` with the whole response.
 pub(super) fn events(response: &Value, delta_chars: usize) -> Vec<Event> {
-    let mut events: Vec<Event> = Vec::new();
-    let mut push = |kind: &str, mut data: Value| {
-        data["type"] = json!(kind);
-        data["sequence_number"] = json!(events.len());
-        events.push((kind.to_owned(), data));
-    };
+    let mut out = Writer::new(true);
     let mut started = response.clone();
     started["status"] = json!("in_progress");
     started["output"] = json!([]);
     started["usage"] = Value::Null;
     started["incomplete_details"] = Value::Null;
-    push("response.created", json!({"response": started}));
-    push("response.in_progress", json!({"response": started}));
+    out.push("response.created", json!({"response": started}));
+    out.push("response.in_progress", json!({"response": started}));
     let output = response["output"].as_array().cloned().unwrap_or_default();
     for (index, item) in output.iter().enumerate() {
-        let id = item["id"].clone();
         let mut added = item.clone();
         added["status"] = json!("in_progress");
         match item["type"].as_str() {
             Some("message") => {
                 added["content"] = json!([]);
-                push(
+                out.push(
                     "response.output_item.added",
                     json!({"output_index": index, "item": added}),
                 );
                 for (c, part) in item["content"].as_array().into_iter().flatten().enumerate() {
-                    let refusal = part["type"] == "refusal";
-                    let text = part[if refusal { "refusal" } else { "text" }]
-                        .as_str()
-                        .unwrap_or("");
-                    let at = |more: Value| {
-                        let mut v =
-                            json!({"item_id": id, "output_index": index, "content_index": c});
-                        for (k, x) in more.as_object().into_iter().flatten() {
-                            v[k] = x.clone();
-                        }
-                        v
+                    let at = Part {
+                        item_id: &item["id"],
+                        output_index: index,
+                        content_index: c,
                     };
-                    if refusal {
-                        push(
-                            "response.content_part.added",
-                            at(json!({"part": {"type": "refusal", "refusal": ""}})),
-                        );
-                        for piece in pieces(text, delta_chars) {
-                            push("response.refusal.delta", at(json!({"delta": piece})));
-                        }
-                        push("response.refusal.done", at(json!({"refusal": text})));
-                        push("response.content_part.done", at(json!({"part": part})));
-                        continue;
-                    }
-                    push(
-                        "response.content_part.added",
-                        at(
-                            json!({"part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}),
-                        ),
-                    );
-                    for piece in pieces(text, delta_chars) {
-                        push(
-                            "response.output_text.delta",
-                            at(json!({"delta": piece, "logprobs": []})),
-                        );
-                    }
-                    push(
-                        "response.output_text.done",
-                        at(json!({"text": text, "logprobs": []})),
-                    );
-                    push("response.content_part.done", at(json!({"part": part})));
+                    part_events(&mut out, &at, part, delta_chars);
                 }
             }
             Some("function_call") => {
                 added["arguments"] = json!("");
-                push(
+                out.push(
                     "response.output_item.added",
                     json!({"output_index": index, "item": added}),
                 );
-                let arguments = item["arguments"].as_str().unwrap_or("");
-                for piece in pieces(arguments, delta_chars) {
-                    push(
-                        "response.function_call_arguments.delta",
-                        json!({"item_id": id, "output_index": index, "delta": piece}),
-                    );
-                }
-                push(
-                    "response.function_call_arguments.done",
-                    json!({"item_id": id, "output_index": index, "name": item["name"], "arguments": arguments}),
-                );
+                arguments_events(&mut out, index, item, delta_chars);
             }
-            _ => push(
+            _ => out.push(
                 "response.output_item.added",
                 json!({"output_index": index, "item": item}),
             ),
         }
-        push(
+        out.push(
             "response.output_item.done",
             json!({"output_index": index, "item": item}),
         );
@@ -584,6 +598,78 @@ pub(super) fn events(response: &Value, delta_chars: usize) -> Vec<Event> {
     } else {
         "response.completed"
     };
-    push(last, json!({"response": response}));
-    events
+    out.push(last, json!({"response": response}));
+    out.finish()
+}
+
+/// Where a content part is: its item, the item's place in the output, its place in the item.
+struct Part<'a> {
+    item_id: &'a Value,
+    output_index: usize,
+    content_index: usize,
+}
+
+impl Part<'_> {
+    /// An event's data about this part: where it is, and `more`.
+    fn data(&self, more: Value) -> Value {
+        let mut v = json!({"item_id": self.item_id, "output_index": self.output_index,
+            "content_index": self.content_index});
+        for (k, x) in more.as_object().into_iter().flatten() {
+            v[k] = x.clone();
+        }
+        v
+    }
+}
+
+/// A message's content part: added, its text (or refusal) in deltas, done.
+fn part_events(out: &mut Writer, at: &Part<'_>, part: &Value, delta_chars: usize) {
+    let refusal = part["type"] == "refusal";
+    let text = part[if refusal { "refusal" } else { "text" }]
+        .as_str()
+        .unwrap_or("");
+    if refusal {
+        out.push(
+            "response.content_part.added",
+            at.data(json!({"part": {"type": "refusal", "refusal": ""}})),
+        );
+        for piece in pieces(text, delta_chars) {
+            out.push("response.refusal.delta", at.data(json!({"delta": piece})));
+        }
+        out.push("response.refusal.done", at.data(json!({"refusal": text})));
+        out.push("response.content_part.done", at.data(json!({"part": part})));
+        return;
+    }
+    out.push(
+        "response.content_part.added",
+        at.data(
+            json!({"part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}),
+        ),
+    );
+    for piece in pieces(text, delta_chars) {
+        out.push(
+            "response.output_text.delta",
+            at.data(json!({"delta": piece, "logprobs": []})),
+        );
+    }
+    out.push(
+        "response.output_text.done",
+        at.data(json!({"text": text, "logprobs": []})),
+    );
+    out.push("response.content_part.done", at.data(json!({"part": part})));
+}
+
+/// A function call's arguments in deltas, then whole.
+fn arguments_events(out: &mut Writer, index: usize, item: &Value, delta_chars: usize) {
+    let id = &item["id"];
+    let arguments = item["arguments"].as_str().unwrap_or("");
+    for piece in pieces(arguments, delta_chars) {
+        out.push(
+            "response.function_call_arguments.delta",
+            json!({"item_id": id, "output_index": index, "delta": piece}),
+        );
+    }
+    out.push(
+        "response.function_call_arguments.done",
+        json!({"item_id": id, "output_index": index, "name": item["name"], "arguments": arguments}),
+    );
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::script::{MockWire, StreamFault, StreamShape};
 
@@ -16,6 +16,34 @@ const PIECE_DELAY: Duration = Duration::from_millis(1);
 
 /// One event: its type and its data.
 pub(super) type Event = (String, Value);
+
+/// The events of one streamed reply as they are written: each one's data gets its `type`,
+/// and, when `numbered` (Responses), its `sequence_number`.
+pub(super) struct Writer {
+    events: Vec<Event>,
+    numbered: bool,
+}
+
+impl Writer {
+    pub(super) fn new(numbered: bool) -> Writer {
+        Writer {
+            events: Vec::new(),
+            numbered,
+        }
+    }
+
+    pub(super) fn push(&mut self, kind: &str, mut data: Value) {
+        data["type"] = json!(kind);
+        if self.numbered {
+            data["sequence_number"] = json!(self.events.len());
+        }
+        self.events.push((kind.to_owned(), data));
+    }
+
+    pub(super) fn finish(self) -> Vec<Event> {
+        self.events
+    }
+}
 
 /// The name of the event that is Chat Completions' `data: [DONE]` line (its data unused).
 pub(super) const DONE_EVENT: &str = "[DONE]";
