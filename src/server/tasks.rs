@@ -23,7 +23,9 @@ use std::time::SystemTime;
 use chrono::{DateTime, SecondsFormat, Utc};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CreateTaskResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus,
+    CreateTaskResult, DetailedTask, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, EnumSchema, GetTaskResult, InputRequest, InputRequests,
+    JsonObject, PrimitiveSchemaDefinition, StringSchema, Task, TaskPayload, TaskStatus,
     UpdateTaskParams,
 };
 use serde_json::Value;
@@ -31,7 +33,9 @@ use serde_json::Value;
 use super::call;
 use crate::error::{AgentError, ErrorCode};
 use crate::limits::TASK_POLL_INTERVAL;
-use crate::sessions::{FirstRun, SessionManager, Snapshot, Status, summary_line};
+use crate::sessions::{
+    FirstRun, ParentAnswer, Question, SessionManager, Snapshot, Status, summary_line,
+};
 
 /// Why a run stopped by `tasks/cancel` stopped, as its record says (`stopped by the parent:
 /// …`).
@@ -71,19 +75,86 @@ pub(super) async fn cancel(manager: &SessionManager, id: &str) -> Result<(), Mcp
         })
 }
 
-/// `tasks/update`: answers to what the task asked. No agent asks anything yet (SPEC §4.5
-/// is where it will: the answer goes to the session manager here, the first answer wins),
-/// so every update answers a question that is not pending, which SPEC §4.4 refuses.
+/// `tasks/update`: the person's answer to the question the task asked (SPEC §4.4, §4.5).
+/// `accept` with the field's value is the answer; `decline` or `cancel` tell the agent to
+/// decide for itself. The answer goes to [`SessionManager::answer_question`], the same door
+/// `send_input` uses, so the first answer by either path wins and a second is refused
+/// (`-32602`), as is a response to anything but the question pending now.
 pub(super) fn update(manager: &SessionManager, params: &UpdateTaskParams) -> Result<(), McpError> {
     let id = &params.task_id;
     let first = manager.first_run(id).map_err(|e| no_task(id, &e))?;
-    Err(McpError::invalid_params(
-        format!(
-            "task {id} asks nothing now ({}); there is no question to answer",
-            summary_line(&first.record)
-        ),
-        None,
-    ))
+    let pending = first
+        .record
+        .question
+        .as_ref()
+        .filter(|_| matches!(first.record.status, Status::Running));
+    let Some(question) = pending else {
+        return Err(McpError::invalid_params(
+            format!(
+                "task {id} asks nothing now ({}); there is no question to answer",
+                summary_line(&first.record)
+            ),
+            None,
+        ));
+    };
+    let key = request_key(question.id);
+    let response = single_response(params, &key)?;
+    let answer = parent_answer(response, &key)?;
+    manager
+        .answer_question(id, question.id, answer)
+        .map(|_| ())
+        .map_err(|e| McpError::invalid_params(e.message, None))
+}
+
+/// The one response `params` holds, which must be to `key` (the pending question's request).
+fn single_response<'a>(params: &'a UpdateTaskParams, key: &str) -> Result<&'a Value, McpError> {
+    let mut responses = params.input_responses.iter();
+    match (responses.next(), responses.next()) {
+        (Some((k, response)), None) if k == key => Ok(response),
+        (Some((k, _)), None) => Err(McpError::invalid_params(
+            format!(
+                "inputResponses answers {k}, which is not pending; the pending request is {key}"
+            ),
+            None,
+        )),
+        _ => Err(McpError::invalid_params(
+            format!(
+                "inputResponses must hold exactly one response, to {key}; it holds {}",
+                params.input_responses.len()
+            ),
+            None,
+        )),
+    }
+}
+
+/// An elicitation result as the agent's answer: `accept` with a nonempty `answer` string is
+/// the answer; `decline` and `cancel` are [`ParentAnswer::Declined`].
+fn parent_answer(response: &Value, key: &str) -> Result<ParentAnswer, McpError> {
+    let result: ElicitResult = serde_json::from_value(response.clone()).map_err(|e| {
+        McpError::invalid_params(format!("{key} is not an elicitation result: {e}"), None)
+    })?;
+    match result.action {
+        ElicitationAction::Accept => {
+            let text = result
+                .content
+                .as_ref()
+                .and_then(|content| content.get(ANSWER_FIELD))
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|text| !text.is_empty());
+            text.map(|text| ParentAnswer::Text(text.to_owned()))
+                .ok_or_else(|| {
+                    McpError::invalid_params(
+                        format!(
+                            "{key} accepted without an answer: content.{ANSWER_FIELD} must be a \
+                             nonempty string"
+                        ),
+                        None,
+                    )
+                })
+        }
+        _ => Ok(ParentAnswer::Declined),
+    }
 }
 
 /// The task's fields for `first` (`taskId` the agent_id), in `status`.
@@ -109,10 +180,15 @@ fn ttl(first: &FirstRun) -> Option<u64> {
 /// What the task holds besides its fields.
 fn payload(record: &Snapshot, era: Era) -> TaskPayload {
     match &record.status {
-        // A pending question (SPEC §4.5) goes here, before `Working`: `InputRequired` with one
-        // elicitation request, the question as its message, one string field (an `enum` of
-        // the options when there are some).
-        Status::Running => TaskPayload::Working,
+        Status::Running => match &record.question {
+            Some(question) => TaskPayload::InputRequired {
+                input_requests: InputRequests::from([(
+                    request_key(question.id),
+                    InputRequest::Elicitation(elicitation(question)),
+                )]),
+            },
+            None => TaskPayload::Working,
+        },
         Status::Failed(failure) if failure.error.code == ErrorCode::Cancelled => {
             TaskPayload::Cancelled
         }
@@ -120,6 +196,35 @@ fn payload(record: &Snapshot, era: Era) -> TaskPayload {
             result: wait_answer(record, era),
         },
     }
+}
+
+/// The one field of the form a question is asked with.
+const ANSWER_FIELD: &str = "answer";
+
+/// The `inputRequests` key of question `id`: new for every question the session asks, so
+/// that a response meant for an earlier one is never taken for the current one.
+fn request_key(id: u64) -> String {
+    format!("question-{id}")
+}
+
+/// The elicitation a question is asked with (SPEC §4.4): a form with one required string
+/// field, an `enum` of the agent's options when it gave some, the question as its message.
+fn elicitation(question: &Question) -> ElicitRequest {
+    let field = if question.options.is_empty() {
+        PrimitiveSchemaDefinition::String(StringSchema::new().description("your answer"))
+    } else {
+        PrimitiveSchemaDefinition::Enum(EnumSchema::builder(question.options.clone()).build())
+    };
+    // The builder refuses only a required field it has no property for; this one has.
+    let schema = ElicitationSchema::builder()
+        .required_property(ANSWER_FIELD, field)
+        .build()
+        .unwrap_or_else(|_| ElicitationSchema::new(Default::default()));
+    ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: question.text.clone(),
+        requested_schema: schema,
+    })
 }
 
 /// The `CallToolResult` `wait_agent` returns for this one agent, as a JSON object; a failed

@@ -17,10 +17,10 @@ use crate::support::binary::{
 use crate::support::builders::{ServerUnderTest, TestWorkspace};
 use crate::support::children::call_outputs;
 
-const QUESTION: &str = "Which file should I fix?";
+pub(super) const QUESTION: &str = "Which file should I fix?";
 
 /// An agent `asker` on the mock's endpoint for `wire` that may ask, with `extra` lines.
-fn asker(mock: &MockProvider, wire: &str, extra: &str) -> String {
+pub(super) fn asker(mock: &MockProvider, wire: &str, extra: &str) -> String {
     let base = match wire {
         "anthropic-messages" => mock.messages_base_url(),
         "chat-completions" => mock.chat_base_url(),
@@ -48,7 +48,7 @@ fn last_body(mock: &MockProvider) -> String {
     mock.requests().last().unwrap().body.to_string()
 }
 
-fn question_step() -> Step {
+pub(super) fn question_step() -> Step {
     Step::tool_call(
         "ask_parent",
         json!({"question": QUESTION, "options": ["a.py", "b.py"]}),

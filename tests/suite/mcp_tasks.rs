@@ -20,7 +20,7 @@ use support::TestWorkspace;
 use support::binary::{self, Connection, GENERATIONS, Generation};
 
 /// The variable that turns the extension on, as `--mcp-tasks` does.
-const TASKS_ON: (&str, &str) = ("MCP_AGENTS_MCP_TASKS", "1");
+pub(super) const TASKS_ON: (&str, &str) = ("MCP_AGENTS_MCP_TASKS", "1");
 
 /// The whole cancel, from the call to the answer (SPEC §4.2, §4.4: under 1 s).
 const CANCEL_TAKES_LESS_THAN: Duration = Duration::from_secs(1);
@@ -33,7 +33,7 @@ async fn call_once(c: &Connection, tool: &str, arguments: Value) -> CallToolResp
 }
 
 /// Spawns `name` on `task` and expects a task; returns it.
-async fn spawn_task(c: &Connection, name: &str, task: &str) -> CreateTaskResult {
+pub(super) async fn spawn_task(c: &Connection, name: &str, task: &str) -> CreateTaskResult {
     match call_once(c, "spawn_agent", json!({"name": name, "task": task})).await {
         CallToolResponse::Task(created) => created,
         other => panic!("spawn_agent was not answered with a task: {other:?}"),
@@ -41,13 +41,13 @@ async fn spawn_task(c: &Connection, name: &str, task: &str) -> CreateTaskResult 
 }
 
 /// `tasks/get` for `id`, as the JSON the server sent (fields flattened).
-async fn get(c: &Connection, id: &str) -> Value {
+pub(super) async fn get(c: &Connection, id: &str) -> Value {
     let got = c.client.peer().get_task(GetTaskParams::new(id)).await;
     serde_json::to_value(got.expect("tasks/get")).unwrap()
 }
 
 /// Polls `tasks/get` for `id` until its status is no longer `working` (20 s at most).
-async fn until_ended(c: &Connection, id: &str) -> Value {
+pub(super) async fn until_ended(c: &Connection, id: &str) -> Value {
     let started = Instant::now();
     loop {
         let task = get(c, id).await;
@@ -56,6 +56,18 @@ async fn until_ended(c: &Connection, id: &str) -> Value {
         }
         assert!(started.elapsed() < Duration::from_secs(20), "{task}");
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until `mock` has received `count` requests (20 s at most).
+async fn until_requested(mock: &mcp_agents::testkit::MockProvider, count: usize) {
+    let started = Instant::now();
+    while mock.requests().len() < count {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the run never asked"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -68,7 +80,7 @@ async fn wait_answer(c: &Connection, id: &str) -> Value {
 }
 
 /// The JSON-RPC error code a failed request got.
-fn code(error: ServiceError) -> ErrorCode {
+pub(super) fn code(error: ServiceError) -> ErrorCode {
     match error {
         ServiceError::McpError(e) => e.code,
         other => panic!("not an MCP error: {other:?}"),
@@ -178,7 +190,11 @@ async fn tasks_work_over_http_with_the_flag() {
         let c = binary::connect_http_declaring_tasks(&server.url, generation).await;
         lifecycle(&c, &server.mock, &format!("http {generation:?}")).await;
         server.mock.push([Step::Hang]);
+        let asked = server.mock.requests().len();
         let id = spawn_task(&c, "worker", "Hang.").await.task.task_id;
+        // The hanging step must be taken by this run before it is cancelled: a cancel that
+        // comes first leaves it queued for the next generation's run, which then hangs.
+        until_requested(&server.mock, asked + 1).await;
         c.client
             .peer()
             .cancel_task(CancelTaskParams::new(id.clone()))

@@ -43,6 +43,7 @@ mod interop_child_servers;
 mod interop_clients;
 mod interop_provider_sdks;
 mod mcp_tasks;
+mod mcp_tasks_questions;
 mod mcp_tasks_wire;
 mod mock_validation;
 mod output_length;
