@@ -4,6 +4,7 @@
 
 mod answer_summary;
 mod architecture;
+mod architecture_rooms;
 mod ask_parent;
 mod ask_parent_grants;
 mod child_descriptors;

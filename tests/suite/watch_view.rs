@@ -57,6 +57,82 @@ fn assert_no_row_wraps(screen: &vt100::Screen) {
     }
 }
 
+/// The list at 80 columns: the columns that fit, the finished agent's first line, the
+/// running worker, and its clock going on with no transition.
+fn the_list_at_80_columns(term: &mut Terminal, short: &str) {
+    let screen = term.screen.screen();
+    assert_no_row_wraps(screen);
+    let heading = rows(screen)
+        .into_iter()
+        .find(|r| r.starts_with("NAME "))
+        .unwrap();
+    for column in ["ID", "STATUS", "NOW", "ELAPSED", "TURNS", "TOKENS"] {
+        assert!(heading.contains(column), "{heading}");
+    }
+    for dropped in ["COST", "FILES", "QUESTION"] {
+        assert!(
+            !heading.contains(dropped),
+            "dropped at 80 columns: {heading}"
+        );
+    }
+    let plain = row_of(screen, "plain").unwrap();
+    assert!(
+        plain.contains("completed") && plain.contains("Plain answer."),
+        "{plain}"
+    );
+    assert!(!text(screen).contains("More that stays out"));
+    let worker = row_of(screen, "worker").unwrap();
+    assert!(
+        worker.contains(short) && worker.contains("running"),
+        "{worker}"
+    );
+    // The clock goes on with no transition.
+    term.until(|_| {}, |s| row_of(s, "worker").is_some_and(|r| r != worker));
+}
+
+/// The worker's detail: its calls, the finished one with its duration.
+fn the_workers_detail(term: &mut Terminal, short: &str) {
+    term.type_keys(DOWN);
+    term.type_keys(ENTER);
+    term.until(|_| {}, |s| s.contents().contains("tool calls:"));
+    let detail = text(term.screen.screen());
+    assert!(
+        detail.contains(&format!("worker {short} · running")),
+        "{detail}"
+    );
+    let echo = rows(term.screen.screen())
+        .into_iter()
+        .find(|r| r.contains("fx.echo"))
+        .unwrap();
+    assert!(
+        echo.trim_start()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse::<f64>()
+            .is_ok(),
+        "{echo}"
+    );
+    assert!(echo.contains(" s  fx.echo"), "{echo}");
+    assert!(detail.contains("running  fx.sleep"), "{detail}");
+    term.type_keys(ESC);
+    term.until(|_| {}, |s| s.contents().contains("NAME "));
+}
+
+/// Stop the worker from the view: asked, confirmed, done.
+fn stop_the_worker(term: &mut Terminal, short: &str) {
+    term.type_keys(b"s");
+    term.until(
+        |_| {},
+        |s| s.contents().contains(&format!("stop worker {short}? y/n")),
+    );
+    term.type_keys(b"y");
+    term.until(
+        |_| {},
+        |s| row_of(s, "worker").is_some_and(|r| r.contains("stopped")),
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_80_by_24_a_person_sees_the_agents_live_and_stops_one() {
     let mock = MockProvider::start(KEY).await.unwrap();
@@ -78,73 +154,9 @@ async fn at_80_by_24_a_person_sees_the_agents_live_and_stops_one() {
     let mut term = tokio::task::block_in_place(|| {
         let mut term = watch(&path, &runtime_dir, (24, 80));
         term.until(|_| {}, |s| s.contents().contains("Calling fx.sleep"));
-        let screen = term.screen.screen();
-        assert_no_row_wraps(screen);
-        let heading = rows(screen)
-            .into_iter()
-            .find(|r| r.starts_with("NAME "))
-            .unwrap();
-        for column in ["ID", "STATUS", "NOW", "ELAPSED", "TURNS", "TOKENS"] {
-            assert!(heading.contains(column), "{heading}");
-        }
-        for dropped in ["COST", "FILES", "QUESTION"] {
-            assert!(
-                !heading.contains(dropped),
-                "dropped at 80 columns: {heading}"
-            );
-        }
-        let plain = row_of(screen, "plain").unwrap();
-        assert!(
-            plain.contains("completed") && plain.contains("Plain answer."),
-            "{plain}"
-        );
-        assert!(!text(screen).contains("More that stays out"));
-        let worker = row_of(screen, "worker").unwrap();
-        assert!(
-            worker.contains(short) && worker.contains("running"),
-            "{worker}"
-        );
-        // The clock goes on with no transition.
-        term.until(|_| {}, |s| row_of(s, "worker").is_some_and(|r| r != worker));
-
-        // The worker's detail: its calls, the finished one with its duration.
-        term.type_keys(DOWN);
-        term.type_keys(ENTER);
-        term.until(|_| {}, |s| s.contents().contains("tool calls:"));
-        let detail = text(term.screen.screen());
-        assert!(
-            detail.contains(&format!("worker {short} · running")),
-            "{detail}"
-        );
-        let echo = rows(term.screen.screen())
-            .into_iter()
-            .find(|r| r.contains("fx.echo"))
-            .unwrap();
-        assert!(
-            echo.trim_start()
-                .split(' ')
-                .next()
-                .unwrap()
-                .parse::<f64>()
-                .is_ok(),
-            "{echo}"
-        );
-        assert!(echo.contains(" s  fx.echo"), "{echo}");
-        assert!(detail.contains("running  fx.sleep"), "{detail}");
-        term.type_keys(ESC);
-        term.until(|_| {}, |s| s.contents().contains("NAME "));
-
-        // Stop it: asked, confirmed, done.
-        term.type_keys(b"s");
-        term.until(
-            |_| {},
-            |s| s.contents().contains(&format!("stop worker {short}? y/n")),
-        );
-        term.type_keys(b"y");
-        term.until(
-            |_| {},
-            |s| row_of(s, "worker").is_some_and(|r| r.contains("stopped")),
-        );
+        the_list_at_80_columns(&mut term, short);
+        the_workers_detail(&mut term, short);
+        stop_the_worker(&mut term, short);
         term
     });
     let record = c.wait(&[&id], 0).await["agents"][0].clone();
