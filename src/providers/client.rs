@@ -630,10 +630,15 @@ mod tests {
         assert_eq!(default_max_output_tokens("gpt-5-chat-latest"), 16_384);
         assert_eq!(default_max_output_tokens("gpt-4o-mini"), 16_384);
         assert_eq!(default_max_output_tokens("o4-mini"), 100_000);
-        assert_eq!(
-            default_max_output_tokens("claude-sonnet-5-5"),
-            DEFAULT_MAX_OUTPUT_TOKENS
-        );
+        for claude_5 in [
+            "claude-sonnet-5-5",
+            "claude-opus-5",
+            "claude-haiku-5-5-20261007",
+            "claude-fable-5-2",
+            "anthropic/claude-mythos-5.2",
+        ] {
+            assert_eq!(default_max_output_tokens(claude_5), 128_000, "{claude_5}");
+        }
         assert_eq!(default_max_output_tokens("local-model"), 32_000);
     }
 }
