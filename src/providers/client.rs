@@ -225,6 +225,7 @@ impl ProviderClient {
             secrets: &self.secrets,
             events,
         };
+        self.lower_effort_the_table_refuses(conversation);
         let mut lowered_output_limit = false;
         let mut raised_output_limit = false;
         loop {
@@ -378,6 +379,34 @@ impl ProviderClient {
             refusal.message
         );
         true
+    }
+
+    /// Before the session's first request: sends the nearest effort level the model takes
+    /// instead of the definition's when the model table knows the model refuses it (Opus 4.5
+    /// `max`, Opus 4.6 `xhigh`), learned as a refusal would teach it, and warns once; the
+    /// request the provider would refuse is never sent.
+    fn lower_effort_the_table_refuses(&self, conversation: &Conversation) {
+        let learned = conversation.learned();
+        if learned.effort().is_some() {
+            return;
+        }
+        let Some(written) = effort(&self.settings, learned) else {
+            return;
+        };
+        let Some((nearest, levels)) = models::effort_instead(&self.settings.model, written) else {
+            return;
+        };
+        if learned.lower_effort(nearest) {
+            tracing::warn!(
+                "{}: {} does not take reasoning_effort {} (it takes {}); this agent's \
+                 requests use {} instead, the nearest level",
+                self.source,
+                self.settings.model,
+                written.as_str(),
+                levels.names(),
+                nearest.as_str()
+            );
+        }
     }
 
     /// Sends the nearest effort level the model takes from now on, if the request carried

@@ -295,6 +295,21 @@ pub(crate) fn traits(model: &str) -> Option<ModelTraits> {
         ))
 }
 
+/// The level to send instead of `wanted` when the table knows `model` does not take it
+/// (Opus 4.5 `max`, Opus 4.6 `xhigh`), with the levels it takes; `None` when the table does
+/// not know the model, or the model takes `wanted`. The nearest level, as a refusal would
+/// teach it ([`EffortLevels::nearest`]), but before any request is refused.
+pub(crate) fn effort_instead(
+    model: &str,
+    wanted: ReasoningEffort,
+) -> Option<(ReasoningEffort, EffortLevels)> {
+    let EffortSupport::Levels(levels) = traits(model)?.effort else {
+        return None;
+    };
+    let nearest = levels.nearest(wanted).filter(|level| *level != wanted)?;
+    Some((nearest, levels))
+}
+
 /// The thinking kind a Messages request for `model` asks for first: the table's, else
 /// adaptive (the current models' only kind).
 pub(crate) fn preferred_thinking(model: &str) -> ThinkingKind {
@@ -381,6 +396,26 @@ mod tests {
                 Minimal, Low, Medium, High
             ])))
         );
+    }
+
+    #[test]
+    fn levels_the_table_knows_are_refused_are_lowered_before_any_request() {
+        assert_eq!(
+            effort_instead("claude-opus-4-5", Max),
+            Some((High, LOW_TO_HIGH))
+        );
+        assert_eq!(
+            effort_instead("claude-opus-4-6-20260205", XHigh).map(|(l, _)| l),
+            Some(High)
+        );
+        assert_eq!(effort_instead("claude-opus-4-6", Max), None, "it takes max");
+        assert_eq!(effort_instead("claude-opus-4-7", XHigh), None);
+        assert_eq!(
+            effort_instead("claude-sonnet-4-5", High),
+            None,
+            "no effort parameter at all: the budget carries it"
+        );
+        assert_eq!(effort_instead("corp-claude", Max), None, "not in the table");
     }
 
     #[test]

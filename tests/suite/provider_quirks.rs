@@ -9,7 +9,7 @@
 
 use crate::support;
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::{MockProvider, ModelRefuses, Recorded, RecordedOutcome, Step};
 use serde_json::json;
 use support::binary::{self, KEY_VAR, Ran};
 use support::children::stdio_child;
@@ -42,6 +42,82 @@ async fn run(name: &str, definition: &str) -> Ran {
     let ws = tempfile::tempdir().unwrap();
     support::children::write(ws.path(), &format!(".agents/agents/{name}.md"), definition);
     binary::run_plain(ws.path(), name, "Go.").await
+}
+
+fn refused(request: &Recorded) -> Option<&str> {
+    match &request.outcome {
+        RecordedOutcome::Refused(_, message) => Some(message),
+        RecordedOutcome::Scripted => None,
+    }
+}
+
+fn refusals(mock: &MockProvider) -> Vec<String> {
+    mock.requests()
+        .iter()
+        .filter_map(|r| refused(r).map(str::to_owned))
+        .collect()
+}
+
+/// Efforts the model table knows a model refuses (Opus 4.5 `max`, Opus 4.6 `xhigh`) are
+/// lowered to the nearest level it takes before the first request: no request is refused,
+/// and one warning says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_effort_the_table_knows_is_refused_is_lowered_before_the_first_request() {
+    for (model, effort, takes, thinking) in [
+        (
+            "claude-opus-4-5",
+            "max",
+            &["low", "medium", "high"][..],
+            "enabled",
+        ),
+        (
+            "claude-opus-4-6",
+            "xhigh",
+            &["low", "medium", "high", "max"][..],
+            "adaptive",
+        ),
+    ] {
+        let mock = MockProvider::start(KEY).await.unwrap();
+        if thinking == "enabled" {
+            mock.refuse(ModelRefuses::AdaptiveThinking);
+        }
+        mock.take_efforts(takes);
+        mock.push([
+            Step::tool_call("fx__echo", json!({"text": "x"})),
+            Step::text("Done."),
+        ]);
+        let extra = format!("reasoning_effort: {effort}");
+        let ran = run(
+            "opus",
+            &agent(&mock, "opus", model, "anthropic-messages", "fx", &extra),
+        )
+        .await;
+        assert_eq!(
+            refusals(&mock),
+            Vec::<String>::new(),
+            "{model}: {}",
+            ran.stderr
+        );
+        assert!(ran.success, "{model}: {}", ran.stderr);
+        let requests = mock.requests();
+        assert_eq!(requests.len(), 2, "{model}");
+        for r in &requests {
+            assert_eq!(
+                r.body["output_config"],
+                json!({"effort": "high"}),
+                "{model}"
+            );
+            assert_eq!(r.body["thinking"]["type"], thinking, "{model}");
+        }
+        let warnings = ran.warnings("opus");
+        assert_eq!(warnings.len(), 1, "{model}: said once: {}", ran.stderr);
+        assert!(
+            warnings[0].contains(&format!("{model} does not take reasoning_effort {effort}"))
+                && warnings[0].contains("use high instead"),
+            "{}",
+            warnings[0]
+        );
+    }
 }
 
 /// The Claude 5 family takes 128K output tokens (each model's page: "Max output: 128K
