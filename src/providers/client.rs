@@ -15,7 +15,7 @@ use super::conversation::Conversation;
 use super::credentials::{ApiKey, Audience, Credential};
 use super::error::{ProviderError, ProviderFailure};
 use super::formats::format;
-use super::models::{self, EffortLevels, EffortSupport};
+use super::models::{self, EffortLevels, EffortSupport, ThinkingKind};
 use super::reply::{ModelSettings, Reply, StopReason};
 use super::retry::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::strict::fits_strict_subset;
@@ -360,6 +360,16 @@ impl ProviderClient {
                 "this agent's requests send {} instead from now on",
                 param.replacement().unwrap_or_default()
             ),
+            // Thinking with a budget still carries the effort (a 4.5 model behind a
+            // gateway's name refuses both adaptive thinking and the effort parameter).
+            _ if param == OptionalParam::Effort
+                && self.wire.may_send(OptionalParam::BudgetThinking)
+                && thinking(&self.settings, learned) == Some(ThinkingKind::Budget) =>
+            {
+                "this agent's requests leave it out from now on, and the thinking budget \
+                 alone carries the definition's `reasoning_effort`"
+                    .to_owned()
+            }
             (_, Some(field)) => format!(
                 "the definition's `{field}` cannot be honoured with this model, so this \
                  agent's requests leave {} out from now on",

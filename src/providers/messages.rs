@@ -63,7 +63,9 @@ impl WireFormat for Messages {
     fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
         let settings = request.settings;
         let effort = request.effort();
-        let thinking = match (request.thinking(), effort) {
+        // The budget stands for the effort even where the model refused the effort
+        // parameter: dropping it must not turn thinking off.
+        let thinking = match (request.thinking(), request.thinking_effort()) {
             (Some(ThinkingKind::Adaptive), _) => Some(Thinking::Adaptive),
             (Some(ThinkingKind::Budget), Some(effort)) => {
                 thinking_budget(effort, request.max_output_tokens)

@@ -50,6 +50,15 @@ impl Request<'_> {
     pub(crate) fn thinking(&self) -> Option<ThinkingKind> {
         thinking(self.settings, self.learned)
     }
+
+    /// The effort a thinking budget stands for: the level the request would carry, even
+    /// once the model refused the effort parameter itself. A model that takes a budget but
+    /// no effort (Claude 4.5 behind a gateway's name) still thinks as much as the
+    /// definition asks; only the parameter goes.
+    pub(crate) fn thinking_effort(&self) -> Option<ReasoningEffort> {
+        let written = self.settings.reasoning_effort?;
+        Some(self.learned.effort().unwrap_or(written))
+    }
 }
 
 /// Whether a request with `settings` carries `param` on an API that has it: set by the

@@ -120,6 +120,58 @@ async fn an_effort_the_table_knows_is_refused_is_lowered_before_the_first_reques
     }
 }
 
+/// A model behind a gateway's name that the table cannot know, which refuses adaptive
+/// thinking and the effort parameter (as Claude 4.5 does): after the two refusals it thinks
+/// with a budget the effort stands for, and only the effort parameter is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_alias_refusing_adaptive_thinking_and_effort_keeps_a_thinking_budget() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.refuse(ModelRefuses::AdaptiveThinking);
+    mock.refuse(ModelRefuses::Effort);
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("Done."),
+    ]);
+    let definition = agent(
+        &mock,
+        "alias",
+        "corp-sonnet",
+        "anthropic-messages",
+        "fx",
+        "reasoning_effort: high",
+    );
+    let ran = run("alias", &definition).await;
+    assert!(ran.success, "{}", ran.stderr);
+    assert_eq!(
+        refusals(&mock),
+        [
+            "adaptive thinking is not supported on this model",
+            "This model does not support the effort parameter."
+        ]
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    for r in &requests[2..] {
+        assert_eq!(
+            r.body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 25_600}),
+            "high: 80% of the 32,000-token default"
+        );
+        assert!(r.body.get("output_config").is_none(), "{}", r.body);
+    }
+    // The model thought, and its thinking went back first in its turn.
+    let turn = &requests[3].body["messages"][1]["content"];
+    assert_eq!(turn[0]["type"], "thinking", "{turn}");
+    let warnings = ran.warnings("alias");
+    assert_eq!(warnings.len(), 2, "{}", ran.stderr);
+    assert!(
+        warnings[1].contains("refused reasoning effort for corp-sonnet")
+            && warnings[1].contains("the thinking budget alone carries"),
+        "{}",
+        warnings[1]
+    );
+}
+
 /// The Claude 5 family takes 128K output tokens (each model's page: "Max output: 128K
 /// tokens"); without `max_output_tokens` that is what a request asks for.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
