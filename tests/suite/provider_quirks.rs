@@ -9,8 +9,10 @@
 
 use crate::support;
 
-use mcp_agents::testkit::{MockProvider, ModelRefuses, Recorded, RecordedOutcome, Step};
-use serde_json::json;
+use mcp_agents::testkit::{
+    ChatServer, MockProvider, ModelRefuses, Recorded, RecordedOutcome, Step,
+};
+use serde_json::{Value, json};
 use support::binary::{self, KEY_VAR, Ran};
 use support::children::stdio_child;
 use support::run_kit::KEY;
@@ -56,6 +58,77 @@ fn refusals(mock: &MockProvider) -> Vec<String> {
         .iter()
         .filter_map(|r| refused(r).map(str::to_owned))
         .collect()
+}
+
+fn assistant_messages(body: &Value) -> Vec<Value> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .cloned()
+        .collect()
+}
+
+/// DeepSeek in thinking mode refuses a tool loop whose assistant message lacks
+/// `reasoning_content`, even one whose reply did not think; every assistant message goes
+/// with it, empty where there was none, and the run completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deepseek_thinking_mode_gets_reasoning_content_on_every_assistant_turn() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.set_chat_server(ChatServer::DeepSeek);
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})).with_reasoning(),
+        // A turn that calls a tool without thinking first.
+        Step::tool_call("fx__echo", json!({"text": "y"})),
+        Step::text("Done.").with_reasoning(),
+    ]);
+    let definition = agent(
+        &mock,
+        "deep",
+        "deepseek-v4-flash",
+        "chat-completions",
+        "fx",
+        "",
+    );
+    let ran = run("deep", &definition).await;
+    assert_eq!(refusals(&mock), Vec::<String>::new(), "{}", ran.stderr);
+    assert!(ran.success, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "Done.\n");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let turn = assistant_messages(&requests[2].body);
+    assert_eq!(turn.len(), 2);
+    assert!(
+        turn[0]["reasoning_content"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("Thinking ")),
+        "the reasoning it sent, as sent: {}",
+        turn[0]
+    );
+    assert_eq!(
+        turn[1]["reasoning_content"], "",
+        "empty where there was none"
+    );
+}
+
+/// The same history to OpenAI's Chat Completions, which never sent reasoning: no
+/// `reasoning_content` is added (OpenAI refuses a field it does not know).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_thinks_gets_no_reasoning_content() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::text("Done."),
+    ]);
+    let definition = agent(&mock, "plain", "gpt-4.1", "chat-completions", "fx", "");
+    let ran = run("plain", &definition).await;
+    assert!(ran.success, "{}", ran.stderr);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    for message in assistant_messages(&requests[1].body) {
+        assert!(message.get("reasoning_content").is_none(), "{message}");
+    }
 }
 
 /// Efforts the model table knows a model refuses (Opus 4.5 `max`, Opus 4.6 `xhigh`) are

@@ -10,7 +10,9 @@
 //! - DeepSeek: the same chunks, with the model's thinking in `reasoning_content` deltas
 //!   before the answer when the script asks for reasoning; a later request must send it back
 //!   on an assistant message that called tools, exactly ("The reasoning_content in the
-//!   thinking mode must be passed back to the API."). Usage adds `prompt_cache_hit_tokens`.
+//!   thinking mode must be passed back to the API."), and, once it has sent any (thinking
+//!   mode), `reasoning_content` on every assistant message that called tools, empty where
+//!   the reply did not think. Usage adds `prompt_cache_hit_tokens`.
 //! - Gemini: each call whole in one delta, without `index`, ids like `function-call-…`, the
 //!   first call of a reply with a thought signature in `extra_content` that must come back
 //!   on it ("Function call is missing a thought_signature …"), `finish_reason` `stop` even
@@ -491,7 +493,38 @@ fn validate_assistant(st: &MockState, n: usize, message: &Value) -> Result<(), R
     for (k, call) in calls.into_iter().flatten().enumerate() {
         validate_call(st, n, k, call, message)?;
     }
+    if in_thinking_mode(st)
+        && calls.is_some_and(|c| !c.is_empty())
+        && !message["reasoning_content"].is_string()
+    {
+        // Even a turn whose reply did not think (deepseek-ai/deepseek-harness#739).
+        return Err(reasoning_not_passed_back(st));
+    }
     Ok(())
+}
+
+/// Whether the mock plays DeepSeek in thinking mode: it has sent reasoning in a reply.
+/// DeepSeek then needs `reasoning_content` back on every assistant message of a tool loop,
+/// empty where the reply had none (its thinking-mode guide).
+fn in_thinking_mode(st: &MockState) -> bool {
+    st.chat_server == ChatServer::DeepSeek
+        && st
+            .issued
+            .chat_extras
+            .iter()
+            .any(|(key, _)| key == "reasoning_content")
+}
+
+/// DeepSeek's refusal of a tool loop sent back without its reasoning.
+fn reasoning_not_passed_back(st: &MockState) -> Refusal {
+    with_code(
+        bad(
+            st,
+            None,
+            "The reasoning_content in the thinking mode must be passed back to the API.",
+        ),
+        "invalid_request_error",
+    )
 }
 
 /// The fields of `object` beyond the `known` ones are those the provider added, sent back
@@ -566,14 +599,7 @@ fn validate_call(
     if let Some(reasoning) = st.issued.call_reasoning_content.get(id)
         && message.get("reasoning_content").and_then(Value::as_str) != Some(reasoning.as_str())
     {
-        return Err(with_code(
-            bad(
-                st,
-                None,
-                "The reasoning_content in the thinking mode must be passed back to the API.",
-            ),
-            "invalid_request_error",
-        ));
+        return Err(reasoning_not_passed_back(st));
     }
     Ok(())
 }
