@@ -90,7 +90,7 @@ impl WireFormat for Chat {
     }
 
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
-        ToolList::new(tools, |sorted| {
+        ToolList::new(tools, &WireRules::CHAT_COMPLETIONS, |sorted| {
             let shaped = tool_schema::shape_each(&WireRules::CHAT_COMPLETIONS, sorted);
             let tools: Vec<Tool<'_>> = shaped
                 .iter()

@@ -495,12 +495,21 @@ impl ProviderClient {
             connect_hint: self.connect_hint.as_deref(),
         };
         // Quotes hid the secrets before they were cut; this catches any other route.
-        retry::send_with_retries(&target, &self.retry, events)
+        let mut reply = retry::send_with_retries(&target, &self.retry, events)
             .await
             .map_err(|e| ProviderError {
                 message: self.secrets.redact(&e.message).into_owned(),
                 ..e
-            })
+            })?;
+        // A tool sent under another name (`tool_names`) is called by its own; the history
+        // keeps the name the provider used.
+        for call in &mut reply.tool_calls {
+            let own = tools.tool_name(&call.name);
+            if own != call.name {
+                call.name = own.to_owned();
+            }
+        }
+        Ok(reply)
     }
 }
 

@@ -102,7 +102,7 @@ impl WireFormat for Messages {
 
     /// The tools, the last one a cache breakpoint.
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
-        ToolList::new(tools, |sorted| {
+        ToolList::new(tools, &WireRules::MESSAGES, |sorted| {
             let shaped = tool_schema::shape_each(&WireRules::MESSAGES, sorted);
             let last = shaped.len().saturating_sub(1);
             let tools: Vec<Tool<'_>> = shaped

@@ -15,7 +15,7 @@ use mcp_agents::testkit::{
 use serde_json::{Value, json};
 use support::binary::{self, KEY_VAR, Ran};
 use support::children::stdio_child;
-use support::run_kit::KEY;
+use support::run_kit::{KEY, first_tool_result};
 
 /// A canonical agent `name` for `model` on `wire` at the mock, with a fixture child named
 /// `server` and `extra` frontmatter lines.
@@ -129,6 +129,54 @@ async fn a_server_that_never_thinks_gets_no_reasoning_content() {
     for message in assistant_messages(&requests[1].body) {
         assert!(message.get("reasoning_content").is_none(), "{message}");
     }
+}
+
+/// Gemini refuses a function name that starts with a digit, in Google's words: a child named
+/// `7zip` gives `7zip__echo`, sent as `_7zip__echo`; the model's call by that name reaches
+/// the tool, and the run completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_gets_tool_names_that_start_with_a_letter_and_calls_find_their_tools() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.set_chat_server(ChatServer::Gemini);
+    mock.push([
+        Step::tool_call("_7zip__echo", json!({"text": "packed"})),
+        Step::text("Done."),
+    ]);
+    let definition = agent(
+        &mock,
+        "gem",
+        "gemini-3-flash-preview",
+        "chat-completions",
+        "7zip",
+        "",
+    );
+    let ran = run("gem", &definition).await;
+    assert_eq!(refusals(&mock), Vec::<String>::new(), "{}", ran.stderr);
+    assert!(ran.success, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "Done.\n");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let names: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"_7zip__echo"), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')),
+        "{names:?}"
+    );
+    assert_eq!(
+        first_tool_result("chat-completions", &requests[1].body),
+        "echo: packed",
+        "the call reached 7zip's echo"
+    );
+    // The history keeps the name the model used.
+    let turn = assistant_messages(&requests[1].body);
+    assert_eq!(turn[0]["tool_calls"][0]["function"]["name"], "_7zip__echo");
 }
 
 /// Efforts the model table knows a model refuses (Opus 4.5 `max`, Opus 4.6 `xhigh`) are

@@ -16,8 +16,9 @@
 //! - Gemini: each call whole in one delta, without `index`, ids like `function-call-…`, the
 //!   first call of a reply with a thought signature in `extra_content` that must come back
 //!   on it ("Function call is missing a thought_signature …"), `finish_reason` `stop` even
-//!   for calls, usage on every chunk; errors as a JSON list, and unknown fields refused as
-//!   "Invalid JSON payload received. Unknown name …".
+//!   for calls, usage on every chunk; errors as a JSON list, unknown fields refused as
+//!   "Invalid JSON payload received. Unknown name …", and a function name that does not
+//!   start with a letter or an underscore refused as Google's API refuses it.
 
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
@@ -321,6 +322,20 @@ fn validate_tools(st: &MockState, body: &Value) -> Result<(), Refusal> {
         }
         let function = &tool["function"];
         let name = function["name"].as_str().unwrap_or("");
+        if st.chat_server == ChatServer::Gemini
+            && !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        {
+            // Google's function-declaration rule, as its API words it (kaitranntt/ccs#25,
+            // google-gemini/gemini-cli#12425); the OpenAI-compatible endpoint turns the
+            // tools into one list of declarations.
+            return Err(bad(
+                st,
+                None,
+                &format!(
+                    "The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[{i}].name: [FIELD_INVALID] Invalid function name. Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64."
+                ),
+            ));
+        }
         if !valid_tool_name(name) {
             return Err(bad(
                 st,
