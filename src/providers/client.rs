@@ -598,10 +598,11 @@ impl RequestEvents for Redacted<'_> {
 }
 
 /// The output limit of `model` when its definition sets none: the documented maximum of its
-/// family, else [`DEFAULT_MAX_OUTPUT_TOKENS`]. A gateway's `vendor/model` id is looked up
-/// by the part after the last `/`.
+/// family, else [`DEFAULT_MAX_OUTPUT_TOKENS`]. A gateway's id is read as the model table
+/// reads it ([`models::table_id`]): `anthropic/claude-opus-4.6` is `claude-opus-4-6`, not
+/// the `claude-opus-4` of a smaller limit.
 pub fn default_max_output_tokens(model: &str) -> u32 {
-    let id = model.rsplit('/').next().unwrap_or(model);
+    let id = models::table_id(model);
     MODEL_MAX_OUTPUT_TOKENS
         .iter()
         .find(|(prefix, _)| id.starts_with(prefix))
@@ -688,5 +689,18 @@ mod tests {
             assert_eq!(default_max_output_tokens(claude_5), 128_000, "{claude_5}");
         }
         assert_eq!(default_max_output_tokens("local-model"), 32_000);
+        // Gateway spellings of a Claude id.
+        assert_eq!(
+            default_max_output_tokens("anthropic/claude-opus-4.6"),
+            128_000
+        );
+        assert_eq!(
+            default_max_output_tokens("anthropic/claude-opus-4.5"),
+            64_000
+        );
+        assert_eq!(
+            default_max_output_tokens("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            64_000
+        );
     }
 }

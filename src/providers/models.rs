@@ -265,16 +265,21 @@ const CLAUDE_5_FAMILIES: &[&str] = &[
     "claude-mythos-5",
 ];
 
-/// The model's row, if the table knows it. A gateway's id is read from after its last `/`
+/// `model` as the tables spell it: a gateway's id read from after its last `/`
 /// (`anthropic/claude-sonnet-4.5`) or from `claude-` on (Bedrock's
 /// `us.anthropic.claude-sonnet-4-5-20250929-v1:0`), with dots in a Claude version read as
 /// dashes.
-pub(crate) fn traits(model: &str) -> Option<ModelTraits> {
+pub(crate) fn table_id(model: &str) -> String {
     let id = model.rsplit('/').next().unwrap_or(model);
-    let id = match id.find("claude-") {
+    match id.find("claude-") {
         Some(at) => id[at..].replace('.', "-"),
         None => id.to_owned(),
-    };
+    }
+}
+
+/// The model's row, if the table knows it, by its id as the table spells it ([`table_id`]).
+pub(crate) fn traits(model: &str) -> Option<ModelTraits> {
+    let id = table_id(model);
     if let Some((_, traits)) = MODEL_TRAITS.iter().find(|(key, _)| {
         id == *key
             || id.strip_prefix(key).is_some_and(|rest| {

@@ -313,3 +313,23 @@ async fn the_claude_5_family_asks_for_its_documented_128k_output_tokens() {
         );
     }
 }
+
+/// A gateway's spelling of a Claude id (`anthropic/claude-opus-4.6`, as OpenRouter writes
+/// it) asks for that model's maximum, not the smaller one of the `claude-opus-4` row its
+/// dotted form starts with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_spelling_of_a_claude_id_asks_for_the_models_own_output_limit() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.push([Step::text("Done.")]);
+    let definition = agent(
+        &mock,
+        "routed",
+        "anthropic/claude-opus-4.6",
+        "anthropic-messages",
+        "fx",
+        "",
+    );
+    let ran = run("routed", &definition).await;
+    assert!(ran.success, "{}", ran.stderr);
+    assert_eq!(mock.requests()[0].body["max_tokens"], json!(128_000));
+}
