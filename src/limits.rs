@@ -86,6 +86,13 @@ pub const MAX_OUTPUT_TOKENS_RANGE: RangeInclusive<u32> = 16..=1_000_000;
 /// the first matching prefix wins (SPEC §6.1 "Output length"; sources in docs/agents.md).
 /// A model none of them matches gets [`DEFAULT_MAX_OUTPUT_TOKENS`].
 pub const MODEL_MAX_OUTPUT_TOKENS: &[(&str, u32)] = &[
+    // The Claude 5 family: every model page says "Max output: 128K tokens" (Opus, Sonnet
+    // and Haiku 5 and 5.5, Fable and Mythos 5 and later).
+    ("claude-opus-5", 128_000),
+    ("claude-sonnet-5", 128_000),
+    ("claude-haiku-5", 128_000),
+    ("claude-fable-5", 128_000),
+    ("claude-mythos-5", 128_000),
     ("claude-opus-4-6", 128_000),
     ("claude-opus-4-7", 128_000),
     ("claude-opus-4-8", 128_000),

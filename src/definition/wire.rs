@@ -36,6 +36,9 @@ pub struct WireRules {
     /// Whether some servers of it ignore `max_completion_tokens`, so that a request to them
     /// names its limit `max_tokens` (Chat Completions at DeepSeek).
     pub max_tokens_for_some_servers: bool,
+    /// Whether a tool's name must start with a letter or an underscore (Gemini's function
+    /// declarations, behind its Chat Completions endpoint): another is sent with `_` in front.
+    pub tool_name_starts_with_letter: bool,
 }
 
 /// When a request carries `prompt_cache_key`.
@@ -75,6 +78,7 @@ impl WireRules {
         schema_refuses: OPENAI_SCHEMA_REFUSES,
         cache_key: CacheKey::Always,
         max_tokens_for_some_servers: false,
+        tool_name_starts_with_letter: false,
     };
 
     pub const MESSAGES: WireRules = WireRules {
@@ -96,6 +100,7 @@ impl WireRules {
         schema_refuses: &["allOf", "oneOf", "anyOf"],
         cache_key: CacheKey::Never,
         max_tokens_for_some_servers: false,
+        tool_name_starts_with_letter: false,
     };
 
     pub const CHAT_COMPLETIONS: WireRules = WireRules {
@@ -108,6 +113,7 @@ impl WireRules {
         schema_refuses: OPENAI_SCHEMA_REFUSES,
         cache_key: CacheKey::OpenAiOnly,
         max_tokens_for_some_servers: true,
+        tool_name_starts_with_letter: true,
     };
 }
 

@@ -23,6 +23,13 @@
 //! and Gemini's thought signatures), and each tool's result as a `tool` message naming its
 //! call by `tool_call_id`, in the order of the calls. Tool messages take text only, so the
 //! images a round of calls returned follow its results in one `user` message.
+//!
+//! A server in thinking mode (one that sent `reasoning_content` on any reply of the
+//! conversation: DeepSeek, and the engines that speak its way) gets `reasoning_content` on
+//! every assistant message, empty where the reply had none. DeepSeek refuses a tool loop's
+//! assistant message without it ("The reasoning_content in the thinking mode must be passed
+//! back to the API."), even one whose reply did not think, and ignores it where it needs
+//! none; the field is added to the request, not to the stored message.
 
 use reqwest::header::HeaderMap;
 use serde::Serialize;
@@ -33,7 +40,7 @@ use serde_json::{Value, json};
 use super::chat_reply::{ChatStream, parse_completion};
 use super::classify::AttemptError;
 use super::credentials::{ApiKey, json_headers};
-use super::history::History;
+use super::history::{Entry, History, Role, with_field};
 use super::reply::{Reply, ToolOutput};
 use super::tool_schema;
 use super::unsupported::OptionalParam;
@@ -83,7 +90,7 @@ impl WireFormat for Chat {
     }
 
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
-        ToolList::new(tools, |sorted| {
+        ToolList::new(tools, &WireRules::CHAT_COMPLETIONS, |sorted| {
             let shaped = tool_schema::shape_each(&WireRules::CHAT_COMPLETIONS, sorted);
             let tools: Vec<Tool<'_>> = shaped
                 .iter()
@@ -240,16 +247,35 @@ impl Serialize for Messages<'_> {
         if let Some(system) = &system {
             seq.serialize_element(system)?;
         }
+        let thinking_mode = entries.iter().any(reasons);
         for entry in entries {
+            if thinking_mode && entry.role == Role::Assistant && !reasons(entry) {
+                // Only an object gets the field, and every stored message is one.
+                if let Some(item) = with_field(&entry.item, REASONING_CONTENT, "\"\"") {
+                    seq.serialize_element(&item)?;
+                    continue;
+                }
+            }
             seq.serialize_element(&entry.item)?;
         }
         seq.end()
     }
 }
 
+/// DeepSeek's field for a reply's thinking, which its thinking mode needs back on every
+/// assistant message of a tool loop.
+const REASONING_CONTENT: &str = "reasoning_content";
+
+/// Whether `entry` is an assistant message that carries `reasoning_content`: the server
+/// that sent it is in thinking mode. Its bytes are searched for the field's name followed by
+/// the colon of a key: inside a JSON string every quote is escaped, so `"reasoning_content":`
+/// there is `\"reasoning_content\":`, which does not match.
+fn reasons(entry: &Entry) -> bool {
+    entry.role == Role::Assistant && entry.item.get().contains("\"reasoning_content\":")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::history::Role;
     use super::super::reply::ModelSettings;
     use super::super::unsupported::Learned;
     use super::*;
@@ -344,6 +370,52 @@ mod tests {
         );
         assert_eq!(value["max_tokens"], 1000);
         assert!(value.get("max_completion_tokens").is_none());
+    }
+
+    #[test]
+    fn in_thinking_mode_every_assistant_message_carries_reasoning_content() {
+        let call = |id: &str| {
+            json!({"id": id, "type": "function",
+            "function": {"name": "t__get", "arguments": "{}"}})
+        };
+        let mut history = History::default();
+        history.push(Role::User, Chat.user_text("Hi"));
+        history.push(
+            Role::Assistant,
+            raw_item(&json!({"role": "assistant", "content": null, "tool_calls": [call("a")]})),
+        );
+        history.push(
+            Role::User,
+            Chat.tool_output(&ToolOutput::text("a", "ok", false)),
+        );
+        let tools = ToolList::default();
+        let learned = Learned::default();
+        let plain = body(&settings(), &history, &tools, &learned);
+        assert!(
+            plain["messages"][2].get("reasoning_content").is_none(),
+            "no server said it thinks"
+        );
+        history.push(
+            Role::Assistant,
+            raw_item(&json!({"role": "assistant", "content": null,
+                "tool_calls": [call("b")], "reasoning_content": "Hmm."})),
+        );
+        history.push(
+            Role::User,
+            Chat.tool_output(&ToolOutput::text("b", "ok", false)),
+        );
+        let thinking = body(&settings(), &history, &tools, &learned);
+        assert_eq!(thinking["messages"][2]["reasoning_content"], "");
+        assert_eq!(thinking["messages"][2]["tool_calls"][0]["id"], "a");
+        assert_eq!(thinking["messages"][4]["reasoning_content"], "Hmm.");
+        assert!(thinking["messages"][1].get("reasoning_content").is_none());
+        assert!(
+            !history.entries()[1]
+                .item
+                .get()
+                .contains("reasoning_content"),
+            "the stored message is unchanged"
+        );
     }
 
     #[test]

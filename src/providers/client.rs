@@ -15,7 +15,7 @@ use super::conversation::Conversation;
 use super::credentials::{ApiKey, Audience, Credential};
 use super::error::{ProviderError, ProviderFailure};
 use super::formats::format;
-use super::models::{self, EffortLevels, EffortSupport};
+use super::models::{self, EffortLevels, EffortSupport, ThinkingKind};
 use super::reply::{ModelSettings, Reply, StopReason};
 use super::retry::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::strict::fits_strict_subset;
@@ -225,6 +225,7 @@ impl ProviderClient {
             secrets: &self.secrets,
             events,
         };
+        self.lower_effort_the_table_refuses(conversation);
         let mut lowered_output_limit = false;
         let mut raised_output_limit = false;
         loop {
@@ -359,6 +360,16 @@ impl ProviderClient {
                 "this agent's requests send {} instead from now on",
                 param.replacement().unwrap_or_default()
             ),
+            // Thinking with a budget still carries the effort (a 4.5 model behind a
+            // gateway's name refuses both adaptive thinking and the effort parameter).
+            _ if param == OptionalParam::Effort
+                && self.wire.may_send(OptionalParam::BudgetThinking)
+                && thinking(&self.settings, learned) == Some(ThinkingKind::Budget) =>
+            {
+                "this agent's requests leave it out from now on, and the thinking budget \
+                 alone carries the definition's `reasoning_effort`"
+                    .to_owned()
+            }
             (_, Some(field)) => format!(
                 "the definition's `{field}` cannot be honoured with this model, so this \
                  agent's requests leave {} out from now on",
@@ -378,6 +389,34 @@ impl ProviderClient {
             refusal.message
         );
         true
+    }
+
+    /// Before the session's first request: sends the nearest effort level the model takes
+    /// instead of the definition's when the model table knows the model refuses it (Opus 4.5
+    /// `max`, Opus 4.6 `xhigh`), learned as a refusal would teach it, and warns once; the
+    /// request the provider would refuse is never sent.
+    fn lower_effort_the_table_refuses(&self, conversation: &Conversation) {
+        let learned = conversation.learned();
+        if learned.effort().is_some() {
+            return;
+        }
+        let Some(written) = effort(&self.settings, learned) else {
+            return;
+        };
+        let Some((nearest, levels)) = models::effort_instead(&self.settings.model, written) else {
+            return;
+        };
+        if learned.lower_effort(nearest) {
+            tracing::warn!(
+                "{}: {} does not take reasoning_effort {} (it takes {}); this agent's \
+                 requests use {} instead, the nearest level",
+                self.source,
+                self.settings.model,
+                written.as_str(),
+                levels.names(),
+                nearest.as_str()
+            );
+        }
     }
 
     /// Sends the nearest effort level the model takes from now on, if the request carried
@@ -456,12 +495,21 @@ impl ProviderClient {
             connect_hint: self.connect_hint.as_deref(),
         };
         // Quotes hid the secrets before they were cut; this catches any other route.
-        retry::send_with_retries(&target, &self.retry, events)
+        let mut reply = retry::send_with_retries(&target, &self.retry, events)
             .await
             .map_err(|e| ProviderError {
                 message: self.secrets.redact(&e.message).into_owned(),
                 ..e
-            })
+            })?;
+        // A tool sent under another name (`tool_names`) is called by its own; the history
+        // keeps the name the provider used.
+        for call in &mut reply.tool_calls {
+            let own = tools.tool_name(&call.name);
+            if own != call.name {
+                call.name = own.to_owned();
+            }
+        }
+        Ok(reply)
     }
 }
 
@@ -550,10 +598,11 @@ impl RequestEvents for Redacted<'_> {
 }
 
 /// The output limit of `model` when its definition sets none: the documented maximum of its
-/// family, else [`DEFAULT_MAX_OUTPUT_TOKENS`]. A gateway's `vendor/model` id is looked up
-/// by the part after the last `/`.
+/// family, else [`DEFAULT_MAX_OUTPUT_TOKENS`]. A gateway's id is read as the model table
+/// reads it ([`models::table_id`]): `anthropic/claude-opus-4.6` is `claude-opus-4-6`, not
+/// the `claude-opus-4` of a smaller limit.
 pub fn default_max_output_tokens(model: &str) -> u32 {
-    let id = model.rsplit('/').next().unwrap_or(model);
+    let id = models::table_id(model);
     MODEL_MAX_OUTPUT_TOKENS
         .iter()
         .find(|(prefix, _)| id.starts_with(prefix))
@@ -630,10 +679,28 @@ mod tests {
         assert_eq!(default_max_output_tokens("gpt-5-chat-latest"), 16_384);
         assert_eq!(default_max_output_tokens("gpt-4o-mini"), 16_384);
         assert_eq!(default_max_output_tokens("o4-mini"), 100_000);
-        assert_eq!(
-            default_max_output_tokens("claude-sonnet-5-5"),
-            DEFAULT_MAX_OUTPUT_TOKENS
-        );
+        for claude_5 in [
+            "claude-sonnet-5-5",
+            "claude-opus-5",
+            "claude-haiku-5-5-20261007",
+            "claude-fable-5-2",
+            "anthropic/claude-mythos-5.2",
+        ] {
+            assert_eq!(default_max_output_tokens(claude_5), 128_000, "{claude_5}");
+        }
         assert_eq!(default_max_output_tokens("local-model"), 32_000);
+        // Gateway spellings of a Claude id.
+        assert_eq!(
+            default_max_output_tokens("anthropic/claude-opus-4.6"),
+            128_000
+        );
+        assert_eq!(
+            default_max_output_tokens("anthropic/claude-opus-4.5"),
+            64_000
+        );
+        assert_eq!(
+            default_max_output_tokens("us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            64_000
+        );
     }
 }

@@ -107,6 +107,13 @@ impl History {
 /// `item` (a JSON object) with `"cache_control": {"type": "ephemeral"}` added as its last
 /// field; `None` if it is not an object.
 fn with_cache_control(item: &RawValue) -> Option<Box<RawValue>> {
+    with_field(item, "cache_control", r#"{"type":"ephemeral"}"#)
+}
+
+/// `item` (a JSON object that has no field `name`) with the field `name` added last, its
+/// value the JSON text `value`, for a request only: the stored item is not changed. `None`
+/// if `item` is not an object.
+pub(super) fn with_field(item: &RawValue, name: &str, value: &str) -> Option<Box<RawValue>> {
     let text = item.get().trim_end();
     let inner = text.strip_suffix('}')?;
     if !inner.trim_start().starts_with('{') {
@@ -117,10 +124,8 @@ fn with_cache_control(item: &RawValue) -> Option<Box<RawValue>> {
     } else {
         ","
     };
-    RawValue::from_string(format!(
-        "{inner}{separator}\"cache_control\":{{\"type\":\"ephemeral\"}}}}"
-    ))
-    .ok()
+    let name = serde_json::to_string(name).ok()?;
+    RawValue::from_string(format!("{inner}{separator}{name}:{value}}}")).ok()
 }
 
 /// [`History::as_items`].

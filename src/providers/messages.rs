@@ -63,7 +63,9 @@ impl WireFormat for Messages {
     fn encode(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
         let settings = request.settings;
         let effort = request.effort();
-        let thinking = match (request.thinking(), effort) {
+        // The budget stands for the effort even where the model refused the effort
+        // parameter: dropping it must not turn thinking off.
+        let thinking = match (request.thinking(), request.thinking_effort()) {
             (Some(ThinkingKind::Adaptive), _) => Some(Thinking::Adaptive),
             (Some(ThinkingKind::Budget), Some(effort)) => {
                 thinking_budget(effort, request.max_output_tokens)
@@ -100,7 +102,7 @@ impl WireFormat for Messages {
 
     /// The tools, the last one a cache breakpoint.
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
-        ToolList::new(tools, |sorted| {
+        ToolList::new(tools, &WireRules::MESSAGES, |sorted| {
             let shaped = tool_schema::shape_each(&WireRules::MESSAGES, sorted);
             let last = shaped.len().saturating_sub(1);
             let tools: Vec<Tool<'_>> = shaped

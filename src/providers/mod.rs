@@ -24,6 +24,7 @@
 //! | `models` | what each model takes: its kind of thinking, its effort levels, the thinking budget an effort stands for |
 //! | `unsupported` | optional parameters a model refuses, and what a session learned from the refusals |
 //! | `tool_schema` | child tool schemas in the form each API accepts |
+//! | `tool_names` | child tool names in the form each API accepts, and calls mapped back |
 //! | `error` | how a request fails, and its error code |
 //! | `credentials` | the key, read from the definition's `env_key` when a run starts, and its header |
 //!
@@ -56,6 +57,7 @@ mod retry;
 mod sse;
 mod stream;
 mod strict;
+mod tool_names;
 mod tool_schema;
 mod unsupported;
 mod wire;

@@ -265,16 +265,21 @@ const CLAUDE_5_FAMILIES: &[&str] = &[
     "claude-mythos-5",
 ];
 
-/// The model's row, if the table knows it. A gateway's id is read from after its last `/`
+/// `model` as the tables spell it: a gateway's id read from after its last `/`
 /// (`anthropic/claude-sonnet-4.5`) or from `claude-` on (Bedrock's
 /// `us.anthropic.claude-sonnet-4-5-20250929-v1:0`), with dots in a Claude version read as
 /// dashes.
-pub(crate) fn traits(model: &str) -> Option<ModelTraits> {
+pub(crate) fn table_id(model: &str) -> String {
     let id = model.rsplit('/').next().unwrap_or(model);
-    let id = match id.find("claude-") {
+    match id.find("claude-") {
         Some(at) => id[at..].replace('.', "-"),
         None => id.to_owned(),
-    };
+    }
+}
+
+/// The model's row, if the table knows it, by its id as the table spells it ([`table_id`]).
+pub(crate) fn traits(model: &str) -> Option<ModelTraits> {
+    let id = table_id(model);
     if let Some((_, traits)) = MODEL_TRAITS.iter().find(|(key, _)| {
         id == *key
             || id.strip_prefix(key).is_some_and(|rest| {
@@ -293,6 +298,21 @@ pub(crate) fn traits(model: &str) -> Option<ModelTraits> {
             ThinkingKind::Adaptive,
             EffortSupport::Levels(LOW_TO_MAX),
         ))
+}
+
+/// The level to send instead of `wanted` when the table knows `model` does not take it
+/// (Opus 4.5 `max`, Opus 4.6 `xhigh`), with the levels it takes; `None` when the table does
+/// not know the model, or the model takes `wanted`. The nearest level, as a refusal would
+/// teach it ([`EffortLevels::nearest`]), but before any request is refused.
+pub(crate) fn effort_instead(
+    model: &str,
+    wanted: ReasoningEffort,
+) -> Option<(ReasoningEffort, EffortLevels)> {
+    let EffortSupport::Levels(levels) = traits(model)?.effort else {
+        return None;
+    };
+    let nearest = levels.nearest(wanted).filter(|level| *level != wanted)?;
+    Some((nearest, levels))
 }
 
 /// The thinking kind a Messages request for `model` asks for first: the table's, else
@@ -381,6 +401,26 @@ mod tests {
                 Minimal, Low, Medium, High
             ])))
         );
+    }
+
+    #[test]
+    fn levels_the_table_knows_are_refused_are_lowered_before_any_request() {
+        assert_eq!(
+            effort_instead("claude-opus-4-5", Max),
+            Some((High, LOW_TO_HIGH))
+        );
+        assert_eq!(
+            effort_instead("claude-opus-4-6-20260205", XHigh).map(|(l, _)| l),
+            Some(High)
+        );
+        assert_eq!(effort_instead("claude-opus-4-6", Max), None, "it takes max");
+        assert_eq!(effort_instead("claude-opus-4-7", XHigh), None);
+        assert_eq!(
+            effort_instead("claude-sonnet-4-5", High),
+            None,
+            "no effort parameter at all: the budget carries it"
+        );
+        assert_eq!(effort_instead("corp-claude", Max), None, "not in the table");
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl WireFormat for Responses {
     }
 
     fn encode_tools(&self, tools: &[ToolSpec]) -> serde_json::Result<ToolList> {
-        ToolList::new(tools, |sorted| {
+        ToolList::new(tools, &WireRules::RESPONSES, |sorted| {
             let shaped = tool_schema::shape_each(&WireRules::RESPONSES, sorted);
             let tools: Vec<FunctionTool<'_>> = shaped
                 .iter()

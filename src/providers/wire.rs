@@ -14,8 +14,9 @@ use super::credentials::ApiKey;
 use super::history::History;
 use super::models::{ThinkingKind, preferred_thinking};
 use super::reply::{ModelSettings, Reply, ToolOutput};
+use super::tool_names;
 use super::unsupported::{Learned, OptionalParam};
-use crate::definition::{AuthHeader, ReasoningEffort};
+use crate::definition::{AuthHeader, ReasoningEffort, WireRules};
 use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
 
@@ -49,6 +50,15 @@ impl Request<'_> {
     /// The thinking a Messages request asks for ([`thinking`]).
     pub(crate) fn thinking(&self) -> Option<ThinkingKind> {
         thinking(self.settings, self.learned)
+    }
+
+    /// The effort a thinking budget stands for: the level the request would carry, even
+    /// once the model refused the effort parameter itself. A model that takes a budget but
+    /// no effort (Claude 4.5 behind a gateway's name) still thinks as much as the
+    /// definition asks; only the parameter goes.
+    pub(crate) fn thinking_effort(&self) -> Option<ReasoningEffort> {
+        let written = self.settings.reasoning_effort?;
+        Some(self.learned.effort().unwrap_or(written))
     }
 }
 
@@ -104,6 +114,9 @@ pub(super) fn thinking_param(kind: ThinkingKind) -> OptionalParam {
 #[derive(Debug, Clone, Default)]
 pub struct ToolList {
     encoded: Option<Box<RawValue>>,
+    /// The tools sent under another name than their own (`tool_names`): the name sent,
+    /// then the tool's own.
+    renamed: Vec<(String, String)>,
 }
 
 impl ToolList {
@@ -116,9 +129,11 @@ impl ToolList {
         self.encoded.is_none()
     }
 
-    /// `tools` as the array `encode` made of them (`None` for no tools).
+    /// `tools` as the array `encode` made of them (`None` for no tools), each under the
+    /// name the wire of `rules` takes (`tool_names`).
     pub fn new(
         tools: &[ToolSpec],
+        rules: &WireRules,
         encode: impl FnOnce(&[&ToolSpec]) -> serde_json::Result<Box<RawValue>>,
     ) -> serde_json::Result<ToolList> {
         if tools.is_empty() {
@@ -128,9 +143,33 @@ impl ToolList {
         // in (names are unique).
         let mut sorted: Vec<&ToolSpec> = tools.iter().collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        let renamed = tool_names::renamed(rules, &sorted);
+        let copies: Vec<ToolSpec> = renamed
+            .iter()
+            .map(|(at, name)| ToolSpec {
+                name: name.clone(),
+                ..sorted[*at].clone()
+            })
+            .collect();
+        let mut sent = sorted.clone();
+        for ((at, _), copy) in renamed.iter().zip(&copies) {
+            sent[*at] = copy;
+        }
         Ok(ToolList {
-            encoded: Some(encode(&sorted)?),
+            encoded: Some(encode(&sent)?),
+            renamed: renamed
+                .into_iter()
+                .map(|(at, name)| (name, sorted[at].name.clone()))
+                .collect(),
         })
+    }
+
+    /// The tool's own name for a call by `name`: the name it was sent under mapped back.
+    pub fn tool_name<'a>(&'a self, name: &'a str) -> &'a str {
+        self.renamed
+            .iter()
+            .find(|(sent, _)| sent == name)
+            .map_or(name, |(_, own)| own.as_str())
     }
 }
 

@@ -34,6 +34,9 @@ Two documented exceptions are applied, counted and reported (never silently):
   `extra_content`, on the message or a call, which its API requires back on the calls). The
   SDK types have none of them. Each is allowed only with the exact value the mock sent before
   the request (the request's `extras_sent`), then validated away; any other is a violation.
+  (A mock playing DeepSeek in thinking mode also records an empty `reasoning_content` as
+  sent: DeepSeek asks for the field on every assistant message of a tool loop, empty where
+  the reply did not think.)
 
 Usage:
   check_requests.py --serve     read one JSON line per batch on stdin:

@@ -53,6 +53,7 @@ mod prompt_caching;
 mod provider_errors;
 mod provider_event_streams;
 mod provider_fidelity;
+mod provider_quirks;
 mod provider_refusals;
 mod provider_replies;
 mod provider_round_trip;

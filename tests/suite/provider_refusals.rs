@@ -110,17 +110,18 @@ async fn claude_4_5_thinks_with_a_budget_and_no_request_is_refused() {
     assert!(ran.warnings("sonnet").is_empty(), "{}", ran.stderr);
 }
 
-/// Opus 4.5 takes a budget and an effort up to `high`: `max` is refused with the levels it
-/// takes, and the request goes once more with `high`, thinking still on.
+/// A model the table does not know (a gateway's name for Opus 4.5, which takes an effort up
+/// to `high`): `max` is refused with the levels it takes, and the request goes once more with
+/// `high`, thinking still on. (The table's own models are never sent a level it knows they
+/// refuse: `suite::provider_quirks`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_effort_level_is_lowered_to_the_nearest_the_refusal_lists() {
     let mock = MockProvider::start(KEY).await.unwrap();
-    mock.refuse(ModelRefuses::AdaptiveThinking);
     mock.take_efforts(&["low", "medium", "high"]);
     let ran = run_echo_then_done(
         &mock,
         "opus",
-        "claude-opus-4-5",
+        "corp-opus",
         "anthropic-messages",
         "reasoning_effort: max",
     )
@@ -135,20 +136,21 @@ async fn a_refused_effort_level_is_lowered_to_the_nearest_the_refusal_lists() {
     );
     for r in &requests[1..] {
         assert_eq!(r.body["output_config"], json!({"effort": "high"}));
-        assert_eq!(r.body["thinking"]["type"], "enabled");
+        assert_eq!(r.body["thinking"]["type"], "adaptive");
     }
     let warnings = ran.warnings("opus");
     assert_eq!(warnings.len(), 1, "said once: {}", ran.stderr);
     assert!(
-        warnings[0].contains("refused reasoning_effort max for claude-opus-4-5")
+        warnings[0].contains("refused reasoning_effort max for corp-opus")
             && warnings[0].contains("use high from now on"),
         "{}",
         warnings[0]
     );
 }
 
-/// gpt-5 takes no `xhigh`: OpenAI's refusal lists what it takes, and the run goes on with
-/// `high`, not without an effort.
+/// A model that takes no `xhigh` and that the table does not know (a gateway's name for
+/// gpt-5): OpenAI's refusal lists what it takes, and the run goes on with `high`, not
+/// without an effort.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_refusing_xhigh_runs_with_high() {
     let mock = MockProvider::start(KEY).await.unwrap();
@@ -156,7 +158,7 @@ async fn openai_refusing_xhigh_runs_with_high() {
     let ran = run_echo_then_done(
         &mock,
         "gpt",
-        "gpt-5",
+        "corp-gpt",
         "responses",
         "reasoning_effort: xhigh",
     )
@@ -166,7 +168,7 @@ async fn openai_refusing_xhigh_runs_with_high() {
     assert_eq!(
         refused(&requests[0]),
         Some(
-            "Unsupported value: 'xhigh' is not supported with the 'gpt-5' model. Supported values are: 'minimal', 'low', 'medium', and 'high'."
+            "Unsupported value: 'xhigh' is not supported with the 'corp-gpt' model. Supported values are: 'minimal', 'low', 'medium', and 'high'."
         )
     );
     assert_eq!(requests.len(), 3);
@@ -235,14 +237,15 @@ async fn a_failed_tool_with_no_content_still_tells_the_model_it_failed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_models_refusing_an_effort_level_run_with_the_nearest() {
     for (server, model, refusal) in [
+        // Models the table does not know: it would lower `xhigh` before any request.
         (
             ChatServer::OpenAi,
-            "gpt-5",
+            "corp-gpt",
             "Unsupported value: 'reasoning_effort' does not support 'xhigh' with this model. Supported values are: 'minimal', 'low', 'medium', and 'high'.",
         ),
         (
             ChatServer::Gemini,
-            "gemini-3-flash-preview",
+            "corp-gemini",
             "Invalid reasoning_effort: xhigh. Valid values are: high, low, medium, minimal",
         ),
     ] {

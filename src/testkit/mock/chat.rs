@@ -10,12 +10,15 @@
 //! - DeepSeek: the same chunks, with the model's thinking in `reasoning_content` deltas
 //!   before the answer when the script asks for reasoning; a later request must send it back
 //!   on an assistant message that called tools, exactly ("The reasoning_content in the
-//!   thinking mode must be passed back to the API."). Usage adds `prompt_cache_hit_tokens`.
+//!   thinking mode must be passed back to the API."), and, once it has sent any (thinking
+//!   mode), `reasoning_content` on every assistant message that called tools, empty where
+//!   the reply did not think. Usage adds `prompt_cache_hit_tokens`.
 //! - Gemini: each call whole in one delta, without `index`, ids like `function-call-…`, the
 //!   first call of a reply with a thought signature in `extra_content` that must come back
 //!   on it ("Function call is missing a thought_signature …"), `finish_reason` `stop` even
-//!   for calls, usage on every chunk; errors as a JSON list, and unknown fields refused as
-//!   "Invalid JSON payload received. Unknown name …".
+//!   for calls, usage on every chunk; errors as a JSON list, unknown fields refused as
+//!   "Invalid JSON payload received. Unknown name …", and a function name that does not
+//!   start with a letter or an underscore refused as Google's API refuses it.
 
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
@@ -319,6 +322,20 @@ fn validate_tools(st: &MockState, body: &Value) -> Result<(), Refusal> {
         }
         let function = &tool["function"];
         let name = function["name"].as_str().unwrap_or("");
+        if st.chat_server == ChatServer::Gemini
+            && !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        {
+            // Google's function-declaration rule, as its API words it (kaitranntt/ccs#25,
+            // google-gemini/gemini-cli#12425); the OpenAI-compatible endpoint turns the
+            // tools into one list of declarations.
+            return Err(bad(
+                st,
+                None,
+                &format!(
+                    "The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[{i}].name: [FIELD_INVALID] Invalid function name. Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64."
+                ),
+            ));
+        }
         if !valid_tool_name(name) {
             return Err(bad(
                 st,
@@ -491,7 +508,38 @@ fn validate_assistant(st: &MockState, n: usize, message: &Value) -> Result<(), R
     for (k, call) in calls.into_iter().flatten().enumerate() {
         validate_call(st, n, k, call, message)?;
     }
+    if in_thinking_mode(st)
+        && calls.is_some_and(|c| !c.is_empty())
+        && !message["reasoning_content"].is_string()
+    {
+        // Even a turn whose reply did not think (deepseek-ai/deepseek-harness#739).
+        return Err(reasoning_not_passed_back(st));
+    }
     Ok(())
+}
+
+/// Whether the mock plays DeepSeek in thinking mode: it has sent reasoning in a reply.
+/// DeepSeek then needs `reasoning_content` back on every assistant message of a tool loop,
+/// empty where the reply had none (its thinking-mode guide).
+fn in_thinking_mode(st: &MockState) -> bool {
+    st.chat_server == ChatServer::DeepSeek
+        && st
+            .issued
+            .chat_extras
+            .iter()
+            .any(|(key, _)| key == "reasoning_content")
+}
+
+/// DeepSeek's refusal of a tool loop sent back without its reasoning.
+fn reasoning_not_passed_back(st: &MockState) -> Refusal {
+    with_code(
+        bad(
+            st,
+            None,
+            "The reasoning_content in the thinking mode must be passed back to the API.",
+        ),
+        "invalid_request_error",
+    )
 }
 
 /// The fields of `object` beyond the `known` ones are those the provider added, sent back
@@ -566,14 +614,7 @@ fn validate_call(
     if let Some(reasoning) = st.issued.call_reasoning_content.get(id)
         && message.get("reasoning_content").and_then(Value::as_str) != Some(reasoning.as_str())
     {
-        return Err(with_code(
-            bad(
-                st,
-                None,
-                "The reasoning_content in the thinking mode must be passed back to the API.",
-            ),
-            "invalid_request_error",
-        ));
+        return Err(reasoning_not_passed_back(st));
     }
     Ok(())
 }

@@ -68,6 +68,12 @@ fn parts(st: &mut MockState, reply: &ScriptedReply, cached: Option<CachedUsage>)
         st.issued
             .chat_extras
             .insert(("reasoning_content".to_owned(), json!(reasoning).to_string()));
+        // In thinking mode DeepSeek asks for the field back on every assistant message of
+        // a tool loop, empty where a reply did not think: the request oracle lets that
+        // value through as one the provider asked for.
+        st.issued
+            .chat_extras
+            .insert(("reasoning_content".to_owned(), json!("").to_string()));
     }
     let finish = if reply.filtered {
         "content_filter"
