@@ -161,6 +161,14 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
     }
     value["model"] = json!(s.model);
     value["provider"] = json!(s.provider);
+    if !s.model_attempts.is_empty() {
+        // The models the latest run left before `model` answered (SPEC §5.1).
+        value["model_attempts"] = s
+            .model_attempts
+            .iter()
+            .map(|a| json!({"model": a.model, "provider": s.provider, "error": error_json(&a.error)}))
+            .collect();
+    }
     value["total_elapsed_ms"] = json!(millis(s.total_elapsed));
     value["turns"] = json!(s.totals.turns);
     value["usage"] = json!({
@@ -235,6 +243,7 @@ mod tests {
             files_changed: Vec::new(),
             unlisted_changes: 0,
             queued: 0,
+            model_attempts: Vec::new(),
             activity: None,
             question: None,
             version: 1,
