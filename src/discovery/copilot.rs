@@ -409,7 +409,7 @@ fn list_note(
     }
     if !later.is_empty() {
         note.push_str(&format!(
-            ", falling back to the later ones in order ({}) on the same provider",
+            " and takes the later ones ({}) as its fallback_models",
             names(later)
         ));
     }

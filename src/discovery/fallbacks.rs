@@ -78,8 +78,8 @@ pub(super) fn settle_fallbacks(
         let Some(id) = on_this_provider(entry, provider.kind) else {
             caveats.push(format!(
                 "`fallback_models` entry `{shown}` is dropped: it is on another provider than \
-                 the agent's model (`{kind}`, {} API). A run falls back only on its own \
-                 provider and wire API, so that the conversation it has sent stays valid for \
+                 the agent's model (`{kind}`, {} API). A run falls back only to a model on the \
+                 same provider and wire, so that the conversation it has sent stays valid for \
                  the next model; define another agent for that provider instead",
                 provider.wire_api.as_str()
             ));

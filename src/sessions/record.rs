@@ -135,6 +135,17 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The models the latest run left before `model` was asked, and why (SPEC §5.1); `None`
+/// when it asked only its own.
+fn model_attempts_json(s: &Snapshot) -> Option<Value> {
+    (!s.model_attempts.is_empty()).then(|| {
+        s.model_attempts
+            .iter()
+            .map(|a| json!({"model": a.model, "provider": s.provider, "error": error_json(&a.error)}))
+            .collect()
+    })
+}
+
 pub fn snapshot_json(s: &Snapshot) -> Value {
     let mut value = json!({
         "agent_id": s.agent_id,
@@ -161,13 +172,8 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
     }
     value["model"] = json!(s.model);
     value["provider"] = json!(s.provider);
-    if !s.model_attempts.is_empty() {
-        // The models the latest run left before `model` answered (SPEC §5.1).
-        value["model_attempts"] = s
-            .model_attempts
-            .iter()
-            .map(|a| json!({"model": a.model, "provider": s.provider, "error": error_json(&a.error)}))
-            .collect();
+    if let Some(attempts) = model_attempts_json(s) {
+        value["model_attempts"] = attempts;
     }
     value["total_elapsed_ms"] = json!(millis(s.total_elapsed));
     value["turns"] = json!(s.totals.turns);
