@@ -282,6 +282,17 @@ async fn a_refusal_of_the_request_itself_falls_back_to_nothing() {
     assert!(record.get("model_attempts").is_none(), "{record}");
     assert_eq!(models_asked(&mock), ["primary"]);
 
+    // The same agent does fall back when its model is overloaded past the retries
+    // (Anthropic's 529 `overloaded_error`): the refusal above was the reason, not the agent.
+    let overloaded = (0..=PROVIDER_RETRIES).map(|_| {
+        Step::anthropic_error(529, "overloaded_error", "Overloaded").with_header("retry-after", "0")
+    });
+    mock.push(overloaded);
+    mock.push([Step::text("Second here.")]);
+    let ran = run(&ws, "strict").await;
+    assert_eq!(ran.record["model"], "second", "{}", ran.record);
+    assert!(attempts(&ran.record)[0].1.starts_with("overloaded: "));
+
     // A failure after the run's first reply does not fall back either: the model that
     // answered keeps the run.
     agent(
@@ -292,10 +303,11 @@ async fn a_refusal_of_the_request_itself_falls_back_to_nothing() {
         &["second"],
     );
     mock.push([Step::tool_call("nothing", json!({})), insufficient_quota()]);
+    let before = mock.requests().len();
     let ran = run(&ws, "answered").await;
     assert_eq!(ran.record["status"], "failed", "{}", ran.record);
     assert!(ran.record.get("model_attempts").is_none(), "{}", ran.record);
-    assert_eq!(models_asked(&mock)[1..], ["primary", "primary"]);
+    assert_eq!(models_asked(&mock)[before..], ["primary", "primary"]);
 }
 
 #[test]
