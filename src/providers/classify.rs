@@ -570,4 +570,65 @@ mod tests {
             "not about the output limit"
         );
     }
+
+    /// What each failure says of the model, for its fallbacks (SPEC §5.1): the providers'
+    /// own bodies.
+    #[test]
+    fn failures_a_fallback_mends_are_told_apart() {
+        let failure = |status: u16, body: &str| {
+            match classify_status(
+                "p",
+                &Secrets::default(),
+                StatusCode::from_u16(status).unwrap(),
+                &HeaderMap::new(),
+                body,
+            ) {
+                AttemptError::Fatal(e) => Some(e.failure),
+                AttemptError::Retryable { unavailable, .. } => {
+                    unavailable.map(ProviderFailure::Unavailable)
+                }
+                AttemptError::BrokeOff { .. } => None,
+            }
+        };
+        let unknown = Some(ProviderFailure::Unavailable(Unavailable::UnknownModel));
+        for (status, body) in [
+            (404, r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#),
+            (404, r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-3-opus-20240229"}}"#),
+            (404, r#"{"object":"error","message":"The model `llama-9` does not exist.","type":"NotFoundError","param":null,"code":404}"#),
+            (400, r#"{"error":{"message":"The model `mixtral-8x7b-32768` has been decommissioned and is no longer supported.","type":"invalid_request_error","code":"model_decommissioned"}}"#),
+            (400, r#"{"error":{"message":"Model Not Exist","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#),
+        ] {
+            assert_eq!(failure(status, body), unknown, "{body}");
+        }
+        // A 404 naming no model is a wrong endpoint; a 400 about the request is ours.
+        assert_eq!(
+            failure(404, "<html><body>Not Found</body></html>"),
+            Some(ProviderFailure::Failed)
+        );
+        assert_eq!(
+            failure(400, r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.0.content: Field required"}}"#),
+            Some(ProviderFailure::Failed)
+        );
+        let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+        assert_eq!(
+            failure(429, quota),
+            Some(ProviderFailure::Unavailable(Unavailable::Quota))
+        );
+        let billing = r#"{"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low"}}"#;
+        assert_eq!(
+            failure(402, billing),
+            Some(ProviderFailure::Unavailable(Unavailable::Quota))
+        );
+        assert_eq!(
+            failure(429, "{}"),
+            Some(ProviderFailure::Unavailable(Unavailable::RateLimited))
+        );
+        for overloaded in [503, 529] {
+            assert_eq!(
+                failure(overloaded, "{}"),
+                Some(ProviderFailure::Unavailable(Unavailable::Overloaded))
+            );
+        }
+        assert_eq!(failure(500, "{}"), None, "retried, and not the model's doing");
+    }
 }
