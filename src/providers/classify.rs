@@ -575,28 +575,41 @@ mod tests {
     /// own bodies.
     #[test]
     fn failures_a_fallback_mends_are_told_apart() {
-        let failure = |status: u16, body: &str| {
-            match classify_status(
-                "p",
-                &Secrets::default(),
-                StatusCode::from_u16(status).unwrap(),
-                &HeaderMap::new(),
-                body,
-            ) {
-                AttemptError::Fatal(e) => Some(e.failure),
-                AttemptError::Retryable { unavailable, .. } => {
-                    unavailable.map(ProviderFailure::Unavailable)
-                }
-                AttemptError::BrokeOff { .. } => None,
+        let failure = |status: u16, body: &str| match classify_status(
+            "p",
+            &Secrets::default(),
+            StatusCode::from_u16(status).unwrap(),
+            &HeaderMap::new(),
+            body,
+        ) {
+            AttemptError::Fatal(e) => Some(e.failure),
+            AttemptError::Retryable { unavailable, .. } => {
+                unavailable.map(ProviderFailure::Unavailable)
             }
+            AttemptError::BrokeOff { .. } => None,
         };
         let unknown = Some(ProviderFailure::Unavailable(Unavailable::UnknownModel));
         for (status, body) in [
-            (404, r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#),
-            (404, r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-3-opus-20240229"}}"#),
-            (404, r#"{"object":"error","message":"The model `llama-9` does not exist.","type":"NotFoundError","param":null,"code":404}"#),
-            (400, r#"{"error":{"message":"The model `mixtral-8x7b-32768` has been decommissioned and is no longer supported.","type":"invalid_request_error","code":"model_decommissioned"}}"#),
-            (400, r#"{"error":{"message":"Model Not Exist","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#),
+            (
+                404,
+                r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#,
+            ),
+            (
+                404,
+                r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-3-opus-20240229"}}"#,
+            ),
+            (
+                404,
+                r#"{"object":"error","message":"The model `llama-9` does not exist.","type":"NotFoundError","param":null,"code":404}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"message":"The model `mixtral-8x7b-32768` has been decommissioned and is no longer supported.","type":"invalid_request_error","code":"model_decommissioned"}}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"message":"Model Not Exist","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
+            ),
         ] {
             assert_eq!(failure(status, body), unknown, "{body}");
         }
@@ -606,7 +619,10 @@ mod tests {
             Some(ProviderFailure::Failed)
         );
         assert_eq!(
-            failure(400, r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.0.content: Field required"}}"#),
+            failure(
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.0.content: Field required"}}"#
+            ),
             Some(ProviderFailure::Failed)
         );
         let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
@@ -629,6 +645,10 @@ mod tests {
                 Some(ProviderFailure::Unavailable(Unavailable::Overloaded))
             );
         }
-        assert_eq!(failure(500, "{}"), None, "retried, and not the model's doing");
+        assert_eq!(
+            failure(500, "{}"),
+            None,
+            "retried, and not the model's doing"
+        );
     }
 }

@@ -52,7 +52,8 @@ impl Models {
         let mut error = AgentError::from(failure.clone());
         error.message = format!("{}: {}", why.as_str(), error.message);
         tracing::warn!(
-            "{} could not answer ({}); falling back to {next}",
+            "{}'s model {} could not answer ({}); falling back to {next}",
+            current.label(),
             current.model(),
             error.message
         );
