@@ -73,6 +73,7 @@ impl RunObserver for Quiet {
     fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
 
     fn parked(&self, _: std::time::Duration) {}
+    fn model_left(&self, _: &mcp_agents::run::ModelAttempt, _: &str) {}
 }
 
 struct Once(std::sync::Mutex<Option<String>>);

@@ -28,8 +28,18 @@ fn key_label(choice: &KeyChoice) -> String {
     format!("{} ({})", choice.var, choice.auth.as_str())
 }
 
-/// The model column: the id the agent will really use, and where it came from.
+/// The model column: the id the agent will really use, where it came from, and the models
+/// it falls back to.
 pub(super) fn model_label(definition: &AgentDefinition) -> String {
+    let label = origin_label(definition);
+    match definition.fallback_models.as_slice() {
+        [] => label,
+        fallbacks => format!("{label}, falls back to {}", fallbacks.join(", ")),
+    }
+}
+
+/// The model id, and where it came from.
+fn origin_label(definition: &AgentDefinition) -> String {
     let model = &definition.model;
     match &model.origin {
         ModelOrigin::Explicit => model.id.clone(),
@@ -405,6 +415,8 @@ pub(super) fn render_json(catalog: &Catalog, checks: &Checks<'_>) -> Value {
                 "model_alias": alias,
                 // The model as another tool's file wrote it, for a translated one.
                 "model_written": written,
+                // Tried in order when the model cannot answer (SPEC §5.1).
+                "fallback_models": d.fallback_models,
                 "max_turns": d.max_turns,
                 // What each request asks for: the definition's, else the model's default.
                 "max_output_tokens": d

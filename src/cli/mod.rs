@@ -45,7 +45,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::child_mcp::SelfCommand;
-use crate::definition::RunBudget;
+use crate::definition::{ModelAllowList, RunBudget};
 use crate::discovery::{DefaultModel, LoadOptions};
 use crate::server::{HttpOptions, ServeOptions};
 use commands::RunCommand;
@@ -132,6 +132,17 @@ pub struct CommonOptions {
     #[arg(long, global = true, env = "MCP_AGENTS_MAX_RUN_SECONDS", value_name = "SECONDS",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_run_seconds: Option<u32>,
+
+    /// The models this server may run: PROVIDER/MODEL globs separated by commas, `*`
+    /// matching any characters (openai/gpt-5*,anthropic/claude-haiku-*); a definition whose
+    /// model is outside is rejected, a fallback outside is dropped
+    #[arg(
+        long,
+        global = true,
+        env = "MCP_AGENTS_ALLOW_MODELS",
+        value_name = "PATTERN,..."
+    )]
+    pub allow_models: Option<ModelAllowList>,
 }
 
 impl CommonOptions {
@@ -280,7 +291,8 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
     crate::logging::init();
     let itself = SelfCommand::current(prefix);
     let budget = cli.common.budget();
-    let options = LoadOptions::from_process_env(cli.common.default_model, budget);
+    let mut options = LoadOptions::from_process_env(cli.common.default_model, budget);
+    options.allow_models = cli.common.allow_models;
     match cli.command {
         Some(Command::Check {
             workspace,

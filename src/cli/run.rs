@@ -479,6 +479,7 @@ mod tests {
             files_changed: Vec::new(),
             unlisted_changes: 0,
             queued: 0,
+            model_attempts: Vec::new(),
             activity: None,
             question: None,
             version: 1,

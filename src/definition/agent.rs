@@ -18,6 +18,10 @@ pub struct AgentDefinition {
     pub description: String,
     pub instructions: String,
     pub model: Model,
+    /// The model ids tried in order when `model` cannot answer before a run's first reply
+    /// (SPEC §5.1 `fallback_models`): on the same provider and wire, within the server's
+    /// allowed models, each once and none the model itself.
+    pub fallback_models: Vec<String>,
     pub provider: ProviderConfig,
     pub max_turns: u32,
     /// The longest reply of one request, in tokens, when the definition sets it; otherwise
@@ -305,6 +309,7 @@ mod tests {
                 id: "m".into(),
                 origin: ModelOrigin::Explicit,
             },
+            fallback_models: Vec::new(),
             provider: ProviderConfig::new(
                 ProviderKind::OpenAi,
                 Url::parse("https://api.openai.com/v1").unwrap(),

@@ -12,6 +12,7 @@
 //! | `name` | the name rule for agents and skills |
 //! | `near_miss` | whether a name is a slip of a known one ("did you mean …?") |
 //! | `endpoint` | the https/loopback rule for provider and child-server URLs |
+//! | `model_allow` | the server's model allow-list (`--allow-models`): globs on `provider/model` |
 //! | `template` | `${VAR}` placeholders in child env and header values |
 //! | `tool_filter` | allow and deny lists over child tools |
 //! | `json_schema` | JSON Schema compiled once, and what a value gets wrong |
@@ -23,6 +24,7 @@ mod catalog;
 mod child;
 mod endpoint;
 mod json_schema;
+mod model_allow;
 mod name;
 mod near_miss;
 mod provider;
@@ -40,6 +42,7 @@ pub use endpoint::{EndpointUse, check_endpoint, is_loopback};
 pub use json_schema::{
     CompiledSchema, SchemaError, Violation, describe_violations, describe_violations_masked,
 };
+pub use model_allow::ModelAllowList;
 pub use name::check_name;
 pub use near_miss::closest;
 pub use provider::{

@@ -2,6 +2,7 @@
 //! for every format, with the caveats a definition that loads carries.
 
 use super::draft::{AskWritten, Draft, ModelChoice};
+use super::fallbacks::{check_allowed, settle_fallbacks};
 use super::model_provider::{
     ProviderFields, check_sampling, model_and_provider, model_note, provider_config,
 };
@@ -37,6 +38,15 @@ fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, 
     let tools = ctx.spec.tools;
     let unknown = unique(&draft.unknown_tools);
     let (texts, model, provider) = checked_parts(&draft, ctx)?;
+    let allow = ctx.options.allow_models.as_ref();
+    check_allowed(&model, &provider, allow)?;
+    let fallback_models = settle_fallbacks(
+        &draft.fallback_models,
+        &model,
+        &provider,
+        allow,
+        &mut ctx.caveats,
+    );
     let (name, description, instructions) = texts;
     let budget = effective_budget(draft.budget, ctx.options.budget, &mut ctx.caveats);
     let ask_parent = ask_parent(&draft.ask, &mut ctx.caveats);
@@ -45,6 +55,7 @@ fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, 
         description,
         instructions,
         model,
+        fallback_models,
         provider,
         max_turns: draft.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
         max_output_tokens: draft.max_output_tokens,

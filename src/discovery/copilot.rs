@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::build::finalize;
 use super::claude::HOOKS_REFUSED;
 use super::draft::{CANONICAL_SPELLINGS, Draft, ModelChoice, Spellings, read_common};
+use super::fallbacks::listed_fallback;
 use super::field_names as fields;
 use super::fields::{Doc, wrong_type};
 use super::model_table::{choose_model, translate};
@@ -257,6 +258,7 @@ fn hand_only(doc: Doc<'_>) -> Result<Option<&'static str>, String> {
 }
 
 /// One entry of a model list: a name, or `{name, reasoning-effort, context-size}`.
+#[derive(Clone, Copy)]
 struct ListedModel<'a> {
     name: &'a str,
     effort: Option<&'a str>,
@@ -352,21 +354,34 @@ fn read_model(doc: Doc<'_>, draft: &mut Draft, ctx: &mut Ctx<'_>) -> Result<Mode
             entry.name
         ));
     }
+    // The later entries are the models to fall back to (SPEC §5.1), before any the file's
+    // `fallback_models` names.
+    let (usable, unusable): (Vec<_>, Vec<_>) = listed[chosen + 1..]
+        .iter()
+        .map(|m| (m, listed_fallback(field, m.name, draft, ctx)))
+        .partition(|(_, fallback)| fallback.is_some());
+    let unusable: Vec<ListedModel<'_>> = unusable.into_iter().map(|(m, _)| *m).collect();
+    draft.fallback_models.splice(
+        0..0,
+        usable.into_iter().filter_map(|(_, fallback)| fallback),
+    );
     if listed.len() > 1 {
-        ctx.caveats
-            .push(list_note(field, &listed, chosen, &choice, draft));
+        let note = list_note(field, &listed, chosen, &choice, draft, &unusable);
+        ctx.caveats.push(note);
     }
     Ok(choice)
 }
 
-/// The caveat on a list of models: which one runs (`chosen`), which were skipped, and that
-/// nothing falls back to the later ones.
+/// The caveat on a list of models: which one runs (`chosen`), which were skipped, that the
+/// later ones are fallbacks, and which of those name no model this runtime can send
+/// (`unusable`).
 fn list_note(
     field: &str,
     listed: &[ListedModel<'_>],
     chosen: usize,
     choice: &ModelChoice,
     draft: &Draft,
+    unusable: &[ListedModel<'_>],
 ) -> String {
     let runs = match choice {
         ModelChoice::Named(model) => {
@@ -394,8 +409,14 @@ fn list_note(
     }
     if !later.is_empty() {
         note.push_str(&format!(
-            " and never falls back to the others ({})",
+            " and takes the later ones ({}) as its fallback_models",
             names(later)
+        ));
+    }
+    if !unusable.is_empty() {
+        note.push_str(&format!(
+            "; of those, {} name no model this runtime can send and are left out",
+            names(unusable)
         ));
     }
     note

@@ -69,10 +69,25 @@ pub(super) struct Draft {
     pub hand_only: Option<&'static str>,
     /// What the file says about asking the parent (SPEC §4.5).
     pub ask: AskWritten,
+    /// The models to fall back to, as the file names them (SPEC §5.1): `fallback_models`,
+    /// and the later entries of a Copilot model list. `build` keeps those a run can use.
+    pub fallback_models: Vec<FallbackWritten>,
     /// The notes on unknown fields that are slips of known ones (`modle`): they are caveats
     /// of a file that loads, and part of the reason when the file is rejected, since the slip
     /// is often why (`modle` leaves the file without a model).
     pub slips: Vec<String>,
+}
+
+/// One model a file names to fall back to (SPEC §5.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct FallbackWritten {
+    /// As the file writes it, for the warnings.
+    pub written: String,
+    /// The provider it names (`openai` of `openai/gpt-5-mini`); `None` for a model on the
+    /// file's own provider (a Copilot model list on a gateway).
+    pub provider: Option<String>,
+    /// The model id, as sent.
+    pub model: String,
 }
 
 /// What a file says about asking its parent (SPEC §4.5): the canonical fields, and whether
@@ -184,6 +199,9 @@ pub(super) fn read_common(
         })?);
     }
     draft.temperature = doc.number(fields::TEMPERATURE)?.map(|(_, t)| t);
+    if let Some((field, value)) = doc.find(fields::FALLBACK_MODELS)? {
+        draft.fallback_models = fallback_models(field, value)?;
+    }
     draft.ask.field = doc.bool(fields::ASK_PARENT)?;
     draft.ask.timeout_s = doc
         .integer(fields::ASK_TIMEOUT, ASK_TIMEOUT_RANGE)
@@ -245,6 +263,31 @@ fn read_skills(
         ));
     }
     Ok(())
+}
+
+/// `fallback_models`: a list of `provider/model` (SPEC §5.1); which of them a run can use
+/// is `build`'s to say, once the agent's provider is known.
+fn fallback_models(field: &str, value: &Value) -> Result<Vec<FallbackWritten>, String> {
+    super::fields::string_list(field, value, true)?
+        .into_iter()
+        .map(|written| {
+            let (provider, model) = written
+                .split_once('/')
+                .filter(|(p, m)| !p.trim().is_empty() && !m.trim().is_empty())
+                .ok_or_else(|| {
+                    format!(
+                        "`{field}` entry `{written}` names no provider: write provider/model \
+                         (for example openai/gpt-5-mini, or custom/MODEL for the agent's own \
+                         endpoint)"
+                    )
+                })?;
+            Ok(FallbackWritten {
+                provider: Some(provider.trim().to_owned()),
+                model: model.trim().to_owned(),
+                written: written.trim().to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// A run budget field: a positive whole number (SPEC §3.1).

@@ -32,6 +32,8 @@ pub(super) const TEMPERATURE: Field = &["temperature"];
 /// Whether the agent may ask its parent (SPEC §4.5), and how long a question waits.
 pub(super) const ASK_PARENT: Field = &["ask_parent", "askParent"];
 pub(super) const ASK_TIMEOUT: Field = &["ask_timeout_s", "askTimeoutS"];
+/// The models a run falls back to (SPEC §5.1).
+pub(super) const FALLBACK_MODELS: Field = &["fallback_models", "fallbackModels"];
 
 pub(super) const COMMON: &[Field] = &[
     NAME,
@@ -58,6 +60,7 @@ pub(super) const COMMON: &[Field] = &[
     TEMPERATURE,
     ASK_PARENT,
     ASK_TIMEOUT,
+    FALLBACK_MODELS,
 ];
 
 // ----- Canonical TOML -----

@@ -14,6 +14,7 @@
 //! | `draft` | the draft every format fills, and the fields every format accepts |
 //! | `tool_lists` | tool lists read into allow and deny lists, the workspace server granted |
 //! | `model_provider` | the model and provider, checked against the wire's rules |
+//! | `fallbacks` | the models a run falls back to, and the server's allow-list over them and the model |
 //! | `tool_notes` | the caveats about what a definition's tool lists leave it |
 //! | `build` | from the draft to the definition, the shared rules applied once |
 //! | `canonical`, `claude`, `codex`, `opencode`, `copilot`, `cursor`, `gemini` | one module per format, each with its `SPEC`, listed once in `FORMATS` |
@@ -36,6 +37,7 @@ mod codex;
 mod copilot;
 mod cursor;
 mod draft;
+mod fallbacks;
 mod field_names;
 mod fields;
 mod gemini;

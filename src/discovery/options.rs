@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::aliases::CLAUDE_ALIASES;
-use crate::definition::{ProviderKind, RunBudget};
+use crate::definition::{ModelAllowList, ProviderKind, RunBudget};
 
 /// A canonical, existing workspace directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +75,9 @@ pub struct LoadOptions {
     /// The server's run budget (`--max-tool-calls`, `--max-run-tokens`, `--max-run-seconds`):
     /// what a definition that sets none gets, and the most one may set (SPEC §3.1).
     pub budget: RunBudget,
+    /// `--allow-models`: the models this server may run (SPEC §5.1); `None` allows any. A
+    /// definition whose model is outside is rejected, a fallback outside is dropped.
+    pub allow_models: Option<ModelAllowList>,
     /// Variables that discovery itself reads (Claude's alias overrides, the providers'
     /// `*_BASE_URL`), captured once so loading is repeatable and tests need not touch the
     /// process environment.
@@ -96,6 +99,7 @@ impl LoadOptions {
         LoadOptions {
             default_model,
             budget,
+            allow_models: None,
             env,
         }
     }

@@ -24,7 +24,7 @@ use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use super::error::{ProviderError, ProviderFailure};
+use super::error::{ProviderError, ProviderFailure, Unavailable};
 use super::error_answer::{
     ErrorDetails, details_of, error_details, readable_body, requested_delay,
 };
@@ -45,6 +45,9 @@ pub enum AttemptError {
         timeout: bool,
         /// The message to report if this was the last attempt.
         message: String,
+        /// What the failure says of the model, if it is a rate limit or an overload: when
+        /// it outlasts the retries, a fallback model may answer (SPEC §5.1).
+        unavailable: Option<Unavailable>,
     },
     /// The reply had begun and then stalled, broke off, or ended without its last event.
     /// The provider bills that generation, so it is retried at most once (SPEC §6.1).
@@ -63,6 +66,7 @@ impl AttemptError {
             after: None,
             timeout: false,
             message: message.into(),
+            unavailable: None,
         }
     }
 
@@ -226,20 +230,78 @@ fn classify(
     let quota = details.code.as_deref() == Some("insufficient_quota")
         || details.kind.as_deref() == Some("insufficient_quota")
         || details.kind.as_deref() == Some("billing_error");
+    if quota {
+        // Never retried: the quota does not come back in seconds.
+        return unavailable(Unavailable::Quota, full);
+    }
+    if names_an_unknown_model(status, details, message) {
+        return unavailable(Unavailable::UnknownModel, full);
+    }
     let should_retry = headers
         .get("x-should-retry")
         .and_then(|v| v.to_str().ok())
         .map(|v| v.eq_ignore_ascii_case("true"));
     let transient = matches!(status.as_u16(), 408 | 409 | 429 | 529) || status.is_server_error();
-    if !quota && should_retry.unwrap_or(transient) {
+    if should_retry.unwrap_or(transient) {
         return AttemptError::Retryable {
             reason: reason.to_owned(),
             after: requested_delay(headers, message),
             timeout: false,
             message: full,
+            unavailable: match status.as_u16() {
+                429 => Some(Unavailable::RateLimited),
+                503 | 529 => Some(Unavailable::Overloaded),
+                _ => None,
+            },
         };
     }
     AttemptError::Fatal(ProviderError::failed(full))
+}
+
+fn unavailable(why: Unavailable, message: String) -> AttemptError {
+    AttemptError::Fatal(ProviderError {
+        failure: ProviderFailure::Unavailable(why),
+        message,
+    })
+}
+
+/// Whether a 404 (or a 400) says the provider does not serve the model: OpenAI's and Groq's
+/// `model_not_found` ("The model `x` does not exist or you do not have access to it."),
+/// Groq's `model_decommissioned`, Anthropic's 404 `not_found_error` "model: claude-x",
+/// vLLM's 404 "The model `x` does not exist.", Gemini's 404 "models/x is not found",
+/// DeepSeek's 400 "Model Not Exist", Mistral's 400 "Invalid model: x", OpenRouter's 400
+/// "x is not a valid model ID". A 404 that does not name a model (a wrong `base_url`)
+/// is not one: another model would fail the same way.
+fn names_an_unknown_model(status: StatusCode, details: &ErrorDetails, message: &str) -> bool {
+    let codes = [details.code.as_deref(), details.kind.as_deref()];
+    if codes
+        .iter()
+        .flatten()
+        .any(|c| matches!(*c, "model_not_found" | "model_decommissioned"))
+    {
+        return true;
+    }
+    let lower = message.to_lowercase();
+    let refused_model = [
+        "model not exist",
+        "invalid model",
+        "not a valid model",
+        "has been decommissioned",
+    ]
+    .iter()
+    .any(|phrase| lower.contains(phrase));
+    match status.as_u16() {
+        404 => {
+            lower.starts_with("model:")
+                || lower.contains("model")
+                    && (lower.contains("does not exist")
+                        || lower.contains("not found")
+                        || lower.contains("retired"))
+                || refused_model
+        }
+        400 => refused_model,
+        _ => false,
+    }
 }
 
 /// What a provider said, as quoted in an error: `secrets` hidden, then at most
@@ -506,6 +568,87 @@ mod tests {
             named_output_maximum("prompt is too long: 208310 tokens > 200000 maximum"),
             None,
             "not about the output limit"
+        );
+    }
+
+    /// What each failure says of the model, for its fallbacks (SPEC §5.1): the providers'
+    /// own bodies.
+    #[test]
+    fn failures_a_fallback_mends_are_told_apart() {
+        let failure = |status: u16, body: &str| match classify_status(
+            "p",
+            &Secrets::default(),
+            StatusCode::from_u16(status).unwrap(),
+            &HeaderMap::new(),
+            body,
+        ) {
+            AttemptError::Fatal(e) => Some(e.failure),
+            AttemptError::Retryable { unavailable, .. } => {
+                unavailable.map(ProviderFailure::Unavailable)
+            }
+            AttemptError::BrokeOff { .. } => None,
+        };
+        let unknown = Some(ProviderFailure::Unavailable(Unavailable::UnknownModel));
+        for (status, body) in [
+            (
+                404,
+                r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#,
+            ),
+            (
+                404,
+                r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-3-opus-20240229"}}"#,
+            ),
+            (
+                404,
+                r#"{"object":"error","message":"The model `llama-9` does not exist.","type":"NotFoundError","param":null,"code":404}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"message":"The model `mixtral-8x7b-32768` has been decommissioned and is no longer supported.","type":"invalid_request_error","code":"model_decommissioned"}}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"message":"Model Not Exist","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
+            ),
+        ] {
+            assert_eq!(failure(status, body), unknown, "{body}");
+        }
+        // A 404 naming no model is a wrong endpoint; a 400 about the request is ours.
+        assert_eq!(
+            failure(404, "<html><body>Not Found</body></html>"),
+            Some(ProviderFailure::Failed)
+        );
+        assert_eq!(
+            failure(
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.0.content: Field required"}}"#
+            ),
+            Some(ProviderFailure::Failed)
+        );
+        let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+        assert_eq!(
+            failure(429, quota),
+            Some(ProviderFailure::Unavailable(Unavailable::Quota))
+        );
+        let billing = r#"{"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low"}}"#;
+        assert_eq!(
+            failure(402, billing),
+            Some(ProviderFailure::Unavailable(Unavailable::Quota))
+        );
+        assert_eq!(
+            failure(429, "{}"),
+            Some(ProviderFailure::Unavailable(Unavailable::RateLimited))
+        );
+        for overloaded in [503, 529] {
+            assert_eq!(
+                failure(overloaded, "{}"),
+                Some(ProviderFailure::Unavailable(Unavailable::Overloaded))
+            );
+        }
+        assert_eq!(
+            failure(500, "{}"),
+            None,
+            "retried, and not the model's doing"
         );
     }
 }

@@ -61,6 +61,9 @@ pub struct ProviderClient {
     /// `*_BASE_URL` was not set, when the agent went to its provider's own endpoint for that
     /// reason.
     connect_hint: Option<String>,
+    /// The models to try, in order, when this one cannot answer before a run's first reply
+    /// (SPEC §5.1): on the same endpoint and wire.
+    fallback_models: Arc<[String]>,
 }
 
 impl std::fmt::Debug for ProviderClient {
@@ -125,7 +128,28 @@ impl ProviderClient {
                 CacheKey::OpenAiOnly => is_openai(&provider.base_url),
             },
             connect_hint: connect_hint(provider),
+            fallback_models: definition.fallback_models.clone().into(),
         }
+    }
+
+    /// The models to fall back to, in order (the definition's `fallback_models`).
+    pub fn fallback_models(&self) -> &[String] {
+        &self.fallback_models
+    }
+
+    /// The same client asking `model` instead (a fallback, SPEC §5.1): the same endpoint,
+    /// key and wire; the output limit is the definition's, else the new model's default.
+    pub fn with_model(&self, model: &str) -> Self {
+        let mut client = self.clone();
+        client.settings.model = model.to_owned();
+        // Its own limit: what a provider says of one model's maximum is not the other's.
+        let limit = if self.output_limit_from_definition {
+            self.max_output_tokens()
+        } else {
+            default_max_output_tokens(model)
+        };
+        client.max_output_tokens = Arc::new(AtomicU32::new(limit));
+        client
     }
 
     /// What this client's run must never show: its key, and the values given to

@@ -21,6 +21,34 @@ pub enum ProviderFailure {
     /// none); the client sends the request again once with the nearest level the model
     /// takes (SPEC §6.1).
     EffortLevel(EffortLevels),
+    /// The model itself could not answer, where another model of the same provider may:
+    /// what a run's `fallback_models` are tried on (SPEC §5.1).
+    Unavailable(Unavailable),
+}
+
+/// Why a model could not answer, of the failures a fallback model may mend (SPEC §5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unavailable {
+    /// Rate limited after every retry, or asked to wait longer than a request may.
+    RateLimited,
+    /// A quota or billing refusal (`insufficient_quota`, `billing_error`), never retried.
+    Quota,
+    /// Overloaded after every retry (HTTP 529 `overloaded_error`, HTTP 503).
+    Overloaded,
+    /// The provider does not know the model, or has retired it.
+    UnknownModel,
+}
+
+impl Unavailable {
+    /// What a record's `model_attempts` says of it: "rate limited", "out of quota"…
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unavailable::RateLimited => "rate limited",
+            Unavailable::Quota => "out of quota or credit",
+            Unavailable::Overloaded => "overloaded",
+            Unavailable::UnknownModel => "unknown or retired model",
+        }
+    }
 }
 
 /// A provider failure with a message quoting the provider (never request headers).
@@ -59,7 +87,8 @@ impl From<ProviderError> for AgentError {
             ProviderFailure::ContextLimit => ErrorCode::ContextLimit,
             ProviderFailure::Failed
             | ProviderFailure::Unsupported(_)
-            | ProviderFailure::EffortLevel(_) => ErrorCode::ProviderError,
+            | ProviderFailure::EffortLevel(_)
+            | ProviderFailure::Unavailable(_) => ErrorCode::ProviderError,
         };
         let message = match e.failure {
             ProviderFailure::ContextLimit => format!(

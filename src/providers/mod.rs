@@ -66,7 +66,7 @@ pub use classify::{classify_error_event, classify_status};
 pub use client::{ProviderClient, default_max_output_tokens, endpoint};
 pub use conversation::Conversation;
 pub use credentials::{ApiKey, Audience, Credential, MissingCredential};
-pub use error::{ProviderError, ProviderFailure};
+pub use error::{ProviderError, ProviderFailure, Unavailable};
 pub use error_answer::{error_details, requested_delay};
 pub use formats::format;
 pub use history::History;

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::classify::{AttemptError, classify_error_event, quoted};
-use super::error::{ProviderError, ProviderFailure};
+use super::error::{ProviderError, ProviderFailure, Unavailable};
 use super::error_answer::{carries_error, requested_delay};
 use super::overflow::is_context_overflow;
 use super::reply::{CallArguments, Reply, StopReason, ToolCall, Usage};
@@ -370,15 +370,21 @@ fn failed_response(body: &Value, secrets: &Secrets) -> AttemptError {
             message: full,
         });
     }
+    let retryable = |unavailable| AttemptError::Retryable {
+        reason: code.unwrap_or_default().to_owned(),
+        after: requested_delay(&HeaderMap::new(), message),
+        timeout: false,
+        message: full.clone(),
+        unavailable,
+    };
     match code {
-        Some("server_error" | "rate_limit_exceeded" | "server_is_overloaded" | "slow_down") => {
-            AttemptError::Retryable {
-                reason: code.unwrap_or_default().to_owned(),
-                after: requested_delay(&HeaderMap::new(), message),
-                timeout: false,
-                message: full,
-            }
-        }
+        Some("server_error") => retryable(None),
+        Some("rate_limit_exceeded") => retryable(Some(Unavailable::RateLimited)),
+        Some("server_is_overloaded" | "slow_down") => retryable(Some(Unavailable::Overloaded)),
+        Some("insufficient_quota") => AttemptError::Fatal(ProviderError {
+            failure: ProviderFailure::Unavailable(Unavailable::Quota),
+            message: full,
+        }),
         _ => AttemptError::Fatal(ProviderError::failed(full)),
     }
 }

@@ -13,7 +13,7 @@ use reqwest::header::HeaderMap;
 use url::Url;
 
 use super::classify::{AttemptError, classify_status, innermost_cause};
-use super::error::{ProviderError, ProviderFailure};
+use super::error::{ProviderError, ProviderFailure, Unavailable};
 use super::error_answer::{body_request_id, request_id};
 use super::reply::Reply;
 use super::stream::{Body, BodyError, Bounds, ReplyProgress, body_error, read_reply};
@@ -168,6 +168,8 @@ struct Transient {
     timeout: bool,
     /// The message to report if no retry follows.
     message: String,
+    /// A rate limit or an overload: what the failure is when no retry follows.
+    unavailable: Option<Unavailable>,
 }
 
 /// The retries of one request so far.
@@ -190,11 +192,13 @@ impl Tally {
                 after,
                 timeout,
                 message,
+                unavailable,
             } => Ok(Transient {
                 reason,
                 after,
                 timeout,
                 message,
+                unavailable,
             }),
             AttemptError::BrokeOff {
                 reason,
@@ -205,6 +209,7 @@ impl Tally {
                 if broken >= PROVIDER_STALL_RETRIES {
                     return Err(give_up(
                         timeout,
+                        None,
                         format!(
                             "{message}; the reply had begun and broke off again after {broken} \
                              retr{}, so it is not sent again (each attempt is billed)",
@@ -218,6 +223,7 @@ impl Tally {
                     after: None,
                     timeout,
                     message,
+                    unavailable: None,
                 })
             }
         }
@@ -235,6 +241,7 @@ impl Tally {
         let attempts = self.retries + 1;
         Err(give_up(
             failure.timeout,
+            failure.unavailable,
             format!(
                 "{} (after {attempts} attempt{})",
                 failure.message,
@@ -257,6 +264,7 @@ fn requested_delay_fits(
     if after > longest {
         return Err(give_up(
             failure.timeout,
+            failure.unavailable,
             format!(
                 "{} ({provider} asked to wait {} s before retrying, longer than the {} s a \
                  request may take)",
@@ -271,6 +279,7 @@ fn requested_delay_fits(
     {
         return Err(give_up(
             failure.timeout,
+            failure.unavailable,
             format!(
                 "{} ({provider} asked to wait {} s before retrying, more than the {} s left of \
                  this run's `max_run_seconds`)",
@@ -283,12 +292,14 @@ fn requested_delay_fits(
     Ok(())
 }
 
-fn give_up(timeout: bool, message: String) -> ProviderError {
+/// The failure of a request no retry follows: a timeout, a rate limit or an overload that
+/// outlasted the retries (`unavailable`), or a plain failure.
+fn give_up(timeout: bool, unavailable: Option<Unavailable>, message: String) -> ProviderError {
     ProviderError {
-        failure: if timeout {
-            ProviderFailure::Timeout
-        } else {
-            ProviderFailure::Failed
+        failure: match unavailable {
+            _ if timeout => ProviderFailure::Timeout,
+            Some(why) => ProviderFailure::Unavailable(why),
+            None => ProviderFailure::Failed,
         },
         message,
     }
@@ -386,6 +397,7 @@ fn transport_error(target: &Target<'_>, e: &reqwest::Error) -> AttemptError {
         after: None,
         timeout,
         message: what,
+        unavailable: None,
     }
 }
 

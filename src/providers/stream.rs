@@ -228,6 +228,7 @@ pub(super) fn body_error(provider: &str, error: BodyError, seen: usize) -> Attem
             after: None,
             timeout: true,
             message: format!("{provider} did not answer within {wait} s"),
+            unavailable: None,
         },
         BodyError::Silent { began: true } => broke_off(
             "stalled",

@@ -12,6 +12,7 @@
 //! | `budget` | the run's limits (`max_turns`, tool calls, tokens, seconds) and their errors |
 //! | `tool_round` | the tool calls of one reply: checked, then run concurrently |
 //! | `answer` | a final answer against the agent's `output_schema` |
+//! | `fallback` | the model a run asks, and its fallback models when that one cannot answer |
 //!
 //! The face below is what `sessions` (which starts runs and keeps their sessions), the
 //! benches and the tests name.
@@ -19,6 +20,7 @@
 mod activity;
 mod answer;
 mod budget;
+mod fallback;
 mod model_loop;
 mod observer;
 mod outcome;
@@ -28,6 +30,6 @@ pub use activity::{Activity, Phase};
 pub use answer::schema_instructions;
 pub use budget::{RunLimits, Spent};
 pub use model_loop::{RunContext, run_model_loop};
-pub use observer::{Inbox, RunObserver, ToolUse, UsageDelta};
+pub use observer::{Inbox, ModelAttempt, RunObserver, ToolUse, UsageDelta};
 pub use outcome::{Answer, Failure, RunOutcome, partial_result};
 pub use tool_round::{INTERRUPTED_RESULT, STOPPED_RESULT, until};

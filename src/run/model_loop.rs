@@ -34,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 use super::activity::Activity;
 use super::answer::{Checked, check, invalid_output, repair_request};
 use super::budget::out_of_tokens_result;
+use super::fallback::Models;
 use super::tool_round::{ArgumentSchemas, Round, RoundEnd, interrupted, run_round, until};
 use crate::definition::CompiledSchema;
 use crate::error::AgentError;
@@ -183,6 +184,7 @@ pub async fn run_model_loop(conversation: &mut Conversation, ctx: RunContext<'_>
         last_text: String::new(),
         repairs_left: OUTPUT_REPAIR_TURNS,
         cut_off: false,
+        models: Models::default(),
         ctx,
     };
     loop {
@@ -233,6 +235,8 @@ struct Run<'c, 'a> {
     /// Whether the last reply was cut off by an output limit (the provider's, or the end of
     /// the context window on a local engine).
     cut_off: bool,
+    /// The model asked now: the agent's own, or a fallback (SPEC §5.1).
+    models: Models,
 }
 
 impl Run<'_, '_> {
@@ -276,12 +280,39 @@ impl Run<'_, '_> {
             self.answer.clear();
         }
         ctx.spent.turns += 1;
-        let (provider, max_turns) = (ctx.provider, ctx.limits.max_turns);
         let turn = ctx.spent.turns;
         ctx.observer.usage(UsageDelta {
             turns: 1,
             ..UsageDelta::default()
         });
+        loop {
+            let reply = match self.request(turn).await {
+                Flow::Next(reply) => reply,
+                Flow::Again => return Flow::Again,
+                Flow::End(outcome) => return Flow::End(outcome),
+            };
+            match reply {
+                Ok(reply) => {
+                    self.models.replied();
+                    return Flow::Next(reply);
+                }
+                // The same request to the next fallback model, in the same turn.
+                Err(e)
+                    if self
+                        .models
+                        .fall_back(self.ctx.provider, &e, self.ctx.observer) => {}
+                Err(e) => return Flow::End(self.provider_failed(e)),
+            }
+        }
+    }
+
+    /// Sends turn `turn`'s request to the model the run asks now, under the run's deadline,
+    /// its cancellation and interrupts: the provider's answer, or how the run goes on
+    /// without one.
+    async fn request(&mut self, turn: u32) -> Flow<Result<Reply, ProviderError>> {
+        let ctx = &mut self.ctx;
+        let provider = self.models.current(ctx.provider);
+        let max_turns = ctx.limits.max_turns;
         let waiting =
             Activity::provider_request(provider.label(), provider.model(), turn, max_turns);
         ctx.observer.activity(ctx.limits.bounded(waiting.clone()));
@@ -293,27 +324,24 @@ impl Run<'_, '_> {
             turn,
             max_turns,
         };
-        let reply = tokio::select! {
+        let secrets = ctx.provider.secrets();
+        tokio::select! {
             biased;
-            () = ctx.cancel.cancelled() => {
-                return Flow::End(RunOutcome::Cancelled {
-                    partial_result: partial_result(&self.last_text, self.ctx.provider.secrets()),
-                });
-            }
+            () = ctx.cancel.cancelled() => Flow::End(RunOutcome::Cancelled {
+                partial_result: partial_result(&self.last_text, secrets),
+            }),
             () = until(ctx.limits.deadline()) => {
                 let error = ctx.limits.out_of_time("the model request in flight was cancelled");
-                return Flow::End(RunOutcome::Failed(Failure::with_partial(
-            error,
-            &self.last_text,
-            self.ctx.provider.secrets(),
-        )));
+                Flow::End(RunOutcome::Failed(Failure::with_partial(
+                    error,
+                    &self.last_text,
+                    secrets,
+                )))
             }
-            () = interrupted(&mut ctx.interrupts) => return Flow::Again,
-            reply = provider.complete_with(ctx.system, self.conversation, &self.specs, &events) => reply,
-        };
-        match reply {
-            Ok(reply) => Flow::Next(reply),
-            Err(e) => Flow::End(self.provider_failed(e)),
+            () = interrupted(&mut ctx.interrupts) => Flow::Again,
+            reply = provider.complete_with(ctx.system, self.conversation, &self.specs, &events) => {
+                Flow::Next(reply)
+            }
         }
     }
 
@@ -322,7 +350,8 @@ impl Run<'_, '_> {
     /// says so and points at the output limit, not at the task.
     fn provider_failed(&self, e: ProviderError) -> RunOutcome {
         let error = if self.cut_off && e.failure == ProviderFailure::ContextLimit {
-            reply_filled_the_window(&e.message, self.ctx.provider.max_output_tokens())
+            let provider = self.models.current(self.ctx.provider);
+            reply_filled_the_window(&e.message, provider.max_output_tokens())
         } else {
             e.into()
         };

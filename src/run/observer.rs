@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::activity::Activity;
+use crate::error::AgentError;
 use crate::toolbox::FileChange;
 
 /// Queued user input.
@@ -35,6 +36,16 @@ pub enum ToolUse {
     Failed,
 }
 
+/// A model a run left for its next fallback before its first reply (SPEC §5.1
+/// `model_attempts`): which, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelAttempt {
+    /// The model id as sent.
+    pub model: String,
+    /// Why it was left: the provider's refusal, as a failed run would report it.
+    pub error: AgentError,
+}
+
 /// Where a run reports what it is doing.
 pub trait RunObserver: Send + Sync {
     fn activity(&self, activity: Activity);
@@ -48,4 +59,7 @@ pub trait RunObserver: Send + Sync {
     /// `max_run_seconds` does not count: whoever holds the run's limits moves its deadline
     /// by as much. No default, as for `file_changed`.
     fn parked(&self, waited: Duration);
+    /// The run's model could not answer (`left`), and the run asks `next` from now on
+    /// (SPEC §5.1). No default, as for `file_changed`.
+    fn model_left(&self, left: &ModelAttempt, next: &str);
 }

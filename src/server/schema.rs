@@ -26,7 +26,8 @@ pub const SEND_INPUT: &str = "send_input";
 pub const WAIT_AGENT: &str = "wait_agent";
 
 /// What `model` means in a result.
-const MODEL_FIELD: &str = "the model id the agent's requests really send";
+const MODEL_FIELD: &str = "the model id the agent's requests really send (a fallback model \
+    once the agent's own could not answer: see model_attempts)";
 /// What `provider` means in a result.
 const PROVIDER_FIELD: &str = "the agent's provider: openai, anthropic, gemini or custom";
 
@@ -484,6 +485,7 @@ fn agent_record_schema() -> Value {
                 agent wrote before it failed (at most 64 KiB), so its work is not lost"},
             "model": {"type": "string", "description": MODEL_FIELD},
             "provider": {"type": "string", "description": PROVIDER_FIELD},
+            "model_attempts": model_attempts_schema(),
             "total_elapsed_ms": {"type": "integer"}, "turns": {"type": "integer"},
             "usage": usage_schema(),
             "tools_used": tools_used_schema(),
@@ -512,6 +514,30 @@ fn usage_schema() -> Value {
         "tool_calls": {"type": "integer"}},
         "required": ["input_tokens", "output_tokens", "cache_read_tokens",
                      "cache_write_tokens", "tool_calls"]})
+}
+
+/// A record's `model_attempts` (SPEC §5.1).
+fn model_attempts_schema() -> Value {
+    json!({
+        "type": "array",
+        "description": "present when the latest run's model could not answer (rate \
+            limited past the retries, out of quota, overloaded, unknown or retired) and \
+            it fell back: each model left, in order, and why; model names the one asked \
+            after them",
+        "items": {
+            "type": "object",
+            "properties": {
+                "model": {"type": "string"},
+                "provider": {"type": "string"},
+                "error": {
+                    "type": "object",
+                    "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                    "required": ["code", "message"]
+                }
+            },
+            "required": ["model", "provider", "error"]
+        }
+    })
 }
 
 /// A record's `tools_used`.

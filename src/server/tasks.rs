@@ -277,6 +277,7 @@ mod tests {
                 files_changed: Vec::new(),
                 unlisted_changes: 0,
                 queued: 0,
+                model_attempts: Vec::new(),
                 question: None,
                 activity: None,
                 version: 1,

@@ -6,7 +6,7 @@
 //! go to the MCP client, `mcp-agents run` and progress notifications.
 
 use crate::redact::Secrets;
-use crate::run::{Activity, RunObserver, RunOutcome, ToolUse, UsageDelta};
+use crate::run::{Activity, ModelAttempt, RunObserver, RunOutcome, ToolUse, UsageDelta};
 use crate::toolbox::FileChange;
 
 /// A run's observer that hides `secrets` from what it passes on.
@@ -54,6 +54,14 @@ impl RunObserver for Hiding<'_> {
 
     fn parked(&self, waited: std::time::Duration) {
         self.observer.parked(waited);
+    }
+
+    /// The provider's refusal is quoted with the key hidden already; a child's secret the
+    /// model sent is hidden here.
+    fn model_left(&self, left: &ModelAttempt, next: &str) {
+        let mut hidden = left.clone();
+        hidden.error.message = self.secrets.redact(&left.error.message).into_owned();
+        self.observer.model_left(&hidden, next);
     }
 }
 

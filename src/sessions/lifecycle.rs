@@ -216,6 +216,9 @@ fn take_for_run(session: &Session) -> Run {
         .take()
         .unwrap_or_else(|| Conversation::new(definition.provider.wire_api));
     state.parked = Duration::ZERO;
+    // Each run asks the definition's model first (SPEC §5.1).
+    state.fallback_model = None;
+    state.model_attempts.clear();
     Run {
         conversation,
         interrupts: state.interrupt.subscribe(),

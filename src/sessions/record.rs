@@ -135,6 +135,17 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The models the latest run left before `model` was asked, and why (SPEC §5.1); `None`
+/// when it asked only its own.
+fn model_attempts_json(s: &Snapshot) -> Option<Value> {
+    (!s.model_attempts.is_empty()).then(|| {
+        s.model_attempts
+            .iter()
+            .map(|a| json!({"model": a.model, "provider": s.provider, "error": error_json(&a.error)}))
+            .collect()
+    })
+}
+
 pub fn snapshot_json(s: &Snapshot) -> Value {
     let mut value = json!({
         "agent_id": s.agent_id,
@@ -161,6 +172,9 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
     }
     value["model"] = json!(s.model);
     value["provider"] = json!(s.provider);
+    if let Some(attempts) = model_attempts_json(s) {
+        value["model_attempts"] = attempts;
+    }
     value["total_elapsed_ms"] = json!(millis(s.total_elapsed));
     value["turns"] = json!(s.totals.turns);
     value["usage"] = json!({
@@ -235,6 +249,7 @@ mod tests {
             files_changed: Vec::new(),
             unlisted_changes: 0,
             queued: 0,
+            model_attempts: Vec::new(),
             activity: None,
             question: None,
             version: 1,

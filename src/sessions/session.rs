@@ -16,7 +16,9 @@ use super::question::{Pending, Question};
 use crate::definition::AgentDefinition;
 use crate::limits::{ACTIVITY_HISTORY, RECORD_FILES_CHANGED};
 use crate::providers::Conversation;
-use crate::run::{Activity, Answer, Failure, Inbox, RunObserver, ToolUse, UsageDelta};
+use crate::run::{
+    Activity, Answer, Failure, Inbox, ModelAttempt, RunObserver, ToolUse, UsageDelta,
+};
 use crate::toolbox::FileChange;
 
 /// Where a session stands.
@@ -111,6 +113,9 @@ pub struct Snapshot {
     pub unlisted_changes: u64,
     /// Input still queued (a failed session keeps it for the next resume).
     pub queued: usize,
+    /// The models the latest run left for a fallback, and why (SPEC §5.1); `model` is the
+    /// one asked after them.
+    pub model_attempts: Vec<ModelAttempt>,
     /// Present while running: the activity and how long it has lasted.
     pub activity: Option<(Activity, Duration)>,
     /// Present while the agent waits for its parent's answer (SPEC §4.5).
@@ -183,6 +188,11 @@ pub(crate) struct SessionState {
     /// How long the current run has waited for its parent's answers: its deadline moves by
     /// it (SPEC §4.5).
     pub parked: Duration,
+    /// The fallback model the latest run asks since its own could not answer (SPEC §5.1);
+    /// `None` while it is the definition's.
+    pub fallback_model: Option<String>,
+    /// The models the latest run left, and why.
+    pub model_attempts: Vec<ModelAttempt>,
 }
 
 /// How the current run is told to end.
@@ -280,6 +290,8 @@ impl Session {
             question: None,
             questions_asked: 0,
             parked: Duration::ZERO,
+            fallback_model: None,
+            model_attempts: Vec::new(),
         };
         state.set_activity(Activity::starting(), now);
         Session {
@@ -365,7 +377,10 @@ impl Session {
         Snapshot {
             agent_id: self.id.clone(),
             name: self.definition.name.clone(),
-            model: self.definition.model.id.clone(),
+            model: state
+                .fallback_model
+                .clone()
+                .unwrap_or_else(|| self.definition.model.id.clone()),
             provider: self.definition.provider.kind.as_str(),
             status: state.status.clone(),
             total_elapsed: end.saturating_duration_since(self.spawned_at),
@@ -374,6 +389,7 @@ impl Session {
             files_changed: state.files_changed.clone(),
             unlisted_changes: state.unlisted_changes,
             queued: state.queued_inputs(),
+            model_attempts: state.model_attempts.clone(),
             activity: match (&state.status, &state.activity) {
                 (Status::Running, Some(a)) => {
                     Some((a.activity.clone(), now.saturating_duration_since(a.since)))
@@ -469,6 +485,12 @@ impl RunObserver for Session {
     fn parked(&self, waited: Duration) {
         let mut state = self.lock();
         state.parked = state.parked.saturating_add(waited);
+    }
+
+    fn model_left(&self, left: &ModelAttempt, next: &str) {
+        let mut state = self.lock();
+        state.model_attempts.push(left.clone());
+        state.fallback_model = Some(next.to_owned());
     }
 }
 

@@ -46,7 +46,10 @@ const FILES: &[Alone] = &[
             "`model: Claude Sonnet 4.5` is claude-sonnet-4-5, which Anthropic retired on \
              2026-11-30; runs fail unless the endpoint still serves it",
             "`model` lists 2 models; this runtime runs `Claude Sonnet 4.5` (anthropic \
-             claude-sonnet-4-5) and never falls back to the others (GPT-4o)",
+             claude-sonnet-4-5) and takes the later ones (GPT-4o) as its fallback_models",
+            // GPT-4o is OpenAI's: a run falls back only on its own provider (SPEC §5.1).
+            "`fallback_models` entry `GPT-4o` is dropped: it is on another provider than the \
+             agent's model (`anthropic`, anthropic-messages API)",
             // VS Code's `usages` (references to a symbol) is `grep` here (issue 39).
         ],
         fields: &[("model_written", "\"Claude Sonnet 4.5\"")],

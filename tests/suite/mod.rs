@@ -47,6 +47,8 @@ mod mcp_tasks;
 mod mcp_tasks_questions;
 mod mcp_tasks_wire;
 mod mock_validation;
+mod model_allow_list;
+mod model_fallbacks;
 mod output_length;
 mod parsers_never_panic;
 mod prompt_caching;

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 /// Variables of the machine running the tests that change what `check` shows.
 pub const CHANGES_CHECK: &[&str] = &[
     "MCP_AGENTS_DEFAULT_MODEL",
+    "MCP_AGENTS_ALLOW_MODELS",
     "RUST_LOG",
     "ANTHROPIC_AUTH_TOKEN",
     "ANTHROPIC_BASE_URL",

@@ -139,6 +139,7 @@ pub fn fixture_options(root: &Path) -> LoadOptions {
             max_run_seconds: spec.budget.max_run_seconds,
         },
         env: spec.env,
+        ..LoadOptions::default()
     }
 }
 

@@ -92,6 +92,9 @@ impl RunObserver for Recorder {
     fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
 
     fn parked(&self, _: std::time::Duration) {}
+
+    // The loop tests' definitions name no fallback models.
+    fn model_left(&self, _: &mcp_agents::run::ModelAttempt, _: &str) {}
 }
 
 /// A simple queue of user input.

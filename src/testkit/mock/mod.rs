@@ -494,6 +494,7 @@ pub fn mock_definition(
             id: "mock-model".into(),
             origin: ModelOrigin::Explicit,
         },
+        fallback_models: Vec::new(),
         provider: ProviderConfig::new(ProviderKind::Custom, base_url, "MOCK_PROVIDER_KEY", wire),
         max_turns: DEFAULT_MAX_TURNS,
         max_output_tokens: None,
