@@ -7,9 +7,10 @@
 //! provider's (`retry-after-ms`, `retry-after`, "try again in 2.5s") when it gives one, else
 //! exponential backoff with jitter (what the provider's answer says, its fields, request id
 //! and delay, is read in `error_answer`). A context-window overflow (`overflow`) is never
-//! retried, and a 400
-//! that names an optional parameter the model refuses is marked as such (`unsupported`), so
-//! the client can send the request again without it.
+//! retried; an output limit refused for the room the window leaves (`output_room`) is a
+//! failure the client answers with that room as the limit, or an overflow when the room is
+//! too small for a reply. A 400 or 422 that names an optional parameter the model refuses
+//! is marked as such (`unsupported`), so the client can send the request again without it.
 //!
 //! What a provider says is quoted in at most [`PROVIDER_MESSAGE_CHARS`] characters
 //! ([`quoted`]), whatever the route (an HTTP error, a stream's `error` event, a response that
@@ -28,6 +29,7 @@ use super::error::{ProviderError, ProviderFailure};
 use super::error_answer::{
     ErrorDetails, details_of, error_details, readable_body, requested_delay,
 };
+use super::output_room::context_room;
 use super::overflow::is_context_overflow;
 use super::unsupported;
 use crate::limits::{PROVIDER_BODY_CHARS, PROVIDER_ERROR_LABEL_CHARS, PROVIDER_MESSAGE_CHARS};
@@ -197,6 +199,20 @@ fn classify(
     let full = format!("{provider} {label}: {quoted}");
 
     if status.is_client_error()
+        && let Some(room) = context_room(message)
+    {
+        // The output limit, refused for the room the window leaves the input: the client asks
+        // again with that room as the limit, unless there is too little for a reply.
+        return AttemptError::Fatal(ProviderError {
+            failure: if room.fits_a_reply() {
+                ProviderFailure::Failed
+            } else {
+                ProviderFailure::ContextLimit
+            },
+            message: full,
+        });
+    }
+    if status.is_client_error()
         && is_context_overflow(&[details.code.as_deref(), details.kind.as_deref()], message)
     {
         return AttemptError::Fatal(ProviderError {
@@ -211,7 +227,9 @@ fn classify(
             "{full}; the request was too large for {provider} or a proxy in front of it"
         )));
     }
-    if status == StatusCode::BAD_REQUEST
+    // A 422 is how pydantic servers refuse a field they do not know (Mistral's
+    // `extra_forbidden`), as others do with a 400.
+    if matches!(status.as_u16(), 400 | 422)
         && let Some(refused) = unsupported::named_in(details.param.as_deref(), message)
     {
         let failure = match refused {
@@ -272,6 +290,10 @@ pub(super) fn innermost_cause(e: &dyn std::error::Error) -> String {
 /// `max_completion_tokens` … expected a value <= 12288", and DeepSeek's "Invalid max_tokens
 /// value, the valid range of max_tokens is [1, 8192]".
 pub(super) fn named_output_maximum(message: &str) -> Option<u32> {
+    if let Some(room) = context_room(message) {
+        // vLLM, TGI: the room the window leaves the input (`output_room`).
+        return room.fits_a_reply().then(|| room.left());
+    }
     let lower = message.to_lowercase();
     if !["max_tokens", "max_output_tokens", "max_completion_tokens"]
         .iter()

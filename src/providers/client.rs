@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use url::Url;
@@ -16,6 +16,7 @@ use super::credentials::{ApiKey, Audience, Credential};
 use super::error::{ProviderError, ProviderFailure};
 use super::formats::format;
 use super::models::{self, EffortLevels, EffortSupport};
+use super::output_room::{context_room, refuses_output_limit};
 use super::reply::{ModelSettings, Reply, StopReason};
 use super::retry::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::strict::fits_strict_subset;
@@ -43,6 +44,8 @@ pub struct ProviderClient {
     /// The longest reply asked for; lowered (once) to the maximum a provider names when it
     /// refuses more, and kept for the requests after.
     max_output_tokens: Arc<AtomicU32>,
+    /// Whether a refused output limit was lowered and said so (once per run).
+    output_limit_warned: Arc<AtomicBool>,
     /// Whether the definition set `max_output_tokens` (for the warning's wording).
     output_limit_from_definition: bool,
     /// The definition's file, as its warnings name it.
@@ -115,6 +118,7 @@ impl ProviderClient {
             },
             retry: RetryPolicy::default(),
             max_output_tokens: Arc::new(AtomicU32::new(limit)),
+            output_limit_warned: Arc::default(),
             output_limit_from_definition: definition.max_output_tokens.is_some(),
             source: definition.source.path.display().to_string(),
             secrets,
@@ -256,29 +260,72 @@ impl ProviderClient {
                 ProviderFailure::Failed | ProviderFailure::Unsupported(_)
                     if !lowered_output_limit =>
                 {
-                    let Some(maximum) = named_output_maximum(&e.message).filter(|m| *m < limit)
-                    else {
-                        return Err(e.settled());
-                    };
-                    // Once: the client keeps the lower limit for its later requests.
-                    tracing::warn!(
-                        "{}: {} refused max_output_tokens {limit} for {}; using the model's \
-                         maximum of {maximum} it named{}",
-                        self.source,
-                        self.label,
-                        self.settings.model,
-                        if self.output_limit_from_definition {
-                            " (the definition's `max_output_tokens` is more than the model allows)"
-                        } else {
-                            ""
-                        }
-                    );
-                    self.max_output_tokens.store(maximum, Ordering::Relaxed);
+                    self.lower_output_limit(limit, e, &redacted)?;
                     lowered_output_limit = true;
                 }
-                _ => return Err(e.settled()),
+                _ => return Err(self.given_up(e)),
             }
         }
+    }
+
+    /// Lowers the output limit from `limit` to the maximum a refusal names (the model's, or
+    /// the room its context window leaves the input), for this request and the later ones;
+    /// the refusal, as the request's failure, when it names none lower.
+    fn lower_output_limit(
+        &self,
+        limit: u32,
+        refusal: ProviderError,
+        events: &dyn RequestEvents,
+    ) -> Result<(), ProviderError> {
+        let Some(maximum) = named_output_maximum(&refusal.message).filter(|m| *m < limit) else {
+            return Err(self.given_up(refusal));
+        };
+        let room = context_room(&refusal.message);
+        // Warned once: a window's room shrinks as the conversation grows, and each later
+        // request it no longer fits is lowered again the same way.
+        if !self.output_limit_warned.swap(true, Ordering::Relaxed) {
+            let why = match room {
+                Some(room) => format!(
+                    "its context window of {} tokens leaves {maximum} for a reply after the \
+                     input; later requests are lowered again as the conversation grows (set \
+                     `max_output_tokens` to what the window can spare)",
+                    room.window
+                ),
+                None => format!(
+                    "using the model's maximum of {maximum} it named{}",
+                    if self.output_limit_from_definition {
+                        " (the definition's `max_output_tokens` is more than the model allows)"
+                    } else {
+                        ""
+                    }
+                ),
+            };
+            tracing::warn!(
+                "{}: {} refused max_output_tokens {limit} for {}; {why}",
+                self.source,
+                self.label,
+                self.settings.model,
+            );
+        }
+        events.adjusting(&format!(
+            "max_output_tokens {limit} refused, asking again with {maximum}"
+        ));
+        self.max_output_tokens.store(maximum, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A failure nothing is left to retry, as the caller sees it: a refusal of the output
+    /// limit that names no room that fits says which field to set.
+    fn given_up(&self, failure: ProviderError) -> ProviderError {
+        let mut failure = failure.settled();
+        if failure.failure == ProviderFailure::Failed && refuses_output_limit(&failure.message) {
+            failure.message.push_str(&format!(
+                "; set `max_output_tokens` in {} to what the model and its context window \
+                 allow",
+                self.source
+            ));
+        }
+        failure
     }
 
     /// Raises the output limit from `limit` for a reply its reasoning filled: to twice the
@@ -542,6 +589,10 @@ impl RequestEvents for Redacted<'_> {
 
     fn receiving(&self, left: Duration) {
         self.events.receiving(left)
+    }
+
+    fn adjusting(&self, what: &str) {
+        self.events.adjusting(&self.secrets.redact(what))
     }
 
     fn time_left(&self) -> Option<Duration> {

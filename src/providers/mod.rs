@@ -21,6 +21,7 @@
 //! | `classify` | how an attempt failed: retry, retry once, context limit, give up |
 //! | `error_answer` | what an error answer says: its fields in every shape, request id, requested delay |
 //! | `overflow` | whether an error says the input does not fit the context window |
+//! | `output_room` | what a refusal of the output limit says about the room its window leaves |
 //! | `models` | what each model takes: its kind of thinking, its effort levels, the thinking budget an effort stands for |
 //! | `unsupported` | optional parameters a model refuses, and what a session learned from the refusals |
 //! | `tool_schema` | child tool schemas in the form each API accepts |
@@ -48,6 +49,7 @@ mod history;
 mod messages;
 mod messages_reply;
 mod models;
+mod output_room;
 mod overflow;
 mod reply;
 mod responses;

@@ -180,6 +180,12 @@ pub trait ReplyStream: Send {
 
     /// The event that ends a reply, for the message when the stream ends without it.
     fn terminal_event(&self) -> &'static str;
+
+    /// The reply, when the stream ended without [`terminal_event`](Self::terminal_event) but
+    /// what came is whole as the API's own SDK reads it; `None` when the reply broke off.
+    fn ended_without_terminal_event(&mut self) -> Result<Option<Reply>, AttemptError> {
+        Ok(None)
+    }
 }
 
 /// Feeds `events` (each named by its `type`) to `stream` until one ends the reply or fails.

@@ -6,6 +6,7 @@ mod answer_summary;
 mod architecture;
 mod ask_parent;
 mod ask_parent_grants;
+mod chat_endpoints;
 mod child_descriptors;
 mod child_escapes;
 mod child_lifetimes;
