@@ -235,6 +235,7 @@ fn classify(
         let failure = match refused {
             unsupported::Refused::Param(param) => ProviderFailure::Unsupported(param),
             unsupported::Refused::EffortLevel(levels) => ProviderFailure::EffortLevel(levels),
+            unsupported::Refused::ReasoningWithTools => ProviderFailure::ReasoningWithTools,
         };
         return AttemptError::Fatal(ProviderError {
             failure,

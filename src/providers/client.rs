@@ -23,7 +23,8 @@ use super::strict::fits_strict_subset;
 use super::unsupported::OptionalParam;
 use super::wire::{Request, ToolList, WireFormat, carries, effort, thinking, thinking_param};
 use crate::definition::{
-    AgentDefinition, AuthHeader, CacheKey, EndpointSource, ProviderConfig, ProviderKind, WireApi,
+    AgentDefinition, AuthHeader, CacheKey, EndpointSource, ProviderConfig, ProviderKind,
+    ReasoningEffort, WireApi,
 };
 use crate::error::AgentError;
 use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS, REASONING_ROOM_TOKENS};
@@ -251,6 +252,9 @@ impl ProviderClient {
                 ProviderFailure::Unsupported(param) if self.drop_param(conversation, param, &e) => {
                     continue;
                 }
+                ProviderFailure::ReasoningWithTools if self.reason_none(conversation, &e) => {
+                    continue;
+                }
                 ProviderFailure::EffortLevel(listed)
                     if self.lower_effort(conversation, listed, &e)
                         || self.drop_param(conversation, OptionalParam::Effort, &e) =>
@@ -421,6 +425,29 @@ impl ProviderClient {
             self.source,
             self.label,
             param.request_field(),
+            self.settings.model,
+            refusal.message
+        );
+        true
+    }
+
+    /// Sends `reasoning_effort: "none"` from now on, as a refusal of reasoning with function
+    /// tools says to (OpenAI's reasoning models on Chat Completions refuse any other effort
+    /// with tools, their own default included), warning once that the model's reasoning with
+    /// tools needs the Responses API; false when `none` was sent already.
+    fn reason_none(&self, conversation: &Conversation, refusal: &ProviderError) -> bool {
+        if !self.wire.may_send(OptionalParam::Effort)
+            || !conversation.learned().send_effort(ReasoningEffort::None)
+        {
+            return false;
+        }
+        tracing::warn!(
+            "{}: {} refused {}'s reasoning with function tools on Chat Completions ({}); this \
+             agent's requests send reasoning_effort none from now on, so the model does not \
+             reason. Its reasoning with tools needs the Responses API: set `wire_api: \
+             responses`",
+            self.source,
+            self.label,
             self.settings.model,
             refusal.message
         );

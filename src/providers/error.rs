@@ -21,6 +21,9 @@ pub enum ProviderFailure {
     /// none); the client sends the request again once with the nearest level the model
     /// takes (SPEC §6.1).
     EffortLevel(EffortLevels),
+    /// A 400 refusing any effort but `none` with function tools (OpenAI's reasoning models
+    /// on Chat Completions); the client sends the request again with `none` (SPEC §6.1).
+    ReasoningWithTools,
 }
 
 /// A provider failure with a message quoting the provider (never request headers).
@@ -43,7 +46,9 @@ impl ProviderError {
     /// that could not be left out is a plain failure.
     pub fn settled(self) -> Self {
         match self.failure {
-            ProviderFailure::Unsupported(_) | ProviderFailure::EffortLevel(_) => ProviderError {
+            ProviderFailure::Unsupported(_)
+            | ProviderFailure::EffortLevel(_)
+            | ProviderFailure::ReasoningWithTools => ProviderError {
                 failure: ProviderFailure::Failed,
                 ..self
             },
@@ -59,7 +64,8 @@ impl From<ProviderError> for AgentError {
             ProviderFailure::ContextLimit => ErrorCode::ContextLimit,
             ProviderFailure::Failed
             | ProviderFailure::Unsupported(_)
-            | ProviderFailure::EffortLevel(_) => ErrorCode::ProviderError,
+            | ProviderFailure::EffortLevel(_)
+            | ProviderFailure::ReasoningWithTools => ErrorCode::ProviderError,
         };
         let message = match e.failure {
             ProviderFailure::ContextLimit => format!(

@@ -58,7 +58,7 @@ pub(super) fn carries(settings: &ModelSettings, learned: &Learned, param: Option
     !learned.contains(param)
         && match param {
             OptionalParam::Temperature => settings.temperature.is_some(),
-            OptionalParam::Effort => settings.reasoning_effort.is_some(),
+            OptionalParam::Effort => effort(settings, learned).is_some(),
             OptionalParam::AdaptiveThinking => {
                 thinking(settings, learned) == Some(ThinkingKind::Adaptive)
             }
@@ -70,15 +70,14 @@ pub(super) fn carries(settings: &ModelSettings, learned: &Learned, param: Option
         }
 }
 
-/// The effort level a request carries: none without the definition's `reasoning_effort` or
-/// once the model refused the parameter; the level the model takes once it refused the
-/// definition's; else the definition's.
+/// The effort level a request carries: none once the model refused the parameter; the
+/// level the model takes once it refused the definition's (or its default: `none` for a
+/// model that refuses to reason with tools on Chat Completions); else the definition's.
 pub(super) fn effort(settings: &ModelSettings, learned: &Learned) -> Option<ReasoningEffort> {
-    let written = settings.reasoning_effort?;
     if learned.contains(OptionalParam::Effort) {
         return None;
     }
-    Some(learned.effort().unwrap_or(written))
+    learned.effort().or(settings.reasoning_effort)
 }
 
 /// The kind of thinking a Messages request with `settings` asks for: with a

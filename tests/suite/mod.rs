@@ -7,6 +7,7 @@ mod architecture;
 mod ask_parent;
 mod ask_parent_grants;
 mod chat_endpoints;
+mod chat_refusals;
 mod child_descriptors;
 mod child_escapes;
 mod child_lifetimes;

@@ -22,6 +22,14 @@
 //!   32000}]}, "type": "invalid_request_error", "param": null, "code": null}`
 //!   (editor-code-assistant/eca#231).
 //!
+//! OpenAI's own endpoint refuses its reasoning models' reasoning with function tools
+//! (`400`, `param: "reasoning_effort"`): gpt-5.2 and gpt-5.4 an effort other than `none`
+//! ("Function tools with reasoning_effort are not supported for gpt-5.4 in
+//! /v1/chat/completions. Please use /v1/responses instead.", pipecat-ai/pipecat#4043),
+//! gpt-5.6 and gpt-6 their own default too, when no effort is sent ("… To use function
+//! tools, use /v1/responses or set reasoning_effort to 'none'.",
+//! GoogleChromeLabs/webmcp-tools#417).
+//!
 //! The input is counted as one token per 4 bytes of the messages and tools, as sent.
 //!
 //! [`MockProvider::set_context_window`]: super::MockProvider::set_context_window
@@ -37,8 +45,43 @@ pub(super) fn validate(st: &MockState, body: &Value) -> Result<(), Refusal> {
         MockEngine::Mistral => mistral(body),
         MockEngine::Vllm | MockEngine::VllmLegacy => vllm(st, body),
         MockEngine::Tgi => tgi(st, body),
-        MockEngine::Official | MockEngine::LlamaCpp => Ok(()),
+        MockEngine::Official => openai_reasoning_with_tools(body),
+        MockEngine::LlamaCpp => Ok(()),
     }
+}
+
+/// OpenAI's refusal of reasoning with function tools, for the models that refuse it.
+fn openai_reasoning_with_tools(body: &Value) -> Result<(), Refusal> {
+    let model = body["model"].as_str().unwrap_or("");
+    let tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let effort = body["reasoning_effort"].as_str();
+    let refuses_default = ["gpt-5.6", "gpt-6"].iter().any(|f| model.starts_with(f));
+    let refuses_effort = ["gpt-5.2", "gpt-5.4"].iter().any(|f| model.starts_with(f));
+    let reasons = match effort {
+        Some(effort) => effort != "none",
+        None => refuses_default,
+    };
+    if !tools || !reasons || !(refuses_default || refuses_effort) || model.contains("-chat") {
+        return Ok(());
+    }
+    let message = if refuses_default {
+        format!(
+            "Function tools with reasoning_effort are not supported for {model} in \
+             /v1/chat/completions. To use function tools, use /v1/responses or set \
+             reasoning_effort to 'none'."
+        )
+    } else {
+        format!(
+            "Function tools with reasoning_effort are not supported for {model} in \
+             /v1/chat/completions. Please use /v1/responses instead."
+        )
+    };
+    Err(Refusal {
+        status: 400,
+        body: json!({"error": {"message": message, "type": "invalid_request_error",
+                               "param": "reasoning_effort", "code": null}}),
+        message,
+    })
 }
 
 /// The request's input, in the mock's tokens.
