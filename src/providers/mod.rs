@@ -12,6 +12,7 @@
 //! | `messages` | Anthropic Messages: `POST {base_url}/v1/messages` |
 //! | `messages_reply` | a Messages reply, streamed or whole, as the blocks the history keeps |
 //! | `chat` | OpenAI Chat Completions: `POST {base_url}/chat/completions` (SPEC §6.2) |
+//! | `chat_images` | a history's images as text notes, for an endpoint that takes text only |
 //! | `chat_reply` | a Chat Completions reply, streamed or whole, as the message the history keeps |
 //! | `reply` | settings, replies, tool calls and outputs in typed form |
 //! | `retry` | one attempt and the retry loop around it |
@@ -37,6 +38,7 @@
 //! This layer knows nothing about MCP.
 
 mod chat;
+mod chat_images;
 mod chat_reply;
 mod classify;
 mod client;

@@ -25,6 +25,7 @@
 //! | effort with tools | OpenAI Chat Completions, gpt-5.2, gpt-5.4 | `param: "reasoning_effort"`, "Function tools with reasoning_effort are not supported for gpt-5.4 in /v1/chat/completions. Please use /v1/responses instead." |
 //! | effort with tools | OpenAI Chat Completions, gpt-5.6, gpt-6 (their default effort too) | "… To use function tools, use /v1/responses or set reasoning_effort to 'none'." |
 //! | `max_completion_tokens` | Azure before 2024-08-01, proxies, xAI | "Unrecognized request argument supplied: max_completion_tokens"; vLLM before 0.6.4 "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted', …}]" (vllm-project/vllm#10078) |
+//! | `image_url` parts | DeepSeek, a text-only llama.cpp | "… messages[7]: unknown variant \`image_url\`, expected \`text\` …", "image input is not supported - hint: …" |
 //! | `stream_options` | the same servers, Fireworks, Databricks | "Unrecognized request argument supplied: stream_options", "Extra inputs are not permitted, field: 'stream_options'" (FlowiseAI/Flowise#2866), "Argument not supported on this model: stream_options" |
 //!
 //! A refusal of reasoning with function tools is answered as its second form says: the
@@ -33,7 +34,8 @@
 //!
 //! A Chat Completions request whose `max_completion_tokens` is refused is sent again with the
 //! same limit as `max_tokens`, its older name; one whose `stream_options` is refused, without
-//! it (the reply then may carry no usage). Gemini's endpoint refuses unknown fields as
+//! it (the reply then may carry no usage); one whose image parts are refused, with each
+//! image replaced by a text note naming it (`chat_images`). Gemini's endpoint refuses unknown fields as
 //! `Invalid JSON payload received. Unknown name "X": Cannot find field.`, also recognised.
 
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -58,10 +60,13 @@ pub enum OptionalParam {
     CompletionTokens,
     /// Chat Completions `stream_options: {include_usage: true}`.
     StreamUsage,
+    /// Chat Completions `image_url` parts (a text-only endpoint): refused, each image goes
+    /// as a text note naming it.
+    ImageParts,
 }
 
 impl OptionalParam {
-    pub const ALL: [OptionalParam; 7] = [
+    pub const ALL: [OptionalParam; 8] = [
         OptionalParam::Temperature,
         OptionalParam::EncryptedReasoning,
         OptionalParam::Effort,
@@ -69,6 +74,7 @@ impl OptionalParam {
         OptionalParam::BudgetThinking,
         OptionalParam::CompletionTokens,
         OptionalParam::StreamUsage,
+        OptionalParam::ImageParts,
     ];
 
     fn bit(self) -> u8 {
@@ -80,6 +86,7 @@ impl OptionalParam {
             OptionalParam::BudgetThinking => 16,
             OptionalParam::CompletionTokens => 32,
             OptionalParam::StreamUsage => 64,
+            OptionalParam::ImageParts => 128,
         }
     }
 
@@ -93,6 +100,7 @@ impl OptionalParam {
             OptionalParam::BudgetThinking => "thinking: {type: \"enabled\", budget_tokens}",
             OptionalParam::CompletionTokens => "max_completion_tokens",
             OptionalParam::StreamUsage => "stream_options: {include_usage: true}",
+            OptionalParam::ImageParts => "image_url parts",
         }
     }
 
@@ -100,6 +108,7 @@ impl OptionalParam {
     pub fn replacement(self) -> Option<&'static str> {
         match self {
             OptionalParam::CompletionTokens => Some("max_tokens"),
+            OptionalParam::ImageParts => Some("a text note naming each image"),
             _ => None,
         }
     }
@@ -113,7 +122,8 @@ impl OptionalParam {
             OptionalParam::Temperature => Some("temperature"),
             OptionalParam::EncryptedReasoning
             | OptionalParam::CompletionTokens
-            | OptionalParam::StreamUsage => None,
+            | OptionalParam::StreamUsage
+            | OptionalParam::ImageParts => None,
             OptionalParam::Effort
             | OptionalParam::AdaptiveThinking
             | OptionalParam::BudgetThinking => Some("reasoning_effort"),
@@ -210,6 +220,16 @@ const REFUSAL_WORDS: &[&str] = &[
     "unknown parameter",
 ];
 
+/// Words a text-only Chat Completions endpoint refuses an image part in: DeepSeek's
+/// "Failed to deserialize the JSON body into the target type: messages[7]: unknown variant
+/// `image_url`, expected `text` at line 1 column 114708" (1jehuang/jcode#310), llama.cpp's
+/// server without a vision projector "image input is not supported - hint: if this is
+/// unexpected, you may need to provide the mmproj".
+const IMAGE_REFUSALS: &[&str] = &[
+    "unknown variant `image_url`",
+    "image input is not supported",
+];
+
 /// The Chat Completions parameters a server may not know, by the name a refusal uses.
 const CHAT_PARAMS: [(&str, OptionalParam); 2] = [
     ("max_completion_tokens", OptionalParam::CompletionTokens),
@@ -262,6 +282,9 @@ pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<Refused> {
             }
         }
         None => {}
+    }
+    if IMAGE_REFUSALS.iter().any(|words| lower.contains(words)) {
+        return Some(Refused::Param(OptionalParam::ImageParts));
     }
     if lower.contains("encrypted content is not supported") {
         return Some(Refused::Param(OptionalParam::EncryptedReasoning));

@@ -65,7 +65,9 @@ pub(super) fn carries(settings: &ModelSettings, learned: &Learned, param: Option
             OptionalParam::BudgetThinking => {
                 thinking(settings, learned) == Some(ThinkingKind::Budget)
             }
-            OptionalParam::EncryptedReasoning | OptionalParam::StreamUsage => true,
+            OptionalParam::EncryptedReasoning
+            | OptionalParam::StreamUsage
+            | OptionalParam::ImageParts => true,
             OptionalParam::CompletionTokens => !settings.output_limit_as_max_tokens,
         }
 }

@@ -2,11 +2,13 @@
 //! through the real binary against mocks that refuse it in their words (issue 36): OpenAI's
 //! reasoning models refuse to reason with function tools there (gpt-5.4 an effort, gpt-5.6
 //! its own default too), answered with `reasoning_effort: none` and a warning that the
-//! model's reasoning needs the Responses wire, which `check` gives before any run.
+//! model's reasoning needs the Responses wire, which `check` gives before any run; DeepSeek
+//! refuses image parts, and each image then goes as a text note naming it, for the rest of
+//! the run.
 
 use crate::support;
 
-use mcp_agents::testkit::{MockProvider, Recorded, RecordedOutcome, Step};
+use mcp_agents::testkit::{ChatServer, MockProvider, Recorded, RecordedOutcome, Step};
 use serde_json::json;
 use support::binary::{self, KEY_VAR, Ran};
 use support::children::stdio_child;
@@ -131,4 +133,63 @@ async fn check_warns_of_a_reasoning_model_on_chat_completions() {
             assert!(stderr.contains("set `wire_api: responses`"), "{stderr}");
         }
     }
+}
+
+/// A child tool's image goes to DeepSeek, which takes text only and refuses the part in its
+/// words: the request goes again once with each image replaced by a note naming it, one
+/// warning says so, and the later images of the run go as notes at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_a_text_only_endpoint_refuses_go_as_notes_for_the_rest_of_the_run() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.set_chat_server(ChatServer::DeepSeek);
+    mock.push([
+        Step::tool_call("fx__picture", json!({})),
+        Step::tool_call("fx__picture", json!({})),
+        Step::text("Done."),
+    ]);
+    let ran = run("seer", &agent(&mock, "seer", "deepseek-chat", "")).await;
+    assert!(ran.success, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "Done.\n");
+    let requests = mock.requests();
+    let refusals: Vec<&str> = requests.iter().filter_map(refused).collect();
+    assert_eq!(refusals.len(), 1, "refused once: {refusals:?}");
+    assert!(
+        refusals[0].contains("unknown variant `image_url`, expected `text`"),
+        "{}",
+        refusals[0]
+    );
+    assert_eq!(
+        requests.len(),
+        4,
+        "the refused one sent again, then the run"
+    );
+    for r in requests.iter().filter(|r| refused(r).is_none()) {
+        assert!(!r.body.to_string().contains("image_url"), "{}", r.body);
+    }
+    let last = &requests[3].body["messages"];
+    let notes: Vec<&str> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .filter(|c| c.contains("[image 1: image/png,"))
+        .collect();
+    assert_eq!(notes.len(), 2, "each round's image named: {last}");
+    assert!(
+        notes[0].starts_with("The images from tool call ")
+            && notes[0].contains("not shown: this endpoint takes text only]"),
+        "{}",
+        notes[0]
+    );
+    let warnings: Vec<&str> = ran
+        .warnings("seer")
+        .into_iter()
+        .filter(|w| w.contains("refused image_url parts"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", ran.stderr);
+    assert!(
+        warnings[0].contains("send a text note naming each image instead from now on"),
+        "{}",
+        warnings[0]
+    );
 }

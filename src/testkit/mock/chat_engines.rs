@@ -30,17 +30,25 @@
 //! tools, use /v1/responses or set reasoning_effort to 'none'.",
 //! GoogleChromeLabs/webmcp-tools#417).
 //!
+//! DeepSeek's API takes text only: a message with an `image_url` part is refused `400`
+//! "Failed to deserialize the JSON body into the target type: messages[7]: unknown variant
+//! `image_url`, expected `text` at line 1 column 114708" (1jehuang/jcode#310), code
+//! `invalid_request_error`.
+//!
 //! The input is counted as one token per 4 bytes of the messages and tools, as sent.
 //!
 //! [`MockProvider::set_context_window`]: super::MockProvider::set_context_window
 
 use serde_json::{Value, json};
 
-use super::script::MockEngine;
+use super::script::{ChatServer, MockEngine};
 use super::state::{MockState, Refusal};
 
 /// The refusal of the server the mock plays, if it refuses `body`.
 pub(super) fn validate(st: &MockState, body: &Value) -> Result<(), Refusal> {
+    if st.chat_server == ChatServer::DeepSeek {
+        deepseek_text_only(body)?;
+    }
     match st.engine {
         MockEngine::Mistral => mistral(body),
         MockEngine::Vllm | MockEngine::VllmLegacy => vllm(st, body),
@@ -80,6 +88,32 @@ fn openai_reasoning_with_tools(body: &Value) -> Result<(), Refusal> {
         status: 400,
         body: json!({"error": {"message": message, "type": "invalid_request_error",
                                "param": "reasoning_effort", "code": null}}),
+        message,
+    })
+}
+
+/// DeepSeek's refusal of the first message with an image part.
+fn deepseek_text_only(body: &Value) -> Result<(), Refusal> {
+    let messages = body["messages"].as_array().map_or(&[][..], Vec::as_slice);
+    let Some(n) = messages.iter().position(|m| {
+        m["content"]
+            .as_array()
+            .is_some_and(|parts| parts.iter().any(|p| p["type"] == "image_url"))
+    }) else {
+        return Ok(());
+    };
+    let column = body
+        .to_string()
+        .find("\"image_url\"")
+        .map_or(1, |at| at + 1);
+    let message = format!(
+        "Failed to deserialize the JSON body into the target type: messages[{n}]: unknown \
+         variant `image_url`, expected `text` at line 1 column {column}"
+    );
+    Err(Refusal {
+        status: 400,
+        body: json!({"error": {"message": message, "type": "invalid_request_error",
+                               "param": null, "code": "invalid_request_error"}}),
         message,
     })
 }
