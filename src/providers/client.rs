@@ -42,10 +42,12 @@ pub struct ProviderClient {
     auth: AuthHeader,
     settings: ModelSettings,
     retry: RetryPolicy,
-    /// The longest reply asked for; lowered (once) to the maximum a provider names when it
-    /// refuses more, and kept for the requests after.
+    /// The longest reply asked for; lowered to the maximum a provider names when it refuses
+    /// more (the model's, or the room a small context window leaves the input, which shrinks
+    /// as the conversation grows), and kept for the requests after.
     max_output_tokens: Arc<AtomicU32>,
-    /// Whether a refused output limit was lowered and said so (once per run).
+    /// Whether a lowered output limit was said on stderr: once per run, however often a
+    /// small window's room lowers it again.
     output_limit_warned: Arc<AtomicBool>,
     /// Whether the definition set `max_output_tokens` (for the warning's wording).
     output_limit_from_definition: bool,
