@@ -1,6 +1,8 @@
 //! The servers users point the Chat Completions wire at, as they really answer, through the
 //! real binary (issue 36): vLLM and TGI refusing an output limit larger than their small
-//! context window leave room for the input (retried once with the limit that fits), Mistral
+//! context window leave room for the input (retried once with the limit that fits; refused
+//! again, the error says to set `max_output_tokens`; an input the window cannot hold is
+//! `context_limit`), Mistral
 //! refusing `max_completion_tokens` with a 422 (sent again as `max_tokens`), and a stream
 //! that ends after its `finish_reason` without `data: [DONE]` (complete, never sent again).
 
@@ -197,4 +199,50 @@ async fn mistrals_422_refusal_of_max_completion_tokens_is_answered_with_max_toke
         "{}",
         warnings[0]
     );
+}
+
+/// A server that refuses the lowered limit too (TGI on Gaudi counts a few tokens more than
+/// it reports, huggingface/tgi-gaudi#146) is not asked a third time: the run fails with
+/// `provider_error`, and the message says which field to set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_refused_again_fails_saying_to_set_max_output_tokens() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let refusal = |limit: u32| {
+        Step::json(
+            422,
+            json!({"error": format!(
+                "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. \
+                 Given: 5200 `inputs` tokens and {limit} `max_new_tokens`"
+            ), "error_type": "validation"}),
+        )
+    };
+    // The room it names, 2,992 tokens, refused in turn.
+    mock.push([refusal(32_000), refusal(2_992), Step::text("never")]);
+    let ws = tempfile::tempdir().unwrap();
+    support::children::write(
+        ws.path(),
+        ".agents/agents/gaudi.md",
+        &agent(&mock, "gaudi", "mistral-7b-local", ""),
+    );
+    let ran = binary::run_json(
+        ws.path(),
+        "gaudi",
+        "Go.",
+        &[(KEY_VAR, KEY)],
+        std::time::Duration::from_secs(60),
+    )
+    .await;
+    assert!(!ran.success);
+    assert_eq!(
+        ran.record["error"]["code"], "provider_error",
+        "{}",
+        ran.record
+    );
+    let message = ran.record["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("must be <= 8192")
+            && message.contains("set `max_output_tokens` in .agents/agents/gaudi.md"),
+        "{message}"
+    );
+    assert_eq!(output_limits(&mock.requests()), [32_000, 2_992]);
 }
