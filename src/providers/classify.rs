@@ -481,6 +481,34 @@ mod tests {
         ));
     }
 
+    /// A 422 naming a field the server refuses is read like the 400, whatever the wire's
+    /// error shape: Mistral's pydantic `extra_forbidden` (its message an object), and an
+    /// OpenAI-shaped refusal of `temperature` as a proxy might send it.
+    #[test]
+    fn a_422_refusing_a_field_is_read_like_a_400() {
+        use super::super::unsupported::OptionalParam;
+        let mistral = r#"{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","max_completion_tokens"],"msg":"Extra inputs are not permitted","input":32000}]},"type":"invalid_request_error","param":null,"code":null}"#;
+        let openai = r#"{"error":{"message":"Unsupported parameter: 'temperature' is not supported with this model.","type":"invalid_request_error","param":"temperature","code":"unsupported_parameter"}}"#;
+        for (body, param) in [
+            (mistral, OptionalParam::CompletionTokens),
+            (openai, OptionalParam::Temperature),
+        ] {
+            match classify_status(
+                "p",
+                &Secrets::default(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &HeaderMap::new(),
+                body,
+            ) {
+                AttemptError::Fatal(e) => {
+                    assert_eq!(e.failure, ProviderFailure::Unsupported(param), "{body}");
+                    assert!(e.message.contains("answered HTTP 422"), "{}", e.message);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn the_output_maximum_a_refusal_names_is_read() {
         assert_eq!(
