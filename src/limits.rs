@@ -125,6 +125,12 @@ pub const THINKING_BUDGET_MAX: u32 = 32_000;
 /// for reasoning and output (SPEC §6.1 "Output length"). The request is sent again once,
 /// with twice the limit or this, whichever is more, within the model's maximum.
 pub const REASONING_ROOM_TOKENS: u32 = 25_000;
+/// The least room a context window must leave for a reply once the input is in: a server
+/// that refuses the output limit because input and limit together overflow its window
+/// (vLLM, TGI) gets the request again with the room it names as the limit, unless that room
+/// is smaller than this, when the conversation no longer fits (`context_limit`): a reply of
+/// fewer tokens would be cut off before it said anything useful.
+pub const MIN_REPLY_ROOM_TOKENS: u32 = 1_024;
 
 // ----- Activity (SPEC §7) -----
 

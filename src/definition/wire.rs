@@ -29,6 +29,10 @@ pub struct WireRules {
     pub efforts: &'static [ReasoningEffort],
     /// Whether an effort turns thinking on, with which the API takes only temperature 1.
     pub effort_fixes_temperature: bool,
+    /// The OpenAI model families that refuse to reason with function tools on this wire
+    /// (any effort but `none`, their default included): their reasoning with tools needs
+    /// the Responses API ([`WireRules::refuses_reasoning_with_tools`]).
+    pub reasoning_refused_with_tools: &'static [&'static str],
     /// The keywords it refuses at the top level of a tool's input schema.
     pub schema_refuses: &'static [&'static str],
     /// Whether a request carries `prompt_cache_key`.
@@ -75,6 +79,7 @@ impl WireRules {
         max_temperature: 2.0,
         efforts: EVERY_EFFORT,
         effort_fixes_temperature: false,
+        reasoning_refused_with_tools: &[],
         schema_refuses: OPENAI_SCHEMA_REFUSES,
         cache_key: CacheKey::Always,
         max_tokens_for_some_servers: false,
@@ -96,6 +101,7 @@ impl WireRules {
         ],
         // "temperature may only be set to 1 when thinking is enabled".
         effort_fixes_temperature: true,
+        reasoning_refused_with_tools: &[],
         // "input_schema does not support oneOf, allOf, or anyOf at the top level".
         schema_refuses: &["allOf", "oneOf", "anyOf"],
         cache_key: CacheKey::Never,
@@ -110,11 +116,31 @@ impl WireRules {
         max_temperature: 2.0,
         efforts: EVERY_EFFORT,
         effort_fixes_temperature: false,
+        // "Function tools with reasoning_effort are not supported for gpt-5.4 in
+        // /v1/chat/completions. Please use /v1/responses instead." (pipecat-ai/pipecat#4043;
+        // gpt-5.2 too, livekit/agents#5088); gpt-5.6 and gpt-6 refuse their own default
+        // effort: "… To use function tools, use /v1/responses or set reasoning_effort to
+        // 'none'." (GoogleChromeLabs/webmcp-tools#417, can1357/oh-my-pi#11052).
+        reasoning_refused_with_tools: &["gpt-5.2", "gpt-5.4", "gpt-5.6", "gpt-6"],
         schema_refuses: OPENAI_SCHEMA_REFUSES,
         cache_key: CacheKey::OpenAiOnly,
         max_tokens_for_some_servers: true,
         tool_name_starts_with_letter: true,
     };
+}
+
+impl WireRules {
+    /// Whether `model` (a gateway's `vendor/model` by the part after the last `/`) is of a
+    /// family that refuses to reason with function tools on this wire; its `-chat` models do
+    /// not reason.
+    pub fn refuses_reasoning_with_tools(&self, model: &str) -> bool {
+        let id = model.rsplit('/').next().unwrap_or(model);
+        !id.contains("-chat")
+            && self
+                .reasoning_refused_with_tools
+                .iter()
+                .any(|family| id.starts_with(family))
+    }
 }
 
 impl WireApi {

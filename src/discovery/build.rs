@@ -5,6 +5,7 @@ use super::draft::{AskWritten, Draft, ModelChoice};
 use super::fallbacks::{check_allowed, settle_fallbacks};
 use super::model_provider::{
     ProviderFields, check_sampling, model_and_provider, model_note, provider_config,
+    reasoning_wire_note,
 };
 use super::spec::{Ctx, Parsed};
 use super::tool_notes::{
@@ -78,6 +79,7 @@ fn build(draft: Draft, source: SourceFile, ctx: &mut Ctx<'_>) -> Result<Parsed, 
     ctx.caveats
         .extend(no_tools_note(&definition, had_workspace, tools));
     ctx.caveats.extend(model_note(&definition, ctx.spec.models));
+    ctx.caveats.extend(reasoning_wire_note(&definition));
     Ok(Parsed::Agent(Box::new(definition)))
 }
 

@@ -273,6 +273,28 @@ pub(super) fn model_note(definition: &AgentDefinition, models: ModelNames) -> Op
     Some(note)
 }
 
+/// A model whose reasoning OpenAI refuses with function tools on the agent's wire (gpt-5.4,
+/// gpt-5.6 on Chat Completions): its requests will send `reasoning_effort: none`, as the
+/// refusal asks, so the model will not reason; the Responses wire lets it.
+pub(super) fn reasoning_wire_note(definition: &AgentDefinition) -> Option<String> {
+    let id = definition.model.id.as_str();
+    let rules = definition.provider.wire_api.rules();
+    if !rules.refuses_reasoning_with_tools(id) {
+        return None;
+    }
+    let effort = definition
+        .reasoning_effort
+        .map(|e| format!(" (its `reasoning_effort: {}` included)", e.as_str()))
+        .unwrap_or_default();
+    Some(format!(
+        "`{id}` does not reason with function tools on `wire_api: {}`: OpenAI refuses any \
+         effort but `none` there{effort}, so this agent's requests will send \
+         `reasoning_effort: none` and the model will not reason; set `wire_api: responses` \
+         for its reasoning",
+        rules.name
+    ))
+}
+
 /// The note on a model id sent to `anthropic` that is no Claude model id: in a Claude Code
 /// file, with the alias it may be a slip of; elsewhere, naming the id an alias stands for.
 fn not_a_claude_model(id: &str, claude_file: bool) -> String {

@@ -22,7 +22,8 @@
 //! and the fields a provider adds that must go back, such as DeepSeek's `reasoning_content`
 //! and Gemini's thought signatures), and each tool's result as a `tool` message naming its
 //! call by `tool_call_id`, in the order of the calls. Tool messages take text only, so the
-//! images a round of calls returned follow its results in one `user` message.
+//! images a round of calls returned follow its results in one `user` message; an endpoint
+//! that refuses image parts (DeepSeek's) gets each as a text note naming it from then on.
 //!
 //! A server in thinking mode (one that sent `reasoning_content` on any reply of the
 //! conversation: DeepSeek, and the engines that speak its way) gets `reasoning_content` on
@@ -37,6 +38,7 @@ use serde::ser::{SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::chat_images;
 use super::chat_reply::{ChatStream, parse_completion};
 use super::classify::AttemptError;
 use super::credentials::{ApiKey, json_headers};
@@ -70,6 +72,7 @@ impl WireFormat for Chat {
             messages: Messages {
                 system: request.system,
                 history: request.history,
+                images: request.sends(OptionalParam::ImageParts),
             },
             stream: true,
             stream_options: request
@@ -114,6 +117,7 @@ impl WireFormat for Chat {
                 | OptionalParam::Effort
                 | OptionalParam::CompletionTokens
                 | OptionalParam::StreamUsage
+                | OptionalParam::ImageParts
         )
     }
 
@@ -223,10 +227,13 @@ struct Function<'a> {
 }
 
 /// `messages`: the system text as the first message (none when it is empty), then every
-/// stored message as its bytes.
+/// stored message as its bytes (with its images as text notes once the endpoint refused
+/// them, `chat_images`).
 struct Messages<'a> {
     system: &'a str,
     history: &'a History,
+    /// Whether image parts go as they are.
+    images: bool,
 }
 
 #[derive(Serialize)]
@@ -256,7 +263,13 @@ impl Serialize for Messages<'_> {
                     continue;
                 }
             }
-            seq.serialize_element(&entry.item)?;
+            match (!self.images)
+                .then(|| chat_images::text_only(&entry.item))
+                .flatten()
+            {
+                Some(text) => seq.serialize_element(&text)?,
+                None => seq.serialize_element(&entry.item)?,
+            }
         }
         seq.end()
     }

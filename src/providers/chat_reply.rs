@@ -12,7 +12,9 @@
 //! tool-call reply with `finish_reason: "stop"`, so whether the model asked for tools is read
 //! from the calls, not the reason; usage may come on every chunk (the last one counts,
 //! never a sum); a mid-stream failure is a `data: {"error": …}` line, classified like the
-//! HTTP error it stands for; a stream that ends without a `finish_reason` broke off.
+//! HTTP error it stands for; a stream that ends without a `finish_reason` broke off, and one
+//! that ends after it but without `data: [DONE]` (older TGI, some llama.cpp forks) is
+//! complete, as openai-python reads it.
 //!
 //! `finish_reason` `length` is a reply cut off by the output limit: the call the model was
 //! still writing (the last one, or any whose arguments do not parse) is never run, and is
@@ -107,6 +109,19 @@ impl ReplyStream for ChatStream {
 
     fn terminal_event(&self) -> &'static str {
         "data: [DONE]"
+    }
+
+    /// A stream that ended without `data: [DONE]` after a chunk with a `finish_reason` is
+    /// complete, as openai-python reads it (its iterator stops at the end of the body, and
+    /// the accumulated message has its reason): older TGI releases and some llama.cpp forks
+    /// never send `[DONE]`. Sending it again would bill the reply twice.
+    fn ended_without_terminal_event(&mut self) -> Result<Option<Reply>, AttemptError> {
+        if self.message.finish.is_none() {
+            return Ok(None);
+        }
+        std::mem::take(&mut self.message)
+            .finish(&self.provider)
+            .map(Some)
     }
 }
 

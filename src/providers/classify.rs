@@ -7,9 +7,10 @@
 //! provider's (`retry-after-ms`, `retry-after`, "try again in 2.5s") when it gives one, else
 //! exponential backoff with jitter (what the provider's answer says, its fields, request id
 //! and delay, is read in `error_answer`). A context-window overflow (`overflow`) is never
-//! retried, and a 400
-//! that names an optional parameter the model refuses is marked as such (`unsupported`), so
-//! the client can send the request again without it.
+//! retried; an output limit refused for the room the window leaves (`output_room`) is a
+//! failure the client answers with that room as the limit, or an overflow when the room is
+//! too small for a reply. A 400 or 422 that names an optional parameter the model refuses
+//! is marked as such (`unsupported`), so the client can send the request again without it.
 //!
 //! What a provider says is quoted in at most [`PROVIDER_MESSAGE_CHARS`] characters
 //! ([`quoted`]), whatever the route (an HTTP error, a stream's `error` event, a response that
@@ -18,6 +19,7 @@
 //! cut (a gateway may quote the request's key back), and whatever the cut left of one at its
 //! end ([`Secrets::quote`]).
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -28,6 +30,7 @@ use super::error::{ProviderError, ProviderFailure, Unavailable};
 use super::error_answer::{
     ErrorDetails, details_of, error_details, readable_body, requested_delay,
 };
+use super::output_room::context_room;
 use super::overflow::is_context_overflow;
 use super::unsupported;
 use crate::limits::{PROVIDER_BODY_CHARS, PROVIDER_ERROR_LABEL_CHARS, PROVIDER_MESSAGE_CHARS};
@@ -168,6 +171,32 @@ fn status_number(event: &Value) -> Option<u16> {
     code.as_u64().and_then(|c| u16::try_from(c).ok())
 }
 
+/// The whole message (or body) of an error answer, which is classified, and the bounded
+/// part of it that is quoted, secrets hidden.
+fn message_of<'a>(
+    secrets: &Secrets,
+    details: &'a ErrorDetails,
+    body: &str,
+) -> (Cow<'a, str>, String) {
+    let (message, quoted) = match &details.message {
+        Some(message) => (
+            Cow::Borrowed(message.as_str()),
+            secrets.quote(message, PROVIDER_MESSAGE_CHARS),
+        ),
+        None => {
+            // A proxy's page (a 413 from a load balancer, a 502 from a gateway) is quoted by
+            // its text, not its markup.
+            let readable = readable_body(body);
+            let quoted = secrets.quote(&readable, PROVIDER_BODY_CHARS);
+            (Cow::Owned(readable), quoted)
+        }
+    };
+    (
+        message,
+        quoted.unwrap_or_else(|| "no error message".to_owned()),
+    )
+}
+
 /// `label` says what was received ("answered HTTP 429 rate_limit_exceeded"), `reason` is
 /// the short form a retry notice shows ("HTTP 429", "overloaded_error"); both are quoted
 /// already.
@@ -180,26 +209,24 @@ fn classify(
     details: &ErrorDetails,
     body: &str,
 ) -> AttemptError {
-    // The whole message (or body) is classified; a bounded part of it is quoted.
-    let readable;
-    let (message, quoted) = match &details.message {
-        Some(message) => (
-            message.as_str(),
-            secrets.quote(message, PROVIDER_MESSAGE_CHARS),
-        ),
-        None => {
-            // A proxy's page (a 413 from a load balancer, a 502 from a gateway) is quoted by
-            // its text, not its markup.
-            readable = readable_body(body);
-            (
-                readable.as_str(),
-                secrets.quote(&readable, PROVIDER_BODY_CHARS),
-            )
-        }
-    };
-    let quoted = quoted.unwrap_or_else(|| "no error message".to_owned());
+    let (message, quoted) = message_of(secrets, details, body);
+    let message = message.as_ref();
     let full = format!("{provider} {label}: {quoted}");
 
+    if status.is_client_error()
+        && let Some(room) = context_room(message)
+    {
+        // The output limit, refused for the room the window leaves the input: the client asks
+        // again with that room as the limit, unless there is too little for a reply.
+        return AttemptError::Fatal(ProviderError {
+            failure: if room.fits_a_reply() {
+                ProviderFailure::Failed
+            } else {
+                ProviderFailure::ContextLimit
+            },
+            message: full,
+        });
+    }
     if status.is_client_error()
         && is_context_overflow(&[details.code.as_deref(), details.kind.as_deref()], message)
     {
@@ -215,12 +242,15 @@ fn classify(
             "{full}; the request was too large for {provider} or a proxy in front of it"
         )));
     }
-    if status == StatusCode::BAD_REQUEST
+    // A 422 is how pydantic servers refuse a field they do not know (Mistral's
+    // `extra_forbidden`), as others do with a 400.
+    if matches!(status.as_u16(), 400 | 422)
         && let Some(refused) = unsupported::named_in(details.param.as_deref(), message)
     {
         let failure = match refused {
             unsupported::Refused::Param(param) => ProviderFailure::Unsupported(param),
             unsupported::Refused::EffortLevel(levels) => ProviderFailure::EffortLevel(levels),
+            unsupported::Refused::ReasoningWithTools => ProviderFailure::ReasoningWithTools,
         };
         return AttemptError::Fatal(ProviderError {
             failure,
@@ -334,6 +364,10 @@ pub(super) fn innermost_cause(e: &dyn std::error::Error) -> String {
 /// `max_completion_tokens` … expected a value <= 12288", and DeepSeek's "Invalid max_tokens
 /// value, the valid range of max_tokens is [1, 8192]".
 pub(super) fn named_output_maximum(message: &str) -> Option<u32> {
+    if let Some(room) = context_room(message) {
+        // vLLM, TGI: the room the window leaves the input (`output_room`).
+        return room.fits_a_reply().then(|| room.left());
+    }
     let lower = message.to_lowercase();
     if !["max_tokens", "max_output_tokens", "max_completion_tokens"]
         .iter()
@@ -518,6 +552,34 @@ mod tests {
             classify_error_event("openai", &Secrets::default(), &unknown),
             AttemptError::Fatal(_)
         ));
+    }
+
+    /// A 422 naming a field the server refuses is read like the 400, whatever the wire's
+    /// error shape: Mistral's pydantic `extra_forbidden` (its message an object), and an
+    /// OpenAI-shaped refusal of `temperature` as a proxy might send it.
+    #[test]
+    fn a_422_refusing_a_field_is_read_like_a_400() {
+        use super::super::unsupported::OptionalParam;
+        let mistral = r#"{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","max_completion_tokens"],"msg":"Extra inputs are not permitted","input":32000}]},"type":"invalid_request_error","param":null,"code":null}"#;
+        let openai = r#"{"error":{"message":"Unsupported parameter: 'temperature' is not supported with this model.","type":"invalid_request_error","param":"temperature","code":"unsupported_parameter"}}"#;
+        for (body, param) in [
+            (mistral, OptionalParam::CompletionTokens),
+            (openai, OptionalParam::Temperature),
+        ] {
+            match classify_status(
+                "p",
+                &Secrets::default(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &HeaderMap::new(),
+                body,
+            ) {
+                AttemptError::Fatal(e) => {
+                    assert_eq!(e.failure, ProviderFailure::Unsupported(param), "{body}");
+                    assert!(e.message.contains("answered HTTP 422"), "{}", e.message);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

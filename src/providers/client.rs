@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use url::Url;
@@ -15,12 +15,13 @@ use super::conversation::Conversation;
 use super::credentials::{ApiKey, Audience, Credential};
 use super::error::{ProviderError, ProviderFailure};
 use super::formats::format;
-use super::models::{self, EffortLevels, EffortSupport, ThinkingKind};
+use super::models;
+use super::output_room::{context_room, refuses_output_limit};
 use super::reply::{ModelSettings, Reply, StopReason};
 use super::retry::{self, RequestEvents, RetryNotice, RetryPolicy, Target};
 use super::strict::fits_strict_subset;
 use super::unsupported::OptionalParam;
-use super::wire::{Request, ToolList, WireFormat, carries, effort, thinking, thinking_param};
+use super::wire::{Request, ToolList, WireFormat};
 use crate::definition::{
     AgentDefinition, AuthHeader, CacheKey, EndpointSource, ProviderConfig, ProviderKind, WireApi,
 };
@@ -28,6 +29,8 @@ use crate::error::AgentError;
 use crate::limits::{DEFAULT_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS, REASONING_ROOM_TOKENS};
 use crate::redact::Secrets;
 use crate::toolbox::ToolSpec;
+
+mod adjust;
 
 /// A client for one definition's provider and model, holding the key read for this run.
 #[derive(Clone)]
@@ -40,9 +43,13 @@ pub struct ProviderClient {
     auth: AuthHeader,
     settings: ModelSettings,
     retry: RetryPolicy,
-    /// The longest reply asked for; lowered (once) to the maximum a provider names when it
-    /// refuses more, and kept for the requests after.
+    /// The longest reply asked for; lowered to the maximum a provider names when it refuses
+    /// more (the model's, or the room a small context window leaves the input, which shrinks
+    /// as the conversation grows), and kept for the requests after.
     max_output_tokens: Arc<AtomicU32>,
+    /// Whether a lowered output limit was said on stderr: once per run, however often a
+    /// small window's room lowers it again.
+    output_limit_warned: Arc<AtomicBool>,
     /// Whether the definition set `max_output_tokens` (for the warning's wording).
     output_limit_from_definition: bool,
     /// The definition's file, as its warnings name it.
@@ -118,6 +125,7 @@ impl ProviderClient {
             },
             retry: RetryPolicy::default(),
             max_output_tokens: Arc::new(AtomicU32::new(limit)),
+            output_limit_warned: Arc::default(),
             output_limit_from_definition: definition.max_output_tokens.is_some(),
             source: definition.source.path.display().to_string(),
             secrets,
@@ -272,6 +280,9 @@ impl ProviderClient {
                 ProviderFailure::Unsupported(param) if self.drop_param(conversation, param, &e) => {
                     continue;
                 }
+                ProviderFailure::ReasoningWithTools if self.reason_none(conversation, &e) => {
+                    continue;
+                }
                 ProviderFailure::EffortLevel(listed)
                     if self.lower_effort(conversation, listed, &e)
                         || self.drop_param(conversation, OptionalParam::Effort, &e) =>
@@ -281,29 +292,72 @@ impl ProviderClient {
                 ProviderFailure::Failed | ProviderFailure::Unsupported(_)
                     if !lowered_output_limit =>
                 {
-                    let Some(maximum) = named_output_maximum(&e.message).filter(|m| *m < limit)
-                    else {
-                        return Err(e.settled());
-                    };
-                    // Once: the client keeps the lower limit for its later requests.
-                    tracing::warn!(
-                        "{}: {} refused max_output_tokens {limit} for {}; using the model's \
-                         maximum of {maximum} it named{}",
-                        self.source,
-                        self.label,
-                        self.settings.model,
-                        if self.output_limit_from_definition {
-                            " (the definition's `max_output_tokens` is more than the model allows)"
-                        } else {
-                            ""
-                        }
-                    );
-                    self.max_output_tokens.store(maximum, Ordering::Relaxed);
+                    self.lower_output_limit(limit, e, &redacted)?;
                     lowered_output_limit = true;
                 }
-                _ => return Err(e.settled()),
+                _ => return Err(self.given_up(e)),
             }
         }
+    }
+
+    /// Lowers the output limit from `limit` to the maximum a refusal names (the model's, or
+    /// the room its context window leaves the input), for this request and the later ones;
+    /// the refusal, as the request's failure, when it names none lower.
+    fn lower_output_limit(
+        &self,
+        limit: u32,
+        refusal: ProviderError,
+        events: &dyn RequestEvents,
+    ) -> Result<(), ProviderError> {
+        let Some(maximum) = named_output_maximum(&refusal.message).filter(|m| *m < limit) else {
+            return Err(self.given_up(refusal));
+        };
+        let room = context_room(&refusal.message);
+        // Warned once: a window's room shrinks as the conversation grows, and each later
+        // request it no longer fits is lowered again the same way.
+        if !self.output_limit_warned.swap(true, Ordering::Relaxed) {
+            let why = match room {
+                Some(room) => format!(
+                    "its context window of {} tokens leaves {maximum} for a reply after the \
+                     input; later requests are lowered again as the conversation grows (set \
+                     `max_output_tokens` to what the window can spare)",
+                    room.window
+                ),
+                None => format!(
+                    "using the model's maximum of {maximum} it named{}",
+                    if self.output_limit_from_definition {
+                        " (the definition's `max_output_tokens` is more than the model allows)"
+                    } else {
+                        ""
+                    }
+                ),
+            };
+            tracing::warn!(
+                "{}: {} refused max_output_tokens {limit} for {}; {why}",
+                self.source,
+                self.label,
+                self.settings.model,
+            );
+        }
+        events.adjusting(&format!(
+            "max_output_tokens {limit} refused, asking again with {maximum}"
+        ));
+        self.max_output_tokens.store(maximum, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A failure nothing is left to retry, as the caller sees it: a refusal of the output
+    /// limit that names no room that fits says which field to set.
+    fn given_up(&self, failure: ProviderError) -> ProviderError {
+        let mut failure = failure.settled();
+        if failure.failure == ProviderFailure::Failed && refuses_output_limit(&failure.message) {
+            failure.message.push_str(&format!(
+                "; set `max_output_tokens` in {} to what the model and its context window \
+                 allow",
+                self.source
+            ));
+        }
+        failure
     }
 
     /// Raises the output limit from `limit` for a reply its reasoning filled: to twice the
@@ -351,137 +405,6 @@ impl ProviderClient {
                 ", the most this model allows"
             }
         ))
-    }
-
-    /// Leaves `param` out of this session's requests from now on, if the request carried
-    /// it and it was not left out already, warning once; false if there is nothing to drop.
-    /// A refused kind of thinking gives way to the other kind, when the model has not refused
-    /// that one too.
-    fn drop_param(
-        &self,
-        conversation: &Conversation,
-        param: OptionalParam,
-        refusal: &ProviderError,
-    ) -> bool {
-        let learned = conversation.learned();
-        let carried = self.wire.may_send(param) && carries(&self.settings, learned, param);
-        if !carried || !learned.insert(param) {
-            return false;
-        }
-        let refused_thinking = matches!(
-            param,
-            OptionalParam::AdaptiveThinking | OptionalParam::BudgetThinking
-        );
-        let instead = thinking(&self.settings, learned)
-            .filter(|_| refused_thinking)
-            .map(thinking_param);
-        let honoured = match (instead, param.definition_field()) {
-            (Some(other), _) if other != param => format!(
-                "this agent's requests ask for {} instead from now on",
-                other.request_field()
-            ),
-            _ if param.replacement().is_some() => format!(
-                "this agent's requests send {} instead from now on",
-                param.replacement().unwrap_or_default()
-            ),
-            // Thinking with a budget still carries the effort (a 4.5 model behind a
-            // gateway's name refuses both adaptive thinking and the effort parameter).
-            _ if param == OptionalParam::Effort
-                && self.wire.may_send(OptionalParam::BudgetThinking)
-                && thinking(&self.settings, learned) == Some(ThinkingKind::Budget) =>
-            {
-                "this agent's requests leave it out from now on, and the thinking budget \
-                 alone carries the definition's `reasoning_effort`"
-                    .to_owned()
-            }
-            (_, Some(field)) => format!(
-                "the definition's `{field}` cannot be honoured with this model, so this \
-                 agent's requests leave {} out from now on",
-                param.request_field()
-            ),
-            (_, None) => format!(
-                "this agent's requests leave {} out from now on",
-                param.request_field()
-            ),
-        };
-        tracing::warn!(
-            "{}: {} refused {} for {} ({}); {honoured}",
-            self.source,
-            self.label,
-            param.request_field(),
-            self.settings.model,
-            refusal.message
-        );
-        true
-    }
-
-    /// Before the session's first request: sends the nearest effort level the model takes
-    /// instead of the definition's when the model table knows the model refuses it (Opus 4.5
-    /// `max`, Opus 4.6 `xhigh`), learned as a refusal would teach it, and warns once; the
-    /// request the provider would refuse is never sent.
-    fn lower_effort_the_table_refuses(&self, conversation: &Conversation) {
-        let learned = conversation.learned();
-        if learned.effort().is_some() {
-            return;
-        }
-        let Some(written) = effort(&self.settings, learned) else {
-            return;
-        };
-        let Some((nearest, levels)) = models::effort_instead(&self.settings.model, written) else {
-            return;
-        };
-        if learned.lower_effort(nearest) {
-            tracing::warn!(
-                "{}: {} does not take reasoning_effort {} (it takes {}); this agent's \
-                 requests use {} instead, the nearest level",
-                self.source,
-                self.settings.model,
-                written.as_str(),
-                levels.names(),
-                nearest.as_str()
-            );
-        }
-    }
-
-    /// Sends the nearest effort level the model takes from now on, if the request carried
-    /// an effort and no level was learned before: from the levels the refusal lists, else
-    /// the model table's. Warns once; false when there is no level to send instead.
-    fn lower_effort(
-        &self,
-        conversation: &Conversation,
-        listed: EffortLevels,
-        refusal: &ProviderError,
-    ) -> bool {
-        let learned = conversation.learned();
-        let Some(sent) = effort(&self.settings, learned) else {
-            return false;
-        };
-        let (accepted, from) = if listed.is_empty() {
-            match models::traits(&self.settings.model).map(|t| t.effort) {
-                Some(EffortSupport::Levels(levels)) => (levels, "the levels this model takes"),
-                _ => return false,
-            }
-        } else {
-            (listed, "the levels it lists")
-        };
-        let Some(nearest) = accepted.nearest(sent).filter(|n| *n != sent) else {
-            return false;
-        };
-        if !learned.lower_effort(nearest) {
-            return false;
-        }
-        tracing::warn!(
-            "{}: {} refused reasoning_effort {} for {} ({}); this agent's requests use {} \
-             from now on, the nearest of {from} ({})",
-            self.source,
-            self.label,
-            sent.as_str(),
-            self.settings.model,
-            refusal.message,
-            nearest.as_str(),
-            accepted.names()
-        );
-        true
     }
 
     async fn send(
@@ -614,6 +537,10 @@ impl RequestEvents for Redacted<'_> {
 
     fn receiving(&self, left: Duration) {
         self.events.receiving(left)
+    }
+
+    fn adjusting(&self, what: &str) {
+        self.events.adjusting(&self.secrets.redact(what))
     }
 
     fn time_left(&self) -> Option<Duration> {

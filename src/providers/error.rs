@@ -21,6 +21,9 @@ pub enum ProviderFailure {
     /// none); the client sends the request again once with the nearest level the model
     /// takes (SPEC §6.1).
     EffortLevel(EffortLevels),
+    /// A 400 refusing any effort but `none` with function tools (OpenAI's reasoning models
+    /// on Chat Completions); the client sends the request again with `none` (SPEC §6.1).
+    ReasoningWithTools,
     /// The model itself could not answer, where another model of the same provider may:
     /// what a run's `fallback_models` are tried on (SPEC §5.1).
     Unavailable(Unavailable),
@@ -71,7 +74,9 @@ impl ProviderError {
     /// that could not be left out is a plain failure.
     pub fn settled(self) -> Self {
         match self.failure {
-            ProviderFailure::Unsupported(_) | ProviderFailure::EffortLevel(_) => ProviderError {
+            ProviderFailure::Unsupported(_)
+            | ProviderFailure::EffortLevel(_)
+            | ProviderFailure::ReasoningWithTools => ProviderError {
                 failure: ProviderFailure::Failed,
                 ..self
             },
@@ -88,6 +93,7 @@ impl From<ProviderError> for AgentError {
             ProviderFailure::Failed
             | ProviderFailure::Unsupported(_)
             | ProviderFailure::EffortLevel(_)
+            | ProviderFailure::ReasoningWithTools
             | ProviderFailure::Unavailable(_) => ErrorCode::ProviderError,
         };
         let message = match e.failure {

@@ -83,9 +83,13 @@ pub(super) fn details_of(value: &Value) -> ErrorDetails {
             message: Some(message.clone()),
             ..ErrorDetails::default()
         },
-        // vLLM before 0.10.1: the error's fields at the top.
+        // vLLM before 0.10.1: the error's fields at the top; Mistral's the same, its
+        // `message` a pydantic `{"detail": […]}` object (quoted as JSON).
         _ if value["object"] == "error" => ErrorDetails {
-            message: text(&value["message"]),
+            message: text(&value["message"]).or_else(|| {
+                (value["message"].is_object() || value["message"].is_array())
+                    .then(|| value["message"].to_string())
+            }),
             kind: label(&value["type"]),
             code: label(&value["code"]),
             param: label(&value["param"]),

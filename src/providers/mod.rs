@@ -12,6 +12,7 @@
 //! | `messages` | Anthropic Messages: `POST {base_url}/v1/messages` |
 //! | `messages_reply` | a Messages reply, streamed or whole, as the blocks the history keeps |
 //! | `chat` | OpenAI Chat Completions: `POST {base_url}/chat/completions` (SPEC §6.2) |
+//! | `chat_images` | a history's images as text notes, for an endpoint that takes text only |
 //! | `chat_reply` | a Chat Completions reply, streamed or whole, as the message the history keeps |
 //! | `reply` | settings, replies, tool calls and outputs in typed form |
 //! | `retry` | one attempt and the retry loop around it |
@@ -21,6 +22,7 @@
 //! | `classify` | how an attempt failed: retry, retry once, context limit, give up |
 //! | `error_answer` | what an error answer says: its fields in every shape, request id, requested delay |
 //! | `overflow` | whether an error says the input does not fit the context window |
+//! | `output_room` | what a refusal of the output limit says about the room its window leaves |
 //! | `models` | what each model takes: its kind of thinking, its effort levels, the thinking budget an effort stands for |
 //! | `unsupported` | optional parameters a model refuses, and what a session learned from the refusals |
 //! | `tool_schema` | child tool schemas in the form each API accepts |
@@ -37,6 +39,7 @@
 //! This layer knows nothing about MCP.
 
 mod chat;
+mod chat_images;
 mod chat_reply;
 mod classify;
 mod client;
@@ -49,6 +52,7 @@ mod history;
 mod messages;
 mod messages_reply;
 mod models;
+mod output_room;
 mod overflow;
 mod reply;
 mod responses;

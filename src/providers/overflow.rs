@@ -48,6 +48,9 @@ const OVERFLOW_PHRASES: &[&str] = &[
     // Gemini: "The input token count (1196265) exceeds the maximum number of tokens allowed
     // (1048575)."
     "exceeds the maximum number of tokens allowed",
+    // TGI: "Input validation error: `inputs` must have less than 4096 tokens. Given: 5000"
+    // (HTTP 422).
+    "`inputs` must have less than",
 ];
 
 /// Whether an error's labels (its code, its type) or its message say the input does not

@@ -105,6 +105,12 @@ pub trait RequestEvents: Send + Sync {
     fn time_left(&self) -> Option<Duration> {
         None
     }
+
+    /// The request is sent again at once with `what` changed, after the provider refused it
+    /// as it was (an output limit lowered to the room the model has).
+    fn adjusting(&self, what: &str) {
+        let _ = what;
+    }
 }
 
 impl<F: Fn(&RetryNotice) + Send + Sync> RequestEvents for F {

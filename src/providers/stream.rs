@@ -183,6 +183,9 @@ pub(super) async fn read_reply(
             }
         }
         if ended {
+            if let Some(reply) = reader.ended_without_terminal_event()? {
+                return Ok(reply);
+            }
             let message = format!(
                 "{provider} ended its reply stream before the `{}` event that completes it",
                 reader.terminal_event()

@@ -22,12 +22,20 @@
 //! | effort | OpenAI Chat Completions, non-reasoning models | `param: "reasoning_effort"`, "Unsupported parameter: 'reasoning_effort' is not supported with this model." |
 //! | effort level | OpenAI Chat Completions | `param: "reasoning_effort"`, "Unsupported value: 'reasoning_effort' does not support 'none' with this model. Supported values are: 'minimal', 'low', 'medium', and 'high'." (Kilo-Org/cloud#3807) |
 //! | effort level | Gemini's OpenAI-compatible endpoint | "Invalid reasoning_effort: minimal. Valid values are: high, low, medium, none" (discuss.ai.google.dev/t/117875); "Thinking level MEDIUM is not supported for this model. Please retry with other thinking level" (/t/112648, lists none) |
+//! | effort with tools | OpenAI Chat Completions, gpt-5.2, gpt-5.4 | `param: "reasoning_effort"`, "Function tools with reasoning_effort are not supported for gpt-5.4 in /v1/chat/completions. Please use /v1/responses instead." |
+//! | effort with tools | OpenAI Chat Completions, gpt-5.6, gpt-6 (their default effort too) | "… To use function tools, use /v1/responses or set reasoning_effort to 'none'." |
 //! | `max_completion_tokens` | Azure before 2024-08-01, proxies, xAI | "Unrecognized request argument supplied: max_completion_tokens"; vLLM before 0.6.4 "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted', …}]" (vllm-project/vllm#10078) |
+//! | `image_url` parts | DeepSeek, a text-only llama.cpp | "… messages[7]: unknown variant \`image_url\`, expected \`text\` …", "image input is not supported - hint: …" |
 //! | `stream_options` | the same servers, Fireworks, Databricks | "Unrecognized request argument supplied: stream_options", "Extra inputs are not permitted, field: 'stream_options'" (FlowiseAI/Flowise#2866), "Argument not supported on this model: stream_options" |
+//!
+//! A refusal of reasoning with function tools is answered as its second form says: the
+//! session's requests send `reasoning_effort: "none"` from then on (the model's reasoning
+//! with tools needs the Responses API, which a warning says once).
 //!
 //! A Chat Completions request whose `max_completion_tokens` is refused is sent again with the
 //! same limit as `max_tokens`, its older name; one whose `stream_options` is refused, without
-//! it (the reply then may carry no usage). Gemini's endpoint refuses unknown fields as
+//! it (the reply then may carry no usage); one whose image parts are refused, with each
+//! image replaced by a text note naming it (`chat_images`). Gemini's endpoint refuses unknown fields as
 //! `Invalid JSON payload received. Unknown name "X": Cannot find field.`, also recognised.
 
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -52,10 +60,13 @@ pub enum OptionalParam {
     CompletionTokens,
     /// Chat Completions `stream_options: {include_usage: true}`.
     StreamUsage,
+    /// Chat Completions `image_url` parts (a text-only endpoint): refused, each image goes
+    /// as a text note naming it.
+    ImageParts,
 }
 
 impl OptionalParam {
-    pub const ALL: [OptionalParam; 7] = [
+    pub const ALL: [OptionalParam; 8] = [
         OptionalParam::Temperature,
         OptionalParam::EncryptedReasoning,
         OptionalParam::Effort,
@@ -63,6 +74,7 @@ impl OptionalParam {
         OptionalParam::BudgetThinking,
         OptionalParam::CompletionTokens,
         OptionalParam::StreamUsage,
+        OptionalParam::ImageParts,
     ];
 
     fn bit(self) -> u8 {
@@ -74,6 +86,7 @@ impl OptionalParam {
             OptionalParam::BudgetThinking => 16,
             OptionalParam::CompletionTokens => 32,
             OptionalParam::StreamUsage => 64,
+            OptionalParam::ImageParts => 128,
         }
     }
 
@@ -87,6 +100,7 @@ impl OptionalParam {
             OptionalParam::BudgetThinking => "thinking: {type: \"enabled\", budget_tokens}",
             OptionalParam::CompletionTokens => "max_completion_tokens",
             OptionalParam::StreamUsage => "stream_options: {include_usage: true}",
+            OptionalParam::ImageParts => "image_url parts",
         }
     }
 
@@ -94,6 +108,7 @@ impl OptionalParam {
     pub fn replacement(self) -> Option<&'static str> {
         match self {
             OptionalParam::CompletionTokens => Some("max_tokens"),
+            OptionalParam::ImageParts => Some("a text note naming each image"),
             _ => None,
         }
     }
@@ -107,7 +122,8 @@ impl OptionalParam {
             OptionalParam::Temperature => Some("temperature"),
             OptionalParam::EncryptedReasoning
             | OptionalParam::CompletionTokens
-            | OptionalParam::StreamUsage => None,
+            | OptionalParam::StreamUsage
+            | OptionalParam::ImageParts => None,
             OptionalParam::Effort
             | OptionalParam::AdaptiveThinking
             | OptionalParam::BudgetThinking => Some("reasoning_effort"),
@@ -155,14 +171,25 @@ impl Learned {
 
     /// Sends `level` from now on; false if a level was learned before (it is learned once).
     pub fn lower_effort(&self, level: ReasoningEffort) -> bool {
-        let slot = ReasoningEffort::ALL
-            .iter()
-            .position(|(_, l)| *l == level)
-            .map_or(0, |i| i as u8 + 1);
         self.effort
-            .compare_exchange(0, slot, Ordering::Relaxed, Ordering::Relaxed)
+            .compare_exchange(0, slot(level), Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
     }
+
+    /// Sends `level` from now on, whatever was learned before and whether or not the
+    /// definition sets an effort (a refusal that says which level to send); false if that is
+    /// the level sent already.
+    pub fn send_effort(&self, level: ReasoningEffort) -> bool {
+        self.effort.swap(slot(level), Ordering::Relaxed) != slot(level)
+    }
+}
+
+/// The place of `level` in [`ReasoningEffort::ALL`] plus one, as [`Learned`] keeps it.
+fn slot(level: ReasoningEffort) -> u8 {
+    ReasoningEffort::ALL
+        .iter()
+        .position(|(_, l)| *l == level)
+        .map_or(0, |i| i as u8 + 1)
 }
 
 /// What a 400 refuses, when it is about an optional parameter.
@@ -172,6 +199,9 @@ pub(super) enum Refused {
     Param(OptionalParam),
     /// The effort level sent; the levels the refusal lists (empty when it lists none).
     EffortLevel(EffortLevels),
+    /// Any effort but `none` with function tools (OpenAI's reasoning models on Chat
+    /// Completions), whether the request sent one or the model's default stood in.
+    ReasoningWithTools,
 }
 
 /// Words providers use to say a parameter cannot be used with this model, or that they do
@@ -188,6 +218,16 @@ const REFUSAL_WORDS: &[&str] = &[
     "extra_forbidden",
     "unknown name",
     "unknown parameter",
+];
+
+/// Words a text-only Chat Completions endpoint refuses an image part in: DeepSeek's
+/// "Failed to deserialize the JSON body into the target type: messages[7]: unknown variant
+/// `image_url`, expected `text` at line 1 column 114708" (1jehuang/jcode#310), llama.cpp's
+/// server without a vision projector "image input is not supported - hint: if this is
+/// unexpected, you may need to provide the mmproj".
+const IMAGE_REFUSALS: &[&str] = &[
+    "unknown variant `image_url`",
+    "image input is not supported",
 ];
 
 /// The Chat Completions parameters a server may not know, by the name a refusal uses.
@@ -210,6 +250,12 @@ fn refuses_name(lower: &str, name: &str) -> bool {
 /// sets, else by the message's words (Anthropic's errors name no param).
 pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<Refused> {
     let lower = message.to_lowercase();
+    if lower.contains("function tools with reasoning_effort are not supported") {
+        // gpt-5.4: "… Please use /v1/responses instead."; gpt-5.6: "… To use function tools,
+        // use /v1/responses or set reasoning_effort to 'none'." (both `param:
+        // "reasoning_effort"`).
+        return Some(Refused::ReasoningWithTools);
+    }
     let refusing = REFUSAL_WORDS.iter().any(|w| lower.contains(w));
     match param.map(str::trim) {
         Some("temperature") => return Some(Refused::Param(OptionalParam::Temperature)),
@@ -236,6 +282,9 @@ pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<Refused> {
             }
         }
         None => {}
+    }
+    if IMAGE_REFUSALS.iter().any(|words| lower.contains(words)) {
+        return Some(Refused::Param(OptionalParam::ImageParts));
     }
     if lower.contains("encrypted content is not supported") {
         return Some(Refused::Param(OptionalParam::EncryptedReasoning));
@@ -521,6 +570,28 @@ mod tests {
             Some(EffortLevels::NONE),
             "a refusal that lists nothing still refuses the level"
         );
+    }
+
+    #[test]
+    fn a_refusal_of_reasoning_with_tools_is_read_before_its_param() {
+        for message in [
+            "Function tools with reasoning_effort are not supported for gpt-5.4 in /v1/chat/completions. Please use /v1/responses instead.",
+            "Function tools with reasoning_effort are not supported for gpt-5.6-terra in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
+        ] {
+            assert_eq!(
+                named_in(Some("reasoning_effort"), message),
+                Some(Refused::ReasoningWithTools),
+                "{message}"
+            );
+        }
+        let learned = Learned::default();
+        assert!(learned.lower_effort(ReasoningEffort::High));
+        assert!(
+            learned.send_effort(ReasoningEffort::None),
+            "whatever came before"
+        );
+        assert!(!learned.send_effort(ReasoningEffort::None), "sent already");
+        assert_eq!(learned.effort(), Some(ReasoningEffort::None));
     }
 
     #[test]

@@ -68,27 +68,28 @@ pub(super) fn carries(settings: &ModelSettings, learned: &Learned, param: Option
     !learned.contains(param)
         && match param {
             OptionalParam::Temperature => settings.temperature.is_some(),
-            OptionalParam::Effort => settings.reasoning_effort.is_some(),
+            OptionalParam::Effort => effort(settings, learned).is_some(),
             OptionalParam::AdaptiveThinking => {
                 thinking(settings, learned) == Some(ThinkingKind::Adaptive)
             }
             OptionalParam::BudgetThinking => {
                 thinking(settings, learned) == Some(ThinkingKind::Budget)
             }
-            OptionalParam::EncryptedReasoning | OptionalParam::StreamUsage => true,
+            OptionalParam::EncryptedReasoning
+            | OptionalParam::StreamUsage
+            | OptionalParam::ImageParts => true,
             OptionalParam::CompletionTokens => !settings.output_limit_as_max_tokens,
         }
 }
 
-/// The effort level a request carries: none without the definition's `reasoning_effort` or
-/// once the model refused the parameter; the level the model takes once it refused the
-/// definition's; else the definition's.
+/// The effort level a request carries: none once the model refused the parameter; the
+/// level the model takes once it refused the definition's (or its default: `none` for a
+/// model that refuses to reason with tools on Chat Completions); else the definition's.
 pub(super) fn effort(settings: &ModelSettings, learned: &Learned) -> Option<ReasoningEffort> {
-    let written = settings.reasoning_effort?;
     if learned.contains(OptionalParam::Effort) {
         return None;
     }
-    Some(learned.effort().unwrap_or(written))
+    learned.effort().or(settings.reasoning_effort)
 }
 
 /// The kind of thinking a Messages request with `settings` asks for: with a
@@ -219,6 +220,12 @@ pub trait ReplyStream: Send {
 
     /// The event that ends a reply, for the message when the stream ends without it.
     fn terminal_event(&self) -> &'static str;
+
+    /// The reply, when the stream ended without [`terminal_event`](Self::terminal_event) but
+    /// what came is whole as the API's own SDK reads it; `None` when the reply broke off.
+    fn ended_without_terminal_event(&mut self) -> Result<Option<Reply>, AttemptError> {
+        Ok(None)
+    }
 }
 
 /// Feeds `events` (each named by its `type`) to `stream` until one ends the reply or fails.

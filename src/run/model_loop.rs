@@ -140,6 +140,12 @@ impl RequestEvents for TurnEvents<'_> {
             .map(|deadline| deadline.saturating_duration_since(tokio::time::Instant::now()))
     }
 
+    fn adjusting(&self, what: &str) {
+        let mut again = self.waiting.clone();
+        again.summary = format!("{} ({what})", self.waiting.summary);
+        self.observer.activity(self.limits.bounded(again));
+    }
+
     fn receiving(&self, left: Duration) {
         self.observer
             .activity(self.limits.bounded(Activity::receiving(

@@ -7,6 +7,8 @@ mod architecture;
 mod architecture_rooms;
 mod ask_parent;
 mod ask_parent_grants;
+mod chat_endpoints;
+mod chat_refusals;
 mod child_descriptors;
 mod child_escapes;
 mod child_lifetimes;

@@ -194,14 +194,16 @@ fn chat_overflows() -> Vec<(WireApi, Step)> {
                 "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.",
             ),
         ),
-        // DeepSeek: the code says nothing, the words do (evalstate/fast-agent#621).
+        // DeepSeek: the code says nothing, the words do (evalstate/fast-agent#621, there
+        // with 122942 in the messages: an input that fits, whose output limit is lowered to
+        // the room left, suite::chat_endpoints); here it leaves too little room for a reply.
         (
             Chat,
             Step::openai_error(
                 400,
                 "invalid_request_error",
                 Some("invalid_request_error"),
-                "This model's maximum context length is 131072 tokens. However, you requested 131134 tokens (122942 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
+                "This model's maximum context length is 131072 tokens. However, you requested 139134 tokens (130942 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
             ),
         ),
         // Gemini: a list, a numeric code.

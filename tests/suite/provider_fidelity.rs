@@ -52,6 +52,7 @@ fn carries(body: &Value, param: OptionalParam) -> bool {
         OptionalParam::BudgetThinking => body["thinking"]["type"] == "enabled",
         OptionalParam::CompletionTokens => body.get("max_completion_tokens").is_some(),
         OptionalParam::StreamUsage => body.get("stream_options").is_some(),
+        OptionalParam::ImageParts => body.to_string().contains("\"image_url\""),
     }
 }
 

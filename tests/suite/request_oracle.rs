@@ -764,10 +764,12 @@ fn assert_settings_sent(
 #[tokio::test]
 async fn chat_provider_extras_go_back_as_sent_and_are_counted() {
     // The second request echoes what the first reply added; the third, both replies'
-    // (Gemini signs calls only, and the second reply has none).
-    for (server, allowance, echoes) in [
-        (ChatServer::DeepSeek, "chat-echoed-reasoning", 3),
-        (ChatServer::Gemini, "chat-echoed-extra-content", 2),
+    // (Gemini signs calls only, and the second reply has none). DeepSeek takes text only:
+    // the second request, with the tools' image, is refused once and sent again with a note
+    // in its place (suite::chat_refusals), an echo more.
+    for (server, allowance, echoes, refused) in [
+        (ChatServer::DeepSeek, "chat-echoed-reasoning", 4, 1),
+        (ChatServer::Gemini, "chat-echoed-extra-content", 2, 0),
     ] {
         let mut talk = Loop::new(WireApi::ChatCompletions, |d| {
             d.reasoning_effort = Some(ReasoningEffort::High);
@@ -783,7 +785,7 @@ async fn chat_provider_extras_go_back_as_sent_and_are_counted() {
         assert_eq!(first, RunOutcome::Completed("Done.".into()), "{server:?}");
         let second = talk.run("You test things.", "And this?", &tools).await;
         assert_eq!(second, RunOutcome::Completed("Again.".into()), "{server:?}");
-        assert_eq!(talk.mock.refusals(), 0, "{server:?}");
+        assert_eq!(talk.mock.refusals(), refused, "{server:?}");
         let found = talk.mock.oracle_verdict().expect("the oracle runs");
         assert_eq!(found.violations, Vec::<String>::new(), "{server:?}");
         let counted = found

@@ -109,6 +109,7 @@ fn with_code(mut refusal: Refusal, code: &str) -> Refusal {
 
 pub(super) fn validate(st: &MockState, headers: &HeaderMap, body: &Value) -> Result<(), Refusal> {
     super::auth::check(st, MockWire::Chat, headers)?;
+    super::chat_engines::validate(st, body)?;
     validate_fields(st, body)?;
     refused_parameter(st, body)?;
     validate_tools(st, body)?;

@@ -24,7 +24,8 @@
 //! Chat Completions of DeepSeek or Gemini instead of OpenAI's ([`ChatServer`]), and
 //! emulate the providers' prompt caching ([`MockProvider::emulate_prompt_caching`], see
 //! `cache.rs`), and play a local engine instead of the official APIs
-//! ([`MockProvider::play`]: llama.cpp's server, see `llama_cpp.rs`). Every answer carries a
+//! ([`MockProvider::play`]: llama.cpp's server, see `llama_cpp.rs`; vLLM, TGI and Mistral's
+//! API on Chat Completions, see `chat_engines.rs`). Every answer carries a
 //! request id header, as the real APIs' do (an engine's, as that engine does).
 //!
 //! In tests, the request oracle (`oracle`) checks every request a mock received against the
@@ -33,6 +34,7 @@
 mod auth;
 mod cache;
 mod chat;
+mod chat_engines;
 mod chat_reply;
 mod llama_cpp;
 mod messages;
@@ -174,6 +176,12 @@ impl MockProvider {
     /// its streams, what it refuses (see [`MockEngine`]).
     pub fn play(&self, engine: MockEngine) {
         self.lock().engine = engine;
+    }
+
+    /// The engine the mock plays (vLLM, TGI) has a context window of `tokens`, input and
+    /// output limit together (see `chat_engines.rs`).
+    pub fn set_context_window(&self, tokens: u64) {
+        self.lock().context_window = Some(tokens);
     }
 
     /// Requests larger than `chars` (serialized input) overflow the context window.

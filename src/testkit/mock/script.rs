@@ -92,6 +92,10 @@ pub enum StreamFault {
     /// closes it: a stream cut just after its terminal event (a proxy or load balancer that
     /// closes the connection as soon as the upstream's last bytes are relayed).
     Unclosed,
+    /// Chat Completions: the whole stream, its `finish_reason` and usage chunks included,
+    /// but no `data: [DONE]` after them, as older TGI releases and some llama.cpp forks end a
+    /// reply.
+    WithoutDone,
 }
 
 /// An optional parameter the mock's model refuses, with the error the real API gives
@@ -282,6 +286,11 @@ impl Step {
         self.map_reply(|r| r.stream.fault = Some((usize::MAX, StreamFault::Unclosed)))
     }
 
+    /// Chat Completions: the stream ends after its last chunk, without `data: [DONE]`.
+    pub fn without_done(self) -> Step {
+        self.map_reply(|r| r.stream.fault = Some((usize::MAX, StreamFault::WithoutDone)))
+    }
+
     /// The body written in pieces of at most `bytes`, a millisecond apart.
     pub fn in_pieces(self, bytes: usize) -> Step {
         self.map_reply(|r| r.stream.piece_bytes = bytes)
@@ -439,6 +448,16 @@ pub enum MockEngine {
     /// half written, a 500 for such arguments sent back, a Messages tool use started
     /// without `input`, either key header on either wire.
     LlamaCpp,
+    /// vLLM 0.10 and later, on Chat Completions: an output limit its context window
+    /// ([`MockProvider::set_context_window`](super::MockProvider::set_context_window)) has no
+    /// room for refused in its words (see `chat_engines.rs`).
+    Vllm,
+    /// vLLM before 0.10: the same, in its older words and flat error shape.
+    VllmLegacy,
+    /// Hugging Face's text-generation-inference: the same refused with a 422.
+    Tgi,
+    /// Mistral's API: `max_completion_tokens` refused with a 422 `extra_forbidden`.
+    Mistral,
 }
 
 /// Which credential headers the mock accepts.

@@ -145,6 +145,9 @@ pub(super) fn response(wire: MockWire, events: Vec<Event>, shape: &StreamShape) 
     let mut end = None;
     if let Some((after, fault)) = shape.fault {
         events.truncate(after);
+        if fault == StreamFault::WithoutDone {
+            events.retain(|(event, _)| event != DONE_EVENT);
+        }
         if fault == StreamFault::Overloaded {
             events.push(overloaded(wire, after.saturating_add(1)));
         }

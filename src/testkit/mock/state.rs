@@ -39,6 +39,8 @@ pub(super) struct MockState {
     pub(super) issued: Issued,
     /// Serialized input larger than this is a context-window overflow.
     pub(super) context_limit: Option<usize>,
+    /// The context window of the engine the mock plays, in its tokens (`chat_engines`).
+    pub(super) context_window: Option<u64>,
     pub(super) counter: u64,
     /// Whether requests are kept for [`MockProvider::requests`] (off for long runs).
     pub(super) not_recording: bool,
