@@ -73,6 +73,10 @@ impl RunObserver for Quiet {
     fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
 
     fn parked(&self, _: std::time::Duration) {}
+
+    fn before_request(&self) -> Result<(), mcp_agents::error::AgentError> {
+        Ok(())
+    }
 }
 
 struct Once(std::sync::Mutex<Option<String>>);

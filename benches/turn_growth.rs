@@ -295,6 +295,10 @@ impl RunObserver for Began {
     fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
 
     fn parked(&self, _: std::time::Duration) {}
+
+    fn before_request(&self) -> Result<(), mcp_agents::error::AgentError> {
+        Ok(())
+    }
 }
 
 struct Once(Mutex<Option<String>>);

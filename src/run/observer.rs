@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::activity::Activity;
+use crate::error::AgentError;
 use crate::toolbox::FileChange;
 
 /// Queued user input.
@@ -48,4 +49,8 @@ pub trait RunObserver: Send + Sync {
     /// `max_run_seconds` does not count: whoever holds the run's limits moves its deadline
     /// by as much. No default, as for `file_changed`.
     fn parked(&self, waited: Duration);
+    /// Asked before each model request: an error (the server's spend cap reached, SPEC
+    /// §5.1) ends the run there as a budget does, keeping its partial result. No default,
+    /// as for `file_changed`.
+    fn before_request(&self) -> Result<(), AgentError>;
 }

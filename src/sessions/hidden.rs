@@ -55,6 +55,10 @@ impl RunObserver for Hiding<'_> {
     fn parked(&self, waited: std::time::Duration) {
         self.observer.parked(waited);
     }
+
+    fn before_request(&self) -> Result<(), crate::error::AgentError> {
+        self.observer.before_request()
+    }
 }
 
 /// `outcome` with `secrets` hidden from its texts. A partial result was cut by the run,

@@ -92,6 +92,10 @@ impl RunObserver for Recorder {
     fn file_changed(&self, _: &mcp_agents::toolbox::FileChange) {}
 
     fn parked(&self, _: std::time::Duration) {}
+
+    fn before_request(&self) -> Result<(), mcp_agents::error::AgentError> {
+        Ok(())
+    }
 }
 
 /// A simple queue of user input.
