@@ -70,6 +70,7 @@ mod server_http_crowd;
 mod server_protocol;
 mod server_sessions;
 mod server_shutdown;
+mod server_spend;
 mod server_stdio_faults;
 mod session_lifecycle;
 mod session_stop;
