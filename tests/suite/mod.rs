@@ -77,6 +77,7 @@ mod session_stop;
 mod session_stop_reason;
 mod skills_registry;
 mod soak;
+mod spend_prices;
 mod status_command;
 mod status_socket;
 mod wait_answers;
