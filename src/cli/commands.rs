@@ -44,7 +44,11 @@ pub(super) fn check(
     };
     let env = |var: &str| std::env::var(var).ok();
     if !servers {
-        return run_check(&catalog, layout, &Checks::env(&env), spend);
+        let checks = Checks {
+            spend: Some(spend),
+            ..Checks::env(&env)
+        };
+        return run_check(&catalog, layout, &checks, spend);
     }
     with_runtime(|cancel| async move {
         let started = tokio::select! {
@@ -54,6 +58,7 @@ pub(super) fn check(
         let checks = Checks {
             env: &env,
             started: Some(started),
+            spend: Some(spend),
         };
         run_check(&catalog, layout, &checks, spend)
     })

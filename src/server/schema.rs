@@ -420,7 +420,8 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
     let description = format!(
         "Wait until every listed agent has finished (with return_when: \"any\", until the \
         first one has), or until timeout_ms passes, and return each agent's status: its \
-        result or error, the model it used, turns, token usage, the tools it really called \
+        result or error, the model it used, turns, token usage and its cost in USD when the \
+        model has a price, the tools it really called \
         (tools_used), the files it changed (files_changed) and elapsed time, and for a \
         running agent its current activity (phase, \
         what it is doing, for how long). The text answer opens with one line per agent. It is \

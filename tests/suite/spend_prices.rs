@@ -172,6 +172,32 @@ async fn check_shows_the_caps_and_a_bad_price_file_stops_the_command() {
         report["server"],
         json!({"tokens": 0, "cost_usd": 0.0, "max_tokens": 1000, "max_cost_usd": 2.5})
     );
+    // Under a cap in dollars, an agent whose model has no price would be refused: check
+    // says so, as it says any other thing a spawn would miss (not a rejection).
+    let out = mcp_agents(&["check", ws, "--json", "--max-cost-usd", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let agents = report["agents"].as_array().unwrap();
+    // (The key is not set here either: only the price needs are looked at.)
+    let prices_needed = |name: &str| -> Vec<Value> {
+        let agent = agents.iter().find(|a| a["name"] == name).unwrap();
+        let needs = agent["needs"].as_array().unwrap().iter();
+        needs.filter(|n| n["kind"] == "price").cloned().collect()
+    };
+    assert_eq!(
+        prices_needed("local"),
+        [json!({"kind": "price", "name": "mock-model", "for": "--max-cost-usd"})]
+    );
+    assert!(prices_needed("resp").is_empty());
+    let warned = report["warnings"].as_array().unwrap().iter().any(|w| {
+        w["agent"] == "local"
+            && w["effect"] == "will_fail_at_spawn"
+            && w["reason"]
+                .as_str()
+                .unwrap()
+                .contains("no price is known for the model")
+    });
+    assert!(warned, "{report}");
     let out = mcp_agents(&["check", ws, "--wide", "--max-tokens", "1000"]);
     assert!(
         text(&out.stdout).contains("server caps: --max-tokens 1000\n"),
