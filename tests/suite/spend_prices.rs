@@ -2,7 +2,7 @@
 //! `usage.cost_usd` is what the built-in table's price makes of the tokens its provider
 //! reported, worked out here by hand, on Responses, Messages and Chat Completions; a model
 //! without a price has no `cost_usd` and a note; `--prices` overrides a price and adds a
-//! model; `check` shows the caps, `mcp-agents run` the cost, and a bad price file stops the
+//! model; the status view shows the server's spend; `check` shows the caps, `mcp-agents run` the cost, and a bad price file stops the
 //! command with one line naming it.
 
 use crate::support;
@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use support::binary::KEY_VAR;
 use support::cli::{mcp_agents, text};
 use support::run_kit::KEY;
+use support::status as st;
 use support::{ServerUnderTest, TestWorkspace};
 
 /// An agent `name` without tools on the mock's endpoint for `wire`, asking for `model`.
@@ -67,7 +68,9 @@ fn assert_cost(record: &Value, line: &str, dollars: f64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_wire_s_cost_is_what_the_table_makes_of_its_tokens() {
-    let s = workspace().stdio().await;
+    let runtime = st::runtime_dir();
+    let [(var, dir)] = st::env(runtime.path());
+    let s = workspace().env(var, dir).stdio().await;
     // gpt-5.4-mini: 10,000 × $0.75 + 2,000 × $4.50, per million.
     let (record, line) = run_once(&s, "resp").await;
     assert_cost(&record, &line, 0.0075 + 0.009);
@@ -94,6 +97,12 @@ async fn each_wire_s_cost_is_what_the_table_makes_of_its_tokens() {
     let total = spend["cost_usd"].as_f64().unwrap();
     assert!((total - 0.121).abs() < 1e-9, "{spend}");
     assert!(spend.get("max_tokens").is_none() && spend.get("max_cost_usd").is_none());
+
+    // The live view says the same: `status --json` and its server line.
+    let snapshots = st::snapshots(s.ws.path(), runtime.path()).await;
+    assert_eq!(&snapshots[0]["server"]["server_spend"], spend);
+    let human = st::status(s.ws.path(), runtime.path(), false).await;
+    assert!(human.stdout.contains("· $0.12 spent"), "{}", human.stdout);
     s.close().await;
 }
 
