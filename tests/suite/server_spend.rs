@@ -70,6 +70,7 @@ async fn eight_agents_in_tool_loops_stop_at_the_servers_token_cap_with_their_wor
     let spend = &last["server_spend"];
     assert_eq!(spend["max_tokens"], cap, "{spend}");
     let tokens = spend["tokens"].as_u64().unwrap();
+    eprintln!("{AGENTS} agents, cap {cap}: {requests} requests, {tokens} tokens counted");
     assert_eq!(
         tokens,
         requests * REPLY_TOKENS,
