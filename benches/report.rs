@@ -229,6 +229,7 @@ async fn wake_up(mock: &MockProvider, ws: &Path) -> Stats {
             tools: Arc::new(ChildServers::new(env).with_self_command(SelfCommand::new(BIN, &[]))),
             retry: RetryPolicy::none(),
             limits: ServerLimits::default(),
+            spend: Arc::default(),
         },
     );
     let mut samples = Vec::new();

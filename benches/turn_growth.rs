@@ -296,6 +296,10 @@ impl RunObserver for Began {
 
     fn parked(&self, _: std::time::Duration) {}
     fn model_left(&self, _: &mcp_agents::run::ModelAttempt, _: &str) {}
+
+    fn before_request(&self) -> Result<(), mcp_agents::error::AgentError> {
+        Ok(())
+    }
 }
 
 struct Once(Mutex<Option<String>>);

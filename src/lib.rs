@@ -18,6 +18,7 @@
 //! | [`toolbox`] | the loop's tool vocabulary, between sessions and child_mcp |
 //! | [`providers`] | the OpenAI Responses and Anthropic Messages wire clients |
 //! | [`child_mcp`] | child MCP servers as the tools of a run |
+//! | [`spend`] | spend set once: model prices, the server's spend and its caps |
 //! | [`run`] | the model loop of one run: provider requests, tool rounds, budgets, the answer |
 //! | [`sessions`] | the session registry: sessions, run permits, retention, waiting |
 //! | [`status`] | watching from outside: each server's private status socket and what it says |
@@ -43,6 +44,7 @@ pub mod redact;
 pub mod run;
 pub mod server;
 pub mod sessions;
+pub mod spend;
 pub mod status;
 pub mod testkit;
 pub mod text;

@@ -46,6 +46,13 @@ impl Default for ServerLimits {
     }
 }
 
+// ----- Spend set once (SPEC §5.1) -----
+
+/// The largest `--prices FILE` read, in bytes. LiteLLM's whole
+/// `model_prices_and_context_window.json` is about 1.5 MiB in late 2026; a file past this is
+/// refused at startup rather than read into memory (SPEC §5.1).
+pub const PRICES_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
 // ----- The model loop (SPEC §3.1, §6) -----
 
 /// Model requests a run may make when the definition does not say (SPEC §3.1, §12).

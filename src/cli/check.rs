@@ -14,6 +14,7 @@ use super::terminal::wrap_words;
 use super::warnings::Readable;
 use crate::definition::{AgentDefinition, EndpointSource, KeyChoice, ModelOrigin, ProviderKind};
 use crate::definition::{BuiltinServer, Catalog, Effect, Warning};
+use crate::spend::ServerSpend;
 use crate::workspace_contract::{AGENT_CONFIG_DIRS, AGENT_CONFIG_FILES};
 
 /// The variable a run of `definition` would read its key from now, and its header.
@@ -471,6 +472,15 @@ pub(super) fn render_json(catalog: &Catalog, checks: &Checks<'_>) -> Value {
     })
 }
 
+/// `server caps: --max-tokens 2000000, --max-cost-usd $5.0000`, when a cap is set.
+fn caps_line(spend: &ServerSpend) -> Option<String> {
+    let caps = spend.caps();
+    let tokens = caps.max_tokens.map(|max| format!("--max-tokens {max}"));
+    let cost = caps.max_cost.map(|max| format!("--max-cost-usd {max}"));
+    let set: Vec<String> = [tokens, cost].into_iter().flatten().collect();
+    (!set.is_empty()).then(|| format!("server caps: {}", set.join(", ")))
+}
+
 /// How `check` lays out its report on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Layout {
@@ -487,7 +497,14 @@ pub(super) enum Layout {
 /// environment may differ). On a terminal the warnings follow the agents, grouped under
 /// their file and wrapped, and the summary ends the report; elsewhere each is one line on
 /// stderr, before the report.
-pub(super) fn run_check(catalog: &Catalog, layout: Layout, checks: &Checks<'_>) -> ExitCode {
+/// The report, and the server's spend caps (SPEC §5.1): under `server` in the JSON, a line
+/// after the table when a cap is set.
+pub(super) fn run_check(
+    catalog: &Catalog,
+    layout: Layout,
+    checks: &Checks<'_>,
+    spend: &ServerSpend,
+) -> ExitCode {
     let readiness = readiness_warnings(catalog, checks);
     let readable = Readable::of(catalog.warnings().iter().chain(&readiness));
     match layout {
@@ -506,10 +523,19 @@ pub(super) fn run_check(catalog: &Catalog, layout: Layout, checks: &Checks<'_>) 
                 eprintln!("{line}");
             }
             match layout {
-                Layout::Json => println!("{:#}", render_json(catalog, checks)),
+                Layout::Json => {
+                    let mut report = render_json(catalog, checks);
+                    report["server"] = spend.report();
+                    println!("{report:#}");
+                }
                 _ => print!("{}", render_table(catalog, checks, None)),
             }
         }
+    }
+    if layout != Layout::Json
+        && let Some(caps) = caps_line(spend)
+    {
+        println!("{caps}");
     }
     if catalog.has_rejections() {
         ExitCode::from(EXIT_REJECTED)

@@ -5,6 +5,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use super::check::{Layout, run_check};
 use super::exit::{EXIT_INTERRUPTED, EXIT_USAGE};
@@ -20,6 +21,7 @@ use crate::child_mcp::SelfCommand;
 use crate::definition::{Catalog, Effect, Warning};
 use crate::discovery::{LoadOptions, Workspace, load_catalog};
 use crate::server::{HttpOptions, ServeOptions};
+use crate::spend::ServerSpend;
 
 /// `mcp-agents check`: the layout the flags and the terminal ask for; with `--servers`, the
 /// child servers started first.
@@ -30,6 +32,7 @@ pub(super) fn check(
     wide: bool,
     servers: bool,
     itself: SelfCommand,
+    spend: &ServerSpend,
 ) -> ExitCode {
     let Some(catalog) = open_and_load(dir, options) else {
         return ExitCode::from(EXIT_USAGE);
@@ -41,7 +44,11 @@ pub(super) fn check(
     };
     let env = |var: &str| std::env::var(var).ok();
     if !servers {
-        return run_check(&catalog, layout, &Checks::env(&env));
+        let checks = Checks {
+            spend: Some(spend),
+            ..Checks::env(&env)
+        };
+        return run_check(&catalog, layout, &checks, spend);
     }
     with_runtime(|cancel| async move {
         let started = tokio::select! {
@@ -51,8 +58,9 @@ pub(super) fn check(
         let checks = Checks {
             env: &env,
             started: Some(started),
+            spend: Some(spend),
         };
-        run_check(&catalog, layout, &checks)
+        run_check(&catalog, layout, &checks, spend)
     })
 }
 
@@ -65,7 +73,12 @@ pub(super) struct RunCommand {
 }
 
 /// `mcp-agents run`.
-pub(super) fn run(command: RunCommand, options: &LoadOptions, itself: SelfCommand) -> ExitCode {
+pub(super) fn run(
+    command: RunCommand,
+    options: &LoadOptions,
+    itself: SelfCommand,
+    spend: Arc<ServerSpend>,
+) -> ExitCode {
     let RunCommand {
         workspace,
         name,
@@ -93,7 +106,7 @@ pub(super) fn run(command: RunCommand, options: &LoadOptions, itself: SelfComman
         return report_refusal(&e, json);
     }
     with_runtime(|cancel| async move {
-        let manager = server_manager(catalog, itself);
+        let manager = server_manager(catalog, itself, spend);
         run_agent(manager, &name, &task, json, cancel).await
     })
 }
@@ -105,6 +118,7 @@ pub(super) fn serve(
     http: Option<HttpOptions>,
     serving: ServeOptions,
     itself: SelfCommand,
+    spend: Arc<ServerSpend>,
 ) -> ExitCode {
     // Checked before the catalog loads: a bad option is one line, not the last of the
     // definitions' warnings.
@@ -124,7 +138,7 @@ pub(super) fn serve(
     if listen.is_none() && std::io::stdin().is_terminal() {
         eprintln!("{}", terminal_hint(&catalog));
     }
-    super::serve::serve(catalog, listen, serving, itself)
+    super::serve::serve(catalog, listen, serving, itself, spend)
 }
 
 /// The catalog's warnings as the server starts; the files one default model would fix are

@@ -196,7 +196,7 @@ async fn prepare(
             std::env::var(var).ok()
         }
     });
-    let manager = super::runtime::session_manager(catalog, env, itself);
+    let manager = super::runtime::session_manager(catalog, env, itself, Arc::default());
     Ok((mock, workspace, manager))
 }
 

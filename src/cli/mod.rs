@@ -48,6 +48,7 @@ use crate::child_mcp::SelfCommand;
 use crate::definition::{ModelAllowList, RunBudget};
 use crate::discovery::{DefaultModel, LoadOptions};
 use crate::server::{HttpOptions, ServeOptions};
+use crate::spend::{PriceTable, ServerSpend, SpendCaps, Usd};
 use commands::RunCommand;
 use runtime::with_runtime;
 
@@ -143,9 +144,50 @@ pub struct CommonOptions {
         value_name = "PATTERN,..."
     )]
     pub allow_models: Option<ModelAllowList>,
+
+    /// Most tokens the whole server may use over its life, every run together (input with
+    /// cache reads and writes, and output); a definition cannot lift it
+    #[arg(long, global = true, env = "MCP_AGENTS_MAX_TOKENS", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: Option<u64>,
+
+    /// Most US dollars the whole server may spend over its life, at the models' prices;
+    /// an agent whose model has no price cannot be spawned under it
+    #[arg(long, global = true, env = "MCP_AGENTS_MAX_COST_USD", value_name = "USD",
+          value_parser = parse_dollars)]
+    pub max_cost_usd: Option<Usd>,
+
+    /// Prices that add to or override the built-in ones, in the format of LiteLLM's
+    /// model_prices_and_context_window.json
+    #[arg(long, global = true, env = "MCP_AGENTS_PRICES", value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+}
+
+/// `--max-cost-usd`: an amount of dollars above zero (`5`, `0.50`).
+fn parse_dollars(text: &str) -> Result<Usd, String> {
+    match text.trim().parse::<f64>() {
+        Ok(dollars) if dollars.is_finite() && dollars > 0.0 => Ok(Usd::from_dollars(dollars)),
+        _ => Err(format!(
+            "`{text}` is not an amount of US dollars above zero, such as 5 or 0.50"
+        )),
+    }
 }
 
 impl CommonOptions {
+    /// The server's spend caps and prices (SPEC §5.1); the error names a `--prices` file
+    /// that cannot be read.
+    pub fn spend(&self) -> Result<ServerSpend, String> {
+        let prices = match &self.prices {
+            Some(path) => PriceTable::with_file(path)?,
+            None => PriceTable::builtin(),
+        };
+        let caps = SpendCaps {
+            max_tokens: self.max_tokens,
+            max_cost: self.max_cost_usd,
+        };
+        Ok(ServerSpend::new(caps, prices))
+    }
+
     /// The server's run budget.
     pub fn budget(&self) -> RunBudget {
         RunBudget {
@@ -291,15 +333,35 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
     crate::logging::init();
     let itself = SelfCommand::current(prefix);
     let budget = cli.common.budget();
-    let mut options = LoadOptions::from_process_env(cli.common.default_model, budget);
-    options.allow_models = cli.common.allow_models;
+    // Read only by the commands that run agents or show them: a child server this program
+    // also is never reads a `--prices` file it inherited through the environment.
+    let spend = || match cli.common.spend() {
+        Ok(spend) => Ok(std::sync::Arc::new(spend)),
+        Err(message) => {
+            eprintln!("error: {message}");
+            Err(ExitCode::from(exit::EXIT_USAGE))
+        }
+    };
+    let mut options = LoadOptions::from_process_env(cli.common.default_model.clone(), budget);
+    options.allow_models = cli.common.allow_models.clone();
     match cli.command {
         Some(Command::Check {
             workspace,
             json,
             wide,
             servers,
-        }) => commands::check(workspace.path(), &options, json, wide, servers, itself),
+        }) => match spend() {
+            Ok(spend) => commands::check(
+                workspace.path(),
+                &options,
+                json,
+                wide,
+                servers,
+                itself,
+                &spend,
+            ),
+            Err(code) => code,
+        },
         Some(Command::Run {
             workspace,
             name,
@@ -312,7 +374,10 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
                 task,
                 json,
             };
-            commands::run(command, &options, itself)
+            match spend() {
+                Ok(spend) => commands::run(command, &options, itself, spend),
+                Err(code) => code,
+            }
         }
         Some(Command::Demo { json }) => {
             with_runtime(|cancel| async move { demo::run_demo(json, itself, cancel).await })
@@ -330,7 +395,13 @@ fn run_as(cli: Cli, prefix: &[&str]) -> ExitCode {
             let serving = ServeOptions {
                 mcp_tasks: cli.mcp_tasks,
             };
-            commands::serve(cli.dir.or(cli.workspace), &options, http, serving, itself)
+            match spend() {
+                Ok(spend) => {
+                    let dir = cli.dir.or(cli.workspace);
+                    commands::serve(dir, &options, http, serving, itself, spend)
+                }
+                Err(code) => code,
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::definition::{AgentDefinition, ChildTransport, Effect, ValueSource, Warning};
+use crate::spend::ServerSpend;
 
 /// How `check` reads the environment: `std::env::var` in the binary.
 pub(super) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -20,12 +21,19 @@ pub(super) struct Checks<'a> {
     pub env: Env<'a>,
     /// `None` unless the servers were started.
     pub started: Option<Started>,
+    /// The server's caps and prices, when a model without a price would be refused
+    /// (`--max-cost-usd`, SPEC §5.1).
+    pub spend: Option<&'a ServerSpend>,
 }
 
 impl<'a> Checks<'a> {
     /// The environment only: no server is started.
     pub(super) fn env(env: Env<'a>) -> Self {
-        Checks { env, started: None }
+        Checks {
+            env,
+            started: None,
+            spend: None,
+        }
     }
 }
 
@@ -53,6 +61,8 @@ pub(super) enum Need {
     Command { name: String, server: String },
     /// A child server that failed to start when `check --servers` started it, and why.
     Server { server: String, why: String },
+    /// A price for the model, which a server with `--max-cost-usd` needs (SPEC §5.1).
+    Price { model: String },
 }
 
 impl Need {
@@ -77,6 +87,9 @@ impl Need {
                 "kind": "server", "name": server, "for": format!("mcp_servers.{server}"),
                 "error": why
             }),
+            Need::Price { model } => {
+                json!({"kind": "price", "name": model, "for": "--max-cost-usd"})
+            }
         }
     }
 
@@ -93,6 +106,10 @@ impl Need {
                 if name.contains('/') { "" } else { " on PATH" }
             ),
             Need::Server { why, .. } => why.clone(),
+            Need::Price { model } => format!(
+                "no price is known for the model `{model}`, and the server caps its spend in \
+                 dollars (--max-cost-usd); give its price with --prices FILE"
+            ),
         }
     }
 }
@@ -102,7 +119,8 @@ fn is_set(env: Env<'_>, var: &str) -> bool {
 }
 
 /// What a run of `definition` in `workspace` would miss in `env`, in a stable order: the
-/// provider key, then each child server by name.
+/// provider key, each child server by name, a price under `--max-cost-usd`, then what
+/// starting the servers showed.
 pub(super) fn needs(
     definition: &AgentDefinition,
     workspace: &Path,
@@ -110,6 +128,17 @@ pub(super) fn needs(
 ) -> Vec<Need> {
     let env = checks.env;
     let mut needs = static_needs(definition, workspace, env);
+    if let Some(spend) = checks.spend
+        && spend.caps().max_cost.is_some()
+        && spend
+            .prices()
+            .lookup(definition.provider.kind.as_str(), &definition.model.id)
+            .is_none()
+    {
+        needs.push(Need::Price {
+            model: definition.model.id.clone(),
+        });
+    }
     if let Some(started) = &checks.started {
         for server in definition.mcp_servers.keys() {
             let known = needs.iter().any(|n| match n {
@@ -117,7 +146,7 @@ pub(super) fn needs(
                 Need::Variable { used_by, .. } => {
                     used_by.starts_with(&format!("mcp_servers.{server} "))
                 }
-                Need::Server { .. } => false,
+                Need::Server { .. } | Need::Price { .. } => false,
             });
             let key = (definition.name.clone(), server.clone());
             if let (false, Some(why)) = (known, started.failures.get(&key)) {

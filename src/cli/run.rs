@@ -308,15 +308,18 @@ fn report(snapshot: &Snapshot, json: bool) -> ExitCode {
 }
 
 /// The summary of a completed run on stderr; the cache reads show whether prompt caching
-/// paid (SPEC §6.1), when the provider reported any.
+/// paid (SPEC §6.1), when the provider reported any, and the cost what it came to, when the
+/// model has a price (SPEC §5.1).
 fn completed_line(snapshot: &Snapshot) -> String {
     let t = &snapshot.totals;
     let cached = match t.cache_read_tokens {
         0 => String::new(),
         read => format!(" ({read} read from the prompt cache)"),
     };
+    let cost = t.cost.map(|c| format!(", {c}")).unwrap_or_default();
     format!(
-        "mcp-agents: {} completed in {:.1} s: {}, {}, {} input tokens{cached} and {} output tokens",
+        "mcp-agents: {} completed in {:.1} s: {}, {}, {} input tokens{cached} and {} output \
+         tokens{cost}",
         snapshot.name,
         snapshot.total_elapsed.as_secs_f64(),
         count(u64::from(t.turns), "turn"),
@@ -545,6 +548,12 @@ mod tests {
             completed_line(&completed(totals)),
             "mcp-agents: review completed in 2.5 s: 3 turns, 2 tool calls, 9000 input tokens \
              (6144 read from the prompt cache) and 120 output tokens"
+        );
+        totals.cost = Some(crate::spend::Usd::from_dollars(0.0123));
+        assert_eq!(
+            completed_line(&completed(totals)),
+            "mcp-agents: review completed in 2.5 s: 3 turns, 2 tool calls, 9000 input tokens \
+             (6144 read from the prompt cache) and 120 output tokens, $0.0123"
         );
     }
 }

@@ -12,25 +12,36 @@ use crate::definition::Catalog;
 use crate::limits::ServerLimits;
 use crate::providers::RetryPolicy;
 use crate::sessions::{ManagerConfig, SessionManager};
+use crate::spend::ServerSpend;
 use crate::toolbox::EnvLookup;
 
 /// The session manager of the server and `run` (inside the runtime): the process
 /// environment for keys and children, the default retry policy and limits; built-in child
 /// servers and the children's shims are started as `itself`.
-pub(super) fn server_manager(catalog: Catalog, itself: SelfCommand) -> Arc<SessionManager> {
+pub(super) fn server_manager(
+    catalog: Catalog,
+    itself: SelfCommand,
+    spend: Arc<ServerSpend>,
+) -> Arc<SessionManager> {
     // Before any child starts: what a killed shim leaves comes back to us, and is killed as
     // it comes (SPEC §8.3).
     crate::child_mcp::become_subreaper();
     tokio::spawn(crate::child_mcp::kill_escapees_as_they_come());
-    session_manager(catalog, Arc::new(|var| std::env::var(var).ok()), itself)
+    session_manager(
+        catalog,
+        Arc::new(|var| std::env::var(var).ok()),
+        itself,
+        spend,
+    )
 }
 
 /// A session manager whose keys and child environments come from `env`, with the default
-/// retry policy and limits (the server's, `run`'s and the demo's).
+/// retry policy and limits, and `spend` (the server's, `run`'s and the demo's).
 pub(crate) fn session_manager(
     catalog: Catalog,
     env: EnvLookup,
     itself: SelfCommand,
+    spend: Arc<ServerSpend>,
 ) -> Arc<SessionManager> {
     SessionManager::new(
         Arc::new(catalog),
@@ -39,6 +50,7 @@ pub(crate) fn session_manager(
             tools: Arc::new(crate::child_mcp::ChildServers::new(env).with_self_command(itself)),
             retry: RetryPolicy::default(),
             limits: ServerLimits::default(),
+            spend,
         },
     )
 }

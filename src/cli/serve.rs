@@ -4,12 +4,14 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use super::runtime::{server_manager, with_runtime};
 use crate::child_mcp::SelfCommand;
 use crate::definition::Catalog;
 use crate::limits::SERVER_SHUTDOWN_BOUND;
 use crate::server::{Listen, ServeOptions};
+use crate::spend::ServerSpend;
 use crate::status::{ServerInfo, StatusSocket};
 
 /// Runs the server until the client goes away or a signal arrives, then stops every run.
@@ -18,11 +20,12 @@ pub(super) fn serve(
     http: Option<Listen>,
     options: ServeOptions,
     itself: SelfCommand,
+    spend: Arc<ServerSpend>,
 ) -> ExitCode {
     // From here on the client may not read our stderr: nothing may wait for it.
     crate::console::queue_from_now();
     let code = with_runtime(|shutdown| async move {
-        let manager = server_manager(catalog, itself);
+        let manager = server_manager(catalog, itself, spend);
         let transport = if http.is_some() { "http" } else { "stdio" };
         let info = ServerInfo::new(&manager, transport);
         // Removed when dropped, at the end of this body, whichever way the server stops.

@@ -87,7 +87,13 @@ pub(super) fn server_line(server: &Value) -> String {
 /// The server's spend (SPEC §5.1 `server_spend`: `tokens`, `cost_usd`, the caps set), when
 /// it reports one.
 pub(super) fn spend_text(spend: &Value) -> Option<String> {
-    let cost = spend["cost_usd"].as_f64().map(|c| format!("${c:.2} spent"));
+    // Nothing priced spent and no cap in dollars: "$0.00 spent" would say nothing true.
+    let said =
+        spend["cost_usd"].as_f64().is_some_and(|c| c > 0.0) || spend["max_cost_usd"].is_number();
+    let cost = spend["cost_usd"]
+        .as_f64()
+        .filter(|_| said)
+        .map(|c| format!("${c:.2} spent"));
     let cap = spend["max_cost_usd"]
         .as_f64()
         .map(|c| format!("of ${c:.2}"));
@@ -137,5 +143,14 @@ mod tests {
             Some("$0.50 spent of $2.00")
         );
         assert_eq!(spend_text(&Value::Null), None);
+        assert_eq!(
+            spend_text(&json!({"tokens": 120, "cost_usd": 0.0, "unpriced_tokens": 120})),
+            None,
+            "nothing priced, no cap: nothing to say"
+        );
+        assert_eq!(
+            spend_text(&json!({"tokens": 9, "cost_usd": 0.0, "max_tokens": 5000})).as_deref(),
+            Some("token cap 5.0k")
+        );
     }
 }

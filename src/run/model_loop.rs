@@ -271,7 +271,8 @@ impl Run<'_, '_> {
         let ctx = &mut self.ctx;
         // The limits come before taking input: input that no request will carry stays
         // queued, and the failed record counts it.
-        if let Some(error) = ctx.limits.before_request(&ctx.spent) {
+        let refused = ctx.limits.before_request(&ctx.spent);
+        if let Some(error) = refused.or_else(|| ctx.observer.before_request().err()) {
             return Flow::End(RunOutcome::Failed(Failure::with_partial(
                 error,
                 &self.last_text,

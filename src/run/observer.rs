@@ -62,4 +62,9 @@ pub trait RunObserver: Send + Sync {
     /// The run's model could not answer (`left`), and the run asks `next` from now on
     /// (SPEC §5.1). No default, as for `file_changed`.
     fn model_left(&self, left: &ModelAttempt, next: &str);
+
+    /// Asked before each model request: an error (the server's spend cap reached, SPEC
+    /// §5.1) ends the run there as a budget does, keeping its partial result. No default,
+    /// as for `file_changed`.
+    fn before_request(&self) -> Result<(), AgentError>;
 }

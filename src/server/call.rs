@@ -389,10 +389,12 @@ pub(super) fn shortened_wait_note() -> String {
 
 /// `wait_agent`'s result: one human line per agent, then the JSON (SPEC §4.3), whose first
 /// key, `summary`, holds the same lines (Claude Code and Codex give their model the JSON,
-/// not the text); a `note` (a shortened wait) is in all three.
+/// not the text), with the server's spend beside the agents (SPEC §5.1; an MCP task's
+/// result, one agent's record, has none); a `note` (a shortened wait) is in all three.
 pub(super) fn wait_result(
     timed_out: bool,
     agents: &[Snapshot],
+    server_spend: Option<Value>,
     note: Option<String>,
 ) -> CallToolResult {
     let mut lines: Vec<String> = agents.iter().map(summary_line).collect();
@@ -404,6 +406,9 @@ pub(super) fn wait_result(
         "timed_out": timed_out,
         "agents": agents.iter().map(snapshot_json).collect::<Vec<_>>(),
     });
+    if let Some(spend) = server_spend {
+        answer["server_spend"] = spend;
+    }
     if let Some(note) = note {
         answer["note"] = json!(note);
     }
@@ -647,7 +652,7 @@ mod tests {
 
     #[test]
     fn a_shortened_wait_s_note_is_a_line_of_its_summary_too() {
-        let result = wait_result(true, &[], Some("call again".into()));
+        let result = wait_result(true, &[], None, Some("call again".into()));
         let answer = result.structured_content.unwrap();
         assert_eq!(first_key(&answer), "summary");
         assert_eq!(answer["summary"], "note: call again");

@@ -194,7 +194,8 @@ impl AgentsServer {
             match event {
                 WaitEvent::Finished { timed_out, agents } => {
                     let note = (shortened && timed_out).then(call::shortened_wait_note);
-                    return call::wait_result(timed_out, &agents, note);
+                    let spend = Some(self.manager.spend().report());
+                    return call::wait_result(timed_out, &agents, spend, note);
                 }
                 WaitEvent::Progress(steps) => {
                     let Some(token) = &token else { continue };

@@ -421,7 +421,8 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
     let description = format!(
         "Wait until every listed agent has finished (with return_when: \"any\", until the \
         first one has), or until timeout_ms passes, and return each agent's status: its \
-        result or error, the model it used, turns, token usage, the tools it really called \
+        result or error, the model it used, turns, token usage and its cost in USD when the \
+        model has a price, the tools it really called \
         (tools_used), the files it changed (files_changed) and elapsed time, and for a \
         running agent its current activity (phase, \
         what it is doing, for how long). The text answer opens with one line per agent. It is \
@@ -445,6 +446,7 @@ pub(super) fn wait_agent_tool(advice: &str) -> Tool {
                            first: some agent still runs (with return_when \"any\": none has \
                            finished)"},
                        "agents": {"type": "array", "items": agent_record_schema()},
+                       "server_spend": server_spend_schema(),
                        "note": {"type": "string", "description": "present when the server \
                            shortened this wait (over HTTP, with many clients waiting at \
                            once): call wait_agent again to keep waiting"}},
@@ -511,7 +513,11 @@ fn usage_schema() -> Value {
     json!({"type": "object", "properties": {
         "input_tokens": {"type": "integer"}, "output_tokens": {"type": "integer"},
         "cache_read_tokens": {"type": "integer"}, "cache_write_tokens": {"type": "integer"},
-        "tool_calls": {"type": "integer"}},
+        "tool_calls": {"type": "integer"},
+        "cost_usd": {"type": "number", "minimum": 0, "description": "what the tokens cost \
+            in US dollars at the model's price, cache reads and writes as billed"},
+        "cost_note": {"type": "string", "description": "present instead of cost_usd when \
+            the model has no price: why"}},
         "required": ["input_tokens", "output_tokens", "cache_read_tokens",
                      "cache_write_tokens", "tool_calls"]})
 }
@@ -538,6 +544,21 @@ fn model_attempts_schema() -> Value {
             "required": ["model", "provider", "error"]
         }
     })
+}
+
+/// `wait_agent`'s `server_spend` (SPEC §5.1): the whole server's spend and caps.
+fn server_spend_schema() -> Value {
+    json!({"type": "object", "description": "what the whole server has spent over its life, \
+        every agent together, and the caps its runner set (past a cap no agent makes \
+        another model request, and spawns and resumes fail with budget_exceeded)",
+        "properties": {
+            "tokens": {"type": "integer", "minimum": 0},
+            "cost_usd": {"type": "number", "minimum": 0},
+            "unpriced_tokens": {"type": "integer", "minimum": 1, "description": "tokens of \
+                models without a price, which cost_usd leaves out"},
+            "max_tokens": {"type": "integer", "minimum": 1},
+            "max_cost_usd": {"type": "number"}},
+        "required": ["tokens", "cost_usd"]})
 }
 
 /// A record's `tools_used`.

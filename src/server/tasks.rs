@@ -230,7 +230,7 @@ fn elicitation(question: &Question) -> ElicitRequest {
 /// The `CallToolResult` `wait_agent` returns for this one agent, as a JSON object; a failed
 /// run's with `isError: true` (SPEC §4.4).
 fn wait_answer(record: &Snapshot, era: Era) -> JsonObject {
-    let mut result = call::wait_result(false, std::slice::from_ref(record), None);
+    let mut result = call::wait_result(false, std::slice::from_ref(record), None, None);
     if matches!(record.status, Status::Failed(_)) {
         result.is_error = Some(true);
     }
@@ -316,7 +316,7 @@ mod tests {
         let done = first_run(Status::Completed(Answer::from("Fixed.")));
         let task = detailed(&done);
         assert_eq!(task["status"], "completed");
-        let wait = call::wait_result(false, std::slice::from_ref(&done.record), None);
+        let wait = call::wait_result(false, std::slice::from_ref(&done.record), None, None);
         assert_eq!(task["result"], serde_json::to_value(&wait).unwrap());
         assert_eq!(task["result"]["isError"], false);
         assert_eq!(

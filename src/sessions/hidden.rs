@@ -63,6 +63,10 @@ impl RunObserver for Hiding<'_> {
         hidden.error.message = self.secrets.redact(&left.error.message).into_owned();
         self.observer.model_left(&hidden, next);
     }
+
+    fn before_request(&self) -> Result<(), crate::error::AgentError> {
+        self.observer.before_request()
+    }
 }
 
 /// `outcome` with `secrets` hidden from its texts. A partial result was cut by the run,

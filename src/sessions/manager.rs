@@ -38,6 +38,7 @@ use crate::definition::Catalog;
 use crate::error::AgentError;
 use crate::limits::ServerLimits;
 use crate::providers::{Conversation, RetryPolicy};
+use crate::spend::{Price, ServerSpend};
 use crate::toolbox::{EnvLookup, ToolsFactory};
 
 /// How the manager reaches the outside world.
@@ -46,6 +47,8 @@ pub struct ManagerConfig {
     pub tools: Arc<dyn ToolsFactory>,
     pub retry: RetryPolicy,
     pub limits: ServerLimits,
+    /// The server's spend, its caps and the prices of its models (SPEC §5.1).
+    pub spend: Arc<ServerSpend>,
 }
 
 /// What `spawn_agent` and `send_input` return.
@@ -84,6 +87,7 @@ pub struct SessionManager {
     setup: RunSetup,
     tools: Arc<dyn ToolsFactory>,
     limits: ServerLimits,
+    spend: Arc<ServerSpend>,
     permits: Arc<Semaphore>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     recency: AtomicU64,
@@ -101,6 +105,7 @@ impl SessionManager {
             tools,
             retry,
             limits,
+            spend,
         } = config;
         Arc::new(SessionManager {
             permits: Arc::new(Semaphore::new(limits.concurrent_runs)),
@@ -108,6 +113,7 @@ impl SessionManager {
             catalog,
             tools,
             limits,
+            spend,
             sessions: Mutex::new(HashMap::new()),
             recency: AtomicU64::new(0),
             shutdown: CancellationToken::new(),
@@ -124,6 +130,11 @@ impl SessionManager {
         self.catalog.workspace()
     }
 
+    /// The server's spend and caps (SPEC §5.1).
+    pub fn spend(&self) -> &Arc<ServerSpend> {
+        &self.spend
+    }
+
     /// Starts a session and its first run; returns before any tool or provider work.
     pub fn spawn(self: &Arc<Self>, name: &str, task: &str) -> Result<Accepted, AgentError> {
         require_text("task", task)?;
@@ -134,6 +145,7 @@ impl SessionManager {
             .ok_or_else(|| no_agent_named(&self.catalog, name))?;
         let system = self.setup.system_context(&definition)?;
         let provider = self.setup.provider_for(&definition)?;
+        let price = self.admit(&definition)?;
         let permit = self.try_permit()?;
 
         let id = new_agent_id();
@@ -145,7 +157,8 @@ impl SessionManager {
                 task.to_owned(),
                 self.next_recency(),
             )
-            .in_feed(&self.feed),
+            .in_feed(&self.feed)
+            .metered(&self.spend, price),
         );
         {
             let mut state = session.lock();
@@ -214,6 +227,7 @@ impl SessionManager {
             Status::Completed(_) | Status::Failed(_) => {
                 check_queue(&state, &self.limits, &session.id)?;
                 let provider = provider?;
+                self.admit(&session.definition)?;
                 let permit = self.try_permit()?;
                 state.queue.push_back(message.to_owned());
                 resume(&mut state, permit, &self.shutdown, session.spawned_at);
@@ -421,6 +435,12 @@ impl SessionManager {
             .map(|s| (s.lock().recency, s.id.as_str(), s.definition.name.as_str()))
             .collect();
         unknown_ids(held, missing, &self.limits)
+    }
+
+    /// The server's spend allows a run of `definition` (SPEC §5.1); its model's price.
+    fn admit(&self, definition: &AgentDefinition) -> Result<Option<Price>, AgentError> {
+        let provider = definition.provider.kind.as_str();
+        self.spend.admit(provider, &definition.model.id)
     }
 
     fn try_permit(&self) -> Result<OwnedSemaphorePermit, AgentError> {

@@ -17,7 +17,8 @@ use crate::limits::{WAIT_LINE_FILES_NAMED, WAIT_LINE_QUOTE_CHARS};
 /// `reviewer f79152ba: failed in 3.1 s, turn_limit: <the first 100 characters of why>`.
 /// An agent that changed files names them, in parentheses so that a path is never read as
 /// the start of the result: `fixer 41aa07c2: completed in 9.0 s (changed 1 file: calc.py):
-/// Fixed.`
+/// Fixed.` A session whose model has a price says what it cost so far (SPEC §5.1):
+/// `reviewer f79152ba: completed in 24.2 s ($0.0123): …`, `(3 tool calls so far; $0.0040)`.
 pub fn summary_line(s: &Snapshot) -> String {
     let who = format!("{} {}", s.name, short_id(&s.agent_id));
     let secs = s.total_elapsed.as_secs_f64();
@@ -45,13 +46,15 @@ pub fn summary_line(s: &Snapshot) -> String {
                 .map(|(activity, _)| format!(", {}", activity.summary))
                 .unwrap_or_default();
             let changed = named.map(|c| format!("; {c}")).unwrap_or_default();
+            let cost = s.totals.cost.map(|c| format!("; {c}")).unwrap_or_default();
             format!(
-                "{who}: running {} s{doing} ({calls}{changed})",
+                "{who}: running {} s{doing} ({calls}{cost}{changed})",
                 s.total_elapsed.as_secs()
             )
         }
         Status::Completed(answer) => {
             let how = if answer.refused { ", refused" } else { "" };
+            let how = format!("{}{how}", cost_shown(s));
             match quote(&answer.text) {
                 Some(text) => format!("{who}: completed in {secs:.1} s{how}{changed}: {text}"),
                 None => format!("{who}: completed in {secs:.1} s{how}{changed}, with no text"),
@@ -66,7 +69,8 @@ pub fn summary_line(s: &Snapshot) -> String {
                 ""
             };
             format!(
-                "{who}: failed in {secs:.1} s{changed}, {}: {why}{kept}",
+                "{who}: failed in {secs:.1} s{}{changed}, {}: {why}{kept}",
+                cost_shown(s),
                 error.code
             )
         }
@@ -126,6 +130,24 @@ fn quote(text: &str) -> Option<String> {
     Some(line)
 }
 
+/// Why a record has no `cost_usd` (SPEC §5.1): never a guess.
+fn no_price_note(s: &Snapshot) -> String {
+    format!(
+        "no cost_usd: no price is known for the model `{}` (provider {}); the person who runs \
+         the server can give one with --prices FILE (LiteLLM's \
+         model_prices_and_context_window.json format)",
+        s.model, s.provider
+    )
+}
+
+/// ` ($0.0123)`: what a priced session cost so far, for its line; nothing without a price.
+fn cost_shown(s: &Snapshot) -> String {
+    s.totals
+        .cost
+        .map(|cost| format!(" ({cost})"))
+        .unwrap_or_default()
+}
+
 /// `{"code", "message"}`: a refused call's and a failed agent's error alike.
 pub fn error_json(error: &AgentError) -> Value {
     json!({"code": error.code.as_str(), "message": error.message})
@@ -144,6 +166,23 @@ fn model_attempts_json(s: &Snapshot) -> Option<Value> {
             .map(|a| json!({"model": a.model, "provider": s.provider, "error": error_json(&a.error)}))
             .collect()
     })
+}
+
+/// A record's `usage`: its tokens and tool calls, and what they cost or why no cost is
+/// known (SPEC §5.1).
+fn usage_json(s: &Snapshot) -> Value {
+    let mut usage = json!({
+        "input_tokens": s.totals.input_tokens,
+        "output_tokens": s.totals.output_tokens,
+        "cache_read_tokens": s.totals.cache_read_tokens,
+        "cache_write_tokens": s.totals.cache_write_tokens,
+        "tool_calls": s.totals.tool_calls,
+    });
+    match s.totals.cost {
+        Some(cost) => usage["cost_usd"] = json!(cost.as_dollars()),
+        None => usage["cost_note"] = json!(no_price_note(s)),
+    }
+    usage
 }
 
 pub fn snapshot_json(s: &Snapshot) -> Value {
@@ -177,13 +216,7 @@ pub fn snapshot_json(s: &Snapshot) -> Value {
     }
     value["total_elapsed_ms"] = json!(millis(s.total_elapsed));
     value["turns"] = json!(s.totals.turns);
-    value["usage"] = json!({
-        "input_tokens": s.totals.input_tokens,
-        "output_tokens": s.totals.output_tokens,
-        "cache_read_tokens": s.totals.cache_read_tokens,
-        "cache_write_tokens": s.totals.cache_write_tokens,
-        "tool_calls": s.totals.tool_calls,
-    });
+    value["usage"] = usage_json(s);
     value["tools_used"] = s
         .tools_used
         .iter()

@@ -14,11 +14,13 @@ use tokio_util::sync::CancellationToken;
 use super::feed::{CallTiming, Feed};
 use super::question::{Pending, Question};
 use crate::definition::AgentDefinition;
+use crate::error::AgentError;
 use crate::limits::{ACTIVITY_HISTORY, RECORD_FILES_CHANGED};
 use crate::providers::Conversation;
 use crate::run::{
     Activity, Answer, Failure, Inbox, ModelAttempt, RunObserver, ToolUse, UsageDelta,
 };
+use crate::spend::{Price, ServerSpend, Tokens, Usd};
 use crate::toolbox::FileChange;
 
 /// Where a session stands.
@@ -53,6 +55,9 @@ pub struct Totals {
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
     pub tool_calls: u64,
+    /// What the tokens cost at the model's price (SPEC §5.1 `usage.cost_usd`); `None` when
+    /// the model has no price.
+    pub cost: Option<Usd>,
 }
 
 /// One child tool the session called, over its life (SPEC §4.3 `tools_used`).
@@ -255,6 +260,10 @@ pub(crate) struct Session {
     changes: watch::Sender<u64>,
     /// Rung with every change, for whoever watches every session (SPEC §7.1).
     feed: Feed,
+    /// The server's spend, which each reply adds to and each request asks (SPEC §5.1).
+    spend: Arc<ServerSpend>,
+    /// The model's price, found at the spawn; `None`: the model has no price.
+    price: Option<Price>,
 }
 
 impl Session {
@@ -302,8 +311,18 @@ impl Session {
             state: Mutex::new(state),
             changes: watch::channel(0).0,
             feed: Feed::default(),
+            spend: Arc::default(),
+            price: None,
             definition,
         }
+    }
+
+    /// This session, its replies priced at `price` and counted in `spend`.
+    pub(crate) fn metered(mut self, spend: &Arc<ServerSpend>, price: Option<Price>) -> Session {
+        self.spend = spend.clone();
+        self.lock().totals.cost = price.as_ref().map(|_| Usd::ZERO);
+        self.price = price;
+        self
     }
 
     /// This session, ringing `feed` with each of its changes.
@@ -430,6 +449,15 @@ impl RunObserver for Session {
 
     fn usage(&self, d: UsageDelta) {
         let mut state = self.lock();
+        // A fallback model's replies at its own price (SPEC §5.1); a reply of a model
+        // without one leaves the session without a cost, never with a part of it.
+        let price = match &state.fallback_model {
+            Some(model) => {
+                let provider = self.definition.provider.kind.as_str();
+                self.spend.prices().lookup(provider, model)
+            }
+            None => self.price.clone(),
+        };
         // Saturating: token counts come from the provider.
         let t = &mut state.totals;
         t.turns = t.turns.saturating_add(d.turns);
@@ -437,6 +465,19 @@ impl RunObserver for Session {
         t.output_tokens = t.output_tokens.saturating_add(d.output_tokens);
         t.cache_read_tokens = t.cache_read_tokens.saturating_add(d.cache_read_tokens);
         t.cache_write_tokens = t.cache_write_tokens.saturating_add(d.cache_write_tokens);
+        let tokens = Tokens {
+            input: d.input_tokens,
+            output: d.output_tokens,
+            cache_read: d.cache_read_tokens,
+            cache_write: d.cache_write_tokens,
+        };
+        let cost = price.as_ref().map(|price| price.cost(&tokens));
+        t.cost = match (t.cost, cost) {
+            (Some(total), Some(cost)) => Some(total.saturating_add(cost)),
+            _ => None,
+        };
+        drop(state);
+        self.spend.record(&tokens, cost);
     }
 
     fn tool_used(&self, tool: &str, event: ToolUse) {
@@ -491,6 +532,10 @@ impl RunObserver for Session {
         let mut state = self.lock();
         state.model_attempts.push(left.clone());
         state.fallback_model = Some(next.to_owned());
+    }
+
+    fn before_request(&self) -> Result<(), AgentError> {
+        self.spend.check()
     }
 }
 

@@ -15,6 +15,7 @@ use crate::limits::STATUS_LINE_CHARS;
 use crate::sessions::{
     Change, Changes, SessionManager, Snapshot, Status, Watched, snapshot_json, summary_line,
 };
+use crate::spend::ServerSpend;
 
 /// The server a status endpoint speaks for.
 #[derive(Debug, Clone)]
@@ -26,6 +27,8 @@ pub struct ServerInfo {
     /// The `/mcp` URL, once an HTTP server has bound it.
     url: Arc<OnceLock<String>>,
     started: SystemTime,
+    /// The server's spend and caps (SPEC §5.1).
+    spend: Arc<ServerSpend>,
 }
 
 impl ServerInfo {
@@ -37,6 +40,7 @@ impl ServerInfo {
             transport,
             url: Arc::new(OnceLock::new()),
             started: SystemTime::now(),
+            spend: manager.spend().clone(),
         }
     }
 
@@ -134,16 +138,9 @@ fn server_json(info: &ServerInfo, agents: &[Watched]) -> Value {
     if let Some(url) = info.url.get() {
         server["url"] = json!(url);
     }
-    if let Some(spend) = server_spend(info) {
-        server["server_spend"] = spend;
-    }
+    // The server's spend and caps (SPEC §5.1), as `wait_agent`'s `server_spend` says them.
+    server["server_spend"] = info.spend.report();
     server
-}
-
-/// The server's spend and caps (SPEC §5.1) as `wait_agent`'s `server_spend` says them; the
-/// view shows them when present. Nothing yet: the server-wide caps (issue 37) fill this.
-fn server_spend(_info: &ServerInfo) -> Option<Value> {
-    None
 }
 
 /// One agent: its record, cut as SPEC §7 asks, with its human line and tool calls.

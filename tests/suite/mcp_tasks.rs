@@ -72,11 +72,21 @@ async fn until_requested(mock: &mcp_agents::testkit::MockProvider, count: usize)
 }
 
 /// The raw `wait_agent` answer for `id` right now, as JSON.
+/// `wait_agent`'s answer for `id` now, without the server's spend: that goes on moving
+/// after the run (SPEC §5.1), and a task's result is the run's end, kept as it was.
 async fn wait_answer(c: &Connection, id: &str) -> Value {
     let result = c
         .call("wait_agent", json!({"targets": [id], "timeout_ms": 0}))
         .await;
-    serde_json::to_value(result).unwrap()
+    let mut answer = serde_json::to_value(result).unwrap();
+    let structured = answer["structuredContent"].as_object_mut().unwrap();
+    assert!(structured.remove("server_spend").is_some(), "{answer}");
+    let text = answer["content"][0]["text"].as_str().unwrap();
+    let (lines, json) = text.split_at(text.find("\n{").unwrap() + 1);
+    let mut json: Value = serde_json::from_str(json).unwrap();
+    json.as_object_mut().unwrap().remove("server_spend");
+    answer["content"][0]["text"] = json!(format!("{lines}{json}"));
+    answer
 }
 
 /// The JSON-RPC error code a failed request got.

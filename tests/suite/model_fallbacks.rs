@@ -349,3 +349,44 @@ fn check_keeps_fallbacks_on_the_same_provider_and_says_why_it_drops_the_others()
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_models_replies_are_priced_at_its_own_price() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    let ws = TempWorkspace::new();
+    agent(
+        &ws,
+        "priced",
+        &mock.responses_base_url(),
+        "responses",
+        &["second"],
+    );
+    // LiteLLM's format: the gateway's two models at different prices.
+    let prices = json!({
+        "custom/primary": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06},
+        "custom/second": {"input_cost_per_token": 3e-06, "output_cost_per_token": 6e-06},
+    });
+    let file = ws.path().join("prices.json");
+    std::fs::write(&file, prices.to_string()).unwrap();
+    mock.push([
+        insufficient_quota(),
+        Step::text("Second here.").with_usage(10_000, 2_000),
+    ]);
+    let ran = run_json(
+        ws.path(),
+        "priced",
+        "Answer.",
+        &[
+            (KEY_VAR, KEY),
+            ("MCP_AGENTS_PRICES", file.to_str().unwrap()),
+        ],
+        Duration::from_secs(60),
+    )
+    .await;
+    let record = &ran.record;
+    assert!(ran.success, "{record}\n{}", ran.stderr);
+    assert_eq!(record["model"], "second");
+    // 10,000 × $3 + 2,000 × $6 per million: second's price, not primary's ($0.014).
+    let cost = record["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.042).abs() < 1e-9, "{record}");
+}

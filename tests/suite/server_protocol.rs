@@ -56,8 +56,17 @@ async fn round_trip(connection: &binary::Connection, mock: &MockProvider, label:
     assert_eq!(agent["result"], format!("hello from {label}"));
     assert_eq!(agent["name"], "worker");
     assert_eq!(agent["turns"], 1);
+    let mut usage = agent["usage"].clone();
+    let note = usage["cost_note"].take();
+    assert!(
+        note.as_str()
+            .unwrap()
+            .contains("no price is known for the model `mock-model`"),
+        "{label}: {agent}"
+    );
+    usage.as_object_mut().unwrap().remove("cost_note");
     assert_eq!(
-        agent["usage"],
+        usage,
         json!({"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 0,
                "cache_write_tokens": 0, "tool_calls": 0})
     );

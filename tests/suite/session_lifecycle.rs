@@ -64,6 +64,7 @@ async fn setup_with(
             tools: tools(env),
             retry: RetryPolicy::default(),
             limits,
+            spend: Arc::default(),
         },
     );
     Setup {

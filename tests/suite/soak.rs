@@ -155,6 +155,7 @@ fn soak_manager(ws: &std::path::Path) -> Arc<SessionManager> {
                 max_requested_delay: Duration::from_secs(1),
             },
             limits: ServerLimits::default(),
+            spend: Arc::default(),
         },
     )
 }

@@ -95,6 +95,10 @@ impl RunObserver for Recorder {
 
     // The loop tests' definitions name no fallback models.
     fn model_left(&self, _: &mcp_agents::run::ModelAttempt, _: &str) {}
+
+    fn before_request(&self) -> Result<(), mcp_agents::error::AgentError> {
+        Ok(())
+    }
 }
 
 /// A simple queue of user input.
