@@ -67,6 +67,7 @@ async fn a_write_cancelled_while_its_content_is_written_never_lands() {
     let dir = ws.path().canonicalize().unwrap();
     let tools = serve(&dir).await;
     let content = "c".repeat(15 * 1024 * 1024);
+    let mut cancelled_in_time = 0;
     for n in 0..CANCELS {
         let name = format!("big-{n}.txt");
         let (seen_tx, seen_rx) = tokio::sync::oneshot::channel();
@@ -97,7 +98,6 @@ async fn a_write_cancelled_while_its_content_is_written_never_lands() {
                 assert!(matches!(seen, Ok(Ok(()))), "call {n}: the write never began");
             }
         }
-        drop(answer);
         let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
             Some(id),
             Some("stopped".to_owned()),
@@ -121,11 +121,23 @@ async fn a_write_cancelled_while_its_content_is_written_never_lands() {
             temporaries(&dir).is_empty(),
             "call {n}: the write never ended"
         );
-        assert!(
-            !dir.join(&name).exists(),
-            "call {n}: a cancelled write landed"
-        );
+        // A write whose content was all written before the cancellation reached the server
+        // lands, and is answered as any other (a loaded machine makes that likely); one the
+        // cancellation reached in time never lands, and is not answered.
+        let answered = tokio::time::timeout(Duration::from_secs(2), &mut answer).await;
+        if dir.join(&name).exists() {
+            assert!(
+                matches!(answered, Ok(Ok(_))),
+                "call {n}: a write landed that was never answered: {answered:?}"
+            );
+        } else {
+            cancelled_in_time += 1;
+        }
     }
+    assert!(
+        cancelled_in_time > 0,
+        "none of {CANCELS} cancellations reached a write in time"
+    );
     // The server goes on: a write nobody cancels lands.
     let (text, _) = tools
         .text("write", json!({"path": "small.txt", "content": "x\n"}))
