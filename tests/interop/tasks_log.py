@@ -72,9 +72,9 @@ def fallback(log):
         return False, f"spawn {bool(spawn)}, {len(waits)} waits, {len(spawn_tasks)} spawn " \
                       f"tasks, report {bool(report)}, notified {bool(notified)}"
     how = (f"as the wait's answer, {report['t'] - spawn['t']:.1f} s after the spawn" if report
-           else f"Claude Code moved the wait to the background {moved['t'] - waits[0]['t']:.1f}"
-           f" s into it and brought its answer as a task notification "
-           f"{notified['t'] - spawn['t']:.1f} s after the spawn" if moved else
+           else f"as a task notification {notified['t'] - spawn['t']:.1f} s after the spawn: "
+           f"Claude Code had moved the wait to the background {moved['t'] - waits[0]['t']:.1f}"
+           f" s into it" if moved else
            f"as a task notification {notified['t'] - spawn['t']:.1f} s after the spawn")
     return True, (f"no task for the spawn: spawn, then {len(waits)} wait_agent call(s) of "
                   f"timeout_ms {waits[0]['timeout_ms']}; the result came {how}")
