@@ -13,6 +13,8 @@ Scenarios (the stand-in's parent script reads the MODE in the prompt):
   the MCP task, then for the model's report after the task notification.
 - question: delegate to `asker`; wait for the question on screen, type ANSWER in its
   field, accept, then wait for the report.
+- choice: delegate to `chooser`, whose question has options; open the list (Right),
+  choose the second (Down, Space), accept.
 - stop: delegate to `long-helper`; open the task list (Down, Enter), press `x` on the task,
   and write the server's records (`mcp-agents status --json`) to OUT/stop-records.json.
 - taskstop: delegate to `long-helper` with MODE=taskstop: the model stops it with TaskStop.
@@ -37,10 +39,12 @@ import pyte
 
 COLUMNS, ROWS = 120, 40
 ANSWER = "Say ahoy"
+CHOICE = "hello"  # the second of chooser-model's options
 PROMPTS = {
     "background": "Ask the long-helper subagent to say hello. AGENT=long-helper MODE=background",
     "fallback": "Ask the long-helper subagent to say hello. AGENT=long-helper MODE=background",
     "question": "Ask the asker subagent to say hello. AGENT=asker MODE=question",
+    "choice": "Ask the chooser subagent to say hello. AGENT=chooser MODE=question",
     "stop": "Ask the long-helper subagent to say hello. AGENT=long-helper MODE=stop",
     "taskstop": "Ask the long-helper subagent to say hello. AGENT=long-helper MODE=taskstop",
 }
@@ -181,6 +185,21 @@ def question(term, workspace):
     report(term, 60)
 
 
+def choice(term, workspace):
+    term.wait_for(["Which greeting should I use?"], 60, "the question on screen")
+    term.pump(1)
+    term.capture("question")
+    term.type("\x1b[C", 1)  # Right: "→ to expand" the options
+    term.wait_for([CHOICE], 5, "the options listed")
+    term.capture("options")
+    term.type("\x1b[B", 0.5)  # Down to the second option
+    term.type(" ", 1)  # Space: choose it
+    term.type("\r", 1)  # leaves the field for Accept
+    term.type("\r", 1)  # Accept
+    term.note(f"chose {CHOICE!r} and accepted")
+    report(term, 60)
+
+
 def stop(term, workspace):
     term.wait_for(["1 MCP task"], 60, "footer shows the MCP task")
     term.pump(3)
@@ -216,6 +235,7 @@ def taskstop(term, workspace):
 def main():
     scenario, workspace, out = sys.argv[1:4]
     play = {"background": background, "fallback": fallback, "question": question,
+            "choice": choice,
             "stop": stop, "taskstop": taskstop}[scenario]
     term = Terminal(scenario, out)
     try:

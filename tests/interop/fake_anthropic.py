@@ -14,7 +14,8 @@ Two callers share it, told apart by the model they ask for:
 - `long-model` answers "Hello after 240 s: the long subagent ran." 240 s into a streamed
   reply kept alive by `ping` events (the log says when it answered, or when the caller hung
   up); `asker-model` calls `ask_parent` ("Which greeting should I use?"), then answers
-  "The parent answered: " and the tool's result (both logged).
+  "The parent answered: " and the tool's result (both logged); `chooser-model` does the
+  same with `options` (["ahoy", "hello"]).
 - Claude Code, the parent (any other model): scripted to call mcp-agents' `spawn_agent` for
   the agent its prompt names (`AGENT=<name>`, default `helper`), then `wait_agent` on the id
   it returned with the `timeout_ms` the `wait_agent` description advises (waiting again
@@ -47,6 +48,7 @@ LONG_MODEL = ("long-model", 240, "Hello after 240 s: the long subagent ran.")
 PING_EVERY = 10
 # What `asker-model` asks its parent through `ask_parent`.
 QUESTION = "Which greeting should I use?"
+OPTIONS = ["ahoy", "hello"]
 
 
 def log(entry):
@@ -155,13 +157,15 @@ def since_last_prompt(body):
     return dict(body, messages=messages[starts[-1]:] if starts else messages)
 
 
-def asker_blocks(body):
-    """`asker-model`: asks its parent one question, then reports the answer it was given."""
+def asker_blocks(body, options=None):
+    """`asker-model`: asks its parent one question, then reports the answer it was given;
+    `chooser-model` asks the same with OPTIONS to choose from."""
     results = tool_results(body)
     if not results:
-        log({"asker": "asks", "question": QUESTION})
+        log({"asker": "asks", "question": QUESTION, "options": options})
+        question = {"question": QUESTION, **({"options": options} if options else {})}
         return [{"type": "tool_use", "id": "toolu_ask", "name": "ask_parent",
-                 "input": {"question": QUESTION}}]
+                 "input": question}]
     log({"asker": "answered", "tool_result": results[-1]})
     return [{"type": "text", "text": "The parent answered: " + results[-1]}]
 
@@ -240,6 +244,8 @@ class Handler(BaseHTTPRequestHandler):
             blocks = fixer_blocks(body)
         elif model == "asker-model":
             blocks = asker_blocks(body)
+        elif model == "chooser-model":
+            blocks = asker_blocks(body, OPTIONS)
         elif model == LONG_MODEL[0]:
             streamed_delay = LONG_MODEL[1]
             blocks = [{"type": "text", "text": LONG_MODEL[2]}]
