@@ -11,11 +11,19 @@ Two callers share it, told apart by the model they ask for:
 - `fixer-model`: a fixer subagent with the workspace tools, scripted to `workspace__read`
   calc.py, then `workspace__edit` it (`a - b` becomes `a + b`), then answer "Fixed add in
   calc.py: " and the first line of the edit's answer.
+- `long-model` answers "Hello after 240 s: the long subagent ran." 240 s into a streamed
+  reply kept alive by `ping` events (the log says when it answered, or when the caller hung
+  up); `asker-model` calls `ask_parent` ("Which greeting should I use?"), then answers
+  "The parent answered: " and the tool's result (both logged); `chooser-model` does the
+  same with `options` (["ahoy", "hello"]).
 - Claude Code, the parent (any other model): scripted to call mcp-agents' `spawn_agent` for
   the agent its prompt names (`AGENT=<name>`, default `helper`), then `wait_agent` on the id
   it returned with the `timeout_ms` the `wait_agent` description advises (waiting again
   while the answer says `"timed_out":true`, at most 5 times), then answer
-  "SUBAGENT REPORT (N waits, timeout_ms T): " and the last wait's output.
+  "SUBAGENT REPORT (N waits, timeout_ms T): " and the last wait's output. A prompt with
+  `MODE=<mode>` (scripts/try-real-clients tasks) gets the parent of `tasks_parent_blocks`,
+  which ends its turn when a call went to the background and reports when the client's
+  `<task-notification>` arrives.
 
 Usage: fake_anthropic.py PORT LOG
 """
@@ -33,6 +41,14 @@ SUBAGENTS = {
     "slow-model": (100, "Hello after 100 s: the slow subagent ran."),
     "claude-gateway-helper": (0, "Hello, parent: the subagent ran."),
 }
+# A subagent that answers after 4 minutes: longer than the 120 s mcp-agents waits for a
+# reply to begin and for every silence within it, so its streamed reply begins at once and
+# keeps the stream alive with `ping` events, as the Messages API does, until the text.
+LONG_MODEL = ("long-model", 240, "Hello after 240 s: the long subagent ran.")
+PING_EVERY = 10
+# What `asker-model` asks its parent through `ask_parent`.
+QUESTION = "Which greeting should I use?"
+OPTIONS = ["ahoy", "hello"]
 
 
 def log(entry):
@@ -81,6 +97,8 @@ def parent_blocks(body):
     tools = body.get("tools", [])
     if "mcp__agents__spawn_agent" not in [t.get("name") for t in tools]:
         return [{"type": "text", "text": "ok"}]
+    if "MODE=" in json.dumps(body.get("messages", [])):
+        return tasks_parent_blocks(body)
     results = tool_results(body)
     if not results:
         agent = requested_agent(body)
@@ -101,6 +119,110 @@ def parent_blocks(body):
              + results[-1]}]
 
 
+def tool_uses(body):
+    """The parent's tool calls so far, as (id, name, input)."""
+    return [(block["id"], block["name"], block.get("input", {}))
+            for message in body.get("messages", []) if message["role"] == "assistant"
+            and isinstance(message["content"], list)
+            for block in message["content"] if block.get("type") == "tool_use"]
+
+
+def last_user_text(body):
+    """The text blocks of the last message, when it is the person's (or the client's)."""
+    messages = body.get("messages", [])
+    if not messages or messages[-1]["role"] != "user":
+        return ""
+    content = messages[-1]["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(block.get("text", "") for block in content if block.get("type") == "text")
+
+
+def is_prompt(message):
+    """A message the person typed: no tool result in it, and a MODE in its text."""
+    content = message["content"]
+    if message["role"] != "user":
+        return False
+    if isinstance(content, str):
+        return "MODE=" in content
+    return (not any(block.get("type") == "tool_result" for block in content)
+            and any("MODE=" in block.get("text", "") and "<task-notification>" not in
+                    block.get("text", "") for block in content))
+
+
+def since_last_prompt(body):
+    """The body with its messages cut to those since the last prompt naming a MODE."""
+    messages = body.get("messages", [])
+    starts = [index for index, message in enumerate(messages) if is_prompt(message)]
+    return dict(body, messages=messages[starts[-1]:] if starts else messages)
+
+
+def asker_blocks(body, options=None):
+    """`asker-model`: asks its parent one question, then reports the answer it was given;
+    `chooser-model` asks the same with OPTIONS to choose from."""
+    results = tool_results(body)
+    if not results:
+        log({"asker": "asks", "question": QUESTION, "options": options})
+        question = {"question": QUESTION, **({"options": options} if options else {})}
+        return [{"type": "tool_use", "id": "toolu_ask", "name": "ask_parent",
+                 "input": question}]
+    log({"asker": "answered", "tool_result": results[-1]})
+    return [{"type": "text", "text": "The parent answered: " + results[-1]}]
+
+
+def tasks_parent_blocks(body):
+    """The parent of `MODE=<mode>` prompts (scripts/try-real-clients tasks): spawn the agent;
+    if the call went to the background (an MCP task), end the turn and report when the
+    client brings the task's notification; if it came back with an agent_id (no tasks),
+    wait as the plain parent does. `MODE=taskstop` stops the background task with the
+    client's TaskStop tool instead of waiting for it. Only the messages since the last
+    prompt count, so one interactive session can delegate several times."""
+    body = since_last_prompt(body)
+    calls = tool_uses(body)
+    waits = sum(1 for _, name, _ in calls if name == "mcp__agents__wait_agent")
+    notification = last_user_text(body)
+    if "<task-notification>" in notification:
+        log({"parent": "notified", "waits": waits, "notification": notification})
+        return [{"type": "text", "text": f"SUBAGENT REPORT ({waits} waits, task notification): "
+                 + notification}]
+    if not calls:
+        agent = requested_agent(body)
+        mode = re.search(r"MODE=([a-z]+)", json.dumps(body["messages"])).group(1)
+        log({"parent": "spawn", "agent": agent, "mode": mode})
+        return [{"type": "tool_use", "id": "toolu_spawn", "name": "mcp__agents__spawn_agent",
+                 "input": {"name": agent, "task": "Say hello."}}]
+    results = tool_results(body)
+    last_name = calls[-1][1]
+    if last_name == "mcp__agents__spawn_agent" and not results[-1].startswith("{"):
+        log({"parent": "backgrounded", "tool_result": results[-1]})
+        if "MODE=taskstop" in json.dumps(body["messages"]):
+            stop = next(t for t in body.get("tools", []) if t.get("name") == "TaskStop")
+            # "To stop it, use TaskStop with task_id \"k3g6oltzq\"": the client's own id.
+            task_id = re.search(r'task_id "([^"]+)"', results[-1]).group(1)
+            arguments = {"task_id": task_id}
+            log({"parent": "taskstop", "input": arguments, "schema": stop["input_schema"]})
+            return [{"type": "tool_use", "id": "toolu_taskstop", "name": "TaskStop",
+                     "input": arguments}]
+        return [{"type": "text", "text": "The subagent works in the background."}]
+    if last_name == "mcp__agents__wait_agent" and not results[-1].startswith("{"):
+        # Interactive Claude Code moves an MCP call still running after 120 s to the
+        # background, tasks or not, and brings its result as a task notification.
+        log({"parent": "wait_backgrounded", "tool_result": results[-1]})
+        return [{"type": "text", "text": "The wait goes on in the background."}]
+    if last_name == "TaskStop":
+        log({"parent": "taskstopped", "tool_result": results[-1]})
+        return [{"type": "text", "text": "Stopped the subagent."}]
+    if waits == 0 or ('"timed_out":true' in results[-1] and waits < 5):
+        agent_id = json.loads(results[0])["agent_id"]
+        timeout = advised_timeout(body.get("tools", []))
+        log({"parent": "wait", "timeout_ms": timeout, "wait": waits + 1})
+        return [{"type": "tool_use", "id": f"toolu_wait{waits + 1}",
+                 "name": "mcp__agents__wait_agent",
+                 "input": {"targets": [agent_id], "timeout_ms": timeout}}]
+    log({"parent": "report", "waits": waits, "tool_result": results[-1]})
+    return [{"type": "text", "text": f"SUBAGENT REPORT ({waits} waits): " + results[-1]}]
+
+
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -117,8 +239,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(404)
             self.end_headers()
             return
+        streamed_delay = 0
         if model == "fixer-model":
             blocks = fixer_blocks(body)
+        elif model == "asker-model":
+            blocks = asker_blocks(body)
+        elif model == "chooser-model":
+            blocks = asker_blocks(body, OPTIONS)
+        elif model == LONG_MODEL[0]:
+            streamed_delay = LONG_MODEL[1]
+            blocks = [{"type": "text", "text": LONG_MODEL[2]}]
         elif model in SUBAGENTS:
             delay, text = SUBAGENTS[model]
             time.sleep(delay)
@@ -146,6 +276,8 @@ class Handler(BaseHTTPRequestHandler):
 
         event({"type": "message_start",
                "message": dict(message, content=[], stop_reason=None)})
+        if streamed_delay and not self.keep_alive(event, streamed_delay, model):
+            return
         for index, block in enumerate(blocks):
             if block["type"] == "text":
                 start = {"type": "text", "text": ""}
@@ -160,6 +292,21 @@ class Handler(BaseHTTPRequestHandler):
                "usage": {"output_tokens": 5}})
         event({"type": "message_stop"})
         self.wfile.flush()
+
+    def keep_alive(self, event, seconds, model):
+        """Pings for `seconds`; False (and logged) when the caller hung up meanwhile."""
+        started = time.time()
+        log({"subagent": model, "streaming": "begun"})
+        while time.time() - started < seconds:
+            try:
+                event({"type": "ping"})
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                log({"subagent": model, "hung_up_after_s": round(time.time() - started, 1)})
+                return False
+            time.sleep(max(0, min(PING_EVERY, seconds - (time.time() - started))))
+        log({"subagent": model, "answered_after_s": round(time.time() - started, 1)})
+        return True
 
 
 ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()

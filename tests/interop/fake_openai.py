@@ -5,7 +5,7 @@ The parent model is scripted: call mcp-agents' `spawn_agent` for the agent its p
 (`AGENT=<name>`, default `helper`), then `wait_agent` on the id it returned with the
 `timeout_ms` the `wait_agent` description advises (waiting again while the answer says
 `"timed_out":true`, at most 5 times), then answer "SUBAGENT REPORT (N waits, timeout_ms T): "
-and the last wait's output.
+and the last wait's output. The log holds each tool output the model got.
 
 Usage: fake_openai.py PORT LOG
 """
@@ -76,10 +76,10 @@ def next_item(body):
     timeout = advised_timeout(body)
     if waits == 0 or ('"timed_out":true' in outputs[-1] and waits < 5):
         agent_id = outputs[0].split('"agent_id":"')[1].split('"')[0]
-        log({"parent": "wait", "timeout_ms": timeout, "wait": waits + 1})
+        log({"parent": "wait", "timeout_ms": timeout, "wait": waits + 1, "output": outputs[-1]})
         return call(f"call_wait{waits + 1}", "wait_agent",
                     {"targets": [agent_id], "timeout_ms": timeout})
-    log({"parent": "report", "waits": waits})
+    log({"parent": "report", "waits": waits, "output": outputs[-1]})
     return say(f"SUBAGENT REPORT ({waits} waits, timeout_ms {timeout}): " + outputs[-1])
 
 
