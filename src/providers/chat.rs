@@ -73,6 +73,7 @@ impl WireFormat for Chat {
                 system: request.system,
                 history: request.history,
                 images: request.sends(OptionalParam::ImageParts),
+                thinking: request.learned.echoes_reasoning(),
             },
             stream: true,
             stream_options: request
@@ -234,6 +235,9 @@ struct Messages<'a> {
     history: &'a History,
     /// Whether image parts go as they are.
     images: bool,
+    /// Whether the server is known to be in thinking mode though no reply carried
+    /// reasoning (a refusal taught it).
+    thinking: bool,
 }
 
 #[derive(Serialize)]
@@ -254,7 +258,7 @@ impl Serialize for Messages<'_> {
         if let Some(system) = &system {
             seq.serialize_element(system)?;
         }
-        let thinking_mode = entries.iter().any(reasons);
+        let thinking_mode = self.thinking || entries.iter().any(reasons);
         for entry in entries {
             if thinking_mode && entry.role == Role::Assistant && !reasons(entry) {
                 // Only an object gets the field, and every stored message is one.

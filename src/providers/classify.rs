@@ -251,6 +251,7 @@ fn classify(
             unsupported::Refused::Param(param) => ProviderFailure::Unsupported(param),
             unsupported::Refused::EffortLevel(levels) => ProviderFailure::EffortLevel(levels),
             unsupported::Refused::ReasoningWithTools => ProviderFailure::ReasoningWithTools,
+            unsupported::Refused::ReasoningEcho => ProviderFailure::ReasoningEcho,
         };
         return AttemptError::Fatal(ProviderError {
             failure,

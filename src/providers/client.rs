@@ -283,6 +283,11 @@ impl ProviderClient {
                 ProviderFailure::ReasoningWithTools if self.reason_none(conversation, &e) => {
                     continue;
                 }
+                // DeepSeek in thinking mode before any reply thought: every assistant
+                // message goes with `reasoning_content` from now on (once).
+                ProviderFailure::ReasoningEcho if conversation.learned().echo_reasoning() => {
+                    continue;
+                }
                 ProviderFailure::EffortLevel(listed)
                     if self.lower_effort(conversation, listed, &e)
                         || self.drop_param(conversation, OptionalParam::Effort, &e) =>

@@ -24,6 +24,9 @@ pub enum ProviderFailure {
     /// A 400 refusing any effort but `none` with function tools (OpenAI's reasoning models
     /// on Chat Completions); the client sends the request again with `none` (SPEC §6.1).
     ReasoningWithTools,
+    /// A 400 asking for `reasoning_content` back on every assistant message (DeepSeek's
+    /// thinking mode); the client sends the request again with it (SPEC §6.2).
+    ReasoningEcho,
     /// The model itself could not answer, where another model of the same provider may:
     /// what a run's `fallback_models` are tried on (SPEC §5.1).
     Unavailable(Unavailable),
@@ -76,7 +79,8 @@ impl ProviderError {
         match self.failure {
             ProviderFailure::Unsupported(_)
             | ProviderFailure::EffortLevel(_)
-            | ProviderFailure::ReasoningWithTools => ProviderError {
+            | ProviderFailure::ReasoningWithTools
+            | ProviderFailure::ReasoningEcho => ProviderError {
                 failure: ProviderFailure::Failed,
                 ..self
             },
@@ -94,6 +98,7 @@ impl From<ProviderError> for AgentError {
             | ProviderFailure::Unsupported(_)
             | ProviderFailure::EffortLevel(_)
             | ProviderFailure::ReasoningWithTools
+            | ProviderFailure::ReasoningEcho
             | ProviderFailure::Unavailable(_) => ErrorCode::ProviderError,
         };
         let message = match e.failure {

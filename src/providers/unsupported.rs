@@ -38,7 +38,7 @@
 //! image replaced by a text note naming it (`chat_images`). Gemini's endpoint refuses unknown fields as
 //! `Invalid JSON payload received. Unknown name "X": Cannot find field.`, also recognised.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use super::models::EffortLevels;
 use crate::definition::ReasoningEffort;
@@ -131,15 +131,19 @@ impl OptionalParam {
     }
 }
 
-/// What a session has learned its model refuses: the parameters to leave out, and the effort
-/// level to send instead of the definition's. Shared by the runs of one session through its
-/// conversation; each is learned once and never forgotten.
+/// What a session has learned its model refuses: the parameters to leave out, the effort
+/// level to send instead of the definition's, and whether its server is in a thinking mode
+/// that needs `reasoning_content` back on every assistant message. Shared by the runs of one
+/// session through its conversation; each is learned once and never forgotten.
 #[derive(Debug, Default)]
 pub struct Learned {
     dropped: AtomicU8,
     /// The effort level sent instead of the definition's: 0 for none, else its place in
     /// [`ReasoningEffort::ALL`] plus one.
     effort: AtomicU8,
+    /// DeepSeek refused an assistant message without `reasoning_content`: the server is in
+    /// thinking mode though no reply of this session has thought yet.
+    reasoning_echo: AtomicBool,
 }
 
 impl Clone for Learned {
@@ -147,6 +151,7 @@ impl Clone for Learned {
         Learned {
             dropped: AtomicU8::new(self.dropped.load(Ordering::Relaxed)),
             effort: AtomicU8::new(self.effort.load(Ordering::Relaxed)),
+            reasoning_echo: AtomicBool::new(self.reasoning_echo.load(Ordering::Relaxed)),
         }
     }
 }
@@ -182,6 +187,18 @@ impl Learned {
     pub fn send_effort(&self, level: ReasoningEffort) -> bool {
         self.effort.swap(slot(level), Ordering::Relaxed) != slot(level)
     }
+
+    /// Whether every assistant message goes with `reasoning_content` (empty where the reply
+    /// had none), as a refusal taught.
+    pub fn echoes_reasoning(&self) -> bool {
+        self.reasoning_echo.load(Ordering::Relaxed)
+    }
+
+    /// Sends `reasoning_content` on every assistant message from now on; false if it was
+    /// learned before.
+    pub fn echo_reasoning(&self) -> bool {
+        !self.reasoning_echo.swap(true, Ordering::Relaxed)
+    }
 }
 
 /// The place of `level` in [`ReasoningEffort::ALL`] plus one, as [`Learned`] keeps it.
@@ -202,6 +219,10 @@ pub(super) enum Refused {
     /// Any effort but `none` with function tools (OpenAI's reasoning models on Chat
     /// Completions), whether the request sent one or the model's default stood in.
     ReasoningWithTools,
+    /// An assistant message without `reasoning_content` to a server in thinking mode
+    /// (DeepSeek: "The reasoning_content in the thinking mode must be passed back to the
+    /// API."), even when no reply of the conversation thought.
+    ReasoningEcho,
 }
 
 /// Words providers use to say a parameter cannot be used with this model, or that they do
@@ -255,6 +276,9 @@ pub(super) fn named_in(param: Option<&str>, message: &str) -> Option<Refused> {
         // use /v1/responses or set reasoning_effort to 'none'." (both `param:
         // "reasoning_effort"`).
         return Some(Refused::ReasoningWithTools);
+    }
+    if lower.contains("reasoning_content") && lower.contains("must be passed back") {
+        return Some(Refused::ReasoningEcho);
     }
     let refusing = REFUSAL_WORDS.iter().any(|w| lower.contains(w));
     match param.map(str::trim) {
@@ -570,6 +594,17 @@ mod tests {
             Some(EffortLevels::NONE),
             "a refusal that lists nothing still refuses the level"
         );
+    }
+
+    #[test]
+    fn deepseeks_refusal_of_a_turn_without_reasoning_is_learned_once() {
+        let message = "The reasoning_content in the thinking mode must be passed back to the API.";
+        assert_eq!(named_in(None, message), Some(Refused::ReasoningEcho));
+        let learned = Learned::default();
+        assert!(!learned.echoes_reasoning());
+        assert!(learned.echo_reasoning());
+        assert!(!learned.echo_reasoning(), "learned once");
+        assert!(learned.clone().echoes_reasoning(), "kept by a clone");
     }
 
     #[test]

@@ -112,6 +112,42 @@ async fn deepseek_thinking_mode_gets_reasoning_content_on_every_assistant_turn()
     );
 }
 
+/// DeepSeek in thinking mode from the first request (`deepseek-reasoner`) whose first reply
+/// calls a tool without thinking: nothing of the conversation shows thinking mode, so the
+/// refusal teaches it, and the request goes again once with `reasoning_content` on every
+/// assistant message, for the rest of the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deepseek_refusing_a_turn_without_reasoning_content_is_answered_with_it() {
+    let mock = MockProvider::start(KEY).await.unwrap();
+    mock.think_from_the_start();
+    mock.push([
+        Step::tool_call("fx__echo", json!({"text": "x"})),
+        Step::tool_call("fx__echo", json!({"text": "y"})),
+        Step::text("Done."),
+    ]);
+    let definition = agent(
+        &mock,
+        "reasoner",
+        "deepseek-reasoner",
+        "chat-completions",
+        "fx",
+        "",
+    );
+    let ran = run("reasoner", &definition).await;
+    assert!(ran.success, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "Done.\n");
+    let refused = refusals(&mock);
+    assert_eq!(refused.len(), 1, "refused once, then learned: {refused:?}");
+    assert!(refused[0].contains("must be passed back"), "{refused:?}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4, "one refused, then the run's three");
+    let last = assistant_messages(&requests[3].body);
+    assert_eq!(last.len(), 2);
+    for turn in &last {
+        assert_eq!(turn["reasoning_content"], "", "{turn}");
+    }
+}
+
 /// The same history to OpenAI's Chat Completions, which never sent reasoning: no
 /// `reasoning_content` is added (OpenAI refuses a field it does not know).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

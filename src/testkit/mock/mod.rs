@@ -145,6 +145,19 @@ impl MockProvider {
         self.lock().chat_server = server;
     }
 
+    /// From now on, DeepSeek's Chat Completions is in thinking mode from the first request,
+    /// as `deepseek-reasoner` is, even before a reply has thought.
+    pub fn think_from_the_start(&self) {
+        let mut state = self.lock();
+        state.chat_server = ChatServer::DeepSeek;
+        // What makes the mock's DeepSeek ask for `reasoning_content` back, and what it
+        // accepts there before any reply thought: the empty one.
+        state
+            .issued
+            .chat_extras
+            .insert(("reasoning_content".to_owned(), "\"\"".to_owned()));
+    }
+
     /// Appends steps to the script.
     pub fn push(&self, steps: impl IntoIterator<Item = Step>) {
         self.lock().script.extend(steps);
