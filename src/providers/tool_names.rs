@@ -8,8 +8,8 @@
 //! `7zip__echo`. On a wire whose rules say so ([`WireRules::tool_name_starts_with_letter`]),
 //! such a name gets `_` in front, is cut to 64 characters if it grows past them, and is kept
 //! apart from every other tool's name; a call by that name is mapped back to the tool's own
-//! name ([`ToolList::tool_name`](super::wire::ToolList::tool_name)), so the loop, activity
-//! and the child never see it.
+//! name (the wire's `ToolList::tool_name`, which reads [`renamed`]'s pairs), so the loop,
+//! activity and the child never see it.
 
 use std::collections::HashSet;
 
