@@ -30,7 +30,7 @@ use super::error::{ProviderError, ProviderFailure, Unavailable};
 use super::error_answer::{
     ErrorDetails, details_of, error_details, readable_body, requested_delay,
 };
-use super::output_room::context_room;
+use super::output_room::{context_room, number_after};
 use super::overflow::is_context_overflow;
 use super::unsupported;
 use crate::limits::{PROVIDER_BODY_CHARS, PROVIDER_ERROR_LABEL_CHARS, PROVIDER_MESSAGE_CHARS};
@@ -376,15 +376,7 @@ pub(super) fn named_output_maximum(message: &str) -> Option<u32> {
     {
         return None;
     }
-    let number_after = |marker: &str| -> Option<u32> {
-        let at = lower.find(marker)? + marker.len();
-        let digits: String = lower[at..]
-            .trim_start()
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok()
-    };
+    let number_after = |marker: &str| number_after(&lower, marker);
     if let Some(at) = lower.find(", which is the maximum") {
         // "… > 128000, which is the maximum": the number just before the marker.
         let before = lower[..at].trim_end();

@@ -84,8 +84,8 @@ pub(super) fn refuses_output_limit(message: &str) -> bool {
             .any(|words| lower.contains(words))
 }
 
-/// The number right after `marker` (spaces skipped).
-fn number_after(lower: &str, marker: &str) -> Option<u32> {
+/// The number right after `marker` in `lower` (spaces skipped).
+pub(super) fn number_after(lower: &str, marker: &str) -> Option<u32> {
     let at = lower.find(marker)? + marker.len();
     let digits: String = lower[at..]
         .trim_start()
