@@ -28,12 +28,14 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use mcp_agents::limits::HTTP_CONNECTIONS;
-use mcp_agents::testkit::{MockProvider, Step, ask_for_tools, mcp_request};
+use mcp_agents::testkit::{
+    BENCH_KEY_VAR, MockProvider, Step, ask_for_tools, bench_workspace, mcp_request,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 const KEY: &str = "bench-key";
-const KEY_VAR: &str = "MCP_AGENTS_BENCH_KEY";
+const KEY_VAR: &str = BENCH_KEY_VAR;
 const RESULT_BYTES: usize = 2_000_000;
 /// How long the fresh client is given before it counts as locked out.
 const FRESH_BOUND: Duration = Duration::from_secs(60);
@@ -131,19 +133,7 @@ struct Server {
 }
 
 async fn start_server(bin: &str, mock: &MockProvider) -> Server {
-    let ws = tempfile::tempdir().unwrap();
-    let path = ws.path().join(".agents/agents/worker.md");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(
-        &path,
-        format!(
-            "---\nname: worker\ndescription: Bench agent.\nmodel: mock-model\n\
-             model_provider: custom\nbase_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\n---\n\
-             Work.\n",
-            mock.responses_base_url()
-        ),
-    )
-    .unwrap();
+    let ws = bench_workspace(mock).unwrap();
     let mut process = tokio::process::Command::new(bin)
         .arg(ws.path())
         .args(["--http", "127.0.0.1:0"])

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use mcp_agents::testkit::{MockProvider, Step};
+use mcp_agents::testkit::{BENCH_KEY_VAR, MockProvider, Step, bench_workspace};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -26,7 +26,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
 const KEY: &str = "bench-key";
-const KEY_VAR: &str = "MCP_AGENTS_BENCH_KEY";
+const KEY_VAR: &str = BENCH_KEY_VAR;
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-agents");
 const SESSIONS: usize = 64;
 const RUNS: usize = 4;
@@ -45,24 +45,6 @@ fn rss(pid: u32) -> (f64, f64) {
             / 1024.0
     };
     (field("VmRSS:"), field("VmHWM:"))
-}
-
-/// A workspace with one agent, `worker`, on the mock's Responses endpoint.
-fn bench_workspace(mock: &MockProvider) -> tempfile::TempDir {
-    let ws = tempfile::tempdir().unwrap();
-    let path = ws.path().join(".agents/agents/worker.md");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(
-        &path,
-        format!(
-            "---\nname: worker\ndescription: Bench agent.\nmodel: mock-model\n\
-             model_provider: custom\nbase_url: {}\nenv_key: {KEY_VAR}\nwire_api: responses\n---\n\
-             Work.\n",
-            mock.responses_base_url()
-        ),
-    )
-    .unwrap();
-    ws
 }
 
 /// The binary serving a workspace over stdio, and a client of it.
@@ -157,7 +139,7 @@ fn allocator() -> &'static str {
 async fn main() {
     let mock = MockProvider::start(KEY).await.unwrap();
     mock.stop_recording();
-    let ws = bench_workspace(&mock);
+    let ws = bench_workspace(&mock).unwrap();
     let server = Server::start(ws.path()).await;
     let pid = server.pid;
     let (idle, _) = rss(pid);

@@ -7,11 +7,15 @@
 //! definition, a key made from a string) are compiled only for tests, behind the `testkit`
 //! feature that the test suite and benchmarks turn on.
 
+#[cfg(any(test, feature = "testkit"))]
+mod bench_workspace;
 mod fixture_server;
 mod mock;
 #[cfg(any(test, feature = "testkit"))]
 mod raw_http;
 
+#[cfg(any(test, feature = "testkit"))]
+pub use bench_workspace::{BENCH_KEY_VAR, bench_workspace};
 pub use fixture_server::{
     FixtureOptions, ONE_PIXEL_PNG, kept_across_exec, lookup_schema, odd_tool_name,
     run as run_fixture_server,
