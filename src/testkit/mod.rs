@@ -8,14 +8,14 @@
 //! feature that the test suite and benchmarks turn on.
 
 #[cfg(any(test, feature = "testkit"))]
-mod bench_workspace;
+mod bench_kit;
 mod fixture_server;
 mod mock;
 #[cfg(any(test, feature = "testkit"))]
 mod raw_http;
 
 #[cfg(any(test, feature = "testkit"))]
-pub use bench_workspace::{BENCH_KEY_VAR, bench_workspace};
+pub use bench_kit::{BENCH_KEY_VAR, bench_workspace};
 pub use fixture_server::{
     FixtureOptions, ONE_PIXEL_PNG, kept_across_exec, lookup_schema, odd_tool_name,
     run as run_fixture_server,

@@ -1,7 +1,7 @@
 //! The workspace the benchmarks serve: one agent, `worker`, on a mock's Responses endpoint,
 //! its key read from the variable the benchmarks set.
 
-use crate::testkit::MockProvider;
+use super::mock::MockProvider;
 
 /// The variable the benchmarks pass the mock's key in.
 pub const BENCH_KEY_VAR: &str = "MCP_AGENTS_BENCH_KEY";
